@@ -1,0 +1,168 @@
+"""Domain events: what the rules core decided, the one stream every output reads.
+
+Each event becomes one JSON object of the event feed (``to_dict``), with ``t``
+(the sensor time it was decided at) and ``type``. Outputs (speech, broadcast,
+journal, PGN) consume those dicts, never the core's internals, so the feed a
+display receives is exactly what the journal stores and what a replay prints.
+
+The field names are the public contract documented in the README; add fields,
+never rename them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Literal
+
+Colour = Literal["white", "black"]
+
+
+@dataclass(frozen=True, slots=True)
+class DomainEvent:
+    t: float
+    type: ClassVar[str] = "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("t")
+        return {"t": round(self.t, 6), "type": self.type, **data}
+
+
+@dataclass(frozen=True, slots=True)
+class GameStart(DomainEvent):
+    """A new game: the board shows a start position (either way round, 7.1)."""
+
+    fen: str
+    flipped: bool = False  # the board stands turned by 180 degrees
+    chess960: bool = False
+    type: ClassVar[str] = "game_start"
+
+
+@dataclass(frozen=True, slots=True)
+class Move(DomainEvent):
+    """A completed move (4.6, 6.7). A later Move with the same ply replaces it."""
+
+    ply: int  # 1-based
+    uci: str
+    san: str
+    fen: str  # after the move
+    by: Colour
+    speech: str  # the phrase to announce, official spellings
+    clock: dict[str, float] | None = None  # {"white": s, "black": s} at completion
+    correction: bool = False  # replaces an earlier move with the same ply
+    type: ClassVar[str] = "move"
+
+
+@dataclass(frozen=True, slots=True)
+class Irregularity(DomainEvent):
+    """Something Article 4 or 7 calls irregular, with how to put it right."""
+
+    kind: str  # illegal_move, touch_move, castling_rook_first, incomplete_castling,
+    #            incomplete_promotion, clock_without_move, displaced_pieces, wrong_setup
+    article: str  # e.g. "7.4"
+    by: Colour | None
+    squares: list[str] = field(default_factory=list)
+    count: int | None = None  # per player, where counted (7.4b)
+    restore: list[dict[str, str | None]] = field(default_factory=list)
+    #   [{"square": "g1", "piece": "N"}, {"square": "f3", "piece": None}]: what must
+    #   stand on each square (None: clear it) to get back the last correct position
+    consequence: str | None = None  # e.g. "opponent gets two minutes (7.4b)"
+    detail: str = ""
+    type: ClassVar[str] = "irregularity"
+
+
+@dataclass(frozen=True, slots=True)
+class PositionRestored(DomainEvent):
+    fen: str
+    type: ClassVar[str] = "position_restored"
+
+
+@dataclass(frozen=True, slots=True)
+class Takeback(DomainEvent):
+    """The move with this ply was taken back (explicit request or casual mode)."""
+
+    ply: int
+    fen: str = ""  # the position now current
+    type: ClassVar[str] = "takeback"
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnd(DomainEvent):
+    result: str  # "1-0", "0-1", "1/2-1/2"
+    reason: str  # checkmate, stalemate, insufficient_material, flag, flag_draw, both_flags,
+    #              illegal_moves, arbiter
+    type: ClassVar[str] = "game_end"
+
+
+@dataclass(frozen=True, slots=True)
+class DrawClaimable(DomainEvent):
+    """Threefold repetition (9.2) or fifty moves (9.3): the player on move may claim."""
+
+    reason: Literal["threefold_repetition", "fifty_moves"]
+    ply: int
+    type: ClassVar[str] = "draw_claimable"
+
+
+@dataclass(frozen=True, slots=True)
+class ClockUpdate(DomainEvent):
+    white: float
+    black: float
+    running: Colour | None
+    type: ClassVar[str] = "clock"
+
+
+@dataclass(frozen=True, slots=True)
+class FlagFall(DomainEvent):
+    """A flag fell (6.1); ``side`` None with ``both`` when the order is unknown (6.11)."""
+
+    side: Colour | None
+    both: bool = False
+    draw: bool = False  # the opponent cannot mate by any series of legal moves (6.9)
+    type: ClassVar[str] = "flag"
+
+
+@dataclass(frozen=True, slots=True)
+class Penalty(DomainEvent):
+    """Time the arbiter gave (7.4b: two minutes; 9.5b: three), recorded on the clock."""
+
+    to: Colour  # who receives the time
+    seconds: float
+    article: str
+    clock: dict[str, float] | None = None
+    type: ClassVar[str] = "penalty"
+
+
+@dataclass(frozen=True, slots=True)
+class InfoRequest(DomainEvent):
+    """A player asked for information (Appendix E.2.9d): last, clock, move_number,
+    board, square, piece."""
+
+    what: str
+    args: dict[str, Any] = field(default_factory=dict)
+    by: Colour | None = None
+    type: ClassVar[str] = "info_request"
+
+
+@dataclass(frozen=True, slots=True)
+class Connection(DomainEvent):
+    state: Literal["connected", "lost"]
+    detail: str = ""
+    type: ClassVar[str] = "connection"
+
+
+@dataclass(frozen=True, slots=True)
+class GameResumed(DomainEvent):
+    """The daemon restarted and the board agrees with the journal."""
+
+    ply: int
+    fen: str
+    type: ClassVar[str] = "game_resumed"
+
+
+@dataclass(frozen=True, slots=True)
+class Notice(DomainEvent):
+    """Something worth telling that is no chess event: a magic piece, a storage error."""
+
+    code: str
+    message: str
+    type: ClassVar[str] = "notice"

@@ -1,0 +1,204 @@
+"""Sensor logs: JSON Lines of what the board and clock reported.
+
+A sensor log is the interface between the hardware and everything else: the
+link writes it (``dgt-bridge record``), the emulator plays it, the rules core
+replays it at full speed. A bug report is a log file; a test is a log file.
+
+One JSON object per line, each with ``t`` (seconds since the log began,
+non-decreasing) and exactly one of these keys::
+
+    {"t": 0.0,  "board": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"}
+    {"t": 1.2,  "square": "e2", "piece": null}
+    {"t": 1.45, "square": "e4", "piece": "P"}
+    {"t": 1.8,  "clock": {"white": 5398.2, "black": 5400.0, "running": "black"}}
+    {"t": 2.0,  "button": "plus"}
+    {"t": 2.5,  "request": "new_game", "args": {}}
+    {"t": 3.0,  "magic": "draw", "square": "e4"}
+    {"t": 9.0,  "connection": "lost", "detail": "read error"}
+
+Blank lines and lines starting with ``#`` are ignored, so a log can carry a
+comment saying what it reproduces.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+import chess
+
+from drivers.sensors import (
+    CLOCK_BUTTONS,
+    PIECE_LETTERS,
+    BoardDump,
+    ButtonPress,
+    ClockReport,
+    ConnectionChange,
+    MagicPiece,
+    Request,
+    SensorEvent,
+    SquareChange,
+)
+
+_MAGIC_MEANINGS = ("draw", "white_wins", "black_wins")
+
+
+class SensorLogError(ValueError):
+    """A line of a sensor log that cannot be understood; names the line."""
+
+    def __init__(self, line_number: int, message: str) -> None:
+        super().__init__(f"line {line_number}: {message}")
+        self.line_number = line_number
+        self.message = message
+
+
+def parse_placement(placement: str) -> str:
+    """Check a FEN placement field; return it unchanged or raise ValueError."""
+    rows = placement.split("/")
+    if len(rows) != 8:
+        raise ValueError(f"board {placement!r} must have 8 ranks separated by '/'")
+    for row in rows:
+        width = 0
+        for char in row:
+            if char.isdigit() and char not in "09":
+                width += int(char)
+            elif char in PIECE_LETTERS:
+                width += 1
+            else:
+                raise ValueError(f"board {placement!r}: unexpected character {char!r}")
+        if width != 8:
+            raise ValueError(f"board {placement!r}: rank {row!r} is not 8 squares wide")
+    return placement
+
+
+def _time(obj: dict[str, Any]) -> float:
+    t = obj.get("t")
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t < 0:
+        raise ValueError(f"'t' must be a non-negative number of seconds, not {t!r}")
+    return float(t)
+
+
+def _seconds(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"clock '{name}' must be a number of seconds, not {value!r}")
+    return float(value)
+
+
+def _square(value: Any) -> str:
+    if not isinstance(value, str) or value not in chess.SQUARE_NAMES:
+        raise ValueError(f"unknown square {value!r} (expected a1..h8)")
+    return value
+
+
+def event_from_dict(obj: dict[str, Any]) -> SensorEvent:
+    """Build a sensor event from one decoded log line; ValueError says what is wrong."""
+    if not isinstance(obj, dict):
+        raise ValueError("each line must be a JSON object")
+    t = _time(obj)
+    if "board" in obj:
+        board = obj["board"]
+        if not isinstance(board, str):
+            raise ValueError("'board' must be a FEN placement string")
+        return BoardDump(t, parse_placement(board))
+    if "square" in obj and "magic" not in obj:
+        piece = obj.get("piece")
+        if piece is not None and (not isinstance(piece, str) or piece not in PIECE_LETTERS):
+            raise ValueError(f"unknown piece {piece!r} (expected one of PNBRQKpnbrqk or null)")
+        return SquareChange(t, _square(obj["square"]), piece)
+    if "clock" in obj:
+        clock = obj["clock"]
+        if not isinstance(clock, dict):
+            raise ValueError("'clock' must be an object with white, black and running")
+        running = clock.get("running")
+        if running not in ("white", "black", None):
+            raise ValueError(f"clock 'running' must be 'white', 'black' or null, not {running!r}")
+        flags = clock.get("flags", [])
+        if not isinstance(flags, list) or any(f not in ("white", "black") for f in flags):
+            raise ValueError("clock 'flags' must be a list of 'white'/'black'")
+        return ClockReport(
+            t,
+            _seconds(clock.get("white"), "white"),
+            _seconds(clock.get("black"), "black"),
+            running,
+            tuple(flags),
+        )
+    if "button" in obj:
+        if obj["button"] not in CLOCK_BUTTONS:
+            raise ValueError(f"unknown button {obj['button']!r} (expected one of {CLOCK_BUTTONS})")
+        return ButtonPress(t, obj["button"])
+    if "request" in obj:
+        action, args = obj["request"], obj.get("args", {})
+        if not isinstance(action, str) or not isinstance(args, dict):
+            raise ValueError("'request' must be a name and 'args' an object")
+        return Request(t, action, dict(args))
+    if "magic" in obj:
+        if obj["magic"] not in _MAGIC_MEANINGS:
+            raise ValueError(f"unknown magic piece {obj['magic']!r}")
+        return MagicPiece(t, _square(obj.get("square")), obj["magic"])
+    if "connection" in obj:
+        if obj["connection"] not in ("connected", "lost"):
+            raise ValueError("'connection' must be 'connected' or 'lost'")
+        return ConnectionChange(t, obj["connection"], str(obj.get("detail", "")))
+    raise ValueError(
+        "a line needs one of the keys board, square, clock, button, request, magic, connection"
+    )
+
+
+def event_to_dict(event: SensorEvent) -> dict[str, Any]:
+    """The log line of a sensor event (the inverse of ``event_from_dict``)."""
+    t = round(event.t, 6)
+    match event:
+        case BoardDump():
+            return {"t": t, "board": event.placement}
+        case SquareChange():
+            return {"t": t, "square": event.square, "piece": event.piece}
+        case ClockReport():
+            clock: dict[str, Any] = {
+                "white": event.white,
+                "black": event.black,
+                "running": event.running,
+            }
+            if event.flags:
+                clock["flags"] = list(event.flags)
+            return {"t": t, "clock": clock}
+        case ButtonPress():
+            return {"t": t, "button": event.button}
+        case Request():
+            return {"t": t, "request": event.action, "args": event.args}
+        case MagicPiece():
+            return {"t": t, "magic": event.meaning, "square": event.square}
+        case ConnectionChange():
+            return {"t": t, "connection": event.state, "detail": event.detail}
+    raise TypeError(f"not a sensor event: {event!r}")
+
+
+def read_events(lines: Iterable[str]) -> Iterator[SensorEvent]:
+    """Yield the events of a log; raise SensorLogError naming the first bad line."""
+    last_t = 0.0
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            event = event_from_dict(json.loads(text))
+        except json.JSONDecodeError as error:
+            raise SensorLogError(number, f"not valid JSON ({error.msg})") from None
+        except ValueError as error:
+            raise SensorLogError(number, str(error)) from None
+        if event.t < last_t:
+            raise SensorLogError(number, f"time {event.t} goes backwards (previous {last_t})")
+        last_t = event.t
+        yield event
+
+
+def read_log(path: str) -> list[SensorEvent]:
+    """All events of the log file at ``path``."""
+    with open(path, encoding="utf-8") as handle:
+        return list(read_events(handle))
+
+
+def write_event(stream: IO[str], event: SensorEvent) -> None:
+    """Append one event as a line; the caller decides when to flush."""
+    stream.write(json.dumps(event_to_dict(event), separators=(", ", ": ")) + "\n")

@@ -1,0 +1,101 @@
+"""Sensor events: what the board and the clock report, and nothing more.
+
+These are the only input of the rules core and exactly the lines of a sensor
+log (see ``drivers.sensorlog``). They carry the time at which they were seen,
+in seconds since the log (or the daemon) began, so that everything the rules
+decide can be replayed on simulated time.
+
+The board reports squares as it sees them: white at the bottom, a8 first, with
+no knowledge of which way round the board stands. Turning the picture round is
+the rules core's job (Article 7.1), not the driver's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Colour = Literal["white", "black"]
+
+#: FEN letters of the twelve real pieces.
+PIECE_LETTERS = frozenset("PNBRQKpnbrqk")
+
+#: Clock buttons of a DGT 3000 / DGT XL, as the clock's acks name them.
+CLOCK_BUTTONS = ("back", "minus", "run", "plus", "ok")
+
+
+@dataclass(frozen=True, slots=True)
+class BoardDump:
+    """A full picture of the 64 squares: the ground truth after a reconnect."""
+
+    t: float
+    placement: str  # FEN placement field, a8 first, as the board reports it
+
+
+@dataclass(frozen=True, slots=True)
+class SquareChange:
+    """One square changed: a piece lifted (``piece is None``) or set down."""
+
+    t: float
+    square: str  # "e4"
+    piece: str | None  # FEN letter, or None for empty
+
+
+@dataclass(frozen=True, slots=True)
+class ClockReport:
+    """Both clock times, already mapped from the clock's left/right to colours."""
+
+    t: float
+    white: float  # seconds left
+    black: float
+    running: Colour | None  # whose clock runs; None when stopped
+    flags: tuple[Colour, ...] = ()  # sides whose flag the clock shows as fallen
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonPress:
+    """A clock button was pressed (the blind player's way to ask, Appendix E.2.9d)."""
+
+    t: float
+    button: str  # one of CLOCK_BUTTONS
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """An explicit request from the arbiter's controls or the command line.
+
+    ``action`` names it (``new_game``, ``takeback``, ``set_position``,
+    ``accept_position``, ``penalty``, ``result``, ``correct_last_move``); ``args``
+    carries its parameters (for instance ``{"fen": ...}``).
+    """
+
+    t: float
+    action: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class MagicPiece:
+    """One of DGT's three "magic pieces" (codes 0x0d-0x0f) stands on a square.
+
+    They are not chess pieces; the board uses them to signal a result. They are
+    reported, never silently dropped.
+    """
+
+    t: float
+    square: str
+    meaning: Literal["draw", "white_wins", "black_wins"]
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionChange:
+    """The board link went down or came back; the rules core keeps its state."""
+
+    t: float
+    state: Literal["connected", "lost"]
+    detail: str = ""
+
+
+SensorEvent = (
+    BoardDump | SquareChange | ClockReport | ButtonPress | Request | MagicPiece | ConnectionChange
+)
