@@ -1,0 +1,407 @@
+"""The game as displays need it: a pure fold of event-feed dicts.
+
+Every output (the live page, the live PGN, MQTT, the journal, the speech's
+"last move" / "clock" answers) needs the same picture of the game: the start
+position, the moves as they stand now, the clocks, an open irregularity, the
+result. Folding the feed in one place keeps them from disagreeing.
+
+``GameRecord.apply`` takes the ``to_dict()`` objects of ``daemon.events`` (or
+the same dicts read back from a journal or a socket). It never raises on an
+event it does not know or on a malformed one: a display must keep showing the
+game even when the feed grows new event types. No I/O, no clock: the times are
+the events' own ``t``.
+
+Rules of the fold:
+
+- ``game_start`` begins a new game from its ``fen`` (moves, result, open
+  irregularity and draw claims are cleared; the headers stay).
+- ``move`` with ply *n* becomes the *n*-th half-move; a later move with the same
+  ply (a correction) replaces it and drops every later one. A following move
+  also closes an open irregularity (the game went on, so it was put right).
+- ``takeback`` with ply *n* removes the move with that ply and every later one.
+- ``irregularity`` opens; ``position_restored`` closes it.
+- ``clock`` is the latest clock; each move keeps the clock at its completion
+  (the move's own ``clock``, or failing that the latest clock seen).
+- ``game_end`` sets the result; a later ``game_start`` clears it.
+- ``game_resumed`` after a daemon restart: if the record does not hold those
+  moves (a display that joined late), the resumed position becomes the start.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import chess
+import chess.pgn
+
+#: Headers of the Seven Tag Roster, in the order PGN requires.
+SEVEN_TAG_ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
+
+#: Result strings PGN knows; anything else is shown as an unfinished game.
+PGN_RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*"})
+
+
+@dataclass(slots=True)
+class RecordedMove:
+    """One half-move as it stands in the game now."""
+
+    ply: int
+    uci: str
+    san: str
+    fen: str  # after the move
+    by: str  # "white" / "black"
+    t: float
+    clock: dict[str, float] | None = None  # both clocks at completion, when known
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ply": self.ply,
+            "uci": self.uci,
+            "san": self.san,
+            "fen": self.fen,
+            "by": self.by,
+            "t": self.t,
+            "clock": dict(self.clock) if self.clock else None,
+        }
+
+
+@dataclass(slots=True)
+class GameHeaders:
+    """The PGN headers that come from the configuration, not from the board."""
+
+    event: str = "?"
+    site: str = "?"
+    date: str = ""  # "YYYY.MM.DD"; empty: the unknown date "????.??.??"
+    round: str = "?"
+    white: str = "?"
+    black: str = "?"
+    extra: dict[str, str] = field(default_factory=dict)  # e.g. {"Board": "3"}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "site": self.site,
+            "date": self.date,
+            "round": self.round,
+            "white": self.white,
+            "black": self.black,
+            "extra": dict(self.extra),
+        }
+
+
+def format_clock(seconds: float) -> str:
+    """``h:mm:ss`` as lichess and ChessBase read ``[%clk]``; whole seconds shown
+    as a clock shows them (1:29:59.6 left reads 1:29:59)."""
+    total = max(0, math.floor(seconds + 1e-6))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}"
+
+
+def _as_float(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _clock_pair(value: Any) -> dict[str, float] | None:
+    """``{"white": s, "black": s}`` from a dict carrying them, else None."""
+    if not isinstance(value, dict):
+        return None
+    white, black = _as_float(value.get("white")), _as_float(value.get("black"))
+    if white is None or black is None:
+        return None
+    return {"white": white, "black": black}
+
+
+class GameRecord:
+    """One board's game, kept up to date by ``apply``-ing the event feed."""
+
+    def __init__(
+        self, headers: GameHeaders | None = None, *, start_fen: str = chess.STARTING_FEN
+    ) -> None:
+        self.headers = headers or GameHeaders()
+        self.start_fen = start_fen
+        self.chess960 = False
+        self.flipped = False
+        self.moves: list[RecordedMove] = []
+        self.clock: dict[str, Any] | None = None  # {"white", "black", "running", "t"}
+        self.irregularity: dict[str, Any] | None = None
+        self.result: str | None = None
+        self.result_reason: str | None = None
+        self.draw_claimable: dict[str, Any] | None = None
+        self.flag: dict[str, Any] | None = None
+        self.penalties: list[dict[str, Any]] = []
+        self.connection: str | None = None  # "connected" / "lost", from the feed
+        self.started_at: float | None = None
+        self.last_t: float | None = None
+        self._position_fen: str | None = None  # a fen the feed stated for "now"
+
+    # -- the fold -------------------------------------------------------------
+
+    def apply(self, event: dict[str, Any]) -> None:
+        """Fold one event-feed dict in; unknown or malformed events change nothing."""
+        if not isinstance(event, dict):
+            return
+        handler = _HANDLERS.get(str(event.get("type")))
+        if handler is None:
+            return
+        t = _as_float(event.get("t"))
+        try:
+            handler(self, event, t if t is not None else (self.last_t or 0.0))
+        except (KeyError, TypeError, ValueError):
+            return  # a malformed event: keep the game as it was
+        if t is not None:
+            self.last_t = t
+
+    def _game_start(self, event: dict[str, Any], t: float) -> None:
+        fen = str(event.get("fen") or chess.STARTING_FEN)
+        chess.Board(fen, chess960=bool(event.get("chess960")))  # validates
+        self.start_fen = fen
+        self.chess960 = bool(event.get("chess960", False))
+        self.flipped = bool(event.get("flipped", False))
+        self.moves = []
+        self.irregularity = None
+        self.result = None
+        self.result_reason = None
+        self.draw_claimable = None
+        self.flag = None
+        self.penalties = []
+        self.started_at = t
+        self._position_fen = None
+
+    def _move(self, event: dict[str, Any], t: float) -> None:
+        ply = int(event["ply"])
+        if ply < 1:
+            raise ValueError("ply starts at 1")
+        clock = _clock_pair(event.get("clock")) or _clock_pair(self.clock)
+        move = RecordedMove(
+            ply=ply,
+            uci=str(event["uci"]),
+            san=str(event.get("san") or event["uci"]),
+            fen=str(event["fen"]),
+            by=str(event.get("by") or ""),
+            t=t,
+            clock=clock,
+        )
+        self.moves = [m for m in self.moves if m.ply < ply]
+        self.moves.append(move)
+        self.irregularity = None
+        self.draw_claimable = None
+        self._position_fen = None
+        if clock and self.clock is not None:
+            self.clock = {**self.clock, **clock}
+
+    def _takeback(self, event: dict[str, Any], t: float) -> None:
+        ply = int(event["ply"])
+        self.moves = [m for m in self.moves if m.ply < ply]
+        self.draw_claimable = None
+        fen = event.get("fen")
+        self._position_fen = str(fen) if fen else None
+
+    def _irregularity(self, event: dict[str, Any], t: float) -> None:
+        self.irregularity = {k: copy.deepcopy(v) for k, v in event.items() if k != "type"}
+
+    def _position_restored(self, event: dict[str, Any], t: float) -> None:
+        self.irregularity = None
+
+    def _clock(self, event: dict[str, Any], t: float) -> None:
+        pair = _clock_pair(event)
+        if pair is None:
+            raise ValueError("clock event without both times")
+        running = event.get("running")
+        self.clock = {**pair, "running": running if running in ("white", "black") else None, "t": t}
+
+    def _game_end(self, event: dict[str, Any], t: float) -> None:
+        self.result = str(event["result"])
+        self.result_reason = str(event.get("reason") or "") or None
+
+    def _draw_claimable(self, event: dict[str, Any], t: float) -> None:
+        self.draw_claimable = {"reason": event.get("reason"), "ply": event.get("ply")}
+
+    def _flag(self, event: dict[str, Any], t: float) -> None:
+        self.flag = {
+            "side": event.get("side"),
+            "both": bool(event.get("both")),
+            "draw": bool(event.get("draw")),
+            "t": t,
+        }
+
+    def _penalty(self, event: dict[str, Any], t: float) -> None:
+        self.penalties.append({k: v for k, v in event.items() if k != "type"})
+        pair = _clock_pair(event.get("clock"))
+        if pair is not None:
+            running = self.clock.get("running") if self.clock else None
+            self.clock = {**pair, "running": running, "t": t}
+
+    def _connection(self, event: dict[str, Any], t: float) -> None:
+        self.connection = str(event["state"])
+
+    def _game_resumed(self, event: dict[str, Any], t: float) -> None:
+        ply, fen = int(event["ply"]), str(event["fen"])
+        if len(self.moves) == ply and (not self.moves or self.moves[-1].ply == ply):
+            return  # we hold exactly those moves already
+        chess.Board(fen)  # validates
+        self.start_fen = fen
+        self.moves = []
+        self._position_fen = None
+
+    # -- views ----------------------------------------------------------------
+
+    @property
+    def last_move(self) -> RecordedMove | None:
+        return self.moves[-1] if self.moves else None
+
+    @property
+    def ply(self) -> int:
+        """The number of the last half-move played (0 before the first)."""
+        return self.moves[-1].ply if self.moves else 0
+
+    def board(self) -> chess.Board:
+        """The current position with its move stack, for SAN, SVG and PGN.
+
+        Replays the moves from the start; should a move not replay (a feed that
+        skipped something), the position the feed last stated wins, without the
+        move stack, so a display is never wrong about the board.
+        """
+        board = self._replay()
+        stated = self._stated_fen()
+        if stated is not None and board.board_fen() != stated.split(" ")[0]:
+            return chess.Board(stated, chess960=self.chess960)
+        return board
+
+    def _stated_fen(self) -> str | None:
+        if self._position_fen:
+            return self._position_fen
+        if self.moves:
+            return self.moves[-1].fen
+        return None
+
+    def _replay(self) -> chess.Board:
+        board = chess.Board(self.start_fen, chess960=self.chess960)
+        for move in self.moves:
+            try:
+                parsed = chess.Move.from_uci(move.uci)
+            except ValueError:
+                break
+            if not board.is_legal(parsed):
+                break
+            board.push(parsed)
+        return board
+
+    def clock_at(self, ply: int) -> dict[str, float] | None:
+        """Both clocks when the half-move ``ply`` was completed, when known."""
+        for move in self.moves:
+            if move.ply == ply:
+                return dict(move.clock) if move.clock else None
+        return None
+
+    def pgn_headers(self) -> dict[str, str]:
+        headers = {
+            "Event": self.headers.event or "?",
+            "Site": self.headers.site or "?",
+            "Date": self.headers.date or "????.??.??",
+            "Round": self.headers.round or "?",
+            "White": self.headers.white or "?",
+            "Black": self.headers.black or "?",
+            "Result": self.result if self.result in PGN_RESULTS else "*",
+        }
+        if self.start_fen != chess.STARTING_FEN or self.chess960:
+            headers["SetUp"] = "1"
+            headers["FEN"] = self.start_fen
+        if self.chess960:
+            headers["Variant"] = "Chess960"
+        for key, value in self.headers.extra.items():
+            headers.setdefault(str(key), str(value))
+        return headers
+
+    def pgn(self) -> str:
+        """The game so far as PGN (Seven Tag Roster first, ``[%clk]`` per move)."""
+        game = chess.pgn.Game()
+        game.headers.clear()
+        for key, value in self.pgn_headers().items():
+            game.headers[key] = value
+        board = chess.Board(self.start_fen, chess960=self.chess960)
+        node: chess.pgn.GameNode = game
+        for move in self.moves:
+            try:
+                parsed = chess.Move.from_uci(move.uci)
+            except ValueError:
+                break
+            if not board.is_legal(parsed):
+                break
+            board.push(parsed)
+            node = node.add_variation(parsed)
+            if move.clock and move.by in move.clock:
+                node.comment = f"[%clk {format_clock(move.clock[move.by])}]"
+        exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
+        return game.accept(exporter) + "\n"
+
+    def state(self) -> dict[str, Any]:
+        """The JSON-ready picture for ``/state.json`` and retained MQTT state."""
+        board = self.board()
+        last = self.last_move
+        check_square = None
+        if board.is_check():
+            king = board.king(board.turn)
+            check_square = chess.square_name(king) if king is not None else None
+        return {
+            "headers": self.headers.to_dict(),
+            "start_fen": self.start_fen,
+            "fen": board.fen(),
+            "turn": "white" if board.turn == chess.WHITE else "black",
+            "ply": self.ply,
+            "flipped": self.flipped,
+            "chess960": self.chess960,
+            "moves": [m.to_dict() for m in self.moves],
+            "last_move": last.to_dict() if last else None,
+            "check": check_square,
+            "clock": dict(self.clock) if self.clock else None,
+            "irregularity": copy.deepcopy(self.irregularity),
+            "result": self.result,
+            "result_reason": self.result_reason,
+            "draw_claimable": dict(self.draw_claimable) if self.draw_claimable else None,
+            "flag": dict(self.flag) if self.flag else None,
+            "penalties": copy.deepcopy(self.penalties),
+            "connection": self.connection,
+            "t": self.last_t,
+        }
+
+
+def today_pgn_date(today: _dt.date | None = None) -> str:
+    """A PGN date (``YYYY.MM.DD``) for callers that fill headers from the calendar."""
+    day = today or _dt.date.today()
+    return f"{day.year:04d}.{day.month:02d}.{day.day:02d}"
+
+
+def pgn_of_games(records: list[GameRecord]) -> str:
+    """Several boards as several games in one file, as lichess broadcasts poll."""
+    return "\n".join(record.pgn() for record in records)
+
+
+def replay(events: list[dict[str, Any]], headers: GameHeaders | None = None) -> GameRecord:
+    """A record from a whole feed (a journal read back, a test)."""
+    record = GameRecord(headers)
+    for event in events:
+        record.apply(event)
+    return record
+
+
+_HANDLERS = {
+    "game_start": GameRecord._game_start,
+    "move": GameRecord._move,
+    "takeback": GameRecord._takeback,
+    "irregularity": GameRecord._irregularity,
+    "position_restored": GameRecord._position_restored,
+    "clock": GameRecord._clock,
+    "game_end": GameRecord._game_end,
+    "draw_claimable": GameRecord._draw_claimable,
+    "flag": GameRecord._flag,
+    "penalty": GameRecord._penalty,
+    "connection": GameRecord._connection,
+    "game_resumed": GameRecord._game_resumed,
+}
