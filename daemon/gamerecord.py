@@ -41,6 +41,8 @@ import chess.pgn
 #: Headers of the Seven Tag Roster, in the order PGN requires.
 SEVEN_TAG_ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
 
+_HEADER_FIELDS = ("event", "site", "date", "round", "white", "black")
+
 #: Result strings PGN knows; anything else is shown as an unfinished game.
 PGN_RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*"})
 
@@ -140,6 +142,42 @@ class GameRecord:
         self.started_at: float | None = None
         self.last_t: float | None = None
         self._position_fen: str | None = None  # a fen the feed stated for "now"
+        self._board_cache: tuple[tuple[Any, ...], chess.Board] | None = None
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> GameRecord:
+        """The record back from its ``state()`` (a retained MQTT state, a display
+        joining late); the inverse of ``state`` for everything it carries."""
+        raw_headers = state.get("headers") or {}
+        headers = GameHeaders(
+            **{k: str(raw_headers[k]) for k in _HEADER_FIELDS if raw_headers.get(k) is not None},
+            extra={str(k): str(v) for k, v in (raw_headers.get("extra") or {}).items()},
+        )
+        record = cls(headers, start_fen=str(state.get("start_fen") or chess.STARTING_FEN))
+        record.chess960 = bool(state.get("chess960"))
+        record.flipped = bool(state.get("flipped"))
+        for move in state.get("moves") or []:
+            record.moves.append(
+                RecordedMove(
+                    ply=int(move["ply"]),
+                    uci=str(move["uci"]),
+                    san=str(move.get("san") or move["uci"]),
+                    fen=str(move["fen"]),
+                    by=str(move.get("by") or ""),
+                    t=float(move.get("t") or 0.0),
+                    clock=_clock_pair(move.get("clock")),
+                )
+            )
+        record.clock = dict(state["clock"]) if state.get("clock") else None
+        record.irregularity = copy.deepcopy(state.get("irregularity"))
+        record.result = state.get("result")
+        record.result_reason = state.get("result_reason")
+        record.draw_claimable = state.get("draw_claimable")
+        record.flag = state.get("flag")
+        record.penalties = copy.deepcopy(state.get("penalties") or [])
+        record.connection = state.get("connection")
+        record.last_t = _as_float(state.get("t"))
+        return record
 
     # -- the fold -------------------------------------------------------------
 
@@ -266,13 +304,18 @@ class GameRecord:
 
         Replays the moves from the start; should a move not replay (a feed that
         skipped something), the position the feed last stated wins, without the
-        move stack, so a display is never wrong about the board.
+        move stack, so a display is never wrong about the board. The replay is
+        cached: a relay folds a clock tick per board per second.
         """
-        board = self._replay()
-        stated = self._stated_fen()
-        if stated is not None and board.board_fen() != stated.split(" ")[0]:
-            return chess.Board(stated, chess960=self.chess960)
-        return board
+        key = (self.start_fen, self.chess960, self._position_fen, len(self.moves))
+        key += (self.moves[-1].uci, self.moves[-1].fen) if self.moves else ()
+        if self._board_cache is None or self._board_cache[0] != key:
+            board = self._replay()
+            stated = self._stated_fen()
+            if stated is not None and board.board_fen() != stated.split(" ")[0]:
+                board = chess.Board(stated, chess960=self.chess960)
+            self._board_cache = (key, board)
+        return self._board_cache[1].copy()
 
     def _stated_fen(self) -> str | None:
         if self._position_fen:

@@ -194,3 +194,15 @@ def test_clock_format():
     assert format_clock(5400) == "1:30:00"
     assert format_clock(59.9) == "0:00:59"
     assert format_clock(-3) == "0:00:00"
+
+
+def test_state_round_trips_for_a_display_joining_late():
+    feed = game_feed(OPERA_GAME[:9])
+    record = replay(feed, GameHeaders(white="Morphy", extra={"Board": "2"}))
+    record.apply(events.Irregularity(t=999, kind="displaced_pieces", article="7.3", by=None)
+                 .to_dict())  # fmt: skip
+    again = GameRecord.from_state(record.state())
+    assert again.state() == record.state()
+    assert again.pgn() == record.pgn()
+    again.apply(feed[-1])
+    assert again.board().fen() == record.board().fen()

@@ -1,0 +1,105 @@
+"""What the broadcast needs from the configuration (YAML ``broadcast:``).
+
+Plain dataclasses with safe defaults: the configuration loader fills them, the
+tests build them directly. Every field says what it changes for a viewer or an
+arbiter, because the configuration documentation is generated from the same
+words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Orientation = Literal["white", "black"]
+
+
+@dataclass(slots=True)
+class BoardSettings:
+    """One board of the hall, as the displays name and draw it."""
+
+    id: str = "1"
+    """The board's name in URLs and MQTT topics (``/board.svg?board=1``): letters,
+    digits, ``-`` and ``_`` only."""
+    label: str = ""
+    """What the page shows above the board ("Board 1"); empty: "Board <id>"."""
+    white: str = "?"
+    """White player's name (PGN ``White``)."""
+    black: str = "?"
+    """Black player's name (PGN ``Black``)."""
+    round: str = ""
+    """This board's round (PGN ``Round``); empty: the tournament's round."""
+    orientation: Orientation | None = None
+    """Which side the page draws at the bottom; None: the broadcast's default."""
+
+
+@dataclass(slots=True)
+class MqttSettings:
+    """Publishing the feed to an MQTT broker for a hall of many boards."""
+
+    enabled: bool = False
+    """Publish to the broker at all."""
+    host: str = "localhost"
+    """The broker's host name or address."""
+    port: int = 1883
+    """The broker's port."""
+    username: str | None = None
+    """Broker login, when the broker wants one."""
+    password: str | None = None
+    """Broker password, with ``username``."""
+    topic_prefix: str = "dgt-bridge"
+    """First level of every topic: ``<prefix>/<tournament>/<round>/<board>/events``."""
+    tournament: str = "tournament"
+    """Second topic level: the tournament's short name (no ``/``, ``+`` or ``#``)."""
+    keepalive: int = 30
+    """Seconds between MQTT pings; the broker declares the board offline (the
+    last will) after 1.5 times this without a word."""
+    buffer: int = 10000
+    """Events kept until the broker acknowledges them; while the broker is away,
+    the oldest beyond this are lost (and counted)."""
+
+
+@dataclass(slots=True)
+class BroadcastSettings:
+    """The daemon's own web server and the MQTT publisher."""
+
+    enabled: bool = True
+    """Serve the live page and feed at all."""
+    address: str = "0.0.0.0"
+    """Address the web server listens on (``127.0.0.1``: this machine only)."""
+    port: int = 8080
+    """TCP port of the web server; 0 picks a free one (tests)."""
+    token: str | None = None
+    """The arbiter's secret for the POST controls (new game, set position,
+    result...). None or empty: the controls are disabled (403)."""
+    event: str = "?"
+    """Tournament name (PGN ``Event``)."""
+    site: str = "?"
+    """Where it is played (PGN ``Site``)."""
+    date: str = ""
+    """PGN ``Date`` (``YYYY.MM.DD``); empty: the day the daemon started."""
+    round: str = "?"
+    """The round being played (PGN ``Round``; MQTT topic level)."""
+    orientation: Orientation = "white"
+    """Which side the page draws at the bottom by default."""
+    boards: list[BoardSettings] = field(default_factory=lambda: [BoardSettings()])
+    """One entry per board this daemon reads; the page shows a grid when several."""
+    client_queue: int = 256
+    """Messages waiting for one viewer; a viewer that falls further behind is
+    dropped (it reconnects and resumes), so it never slows the others."""
+    write_timeout: float = 10.0
+    """Seconds one write to a viewer may take before the viewer is dropped."""
+    history: int = 5000
+    """Feed events kept for viewers resuming with ``Last-Event-ID``."""
+    keepalive: float = 15.0
+    """Seconds between keep-alive comments on an idle SSE stream."""
+    max_body: int = 16384
+    """Largest accepted POST body in bytes (413 beyond)."""
+    mqtt: MqttSettings = field(default_factory=MqttSettings)
+    """Publishing to an MQTT broker (off by default)."""
+
+    def board(self, board_id: str) -> BoardSettings | None:
+        for board in self.boards:
+            if board.id == board_id:
+                return board
+        return None
