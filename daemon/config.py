@@ -1,0 +1,506 @@
+"""The configuration: one YAML file read into typed, validated settings.
+
+Why compose the node tree instead of ``yaml.safe_load``: a blind player's daemon that
+starts with a misspelt key silently ignored is worse than one that refuses to start,
+and the message must say where the mistake is. PyYAML's nodes carry the line of each
+key and value, so every error names the file, the key's dotted path, the line and what
+was expected.
+
+Each section is bound to a settings dataclass; where a part owns its settings (clock,
+rules, speech, broadcast) its own dataclass is used, so the file and the code cannot
+drift apart: a field added there is a key accepted here. Fields whose type cannot come
+from a file (callables such as the rules core's ``describe_move``) are not keys.
+
+Environment variables override single keys: ``DGT_BRIDGE_<SECTION>__<KEY>`` (double
+underscore between levels, case-insensitive), the value read as a YAML scalar, e.g.
+``DGT_BRIDGE_BROADCAST__PORT=9000`` or ``DGT_BRIDGE_SPEECH__ENGINE=text``. They are
+validated like the file, and an error names the variable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import importlib
+import os
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+ENV_PREFIX = "DGT_BRIDGE_"
+#: Variables with the prefix that are not key overrides.
+ENV_RESERVED = frozenset({"DGT_BRIDGE_CONFIG", "DGT_BRIDGE_SHARED", "DGT_BRIDGE_SHIPPED_CONFIG"})
+
+
+class ConfigError(ValueError):
+    """A configuration mistake, with where it is and what was expected."""
+
+    def __init__(self, source: str, line: int | None, key: str, message: str) -> None:
+        self.source = source
+        self.line = line
+        self.key = key
+        self.message = message
+        where = source if line is None else f"{source}, line {line}"
+        prefix = f"{where}: {key}: " if key else f"{where}: "
+        super().__init__(prefix + message)
+
+
+# --- the daemon's own sections ---------------------------------------------------------
+
+
+@dataclass
+class BoardSettings:
+    """The DGT e-board."""
+
+    port: str = "auto"
+    """Serial port of the board (``/dev/dgt-board``, ``/dev/ttyACM0``, ``/dev/rfcomm0``),
+    or ``auto`` to find a DGT board by its USB vendor id and by probing."""
+    orientation: Literal["auto", "normal", "flipped"] = "auto"
+    """How the board stands: ``auto`` recognises a board turned round from the start
+    position (7.1); ``normal``/``flipped`` are for displays that cannot see a start."""
+
+
+@dataclass
+class GameSettings:
+    """The PGN header of the games played (the Seven Tag Roster's fixed part)."""
+
+    event: str = "?"
+    site: str = "?"
+    round: str = "?"
+    white: str = "?"
+    black: str = "?"
+
+
+@dataclass
+class StorageSettings:
+    """Where journals and PGN files go."""
+
+    directory: str = ""
+    """Directory of the per-game journals and PGN files. Empty: ``$STATE_DIRECTORY``
+    (systemd's ``StateDirectory=``, /var/lib/dgt-bridge), else
+    ``$XDG_DATA_HOME/dgt-bridge`` (~/.local/share/dgt-bridge)."""
+    fsync: bool = True
+    """fsync the journal after every move (a power cut loses no move). Only for tests
+    or a RAM disk may this be false."""
+
+    def resolved_directory(self) -> Path:
+        if self.directory:
+            return Path(self.directory).expanduser()
+        state = os.environ.get("STATE_DIRECTORY")
+        if state:
+            return Path(state.split(":")[0])
+        data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+        return Path(data_home) / "dgt-bridge"
+
+
+# --- sections owned by the other parts -------------------------------------------------
+
+
+#: Section name -> (module, class) of the parts that own their settings.
+PART_SECTIONS = {
+    "clock": ("drivers.clock", "ClockSettings"),
+    "rules": ("daemon.rules", "RulesSettings"),
+    "speech": ("daemon.speech", "SpeechSettings"),
+    "broadcast": ("daemon.broadcast", "BroadcastSettings"),
+}
+
+
+def part_settings_class(section: str) -> type | None:
+    """A part's own settings dataclass, imported lazily so a part that is missing or
+    broken names itself instead of breaking every command; None when unavailable."""
+    module_name, class_name = PART_SECTIONS[section]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    return getattr(module, class_name, None)
+
+
+def _section_types() -> dict[str, type | None]:
+    """Section name -> settings dataclass (None: that part's settings are unavailable)."""
+    parts = {name: part_settings_class(name) for name in PART_SECTIONS}
+    return {
+        "board": BoardSettings,
+        "clock": parts["clock"],
+        "rules": parts["rules"],
+        "speech": parts["speech"],
+        "broadcast": parts["broadcast"],
+        "game": GameSettings,
+        "storage": StorageSettings,
+    }
+
+
+@dataclass
+class Settings:
+    """Everything the daemon reads from its configuration file."""
+
+    board: BoardSettings = field(default_factory=BoardSettings)
+    clock: Any = None
+    rules: Any = None
+    speech: Any = None
+    broadcast: Any = None
+    game: GameSettings = field(default_factory=GameSettings)
+    storage: StorageSettings = field(default_factory=StorageSettings)
+    source: str = "<defaults>"
+
+    def __post_init__(self) -> None:
+        sections = _section_types()
+        for name in PART_SECTIONS:
+            cls = sections[name]
+            if getattr(self, name) is None and cls is not None:
+                setattr(self, name, cls())
+
+
+# --- binding YAML nodes to dataclasses --------------------------------------------------
+
+
+class _Binder:
+    """Turns a composed YAML node into an instance of a type, or a ConfigError."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._constructor = yaml.SafeLoader("")
+
+    def error(self, node: yaml.Node | None, key: str, message: str) -> ConfigError:
+        if (
+            node is not None
+            and isinstance(node.start_mark.name, str)
+            and (node.start_mark.name.startswith("environment "))
+        ):
+            return ConfigError(node.start_mark.name, None, key, message)
+        line = node.start_mark.line + 1 if node is not None else None
+        return ConfigError(self.source, line, key, message)
+
+    def scalar(self, node: yaml.Node) -> Any:
+        return self._constructor.construct_object(node, deep=True)
+
+    def bind(self, tp: Any, node: yaml.Node, key: str) -> Any:
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        if tp is Any:
+            return self.scalar(node)
+        if dataclasses.is_dataclass(tp):
+            return self.bind_dataclass(tp, node, key)
+        if origin in (typing.Union, types.UnionType):
+            options = [a for a in args if a is not type(None)]
+            if type(None) in args and self._is_null(node):
+                return None
+            errors = []
+            for option in options:
+                try:
+                    return self.bind(option, node, key)
+                except ConfigError as exc:
+                    errors.append(exc)
+            if len(options) == 1:
+                raise errors[0]
+            raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
+        if origin is Literal:
+            value = self.scalar(node) if isinstance(node, yaml.ScalarNode) else None
+            if any(value == a and type(value) is type(a) for a in args):
+                return value
+            raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
+        if origin in (list, tuple, set, frozenset) or tp in (list, tuple):
+            if not isinstance(node, yaml.SequenceNode):
+                raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
+            item_type = args[0] if args else Any
+            items = [self.bind(item_type, item, f"{key}[{i}]") for i, item in enumerate(node.value)]
+            container = origin or tp
+            return container(items)
+        if origin in (dict, Mapping) or tp is dict or origin is typing.Mapping:
+            if not isinstance(node, yaml.MappingNode):
+                raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
+            key_type, value_type = args if args else (Any, Any)
+            result = {}
+            for key_node, value_node in node.value:
+                k = self.bind(key_type, key_node, key)
+                result[k] = self.bind(value_type, value_node, f"{key}.{k}")
+            return result
+        if isinstance(tp, type) and issubclass(tp, enum.Enum):
+            value = self.scalar(node) if isinstance(node, yaml.ScalarNode) else None
+            for member in tp:
+                if value in (member.value, member.name):
+                    return member
+            raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
+        if not isinstance(node, yaml.ScalarNode):
+            raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
+        value = self.scalar(node)
+        if tp is bool:
+            if isinstance(value, bool):
+                return value
+        elif tp is int:
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        elif tp is float:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return float(value)
+        elif tp is str:
+            if isinstance(value, str):
+                return value
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return node.value  # a round number or a port given as digits is fine as text
+        elif tp is Path:
+            if isinstance(value, str):
+                return Path(value)
+        else:
+            raise self.error(node, key, f"cannot be set from a file (type {tp!r})")
+        raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
+
+    def bind_dataclass(self, cls: type, node: yaml.Node, key: str) -> Any:
+        if self._is_null(node):
+            return cls()
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, key, f"expected a section of keys, got {self._show(node)}")
+        fields = settable_fields(cls)
+        hints = typing.get_type_hints(cls)
+        values: dict[str, Any] = {}
+        seen: dict[str, yaml.Node] = {}
+        for key_node, value_node in node.value:
+            name = self.scalar(key_node)
+            path = f"{key}.{name}" if key else str(name)
+            if not isinstance(name, str) or name not in fields:
+                known = ", ".join(fields) or "(none)"
+                raise self.error(key_node, path, f"unknown key; expected one of: {known}")
+            if name in seen:
+                raise self.error(
+                    key_node, path, f"given twice (first on line {seen[name].start_mark.line + 1})"
+                )
+            seen[name] = key_node
+            values[name] = self.bind(hints[name], value_node, path)
+        try:
+            return cls(**values)
+        except (ValueError, TypeError) as exc:
+            culprit = _field_named_in(str(exc), seen)
+            if culprit is not None:
+                return self._raise_at(seen[culprit], f"{key}.{culprit}" if key else culprit, exc)
+            raise self.error(node, key, str(exc)) from exc
+
+    def _raise_at(self, node: yaml.Node, key: str, exc: Exception) -> Any:
+        raise self.error(node, key, str(exc)) from exc
+
+    @staticmethod
+    def _is_null(node: yaml.Node) -> bool:
+        return isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null"
+
+    def _show(self, node: yaml.Node) -> str:
+        if isinstance(node, yaml.MappingNode):
+            return "a section of keys"
+        if isinstance(node, yaml.SequenceNode):
+            return "a list"
+        value = self.scalar(node)
+        kind = {bool: "true/false", int: "a whole number", float: "a number"}.get(
+            type(value), "text"
+        )
+        if value is None:
+            return "nothing (null)"
+        return f"{kind} {node.value!r}"
+
+
+def _field_named_in(message: str, seen: Mapping[str, yaml.Node]) -> str | None:
+    """The key a settings class's own validation error is about, to point at its line."""
+    for name in sorted(seen, key=len, reverse=True):
+        if name in message:
+            return name
+    return None
+
+
+def settable_fields(cls: type) -> dict[str, dataclasses.Field]:
+    """The fields of a settings dataclass that a file can set (not callables, not
+    private, not init=False)."""
+    hints = typing.get_type_hints(cls)
+    result = {}
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name.startswith("_") or f.name == "source":
+            continue
+        if _mentions_callable(hints.get(f.name)):
+            continue
+        result[f.name] = f
+    return result
+
+
+def _mentions_callable(tp: Any) -> bool:
+    if tp is None:
+        return False
+    origin = typing.get_origin(tp)
+    if origin is Callable or tp is Callable or getattr(origin, "__name__", "") == "Callable":
+        return True
+    return any(_mentions_callable(a) for a in typing.get_args(tp) if not isinstance(a, str))
+
+
+def describe_type(tp: Any) -> str:
+    """What a user must write, in words."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is Literal:
+        return "one of " + ", ".join(
+            repr(a) if not isinstance(a, bool) else str(a).lower() for a in args
+        )
+    if origin in (typing.Union, types.UnionType):
+        parts = [describe_type(a) for a in args if a is not type(None)]
+        text = " or ".join(parts)
+        return text + (" or null" if type(None) in args else "")
+    if origin in (list, tuple, set, frozenset):
+        return f"a list of {describe_type(args[0])}" if args else "a list"
+    if origin in (dict, Mapping, typing.Mapping) or tp is dict:
+        return (
+            f"a section mapping {describe_type(args[0])} to {describe_type(args[1])}"
+            if (args)
+            else "a section of keys"
+        )
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return "one of " + ", ".join(repr(m.value) for m in tp)
+    if dataclasses.is_dataclass(tp):
+        return "a section of keys"
+    return {
+        bool: "true or false",
+        int: "a whole number",
+        float: "a number",
+        str: "text",
+        Path: "a path",
+        Any: "any value",
+    }.get(tp, getattr(tp, "__name__", repr(tp)))
+
+
+# --- loading -------------------------------------------------------------------------------
+
+
+def compose(text: str, source: str) -> yaml.Node | None:
+    """The YAML node tree, or a ConfigError naming the line of a syntax error."""
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = exc.problem or exc.context or "not valid YAML"
+        raise ConfigError(source, line, "", f"not valid YAML: {problem}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(source, None, "", f"not valid YAML: {exc}") from exc
+
+
+def apply_environment(root: yaml.Node | None, environ: Mapping[str, str]) -> yaml.Node:
+    """Put ``DGT_BRIDGE_<SECTION>__<KEY>`` overrides into the node tree; each new value
+    node is marked with its variable's name so errors point there."""
+    if root is None or (isinstance(root, yaml.ScalarNode) and root.tag == "tag:yaml.org,2002:null"):
+        root = yaml.MappingNode("tag:yaml.org,2002:map", [])
+    for name in sorted(environ):
+        if not name.upper().startswith(ENV_PREFIX) or name.upper() in ENV_RESERVED:
+            continue
+        path = [p.lower() for p in name[len(ENV_PREFIX) :].split("__")]
+        if not all(path) or not isinstance(root, yaml.MappingNode):
+            continue
+        mark = yaml.Mark(f"environment {name}", 0, 0, 0, None, None)
+        value_node = _scalar_from_text(environ[name], mark)
+        target = root
+        for depth, part in enumerate(path):
+            last = depth == len(path) - 1
+            found = None
+            for i, (key_node, child) in enumerate(target.value):
+                if isinstance(key_node, yaml.ScalarNode) and key_node.value == part:
+                    found = (i, child)
+                    break
+            key_node = yaml.ScalarNode("tag:yaml.org,2002:str", part, mark, mark)
+            if last:
+                if found is None:
+                    target.value.append((key_node, value_node))
+                else:
+                    target.value[found[0]] = (target.value[found[0]][0], value_node)
+            else:
+                if found is None or not isinstance(found[1], yaml.MappingNode):
+                    child = yaml.MappingNode("tag:yaml.org,2002:map", [], mark, mark)
+                    if found is None:
+                        target.value.append((key_node, child))
+                    else:
+                        target.value[found[0]] = (target.value[found[0]][0], child)
+                    target = child
+                else:
+                    target = found[1]
+    return root
+
+
+def _scalar_from_text(text: str, mark: yaml.Mark) -> yaml.Node:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        node = None
+    if node is None:
+        node = yaml.ScalarNode("tag:yaml.org,2002:null", "", mark, mark)
+    _remark(node, mark)
+    return node
+
+
+def _remark(node: yaml.Node, mark: yaml.Mark) -> None:
+    node.start_mark = node.end_mark = mark
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            _remark(k, mark)
+            _remark(v, mark)
+    elif isinstance(node, yaml.SequenceNode):
+        for v in node.value:
+            _remark(v, mark)
+
+
+def load_text(
+    text: str, source: str = "<text>", environ: Mapping[str, str] | None = None
+) -> Settings:
+    """Settings from YAML text (plus environment overrides), or a ConfigError."""
+    root = apply_environment(compose(text, source), {} if environ is None else environ)
+    binder = _Binder(source)
+    if not isinstance(root, yaml.MappingNode):
+        raise binder.error(root, "", "the file must be a mapping of sections (board:, clock: ...)")
+    sections = _section_types()
+    values: dict[str, Any] = {}
+    for key_node, value_node in root.value:
+        name = binder.scalar(key_node)
+        if name not in sections:
+            raise binder.error(
+                key_node, str(name), "unknown section; expected one of: " + ", ".join(sections)
+            )
+        if name in values:
+            raise binder.error(key_node, name, "section given twice")
+        if sections[name] is None:
+            module_name, class_name = PART_SECTIONS[name]
+            raise binder.error(
+                key_node, name, f"this installation lacks {module_name}.{class_name}"
+            )
+        values[name] = binder.bind_dataclass(sections[name], value_node, name)
+    return Settings(**values, source=source)
+
+
+def load_file(path: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> Settings:
+    """Settings from a file; a missing or unreadable file is a ConfigError too."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(source, None, "", "no such file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(source, None, "", f"cannot be read: {exc}") from exc
+    return load_text(text, source, environ)
+
+
+#: Where ``run`` looks when no --config is given, in order (then the shipped defaults).
+SEARCH_PATH = (Path("/etc/dgt-bridge/dgt-bridge.yaml"),)
+
+
+def find_config_file(explicit: str | None, environ: Mapping[str, str]) -> Path:
+    """The file to read: --config, else $DGT_BRIDGE_CONFIG, else /etc, else shipped."""
+    from daemon import resources
+
+    if explicit:
+        return Path(explicit)
+    if environ.get("DGT_BRIDGE_CONFIG"):
+        return Path(environ["DGT_BRIDGE_CONFIG"])
+    for candidate in SEARCH_PATH:
+        if candidate.is_file():
+            return candidate
+    return resources.default_config_file()
+
+
+def load(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """The daemon's settings as ``run`` finds them."""
+    env = os.environ if environ is None else environ
+    return load_file(find_config_file(explicit, env), env)

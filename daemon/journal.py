@@ -1,0 +1,324 @@
+"""The per-game journal: every event on disk before the next move, and resume.
+
+A lost move is the worst failure this product has, so the feed is written as it
+happens: one JSON Lines file per game (``<storage>/<YYYYmmdd-HHMMSS>-<nn>.jsonl``,
+UTC), each event a line, flushed at once and fsynced whenever the game changed (a move, a takeback, an
+irregularity, the start and the end). Beside it the game's PGN is rewritten
+atomically (temporary file, fsync, rename), so a reader never sees half a PGN.
+
+After a crash, ``kill -9`` or a power cut the daemon reads the newest journal back
+(``find_unfinished``): a game that started and did not end is resumed from its
+moves (``ResumePoint``); a torn last line, which a power cut can leave, is dropped.
+
+When the disk is full or the directory unwritable the journal says so loudly once
+(log and a ``notice`` event, so the arbiter hears it) and the game goes on in memory;
+it keeps every event and writes them all out as soon as the disk accepts them again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from daemon.gamerecord import GameHeaders, GameRecord, today_pgn_date
+
+log = logging.getLogger(__name__)
+
+#: Events after which the journal is fsynced (the game changed); others are flushed.
+DURABLE_TYPES = frozenset(
+    {
+        "game_start",
+        "move",
+        "takeback",
+        "irregularity",
+        "position_restored",
+        "game_end",
+        "game_resumed",
+        "penalty",
+        "flag",
+    }
+)
+#: Events after which the PGN beside the journal is rewritten.
+PGN_TYPES = frozenset({"game_start", "move", "takeback", "game_end", "game_resumed", "flag"})
+
+JOURNAL_SUFFIX = ".jsonl"
+
+
+@dataclass
+class ResumePoint:
+    """What a restarted daemon needs to continue a game (the rules core's ``resume``)."""
+
+    path: Path
+    start_fen: str
+    chess960: bool
+    uci_moves: list[str]
+    illegal_counts: dict[str, int]
+    last_t: float
+    events: list[dict[str, Any]] = field(repr=False)
+
+    @property
+    def ply(self) -> int:
+        return len(self.uci_moves)
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """The events of a journal; a torn or garbled line (power cut) is skipped."""
+    events = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                log.warning("%s line %d: unreadable, skipped (torn write?)", path, number)
+                continue
+            if isinstance(event, dict):
+                events.append(event)
+    return events
+
+
+def resume_point(path: Path) -> ResumePoint | None:
+    """The unfinished game in one journal, or None when it ended or never started."""
+    events = read_events(path)
+    starts = [i for i, e in enumerate(events) if e.get("type") == "game_start"]
+    if not starts:
+        return None
+    game = events[starts[-1] :]
+    if any(e.get("type") == "game_end" for e in game):
+        return None
+    record = GameRecord()
+    for event in game:
+        record.apply(event)
+    counts = {"white": 0, "black": 0}
+    for event in game:
+        if event.get("type") == "irregularity" and event.get("kind") == "illegal_move":
+            by = event.get("by")
+            if by in counts:
+                count = event.get("count")
+                counts[by] = max(counts[by] + 1 if count is None else int(count), counts[by])
+    last_t = max((float(e["t"]) for e in events if isinstance(e.get("t"), int | float)), default=0)
+    return ResumePoint(
+        path=path,
+        start_fen=record.start_fen,
+        chess960=record.chess960,
+        uci_moves=[m.uci for m in record.moves],
+        illegal_counts=counts,
+        last_t=last_t,
+        events=events,
+    )
+
+
+def journals(directory: Path) -> list[Path]:
+    """The journals in a storage directory, oldest first (names sort by start time)."""
+    try:
+        return sorted(p for p in directory.glob("*" + JOURNAL_SUFFIX) if p.is_file())
+    except OSError:
+        return []
+
+
+def find_unfinished(directory: Path) -> ResumePoint | None:
+    """The newest journal's game, when it is unfinished."""
+    found = journals(directory)
+    if not found:
+        return None
+    try:
+        return resume_point(found[-1])
+    except OSError as exc:
+        log.error("cannot read journal %s: %s", found[-1], exc)
+        return None
+
+
+def write_atomically(path: Path, text: str, *, fsync: bool = True) -> None:
+    """Replace ``path`` by ``text`` so that a reader sees the old or the new file, whole."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        if fsync:
+            os.fsync(handle.fileno())
+    os.replace(temporary, path)
+    if fsync:
+        _fsync_directory(path.parent)
+
+
+def _fsync_directory(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class Journal:
+    """Writes the event feed of each game to disk; never raises on a disk error.
+
+    ``record(event)`` is called for every feed event, in order; it returns the
+    ``notice`` events (storage failed / recovered) the caller should publish like
+    any other event, so the people in the room learn that the disk is in trouble.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        headers: GameHeaders | None = None,
+        fsync: bool = True,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.directory = directory
+        self.headers = headers or GameHeaders(date=today_pgn_date())
+        self.fsync = fsync
+        self._clock = clock
+        self.path: Path | None = None
+        self.record_: GameRecord | None = None
+        self._events: list[dict[str, Any]] = []  # the current game's events, all of them
+        self._written = 0  # how many of them are on disk
+        self._handle: TextIO | None = None
+        self._rewrite = False  # the file must be written afresh (after a failure)
+        self.failed: str | None = None  # the error while storage is failing
+
+    # -- resuming -----------------------------------------------------------------
+
+    def reopen(self, point: ResumePoint) -> None:
+        """Continue writing the unfinished game of ``point`` (after a restart)."""
+        self._close_handle()
+        self.path = point.path
+        self.record_ = GameRecord(self.headers)
+        start = max(i for i, e in enumerate(point.events) if e.get("type") == "game_start")
+        for event in point.events[start:]:
+            self.record_.apply(event)
+        self._events = list(point.events)
+        self._written = len(self._events)
+        try:
+            _drop_torn_tail(point.path)
+        except OSError as exc:
+            self._fail(exc)
+
+    # -- writing ------------------------------------------------------------------
+
+    @property
+    def record(self) -> GameRecord | None:
+        """The current game as folded from its events (PGN, state)."""
+        return self.record_
+
+    @property
+    def pgn_path(self) -> Path | None:
+        return self.path.with_suffix(".pgn") if self.path else None
+
+    def record_event(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """Append one feed event; returns notices to publish (possibly none)."""
+        kind = event.get("type")
+        notices = self._start_game() if kind == "game_start" else []
+        if self.path is None or self.record_ is None:
+            return []  # no game yet: the feed on stdout/broadcast still has it
+        self._events.append(event)
+        self.record_.apply(event)
+        return notices + self._flush(durable=kind in DURABLE_TYPES, pgn=kind in PGN_TYPES)
+
+    def close(self) -> None:
+        self._close_handle()
+
+    def _start_game(self) -> list[dict[str, Any]]:
+        self._close_handle()
+        notices = self._ensure_directory()
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(self._clock()))
+        number = 1
+        while (self.directory / f"{stamp}-{number:02d}{JOURNAL_SUFFIX}").exists():
+            number += 1
+        self.path = self.directory / f"{stamp}-{number:02d}{JOURNAL_SUFFIX}"
+        self.record_ = GameRecord(self.headers)
+        self._events = []
+        self._written = 0
+        self._rewrite = False
+        return notices
+
+    def _ensure_directory(self) -> list[dict[str, Any]]:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return self._fail(exc)
+        return []
+
+    def _flush(self, *, durable: bool, pgn: bool) -> list[dict[str, Any]]:
+        assert self.path is not None and self.record_ is not None
+        was_failing = self.failed
+        try:
+            if self._handle is None:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                # After a failure the file may end in a torn line: write it all afresh.
+                mode = "w" if self._rewrite else "a"
+                self._handle = open(self.path, mode, encoding="utf-8")  # noqa: SIM115
+                self._rewrite = False
+            pending = self._events[self._written :]
+            if pending:
+                self._handle.write("".join(_line(e) for e in pending))
+                self._handle.flush()
+                self._written = len(self._events)
+            if (durable or was_failing) and self.fsync:
+                os.fsync(self._handle.fileno())
+            if pgn or was_failing:
+                write_atomically(self.pgn_path, self.record_.pgn(), fsync=self.fsync)
+        except OSError as exc:
+            self._close_handle()
+            # A half-written line may now end the file: rewrite every event at the next
+            # flush, so nothing is duplicated or lost.
+            self._written = 0
+            self._rewrite = True
+            return self._fail(exc)
+        if was_failing:
+            self.failed = None
+            message = f"storage works again: {self.path} holds every event of the game"
+            log.warning(message)
+            return [_notice(self._last_t(), "storage_recovered", message)]
+        return []
+
+    def _fail(self, exc: OSError) -> list[dict[str, Any]]:
+        first = self.failed is None
+        self.failed = str(exc)
+        if first:
+            message = (
+                f"STORAGE FAILURE: cannot write the game to {self.path or self.directory}: "
+                f"{exc}. The game goes on in memory; free space or fix the directory."
+            )
+            log.error(message)
+            return [_notice(self._last_t(), "storage_error", message)]
+        return []
+
+    def _last_t(self) -> float:
+        return float(self._events[-1].get("t", 0.0)) if self._events else 0.0
+
+    def _close_handle(self) -> None:
+        if self._handle is not None:
+            with contextlib.suppress(OSError):
+                self._handle.close()
+            self._handle = None
+
+
+def _line(event: dict[str, Any]) -> str:
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _notice(t: float, code: str, message: str) -> dict[str, Any]:
+    from daemon.events import Notice
+
+    return Notice(t=t, code=code, message=message).to_dict()
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut an unfinished last line off (a power cut mid-write), so appends start clean."""
+    with open(path, "rb+") as handle:
+        data = handle.read()
+        if not data or data.endswith(b"\n"):
+            return
+        cut = data.rfind(b"\n") + 1
+        handle.truncate(cut)
