@@ -1,0 +1,242 @@
+"""The DGT XL / DGT 3000 clock plugged into the e-board: reading and writing.
+
+Reading: :class:`DgtClockInterpreter` is the board link's ``clock_interpreter``.
+The link decodes every BWTIME message (``drivers.dgt.protocol``) and hands it
+here; this turns it into ``ClockReport`` and ``ButtonPress`` sensor events, as
+defensively as real clocks demand (``dgtbrd.h``'s notes and picochess's
+experience, see the shared protocol notes 1.8):
+
+- all-zero messages are ignored (Bluetooth boards send them after a command);
+- times out of range (hours above 9, minutes or seconds above 59) are ignored;
+- while the "no clock connected" bit is set the last good times are kept;
+- a time that jumps up is ignored unless the clock is being set or it is the
+  increment of a press; left and right are mapped to White and Black
+  (``drivers.clock.tracker``).
+
+Writing: :class:`ClockWriter` turns domain events (the event feed's dicts) into
+the clock command frames to send: the move just made as text, and the time
+control at the start of a game. It is pure; the link sends the frames one at a
+time, each waiting for its ack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from daemon.timecontrol import TimeControl
+from drivers.clock.tracker import ClockReading, ClockTracker, Side, SideMapping
+from drivers.dgt import protocol
+from drivers.dgt.protocol import ClockAck, ClockSideTime, ClockTimes
+from drivers.sensors import ButtonPress, SensorEvent
+
+ClockModel = Literal["dgt3000", "xl"]
+
+#: The longest time a DGT clock can show.
+MAX_CLOCK_SECONDS = 9 * 3600 + 59 * 60 + 59
+
+
+def side_in_range(side: ClockSideTime) -> bool:
+    """A DGT clock shows 0:00:00 to 9:59:59; anything else is a corrupt message."""
+    return 0 <= side.hours <= 9 and 0 <= side.minutes <= 59 and 0 <= side.seconds <= 59
+
+
+def running_side(msg: ClockTimes) -> Side | None:
+    """Whose time runs: the turn bits when they agree with each other, else the lever.
+
+    On a real clock (the capture ``dgt-capture-1``) status bit 3 is set while
+    the left time counts and bit 4 with the lever's right side up while the
+    right time counts. When the clock is stopped nobody's time runs.
+    """
+    if not msg.running:
+        return None
+    if msg.left_to_move != msg.right_to_move:
+        return "left" if msg.left_to_move else "right"
+    return "right" if msg.lever_right_high else "left"
+
+
+def reading_from_times(msg: ClockTimes) -> ClockReading:
+    return ClockReading(
+        left=float(msg.left.total_seconds),
+        right=float(msg.right.total_seconds),
+        running=running_side(msg),
+        left_flag=msg.left.flag_fallen or msg.left.flag_shown,
+        right_flag=msg.right.flag_fallen or msg.right.flag_shown,
+        per_move_indicator=msg.left.time_per_move or msg.right.time_per_move,
+    )
+
+
+class DgtClockInterpreter:
+    """BWTIME (times and acks) in, ClockReport and ButtonPress sensor events out.
+
+    Plug it into the board link (``BoardLink(clock_interpreter=...)``). Tell it
+    :meth:`new_game` at each game start (it then learns the sides again); the
+    clock's own acks of a set-and-run tell it that the times may go up.
+    """
+
+    def __init__(
+        self,
+        sides: SideMapping = "auto",
+        time_control: TimeControl | None = None,
+        confirmations: int = 3,
+    ) -> None:
+        self.tracker = ClockTracker(sides, time_control, confirmations)
+        self.clock_connected: bool | None = None  # None until a clock message came
+        self.version: tuple[int, int] | None = None
+        self.ignored: dict[str, int] = {"all_zero": 0, "out_of_range": 0, "no_clock": 0}
+
+    @property
+    def model(self) -> ClockModel | None:
+        """``dgt3000`` or ``xl`` once the clock told its version (major 2 = DGT 3000)."""
+        if self.version is None:
+            return None
+        return "dgt3000" if self.version[0] == 2 else "xl"
+
+    def new_game(self) -> None:
+        self.tracker.new_game()
+
+    def clock_being_set(self) -> None:
+        self.tracker.clock_being_set()
+
+    def feed(self, t: float, msg: ClockTimes | ClockAck) -> list[SensorEvent]:
+        if isinstance(msg, ClockAck):
+            return self._ack(t, msg)
+        if not any(msg.raw):
+            self.ignored["all_zero"] += 1
+            return []
+        if msg.no_clock:
+            # The times mean nothing; keep the last good ones, report nothing new.
+            self.ignored["no_clock"] += 1
+            self.clock_connected = False
+            return []
+        if not (side_in_range(msg.left) and side_in_range(msg.right)):
+            self.ignored["out_of_range"] += 1
+            return []
+        self.clock_connected = True
+        return list(self.tracker.feed(t, reading_from_times(msg)))
+
+    def _ack(self, t: float, ack: ClockAck) -> list[SensorEvent]:
+        if ack.button is not None:
+            return [ButtonPress(t, ack.button)]
+        if ack.version is not None:
+            self.version = ack.version
+        if ack.command == protocol.Clock.SETNRUN and ack.ok:
+            self.tracker.clock_being_set()
+        return []
+
+
+# --- writing ----------------------------------------------------------------------
+
+
+def move_text_3000(san: str, ply: int) -> str:
+    """Eight characters for a DGT 3000: ``12.Nxf3+`` or ``12...Nf6``, else the SAN."""
+    number = (ply + 1) // 2
+    for text in (
+        f"{number}.{san}" if ply % 2 else f"{number}...{san}",
+        f"{number}..{san}" if not ply % 2 else "",
+        f"{number} {san}",
+        san,
+    ):
+        if text and len(text) <= 8:
+            return text.ljust(8)
+    return san[:8]
+
+
+def move_text_xl(uci: str) -> str:
+    """Six seven-segment characters for a DGT XL: the move as squares, ``e2 e4``-like.
+
+    Piece letters and ``x`` have no clear seven-segment shape, so the XL shows
+    the from and to squares (and the promotion piece, lower case).
+    """
+    if len(uci) >= 5:
+        return uci[:5].lower().ljust(6)
+    return f"{uci[:2]} {uci[2:4]}".ljust(6)
+
+
+class ClockWriter:
+    """Domain events in, the clock command frames to send (in order) out.
+
+    ``model`` is ``dgt3000`` (8 ASCII characters) or ``xl`` (6 seven-segment
+    characters); the daemon sets it from the clock's version ack
+    (:attr:`DgtClockInterpreter.model`). Pure: nothing is sent here.
+    """
+
+    def __init__(
+        self,
+        model: ClockModel = "dgt3000",
+        time_control: TimeControl | None = None,
+        show_moves: bool = True,
+        set_and_run_at_start: bool = False,
+        white_side: Side | None = None,
+    ) -> None:
+        self.model = model
+        self.time_control = time_control
+        self.show_moves = show_moves
+        self.set_and_run_at_start = set_and_run_at_start
+        self.white_side = white_side
+
+    def frames_for(self, event: Mapping[str, Any]) -> list[bytes]:
+        """The frames one event-feed dict asks for (often none)."""
+        kind = event.get("type")
+        if kind == "game_start":
+            return self._game_start()
+        if kind == "move" and self.show_moves:
+            return [self.move_frame(event["san"], event["uci"], event["ply"])]
+        return []
+
+    def move_frame(self, san: str, uci: str, ply: int) -> bytes:
+        if self.model == "xl":
+            return protocol.clock_display_xl(move_text_xl(uci))
+        return protocol.clock_ascii(move_text_3000(san, ply))
+
+    def _game_start(self) -> list[bytes]:
+        if not (self.set_and_run_at_start and self.time_control is not None):
+            return []
+        start = round(self.time_control.initial_seconds())
+        times = {"white": start, "black": start}
+        # Both times are equal; if White's side is not known yet, the clock is set
+        # paused and the first press starts it (6.5), so nobody's time runs wrongly.
+        return [set_and_run(times, running="white", white_side=self.white_side)]
+
+
+def set_and_run(
+    times: Mapping[str, float],
+    running: Literal["white", "black"] | None,
+    white_side: Side | None,
+) -> bytes:
+    """The SetNRun frame that puts ``{"white": s, "black": s}`` on a DGT clock.
+
+    ``running`` is the side whose time should run; ``None`` sets the clock
+    paused. Used at game start and after an arbiter's correction (a penalty,
+    7.4b / 9.5b: ``daemon.timecontrol.apply_penalty`` gives the new times).
+    Without knowing which side is White's the times cannot be placed unless
+    they are equal; then the clock is set paused.
+    """
+    white = _clock_seconds(times["white"])
+    black = _clock_seconds(times["black"])
+    if white_side is None:
+        if white != black:
+            raise ValueError(
+                "which clock side is White's is not known yet, so different times "
+                "cannot be placed; set clock.sides in the configuration"
+            )
+        return _paused(white, black)
+    left, right = (white, black) if white_side == "left" else (black, white)
+    if running is None:
+        return _paused(left, right)
+    runs: Side = white_side if running == "white" else ("right" if white_side == "left" else "left")
+    return protocol.clock_set_and_run(
+        left, right, left_counts=runs == "left", right_counts=runs == "right", toggle=False
+    )
+
+
+def _paused(left: int, right: int) -> bytes:
+    # The run byte is 0x01 (left runs), 0x02 (right runs) or 0x04 (paused): the
+    # values the peers send and real clocks accept; the lever toggles as usual.
+    return protocol.clock_set_and_run(
+        left, right, left_counts=False, right_counts=False, pause=True, toggle=False
+    )
+
+
+def _clock_seconds(value: float) -> int:
+    return max(0, min(MAX_CLOCK_SECONDS, round(value)))

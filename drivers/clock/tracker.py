@@ -1,0 +1,269 @@
+"""From left/right clock readings to ClockReport sensor events, defensively.
+
+Every clock source (the DGT clock through the board, a USB clock) turns what
+it reads into a :class:`ClockReading`: the two sides as the clock sees them,
+left and right. :class:`ClockTracker` then does what real clocks demand:
+
+- **Side mapping.** The clock knows left and right, not White and Black. White's
+  clock is started first (6.5), so in ``auto`` mode the side that runs first in
+  a game is White's; a configuration override fixes it. The board's
+  orientation plays no part: turning the board round does not move the clock.
+- **Implausible times.** A time that goes up is ignored unless the clock is
+  being set (stopped, or a set-and-run was sent) or it is the increment the
+  time control gives at that side's press. A running time that drops faster
+  than time passes is ignored too (a false zero would announce a false flag).
+  A changed time that the clock keeps reporting consistently is accepted after
+  ``confirmations`` readings, so that an unexpected but real change (a period's
+  time added without a known time control, a correction) is never lost.
+
+Pure: time is an argument, nothing here reads a clock or a device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from daemon.timecontrol import TimeControl
+from drivers.sensors import ClockReport, Colour
+
+Side = Literal["left", "right"]
+SideMapping = Literal["auto", "left_white", "right_white"]
+
+#: Seconds of slack for a clock's whole-second display and report latency.
+TOLERANCE = 1.5
+#: The largest increment accepted at a press when the time control is unknown
+#: but the clock shows its time-per-move (Fischer) indicator.
+UNKNOWN_INCREMENT_LIMIT = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClockReading:
+    """One reading of a clock, in the clock's own terms."""
+
+    left: float  # seconds shown on the left display
+    right: float
+    running: Side | None  # whose time runs; None when the clock is stopped
+    left_flag: bool = False
+    right_flag: bool = False
+    per_move_indicator: bool = False  # the clock is in an increment or delay mode
+
+    def time(self, side: Side) -> float:
+        return self.left if side == "left" else self.right
+
+    def flag(self, side: Side) -> bool:
+        return self.left_flag if side == "left" else self.right_flag
+
+
+def other(side: Side) -> Side:
+    return "right" if side == "left" else "left"
+
+
+class SideMapper:
+    """Which clock side is White's: fixed by configuration or learnt per game."""
+
+    def __init__(self, mode: SideMapping = "auto") -> None:
+        if mode not in ("auto", "left_white", "right_white"):
+            raise ValueError(f"side mapping {mode!r} is not auto, left_white or right_white")
+        self.mode = mode
+        self._white: Side | None = {"left_white": "left", "right_white": "right"}.get(mode)
+
+    @property
+    def white_side(self) -> Side | None:
+        """White's side once known (always, with an override)."""
+        return self._white
+
+    @property
+    def decided(self) -> bool:
+        return self._white is not None
+
+    def observe(self, running: Side | None) -> None:
+        """In auto mode, the first side seen running in a game is White's (6.5)."""
+        if self._white is None and running is not None:
+            self._white = running
+
+    def new_game(self) -> None:
+        """Forget a learnt mapping: players may sit the other way in the next game."""
+        if self.mode == "auto":
+            self._white = None
+
+    def colour(self, side: Side) -> Colour:
+        """The colour of a side; before anything is known, left is taken as White."""
+        white = self._white or "left"
+        return "white" if side == white else "black"
+
+    def side(self, colour: Colour) -> Side:
+        white: Side = self._white or "left"
+        return white if colour == "white" else other(white)
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A rejected time that the clock may yet confirm."""
+
+    value: float
+    t: float
+    count: int
+
+
+class ClockTracker:
+    """Filters readings and turns them into ClockReport events (see module doc)."""
+
+    def __init__(
+        self,
+        sides: SideMapping = "auto",
+        time_control: TimeControl | None = None,
+        confirmations: int = 3,
+    ) -> None:
+        self.mapper = SideMapper(sides)
+        self.time_control = time_control
+        self.confirmations = max(1, confirmations)
+        self._last: ClockReading | None = None  # the last accepted reading
+        self._last_t: float = 0.0
+        self._last_runner: Side | None = None
+        self._presses: dict[Side, int] = {"left": 0, "right": 0}
+        self._pending: dict[Side, _Pending | None] = {"left": None, "right": None}
+        self._setting = False
+        self._last_report: ClockReport | None = None
+        self.rejected = 0  # readings (or sides of them) ignored so far
+
+    # --- what the shell tells us ------------------------------------------------
+
+    def clock_being_set(self) -> None:
+        """A set-and-run was sent or acknowledged: the next times may go up."""
+        self._setting = True
+
+    def new_game(self) -> None:
+        """A new game starts: learn the sides again, count presses from zero."""
+        self.mapper.new_game()
+        self._presses = {"left": 0, "right": 0}
+        self._last_runner = None
+
+    @property
+    def last_reading(self) -> ClockReading | None:
+        return self._last
+
+    @property
+    def last_report(self) -> ClockReport | None:
+        return self._last_report
+
+    def presses(self, side: Side) -> int:
+        return self._presses[side]
+
+    # --- readings ---------------------------------------------------------------
+
+    def feed(self, t: float, reading: ClockReading) -> list[ClockReport]:
+        """Take one reading; return the ClockReport it makes, if anything changed."""
+        previous = self._last
+        if previous is None:
+            accepted = reading
+        else:
+            accepted = ClockReading(
+                left=self._checked_time(t, "left", previous, reading),
+                right=self._checked_time(t, "right", previous, reading),
+                running=reading.running,
+                left_flag=reading.left_flag,
+                right_flag=reading.right_flag,
+                per_move_indicator=reading.per_move_indicator,
+            )
+            self._count_press(previous, accepted)
+            if self._is_new_setup(previous, accepted):
+                self.new_game()
+        if accepted.running is not None:
+            self._setting = False
+            self._last_runner = accepted.running
+        self._last = accepted
+        self._last_t = t
+        self.mapper.observe(accepted.running)
+        return self._report(t, accepted)
+
+    def _checked_time(
+        self, t: float, side: Side, previous: ClockReading, reading: ClockReading
+    ) -> float:
+        old = previous.time(side)
+        new = reading.time(side)
+        elapsed = max(0.0, t - self._last_t)
+        if self._plausible(side, old, new, elapsed, previous, reading):
+            self._pending[side] = None
+            return new
+        pending = self._pending[side]
+        if pending is not None:
+            drift = new - (pending.value - (t - pending.t))
+            if -TOLERANCE <= drift <= TOLERANCE or abs(new - pending.value) <= TOLERANCE:
+                pending.count += 1
+                if pending.count >= self.confirmations:
+                    self._pending[side] = None
+                    return new
+                self.rejected += 1
+                return old
+        self._pending[side] = _Pending(new, t, 1)
+        if self.confirmations <= 1:
+            self._pending[side] = None
+            return new
+        self.rejected += 1
+        return old
+
+    def _plausible(
+        self,
+        side: Side,
+        old: float,
+        new: float,
+        elapsed: float,
+        previous: ClockReading,
+        reading: ClockReading,
+    ) -> bool:
+        if new > old + TOLERANCE:
+            if self._setting or (previous.running is None and reading.running is None):
+                return True
+            runner = previous.running or self._last_runner
+            pressed = runner == side and reading.running != side
+            return pressed and new - old <= self._press_allowance(side, reading) + TOLERANCE
+        if new < old - elapsed - TOLERANCE:
+            # Dropping faster than time passes: only a clock being set does that.
+            return self._setting or (previous.running is None and reading.running is None)
+        return True
+
+    def _press_allowance(self, side: Side, reading: ClockReading) -> float:
+        if self.time_control is not None:
+            return self.time_control.added_on_press(self._presses[side] + 1)
+        return UNKNOWN_INCREMENT_LIMIT if reading.per_move_indicator else 0.0
+
+    def _count_press(self, previous: ClockReading, accepted: ClockReading) -> None:
+        runner = previous.running or self._last_runner
+        if runner is not None and accepted.running == other(runner):
+            self._presses[runner] += 1
+
+    @staticmethod
+    def _is_new_setup(previous: ClockReading, accepted: ClockReading) -> bool:
+        """Both times set up to equal values on a stopped clock: a new game."""
+        return (
+            previous.running is None
+            and accepted.running is None
+            and accepted.left > previous.left + TOLERANCE
+            and accepted.right > previous.right + TOLERANCE
+            and abs(accepted.left - accepted.right) <= TOLERANCE
+        )
+
+    def _report(self, t: float, reading: ClockReading) -> list[ClockReport]:
+        colour = self.mapper.colour
+        times = {colour("left"): reading.left, colour("right"): reading.right}
+        flags = tuple(
+            sorted((colour(s) for s in ("left", "right") if reading.flag(s)), reverse=True)
+        )
+        report = ClockReport(
+            t=t,
+            white=times["white"],
+            black=times["black"],
+            running=colour(reading.running) if reading.running else None,
+            flags=flags,
+        )
+        last = self._last_report
+        if last is not None and (last.white, last.black, last.running, last.flags) == (
+            report.white,
+            report.black,
+            report.running,
+            report.flags,
+        ):
+            return []
+        self._last_report = report
+        return [report]
