@@ -1,0 +1,481 @@
+"""A virtual DGT e-board with a DGT 3000 clock, on a pseudo-terminal.
+
+The demo and the tests talk to it exactly as to a real board: through a
+serial port (the pty's slave side), in the DGT protocol, via the same link. It
+answers every command the link may send, keeps a clock that runs and toggles,
+and plays sensor logs (real captures, or the human-handling generator's
+output) in real time or faster.
+
+It also misbehaves on request, because real boards do: garbage bytes on the
+line, unplugging and replugging (the pty is closed and a new one opened; the
+stable path ``port_path`` is a symlink that vanishes while "unplugged"), going
+silent, and losing clock acks.
+
+It runs in its own thread so that it works beside any event loop (the daemon's
+asyncio loop, a test's) and never waits on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import select
+import tempfile
+import threading
+import time
+import tty
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from drivers.dgt import protocol
+from drivers.dgt.protocol import Clock, Command, ReceivedCommand
+from drivers.sensors import (
+    BoardDump,
+    ButtonPress,
+    ClockReport,
+    MagicPiece,
+    SensorEvent,
+    SquareChange,
+)
+
+START_PLACEMENT = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
+
+
+@dataclass
+class EmulatedClock:
+    """A DGT 3000 in mode 23: two times, a lever, a run state. Times in seconds."""
+
+    left: float = 300.0
+    right: float = 300.0
+    running: bool = False
+    left_to_move: bool = True
+    left_counts: bool = True
+    right_counts: bool = True
+    toggle: bool = True
+    left_flag: bool = False
+    right_flag: bool = False
+    free_running: bool = True  # counts down on its own (off while a log drives it)
+
+    def advance(self, seconds: float) -> None:
+        if not (self.running and self.free_running) or seconds <= 0:
+            return
+        if self.left_to_move and self.left_counts:
+            self.left = max(0.0, self.left - seconds)
+            if self.left == 0.0:
+                self.left_flag, self.running = True, False
+        elif not self.left_to_move and self.right_counts:
+            self.right = max(0.0, self.right - seconds)
+            if self.right == 0.0:
+                self.right_flag, self.running = True, False
+
+    def data(self, attached: bool = True) -> bytes:
+        """The 7 data bytes of the BWTIME this clock shows now."""
+        return protocol.bwtime_times_data(
+            protocol.side_time(math.ceil(self.left - 1e-6), flag_fallen=self.left_flag),
+            protocol.side_time(math.ceil(self.right - 1e-6), flag_fallen=self.right_flag),
+            running=self.running,
+            lever_right_high=not self.left_to_move,
+            left_to_move=self.left_to_move,
+            right_to_move=not self.left_to_move,
+            no_clock=not attached,
+        )
+
+
+class BoardEmulator:
+    """A DGT board on a pty. ``start()``, then open ``port_path``; ``stop()`` at the end.
+
+    ``directory`` holds the stable symlink ``link_name`` -> current pty slave
+    (a fresh temporary directory by default). ``white_on_left`` says which clock
+    side a sensor log's White maps to when the emulator turns ClockReports into
+    BWTIME messages.
+    """
+
+    def __init__(
+        self,
+        directory: str | Path | None = None,
+        link_name: str = "dgt-board",
+        *,
+        placement: str = START_PLACEMENT,
+        version: tuple[int, int] = (3, 1),
+        serial_number: str = "01025",
+        long_serial_number: str = "3000147740",
+        trademark: str = "Digital Game Technology Copyright (c) 2026 DGT-Bridge emulator",
+        battery: bytes = bytes([87, 0, 0, 0, 0, 0, 0, 0, 0]),
+        clock_attached: bool = True,
+        clock_version: tuple[int, int] = (2, 1),
+        white_on_left: bool = True,
+    ) -> None:
+        self._own_dir = directory is None
+        self.directory = Path(directory or tempfile.mkdtemp(prefix="dgt-emulator-"))
+        self.port_path = str(self.directory / link_name)
+        self.codes = bytearray(protocol.codes_from_placement(placement))
+        self.version = version
+        self.serial_number = serial_number
+        self.long_serial_number = long_serial_number
+        self.trademark = trademark
+        self.battery = battery
+        self.clock_attached = clock_attached
+        self.clock_version = clock_version
+        self.white_on_left = white_on_left
+        self.clock = EmulatedClock()
+        self.mode = Command.SEND_RESET  # IDLE until the link picks an update mode
+        self.silent = False
+        self.drop_clock_acks = 0  # how many of the next clock acks to lose
+        self.display_text = ""
+        self.received: list[ReceivedCommand] = []
+        self.forbidden_received: list[ReceivedCommand] = []
+
+        self._lock = threading.RLock()
+        self._master: int | None = None
+        self._slave: int | None = None
+        self._parser = protocol.CommandParser()
+        self._thread: threading.Thread | None = None
+        self._running = False
+        self._wake_r, self._wake_w = os.pipe()
+        self._schedule: list[tuple[float, SensorEvent]] = []
+        self._played = threading.Event()
+        self._played.set()
+        self._last_tick = time.monotonic()
+        self._last_sent_clock: bytes | None = None
+        self._last_clock_send = 0.0
+
+    # -- life cycle -----------------------------------------------------------
+
+    def start(self) -> BoardEmulator:
+        """Open the pty and serve it from a background thread."""
+        with self._lock:
+            self._plug()
+            self._running = True
+        self._thread = threading.Thread(target=self._serve, name="dgt-emulator", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the pty (the port vanishes)."""
+        self._running = False
+        self._wake()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        with self._lock:
+            self._unplug()
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if self._own_dir:
+            with contextlib.suppress(OSError):
+                self.directory.rmdir()
+
+    def __enter__(self) -> BoardEmulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- misbehaviour on request ---------------------------------------------
+
+    def unplug(self) -> None:
+        """Pull the cable: close the pty; the link's reads fail and the path vanishes."""
+        with self._lock:
+            self._unplug()
+        self._wake()
+
+    def replug(self) -> None:
+        """Plug it back in: a new pty behind the same ``port_path``. The board
+        powers up idle again, its pieces where they were."""
+        with self._lock:
+            self._plug()
+            self.mode = Command.SEND_RESET
+        self._wake()
+
+    @property
+    def plugged(self) -> bool:
+        return self._master is not None
+
+    def inject(self, data: bytes) -> None:
+        """Put raw bytes on the line (line noise, a truncated message...)."""
+        self._send(data)
+
+    def set_silent(self, silent: bool = True) -> None:
+        """Stop (or resume) answering and reporting anything; the port stays open."""
+        self.silent = silent
+        self._wake()
+
+    # -- the physical board and clock ------------------------------------------
+
+    @property
+    def placement(self) -> str:
+        return protocol.placement_from_codes(bytes(self.codes))
+
+    def set_board(self, placement: str) -> None:
+        """Put pieces on the board without any field updates (like a reset board
+        the sensors have not been asked about)."""
+        with self._lock:
+            self.codes[:] = protocol.codes_from_placement(placement)
+
+    def set_square(self, square: str, piece: str | None) -> None:
+        """A human sets a piece down (or lifts one): a field update if in update mode."""
+        self._set_code(protocol.square_index(square), protocol.CODE_BY_PIECE[piece] if piece else 0)
+
+    def press_lever(self) -> None:
+        """The player to move presses the clock: the other side runs."""
+        with self._lock:
+            self._advance_clock()
+            self.clock.left_to_move = not self.clock.left_to_move
+            self.clock.running = True
+            self._report_clock(force=True)
+
+    def press_button(self, button: str) -> None:
+        """A clock button is pressed: the DGT 3000 sends an auto-generated ack."""
+        with self._lock:
+            if self.clock_attached and self.mode in (Command.SEND_UPDATE, Command.SEND_UPDATE_NICE):
+                self._send(protocol.encode_button_ack(button))
+
+    # -- playing sensor logs ------------------------------------------------
+
+    def play(self, events: Iterable[SensorEvent], speed: float = 1.0) -> None:
+        """Play sensor events as the board would report them, ``speed`` times
+        faster than their timestamps. Returns at once; ``wait_played()`` waits.
+
+        BoardDump sets the pieces silently (the link sees it on its next dump),
+        SquareChange and MagicPiece become field updates, ClockReport becomes a
+        BWTIME (and stops the clock's own countdown), ButtonPress a button ack.
+        """
+        events = list(events)
+        if speed <= 0:
+            raise ValueError("speed must be positive")
+        with self._lock:
+            if any(isinstance(e, ClockReport) for e in events):
+                self.clock.free_running = False
+            start = time.monotonic()
+            t0 = events[0].t if events else 0.0
+            self._schedule.extend((start + (e.t - t0) / speed, e) for e in events)
+            self._schedule.sort(key=lambda item: item[0])
+            if self._schedule:
+                self._played.clear()
+        self._wake()
+
+    def wait_played(self, timeout: float | None = None) -> bool:
+        """Wait until everything given to ``play`` has been played."""
+        return self._played.wait(timeout)
+
+    def apply(self, event: SensorEvent) -> None:
+        """Play one sensor event now."""
+        with self._lock:
+            match event:
+                case BoardDump(placement=placement):
+                    self.set_board(placement)
+                case SquareChange(square=square, piece=piece):
+                    self.set_square(square, piece)
+                case MagicPiece(square=square, meaning=meaning):
+                    self._set_code(protocol.square_index(square), protocol.CODE_BY_MAGIC[meaning])
+                case ClockReport():
+                    self._apply_clock_report(event)
+                case ButtonPress(button=button):
+                    self.press_button(button)
+
+    def _apply_clock_report(self, report: ClockReport) -> None:
+        clock = self.clock
+        white_left = self.white_on_left
+        clock.left, clock.right = (
+            (report.white, report.black) if white_left else (report.black, report.white)
+        )
+        clock.left_flag = ("white" if white_left else "black") in report.flags
+        clock.right_flag = ("black" if white_left else "white") in report.flags
+        clock.running = report.running is not None
+        if report.running is not None:
+            clock.left_to_move = (report.running == "white") == white_left
+        self._last_tick = time.monotonic()
+        self._report_clock(force=False)
+
+    # -- the serving thread -------------------------------------------------
+
+    def _serve(self) -> None:
+        while self._running:
+            timeout = 0.05
+            with self._lock:
+                master = self._master
+                if self._schedule:
+                    timeout = max(0.0, min(timeout, self._schedule[0][0] - time.monotonic()))
+            readers = [self._wake_r] + ([master] if master is not None else [])
+            try:
+                ready, _, _ = select.select(readers, [], [], timeout)
+            except (OSError, ValueError):
+                ready = []
+            if self._wake_r in ready:
+                with contextlib.suppress(OSError):
+                    os.read(self._wake_r, 512)
+            if master is not None and master in ready:
+                self._read(master)
+            self._play_due()
+            with self._lock:
+                self._advance_clock()
+                if (
+                    self.mode == Command.SEND_UPDATE
+                    and time.monotonic() - self._last_clock_send >= 1
+                ):
+                    self._report_clock(force=True)
+                elif self.mode == Command.SEND_UPDATE_NICE:
+                    self._report_clock(force=False)
+
+    def _read(self, master: int) -> None:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            return
+        with self._lock:
+            if self._master != master:
+                return
+            for command in self._parser.feed(data):
+                self.received.append(command)
+                if not self.silent:
+                    self._answer(command)
+
+    def _play_due(self) -> None:
+        while True:
+            with self._lock:
+                if not self._schedule or self._schedule[0][0] > time.monotonic():
+                    if not self._schedule:
+                        self._played.set()
+                    return
+                _, event = self._schedule.pop(0)
+                self.apply(event)
+
+    # -- answering commands ---------------------------------------------------
+
+    def _answer(self, command: ReceivedCommand) -> None:
+        code = command.code
+        if code in protocol.FORBIDDEN_COMMANDS or code in protocol.REVELATION_ONLY_COMMANDS:
+            self.forbidden_received.append(command)
+            return
+        if code == Command.CLOCK_MESSAGE:
+            if command.clock == Clock.REV2_ASCII:
+                self.forbidden_received.append(command)
+                return
+            self._answer_clock(command)
+            return
+        replies = {
+            Command.SEND_BRD: lambda: protocol.encode_board_dump(bytes(self.codes)),
+            Command.SEND_CLK: self._clock_message,
+            Command.RETURN_SERIALNR: lambda: protocol.encode_serial(self.serial_number),
+            Command.RETURN_LONG_SERIALNR: lambda: protocol.encode_long_serial(
+                self.long_serial_number
+            ),
+            Command.SEND_TRADEMARK: lambda: protocol.encode_trademark(self.trademark),
+            Command.SEND_VERSION: lambda: protocol.encode_version(*self.version),
+            Command.RETURN_BUSADRES: lambda: protocol.encode_bus_address(
+                int(self.serial_number) if self.serial_number.isdigit() else 0
+            ),
+            Command.SEND_BATTERY_STATUS: lambda: protocol.encode_battery(self.battery),
+        }
+        if code in (
+            Command.SEND_RESET,
+            Command.SEND_UPDATE,
+            Command.SEND_UPDATE_BRD,
+            Command.SEND_UPDATE_NICE,
+        ):
+            self.mode = Command(code)
+            self._last_sent_clock = None
+        elif code in replies:
+            self._send(replies[code]())
+
+    def _clock_message(self) -> bytes:
+        self._advance_clock()
+        return bytes([protocol.MessageId.BWTIME, 0, 10]) + self.clock.data(self.clock_attached)
+
+    def _answer_clock(self, command: ReceivedCommand) -> None:
+        if not self.clock_attached or self.mode not in (
+            Command.SEND_UPDATE,
+            Command.SEND_UPDATE_NICE,
+        ):
+            return  # acks only come in the clock-reporting modes
+        clock_command = command.clock or 0
+        ack = (protocol.ACK_OK, clock_command, 0, 0)
+        if not command.valid:
+            ack = (protocol.ACK_ERROR, clock_command, 0, 0)
+        elif clock_command == Clock.VERSION:
+            major, minor = self.clock_version
+            ack = (protocol.ACK_OK, Clock.VERSION, (major << 4) | minor, 0)
+        elif clock_command == Clock.SETNRUN and len(command.payload) == 7:
+            p = command.payload
+            self._advance_clock()
+            self.clock.left = p[0] * 3600 + p[1] * 60 + p[2]
+            self.clock.right = p[3] * 3600 + p[4] * 60 + p[5]
+            self.clock.left_counts = bool(p[6] & 0x01)
+            self.clock.right_counts = bool(p[6] & 0x02)
+            self.clock.running = not p[6] & 0x04
+            self.clock.toggle = bool(p[6] & 0x08)
+            self.clock.left_flag = self.clock.right_flag = False
+            self.clock.free_running = True
+        elif clock_command == Clock.ASCII:
+            self.display_text = command.payload[:8].decode("ascii", "replace")
+        elif clock_command == Clock.DISPLAY:
+            self.display_text = command.payload[:6].hex()
+        elif clock_command == Clock.END:
+            self.display_text = ""
+        if self.drop_clock_acks > 0:
+            self.drop_clock_acks -= 1
+            return
+        self._send(protocol.encode_bwtime_ack(ack))
+        if clock_command == Clock.SETNRUN:
+            self._report_clock(force=True)
+
+    # -- sending --------------------------------------------------------------
+
+    def _set_code(self, index: int, code: int) -> None:
+        with self._lock:
+            self.codes[index] = code
+            if self.mode != Command.SEND_RESET:
+                self._send(protocol.encode_field_update(index, code))
+
+    def _advance_clock(self) -> None:
+        now = time.monotonic()
+        self.clock.advance(now - self._last_tick)
+        self._last_tick = now
+
+    def _report_clock(self, force: bool) -> None:
+        """Send the clock times in the update modes: always when forced (UPDATE's
+        once a second, a lever press), else only when they changed (UPDATE_NICE)."""
+        if self.mode not in (Command.SEND_UPDATE, Command.SEND_UPDATE_NICE):
+            return
+        data = self.clock.data(self.clock_attached)
+        if not force and data == self._last_sent_clock:
+            return
+        self._last_sent_clock = data
+        self._last_clock_send = time.monotonic()
+        self._send(bytes([protocol.MessageId.BWTIME, 0, 10]) + data)  # a BWTIME frame
+
+    def _send(self, data: bytes) -> None:
+        with self._lock:
+            if self._master is None or self.silent:
+                return
+            with contextlib.suppress(OSError):
+                os.write(self._master, data)
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"x")
+
+    def _plug(self) -> None:
+        if self._master is not None:
+            return
+        master, slave = os.openpty()
+        tty.setraw(slave)
+        os.set_blocking(master, False)
+        self._master, self._slave = master, slave
+        self._parser = protocol.CommandParser()
+        temporary = f"{self.port_path}.{os.getpid()}.tmp"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        os.symlink(os.ttyname(slave), temporary)
+        os.replace(temporary, self.port_path)
+
+    def _unplug(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.port_path)
+        for fd in (self._master, self._slave):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._master = self._slave = None

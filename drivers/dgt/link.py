@@ -1,0 +1,433 @@
+"""The serial link to a DGT e-board: open, start up, read, keep alive, reconnect.
+
+This is the imperative shell around the codec (``drivers.dgt.protocol``): it
+owns the port, the time, and the retry policy, and turns what the board says
+into sensor events for the rules core. It never dies on a board problem: a
+vanished port, a read error or a silent board is reported as a
+``ConnectionChange("lost")``, then the link retries with back-off, and on
+success reports ``ConnectionChange("connected")`` and a fresh ``BoardDump``
+(the ground truth after any gap), so nothing that happened meanwhile is lost
+to the rules core.
+
+The port is read without blocking the event loop: pyserial opens and
+configures it (9600 8N1, no flow control) and ``loop.add_reader`` wakes the
+link when bytes arrive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable
+
+import serial
+
+from drivers.dgt import protocol
+from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
+from drivers.dgt.protocol import (
+    BatteryStatus,
+    BoardDumpMessage,
+    BusAddress,
+    Bwtime,
+    ClockAck,
+    ClockTimes,
+    FieldUpdate,
+    Garbage,
+    LongSerialNumber,
+    Message,
+    SerialNumber,
+    Trademark,
+    Version,
+)
+from drivers.dgt.shadow import BoardShadow
+from drivers.sensors import ConnectionChange, SensorEvent
+
+log = logging.getLogger(__name__)
+
+BAUD_RATE = 9600
+
+
+class LinkLost(Exception):
+    """The board went away (internal: caught by ``run``, reported as an event)."""
+
+
+class ClockCommandError(Exception):
+    """A clock command got no ack (after one resend), or the board is not connected."""
+
+
+def _monotonic_since_start() -> Callable[[], float]:
+    start = time.monotonic()
+    return lambda: time.monotonic() - start
+
+
+def open_serial(path: str) -> serial.Serial:
+    """Open a DGT board's port: 9600 baud 8N1, no flow control, non-blocking."""
+    return serial.Serial(
+        path,
+        BAUD_RATE,
+        bytesize=serial.EIGHTBITS,
+        parity=serial.PARITY_NONE,
+        stopbits=serial.STOPBITS_ONE,
+        xonxoff=False,
+        rtscts=False,
+        dsrdtr=False,
+        timeout=0,
+        write_timeout=2,
+    )
+
+
+class BoardLink:
+    """One DGT board, read for as long as the daemon runs.
+
+    ``port``: a device path (``/dev/ttyACM0``, a Bluetooth ``/dev/rfcomm0``, an
+    emulator's link), or None to auto-detect on every connection attempt.
+    ``on_event`` gets every sensor event, in order, on the event loop.
+    ``clock_interpreter`` turns BWTIME messages into clock events (default: left
+    = White, no filtering). ``time_source`` gives event times (default:
+    monotonic seconds since the link was made).
+    """
+
+    def __init__(
+        self,
+        port: str | None,
+        on_event: Callable[[SensorEvent], None],
+        clock_interpreter: ClockInterpreter | None = None,
+        time_source: Callable[[], float] | None = None,
+        *,
+        revelation: bool = False,
+        liveness_interval: float = 1.0,
+        liveness_timeout: float = 3.5,
+        quiet_dump_after: float = 1.0,
+        startup_timeout: float = 3.0,
+        clock_ack_timeout: float = 2.0,
+        backoff_initial: float = 0.25,
+        backoff_max: float = 5.0,
+        port_finder: Callable[[], Awaitable[str | None]] | None = None,
+    ) -> None:
+        self.port = port
+        self.on_event = on_event
+        self.clock_interpreter: ClockInterpreter = clock_interpreter or SimpleClockInterpreter()
+        self.time_source = time_source or _monotonic_since_start()
+        self.revelation = revelation
+        self.liveness_interval = liveness_interval
+        self.liveness_timeout = liveness_timeout
+        self.quiet_dump_after = quiet_dump_after
+        self.startup_timeout = startup_timeout
+        self.clock_ack_timeout = clock_ack_timeout
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self._port_finder = port_finder
+
+        self.version: Version | None = None
+        self.serial_number: str | None = None
+        self.long_serial_number: str | None = None
+        self.trademark: str | None = None
+        self.bus_address: int | None = None
+        self.battery: BatteryStatus | None = None
+        self.port_path: str | None = None
+        self.garbage_bytes = 0
+        self.connections = 0
+
+        self._serial: serial.Serial | None = None
+        self._parser = protocol.MessageParser()
+        self._shadow = BoardShadow()
+        self._connected = False
+        self._reported_lost = False
+        self._closed = False
+        self._lost: asyncio.Future[None] | None = None
+        self._waiters: dict[type, list[asyncio.Future[Message]]] = {}
+        self._clock_lock = asyncio.Lock()
+        self._clock_waiter: asyncio.Future[ClockAck] | None = None
+        self._last_rx = 0.0
+        self._last_field_update: float | None = None
+        self._wake = asyncio.Event()
+
+    # -- public -------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    @property
+    def placement(self) -> str | None:
+        """The link's shadow of the board (FEN placement), if known."""
+        codes = self._shadow.codes
+        return protocol.placement_from_codes(codes) if codes is not None else None
+
+    async def run(self) -> None:
+        """Connect, start up, read, and reconnect with back-off, until ``close()``."""
+        backoff = self.backoff_initial
+        while not self._closed:
+            try:
+                await self._connect()
+                await self._start_up()
+                backoff = self.backoff_initial
+                await self._session()
+            except LinkLost as lost:
+                self._report_lost(str(lost))
+            except (OSError, serial.SerialException) as error:
+                self._report_lost(f"port error: {error}")
+            finally:
+                self._disconnect()
+            if self._closed:
+                break
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), backoff)
+            backoff = min(self.backoff_max, backoff * 2)
+
+    def close(self) -> None:
+        """Stop ``run()``; the port is closed and no more events are sent."""
+        self._closed = True
+        self._wake.set()
+        self._fail("link closed")
+
+    async def send_clock_command(self, frame: bytes) -> ClockAck:
+        """Send one clock command and return its ack.
+
+        One command at a time: the next waits until this one's ack came (the
+        clock cannot take two in a row). Without an ack in ``clock_ack_timeout``
+        seconds, or on an error ack, it is sent once more; a second silence
+        raises :class:`ClockCommandError`, a second error ack is returned.
+        """
+        protocol.check_command(frame, self.revelation)
+        async with self._clock_lock:
+            ack: ClockAck | None = None
+            for _attempt in range(2):
+                if not self._connected:
+                    raise ClockCommandError("the board is not connected")
+                waiter: asyncio.Future[ClockAck] = asyncio.get_running_loop().create_future()
+                self._clock_waiter = waiter
+                try:
+                    self._write(frame)
+                    ack = await asyncio.wait_for(waiter, self.clock_ack_timeout)
+                except TimeoutError:
+                    log.info(
+                        "no clock ack for %s, %s",
+                        frame.hex(),
+                        "resending" if not _attempt else "giving up",
+                    )
+                    continue
+                finally:
+                    self._clock_waiter = None
+                if not ack.error:
+                    return ack
+            if ack is None:
+                raise ClockCommandError(f"no ack for clock command {frame.hex()}")
+            return ack
+
+    def send(self, frame: bytes) -> None:
+        """Send a board command (checked by ``protocol.check_command``)."""
+        protocol.check_command(frame, self.revelation)
+        if not self._connected:
+            raise ClockCommandError("the board is not connected")
+        self._write(frame)
+
+    # -- connection ---------------------------------------------------------
+
+    async def _connect(self) -> None:
+        path = self.port
+        if path is None:
+            path = await self._find_port()
+            if path is None:
+                raise LinkLost("no DGT board found")
+        loop = asyncio.get_running_loop()
+        try:
+            self._serial = await loop.run_in_executor(None, open_serial, path)
+        except (OSError, serial.SerialException) as error:
+            raise LinkLost(f"cannot open {path}: {error}") from None
+        self.port_path = path
+        self._parser = protocol.MessageParser()
+        self._lost = loop.create_future()
+        self._last_rx = time.monotonic()
+        loop.add_reader(self._serial.fileno(), self._on_readable)
+
+    async def _find_port(self) -> str | None:
+        if self._port_finder is not None:
+            return await self._port_finder()
+        from drivers.dgt import ports
+
+        return await asyncio.get_running_loop().run_in_executor(None, ports.find_board)
+
+    def _disconnect(self) -> None:
+        self._connected = False
+        if self._serial is not None:
+            with contextlib.suppress(Exception):
+                asyncio.get_running_loop().remove_reader(self._serial.fileno())
+            with contextlib.suppress(Exception):
+                self._serial.close()
+            self._serial = None
+        for waiters in self._waiters.values():
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.cancel()
+        self._waiters.clear()
+        if self._clock_waiter is not None and not self._clock_waiter.done():
+            self._clock_waiter.cancel()
+
+    async def _start_up(self) -> None:
+        """Update mode, version, full dump: the board is connected once it has
+        answered all three. The dump is always reported (ground truth)."""
+        self._write(protocol.update_nice())
+        self.version = await self._request(protocol.request_version(), Version)  # type: ignore[assignment]
+        self._shadow.forget()
+        dump_waiter = self._expect(BoardDumpMessage)
+        self._write(protocol.request_board())
+        dump = await self._await(dump_waiter, "board dump")
+        self._connected = True
+        self.connections += 1
+        if self._reported_lost:
+            self._reported_lost = False
+            self._emit([ConnectionChange(self.time_source(), "connected", self.port_path or "")])
+        self._emit(self._shadow.dump(self.time_source(), dump, force=True))  # type: ignore[arg-type]
+        for command in (protocol.request_serial(), protocol.request_long_serial()):
+            self._write(command)
+        self._write(protocol.request_trademark())
+
+    async def _session(self) -> None:
+        """Probe liveness about once a second; confirm the shadow when quiet."""
+        assert self._lost is not None
+        next_probe = time.monotonic()
+        tick = min(0.25, self.liveness_interval / 2)
+        while True:
+            now = time.monotonic()
+            if now - self._last_rx > self.liveness_timeout:
+                raise LinkLost(f"no answer from the board for {now - self._last_rx:.1f} s")
+            if now >= next_probe:
+                self._write(protocol.request_serial())
+                next_probe = now + self.liveness_interval
+            if (
+                self._last_field_update is not None
+                and now - self._last_field_update >= self.quiet_dump_after
+            ):
+                self._last_field_update = None
+                self._write(protocol.request_board())
+            done, _ = await asyncio.wait({self._lost}, timeout=tick)
+            if done:
+                self._lost.result()  # raises LinkLost
+
+    def _report_lost(self, detail: str) -> None:
+        was_connected = self._connected
+        self._connected = False
+        if self._closed:
+            return
+        log.warning("DGT board link: %s", detail)
+        if (was_connected or self.connections == 0) and not self._reported_lost:
+            self._reported_lost = True
+            self._emit([ConnectionChange(self.time_source(), "lost", detail)])
+
+    def _fail(self, reason: str) -> None:
+        if self._lost is not None and not self._lost.done():
+            self._lost.set_exception(LinkLost(reason))
+
+    # -- I/O ----------------------------------------------------------------
+
+    def _write(self, frame: bytes) -> None:
+        if self._serial is None:
+            raise LinkLost("port is closed")
+        try:
+            self._serial.write(frame)
+        except (OSError, serial.SerialException) as error:
+            raise LinkLost(f"write error: {error}") from None
+
+    def _on_readable(self) -> None:
+        if self._serial is None:
+            return
+        try:
+            data = os.read(self._serial.fileno(), 4096)
+        except BlockingIOError:
+            return
+        except OSError as error:
+            self._stop_reading()
+            self._fail(f"read error: {error}")
+            return
+        if not data:
+            self._stop_reading()
+            self._fail("port closed by the board (end of file)")
+            return
+        self._last_rx = time.monotonic()
+        for message in self._parser.feed(data):
+            self._handle(message)
+
+    def _stop_reading(self) -> None:
+        if self._serial is not None:
+            with contextlib.suppress(Exception):
+                asyncio.get_running_loop().remove_reader(self._serial.fileno())
+
+    # -- messages -----------------------------------------------------------
+
+    def _expect(self, kind: type) -> asyncio.Future[Message]:
+        waiter: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(kind, []).append(waiter)
+        return waiter
+
+    async def _await(self, waiter: asyncio.Future[Message], what: str) -> Message:
+        assert self._lost is not None
+        done, _ = await asyncio.wait(
+            {waiter, self._lost}, timeout=self.startup_timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if self._lost.done():
+            self._lost.result()
+        if waiter not in done:
+            waiter.cancel()
+            raise LinkLost(f"no {what} from {self.port_path} (not a DGT board, or silent)")
+        return waiter.result()
+
+    async def _request(self, frame: bytes, kind: type) -> Message:
+        waiter = self._expect(kind)
+        self._write(frame)
+        return await self._await(waiter, kind.__name__.lower())
+
+    def _handle(self, message: Message) -> None:
+        for waiter in self._waiters.pop(type(message), []):
+            if not waiter.done():
+                waiter.set_result(message)
+        match message:
+            case FieldUpdate():
+                if self._connected:
+                    self._last_field_update = time.monotonic()
+                    self._emit(self._shadow.field_update(self.time_source(), message))
+            case BoardDumpMessage():
+                if self._connected:
+                    self._emit(self._shadow.dump(self.time_source(), message))
+            case Bwtime(clock=clock):
+                self._handle_clock(clock)
+            case Version():
+                self.version = message
+            case SerialNumber(serial=number):
+                self.serial_number = number
+            case LongSerialNumber(serial=number):
+                self.long_serial_number = number
+            case Trademark(text=text):
+                self.trademark = text
+            case BusAddress(address=address):
+                self.bus_address = address
+            case BatteryStatus():
+                self.battery = message
+            case Garbage(data=data):
+                self.garbage_bytes += len(data)
+                log.debug("skipped %d garbage bytes: %s", len(data), data.hex())
+
+    def _handle_clock(self, clock: ClockTimes | ClockAck | protocol.InvalidClockData) -> None:
+        if isinstance(clock, protocol.InvalidClockData):
+            log.debug("unreadable clock data %s: %s", clock.raw.hex(), clock.reason)
+            return
+        if (
+            isinstance(clock, ClockAck)
+            and not clock.auto_generated
+            and self._clock_waiter is not None
+            and not self._clock_waiter.done()
+        ):
+            self._clock_waiter.set_result(clock)
+        if self._connected:
+            self._emit(self.clock_interpreter.feed(self.time_source(), clock))
+
+    def _emit(self, events: list[SensorEvent]) -> None:
+        for event in events:
+            try:
+                self.on_event(event)
+            except Exception:
+                log.exception("sensor event handler failed on %r", event)
