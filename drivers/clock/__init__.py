@@ -1,1 +1,26 @@
-"""Chess clocks: the DGT XL / DGT 3000 through the board, and USB clocks."""
+"""Chess clocks: the DGT XL / DGT 3000 through the board, and USB clocks.
+
+- ``settings``: :class:`ClockSettings`, the configuration's ``clock:`` section.
+- ``tracker``: left/right readings to ClockReport events (side mapping, filters).
+- ``dgt3000``: the board link's clock interpreter, and the ClockWriter.
+- ``usb``: a HID-style USB clock read with pyusb.
+- ``devices``: which boards, clocks and serial ports are plugged in.
+"""
+
+from drivers.clock.settings import (
+    DEFAULT_BUTTON_ACTIONS,
+    BitField,
+    ClockSettings,
+    ClockSettingsError,
+    UsbClockSettings,
+    UsbReportLayout,
+)
+
+__all__ = [
+    "DEFAULT_BUTTON_ACTIONS",
+    "BitField",
+    "ClockSettings",
+    "ClockSettingsError",
+    "UsbClockSettings",
+    "UsbReportLayout",
+]

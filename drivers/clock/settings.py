@@ -9,8 +9,8 @@ on the board, sides learnt from the first start".
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Literal
 
 from daemon.timecontrol import TimeControl, TimeControlError, parse_time_control
 from drivers.sensors import CLOCK_BUTTONS
@@ -76,8 +76,7 @@ class UsbReportLayout:
         width = TIME_WIDTHS.get(self.time_format)
         if width is None:
             raise ClockSettingsError(
-                f"clock.usb.layout.time_format: {self.time_format!r} is not one of "
-                f"{', '.join(TIME_WIDTHS)}"
+                f"time_format must be one of {', '.join(TIME_WIDTHS)}, not {self.time_format!r}"
             )
         spans = {
             "left_offset": self.left_offset + width,
@@ -94,8 +93,8 @@ class UsbReportLayout:
         for name, end in spans.items():
             if end > self.report_length or end <= 0:
                 raise ClockSettingsError(
-                    f"clock.usb.layout.{name} reaches byte {end - 1}, beyond a "
-                    f"{self.report_length}-byte report"
+                    f"{name} reaches byte {end - 1}, beyond the {self.report_length}-byte report "
+                    "(report_length)"
                 )
 
 
@@ -111,7 +110,7 @@ TIME_WIDTHS: Mapping[str, int] = {
 
 @dataclass(frozen=True, slots=True)
 class UsbClockSettings:
-    """A HID-style USB clock read with pyusb (``clock.source: usb``)."""
+    """A HID-style USB clock read with pyusb (``clock.device: usb``)."""
 
     vendor_id: int = 0
     product_id: int = 0
@@ -125,7 +124,7 @@ class UsbClockSettings:
 class ClockSettings:
     """Everything about the clock.
 
-    - ``source``: ``dgt`` (a DGT XL / 3000 plugged into the board; times come
+    - ``device``: ``dgt`` (a DGT XL / 3000 plugged into the board; times come
       over the board's serial line), ``usb`` (a USB clock, see ``usb``) or
       ``none`` (no clock: moves complete on the rules core's settle time).
     - ``sides``: which clock side is White's. ``auto`` learns it at each game
@@ -138,11 +137,13 @@ class ClockSettings:
       game start.
     - ``show_moves_on_clock``: show each move on the DGT 3000 / XL display.
     - ``button_actions``: button name -> request (``last``, ``clock``,
-      ``move_number``, ``board`` or ``none``), Appendix E.2.9d.
+      ``move_number``, ``board`` or ``none``), Appendix E.2.9d; buttons not
+      named keep their defaults (back: last, plus: clock, minus: move_number,
+      ok: board; run: none).
     - ``usb``: the USB clock's ids and report layout.
     """
 
-    source: ClockSource = "dgt"
+    device: ClockSource = "dgt"
     sides: SideMapping = "auto"
     time_control: str = ""
     set_and_run_at_start: bool = False
@@ -151,98 +152,38 @@ class ClockSettings:
     usb: UsbClockSettings = field(default_factory=UsbClockSettings)
 
     def __post_init__(self) -> None:
-        if self.source not in ("dgt", "usb", "none"):
-            raise ClockSettingsError(f"clock.source: {self.source!r} is not one of dgt, usb, none")
+        if self.device not in ("dgt", "usb", "none"):
+            raise ClockSettingsError(f"device must be dgt, usb or none, not {self.device!r}")
+
         if self.sides not in ("auto", "left_white", "right_white"):
             raise ClockSettingsError(
-                f"clock.sides: {self.sides!r} is not one of auto, left_white, right_white"
+                f"sides must be auto, left_white or right_white, not {self.sides!r}"
             )
+        # Buttons not named keep their default: a file that remaps one button
+        # does not silently switch the others off ("none" does that).
+        object.__setattr__(
+            self, "button_actions", {**DEFAULT_BUTTON_ACTIONS, **dict(self.button_actions)}
+        )
         for button, action in self.button_actions.items():
             if button not in CLOCK_BUTTONS:
                 raise ClockSettingsError(
-                    f"clock.button_actions: no button {button!r} "
+                    f"button_actions: no button {button!r} "
                     f"(the buttons are {', '.join(CLOCK_BUTTONS)})"
                 )
             if action not in BUTTON_ACTIONS:
                 raise ClockSettingsError(
-                    f"clock.button_actions.{button}: {action!r} is not one of "
-                    f"{', '.join(BUTTON_ACTIONS)}"
+                    f"button_actions.{button} must be one of "
+                    f"{', '.join(BUTTON_ACTIONS)}, not {action!r}"
                 )
         try:
             parse_time_control(self.time_control)
         except TimeControlError as error:
-            raise ClockSettingsError(f"clock.time_control: {error}") from None
-        if self.source == "usb" and not (self.usb.vendor_id and self.usb.product_id):
-            raise ClockSettingsError(
-                "clock.source is usb, so clock.usb.vendor_id and clock.usb.product_id are needed"
-            )
+            raise ClockSettingsError(f"time_control: {error}") from None
+        if self.device == "usb" and not (self.usb.vendor_id and self.usb.product_id):
+            raise ClockSettingsError("device: usb needs usb.vendor_id and usb.product_id")
         if self.set_and_run_at_start and not self.time_control:
-            raise ClockSettingsError("clock.set_and_run_at_start needs clock.time_control")
+            raise ClockSettingsError("set_and_run_at_start needs a time_control")
 
     @property
     def parsed_time_control(self) -> TimeControl | None:
         return parse_time_control(self.time_control)
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any] | None) -> ClockSettings:
-        """Build from the YAML ``clock:`` mapping, naming any unknown or wrong key."""
-        data = dict(data or {})
-        _reject_unknown("clock", data, cls)
-        usb_data = dict(data.pop("usb", None) or {})
-        _reject_unknown("clock.usb", usb_data, UsbClockSettings)
-        layout_data = dict(usb_data.pop("layout", None) or {})
-        _reject_unknown("clock.usb.layout", layout_data, UsbReportLayout)
-        for name in ("lever", "running", "left_flag", "right_flag"):
-            if name in layout_data and layout_data[name] is not None:
-                layout_data[name] = _bit_field(f"clock.usb.layout.{name}", layout_data[name])
-        for key in ("vendor_id", "product_id", "endpoint"):
-            if key in usb_data:
-                usb_data[key] = _integer(f"clock.usb.{key}", usb_data[key])
-        if "button_actions" in data:
-            actions = dict(DEFAULT_BUTTON_ACTIONS)
-            actions.update(data["button_actions"] or {})
-            data["button_actions"] = actions
-        if data.get("time_control") is None:
-            data["time_control"] = ""
-        data["time_control"] = str(data["time_control"])
-        for key in ("set_and_run_at_start", "show_moves_on_clock"):
-            if key in data and not isinstance(data[key], bool):
-                raise ClockSettingsError(f"clock.{key}: {data[key]!r} is not true or false")
-        try:
-            layout = UsbReportLayout(**layout_data)
-            usb = UsbClockSettings(**usb_data, layout=layout)
-            return cls(**data, usb=usb)
-        except TypeError as error:
-            raise ClockSettingsError(f"clock: {error}") from None
-
-
-def _reject_unknown(where: str, data: Mapping[str, Any], cls: type) -> None:
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ClockSettingsError(
-            f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
-        )
-
-
-def _integer(where: str, value: Any) -> int:
-    if isinstance(value, bool):
-        raise ClockSettingsError(f"{where}: {value!r} is not a number")
-    if isinstance(value, int):
-        return value
-    try:
-        return int(str(value), 0)
-    except ValueError:
-        raise ClockSettingsError(
-            f"{where}: {value!r} is not a number (write 0x045b or 1115)"
-        ) from None
-
-
-def _bit_field(where: str, value: Any) -> BitField:
-    example = "give offset and optionally mask, e.g. {offset: 6, mask: 0x02}"
-    if not isinstance(value, Mapping) or set(value) - {"offset", "mask"} or "offset" not in value:
-        raise ClockSettingsError(f"{where}: {example}")
-    return BitField(
-        _integer(f"{where}.offset", value["offset"]),
-        _integer(f"{where}.mask", value.get("mask", 1)),
-    )
