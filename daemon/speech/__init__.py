@@ -1,0 +1,28 @@
+"""Spoken announcements for blind and visually impaired players (Appendix E).
+
+The pieces, from pure to impure:
+
+- ``tokens``: a move becomes tokens (piece, disambiguation, capture, square,
+  promotion, castling, en passant, check, mate) - no words yet;
+- ``vocabulary``: the words of one language, from a YAML file, with the
+  pronunciation lexicon that turns official spellings into what a voice says right;
+- ``phrases``: tokens to words (``make_describer`` gives the rules core its
+  ``describe_move``), and the messages for irregularities and game events;
+- ``answers``: the answers to a player's requests (Appendix E.2.9d);
+- ``queue``: which announcement plays next, on simulated time;
+- ``engines``: pyttsx3 in a child process, espeak-ng, plain text, the WAV player;
+- ``announcer``: the asyncio shell that ties the feed to the queue and the engines.
+"""
+
+from daemon.speech.phrases import describe_move, make_describer
+from daemon.speech.settings import SpeechSettings
+from daemon.speech.vocabulary import Vocabulary, VocabularyError, load_vocabulary
+
+__all__ = [
+    "SpeechSettings",
+    "Vocabulary",
+    "VocabularyError",
+    "describe_move",
+    "load_vocabulary",
+    "make_describer",
+]

@@ -1,0 +1,103 @@
+"""What the ``speech:`` section of the configuration decides.
+
+The config loader (``daemon/config.py``) fills a ``SpeechSettings`` from YAML;
+every field has the default a first-time user should get.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: Event types the announcer can speak (the ``type`` of event-feed dicts).
+SPEAKABLE_EVENTS = (
+    "move",
+    "irregularity",
+    "position_restored",
+    "takeback",
+    "game_start",
+    "game_end",
+    "game_resumed",
+    "flag",
+    "draw_claimable",
+    "penalty",
+    "connection",
+    "info_request",
+)
+
+ENGINES = ("auto", "pyttsx3", "espeak-ng", "text")
+
+
+@dataclass(frozen=True)
+class SpeechSettings:
+    """How and what the announcer speaks.
+
+    engine: "pyttsx3" (espeak-ng through pyttsx3, run in a child process),
+        "espeak-ng" (the espeak-ng program, lowest latency), "text" (print the
+        written text, no audio) or "auto" (pyttsx3 if it loads, else espeak-ng if
+        installed, else text). Whatever is chosen, an engine that fails falls back
+        to the next one in that order, so an announcement is never lost.
+    voice: the espeak-ng voice ("de", "en", "es", "de+f3"...); empty: the
+        vocabulary's own ``voice``. Always set explicitly, as pyttsx3 starts in English.
+    rate: words per minute (espeak-ng's unit; 175 is its default speed).
+    volume: 0.0 to 1.0.
+    device: the ALSA device for playing (``aplay -D``); empty: ALSA's default.
+        "null" plays into nothing (tests, machines without a sound card).
+    player: the command that plays a WAV file, as a list; "{device}" and "{file}"
+        are filled in (default: aplay, quiet, on ``device``).
+    vocabulary: a shipped vocabulary name ("appendix-e", "en", "es") or the path of
+        a user's YAML file.
+    form: "short" (SAN order, "Springer Felix drei") or "long" (from and to
+        square, "Springer Gustav eins Felix drei").
+    say_pawn: say "Bauer" for pawn moves ("Bauer Eva vier") or not ("Eva vier").
+    announce: which event types are spoken (see SPEAKABLE_EVENTS); an
+        ``info_request`` is answered only when listed.
+    sides: whose moves are spoken, "white" and/or "black": a blind player may want
+        only the opponent's moves. Irregularities and game events are always spoken.
+    stale_after: seconds after which a queued announcement that was not yet spoken
+        is dropped as out of date (a move is superseded earlier by the next move).
+    """
+
+    engine: str = "auto"
+    voice: str = ""
+    rate: int = 150
+    volume: float = 1.0
+    device: str = ""
+    player: tuple[str, ...] = ("aplay", "-q", "{device_option}", "{file}")
+    vocabulary: str = "appendix-e"
+    form: str = "short"
+    say_pawn: bool = True
+    announce: tuple[str, ...] = field(default=SPEAKABLE_EVENTS)
+    sides: tuple[str, ...] = ("white", "black")
+    stale_after: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"speech.engine must be one of {', '.join(ENGINES)}: {self.engine!r}")
+        if self.form not in ("short", "long"):
+            raise ValueError(f"speech.form must be 'short' or 'long': {self.form!r}")
+        if not 0.0 <= float(self.volume) <= 1.0:
+            raise ValueError(f"speech.volume must be between 0 and 1: {self.volume!r}")
+        if int(self.rate) <= 0:
+            raise ValueError(f"speech.rate must be positive words per minute: {self.rate!r}")
+        unknown = set(self.announce) - set(SPEAKABLE_EVENTS)
+        if unknown:
+            raise ValueError(
+                f"speech.announce: unknown event type {sorted(unknown)[0]!r}"
+                f" (known: {', '.join(SPEAKABLE_EVENTS)})"
+            )
+        bad_sides = set(self.sides) - {"white", "black"}
+        if bad_sides:
+            raise ValueError(
+                f"speech.sides: only 'white' and 'black', not {sorted(bad_sides)[0]!r}"
+            )
+
+    def player_command(self, wav_file: str) -> list[str]:
+        """The player's argv for one file ("{device_option}" vanishes without a device)."""
+        argv: list[str] = []
+        for part in self.player:
+            if part == "{device_option}":
+                if self.device:
+                    argv += ["-D", self.device]
+                continue
+            argv.append(part.replace("{device}", self.device).replace("{file}", wav_file))
+        return argv

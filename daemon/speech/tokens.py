@@ -1,0 +1,92 @@
+"""A move as tokens: what is said, before any language chooses the words.
+
+Short form follows SAN order and SAN's own disambiguation (python-chess decides
+it, so the spoken move names exactly the piece the written notation names); long
+form names the from and the to square. Castling is one token, as the Laws count
+it as one king move (3.8), also in Chess960.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+import chess
+
+TokenKind = Literal[
+    "piece",  # value: FEN letter, upper case ("N", "P")
+    "from_file",  # value: "g" (SAN disambiguation by file; a pawn capture's file)
+    "from_rank",  # value: "1"
+    "from_square",  # value: "g1" (long form, or SAN's full disambiguation)
+    "capture",
+    "square",  # value: the to-square, "f3"
+    "en_passant",
+    "promotion",  # value: FEN letter of the promoted piece
+    "castle_short",
+    "castle_long",
+    "check",
+    "mate",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: TokenKind
+    value: str = ""
+
+
+_SAN = re.compile(
+    r"^(?P<piece>[KQRBN])?(?P<file>[a-h])?(?P<rank>[1-8])?(?P<capture>x)?"
+    r"(?P<square>[a-h][1-8])(?:=(?P<promotion>[QRBN]))?"
+)
+
+
+def move_tokens(board_before: chess.Board, move: chess.Move, form: str = "short") -> list[Token]:
+    """The tokens of ``move`` played in ``board_before`` (which is not changed).
+
+    ``form``: "short" (SAN order: "Springer Felix drei") or "long" (from and to
+    square: "Springer Gustav eins Felix drei"). Raises ValueError for a move that
+    is not legal in the position: a phrase for a move that was not played must
+    never be spoken.
+    """
+    if form not in ("short", "long"):
+        raise ValueError(f"form must be 'short' or 'long', not {form!r}")
+    if not board_before.is_legal(move):
+        raise ValueError(f"{move.uci()} is not legal in {board_before.fen()}")
+    san = board_before.san(move)
+    after = board_before.copy(stack=False)
+    after.push(move)
+    tokens: list[Token] = []
+    if board_before.is_castling(move):
+        side = "castle_short" if board_before.is_kingside_castling(move) else "castle_long"
+        tokens.append(Token(side))
+    else:
+        match = _SAN.match(san)
+        if match is None:  # pragma: no cover - python-chess SAN always matches
+            raise ValueError(f"unexpected SAN {san!r}")
+        piece = board_before.piece_at(move.from_square)
+        assert piece is not None  # a legal move has a piece on its from-square
+        letter = piece.symbol().upper()
+        tokens.append(Token("piece", letter))
+        capture = board_before.is_capture(move)
+        if form == "long":
+            tokens.append(Token("from_square", chess.square_name(move.from_square)))
+        elif match["file"] and match["rank"]:
+            tokens.append(Token("from_square", match["file"] + match["rank"]))
+        elif match["file"]:
+            tokens.append(Token("from_file", match["file"]))
+        elif match["rank"]:
+            tokens.append(Token("from_rank", match["rank"]))
+        if capture:
+            tokens.append(Token("capture"))
+        tokens.append(Token("square", chess.square_name(move.to_square)))
+        if board_before.is_en_passant(move):
+            tokens.append(Token("en_passant"))
+        if move.promotion:
+            tokens.append(Token("promotion", chess.piece_symbol(move.promotion).upper()))
+    if after.is_checkmate():
+        tokens.append(Token("mate"))
+    elif after.is_check():
+        tokens.append(Token("check"))
+    return tokens

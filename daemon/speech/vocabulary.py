@@ -1,0 +1,299 @@
+"""The words of one language, read from a YAML file, checked before the first game.
+
+A vocabulary is everything the announcer says, so a user adds a language with one
+YAML file and no code. A file that lacks a key or has a wrong one is refused at
+load time with the file and the key named: discovering it at the first illegal
+move, in the middle of a game, would leave a blind player without the one
+announcement that mattered.
+
+The written words keep the official spellings (Appendix E: "fuenf", "Laeufer",
+"Koenig", "Cesar"); ``pronunciation`` maps a written word to what the voice must be
+given to say it right ("fünf", "Läufer", "König", "Zäsar"). It is applied to whole
+words only, so it can safely run over any text the announcer builds.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from daemon.resources import vocabularies_dir
+
+#: The vocabulary used when the configuration names none: FIDE Appendix E.
+DEFAULT_VOCABULARY = "appendix-e"
+
+PIECE_NAMES = ("king", "queen", "rook", "bishop", "knight", "pawn")
+PIECE_LETTERS = {"king": "K", "queen": "Q", "rook": "R", "bishop": "B", "knight": "N", "pawn": "P"}
+
+#: words: key -> whether it may be empty ("" = say nothing).
+WORDS: dict[str, bool] = {
+    "capture": False,
+    "check": False,
+    "mate": False,
+    "en_passant": False,
+    "castle_short": False,
+    "castle_long": False,
+    "promotion": True,  # said before the promoted piece; Appendix E says nothing
+    "list_separator": False,  # between squares or pieces in a list
+}
+
+#: messages: key -> the placeholders its template may use.
+MESSAGES: dict[str, frozenset[str]] = {
+    key: frozenset(fields)
+    for key, fields in {
+        "move_correction": ("move",),
+        "fix_put_back": ("piece", "square"),
+        "fix_put": ("piece", "square"),
+        "fix_clear": ("square",),
+        "piece_of_colour": ("piece", "colour"),
+        "illegal_move": ("fix", "side"),
+        "illegal_move_count": ("side", "count"),
+        "touch_move": ("pieces", "side"),
+        "touch_move_count": ("side", "count"),
+        "displaced_pieces": ("fix", "side"),
+        "irregularity": ("fix", "side"),
+        "penalty_consequence": ("consequence",),
+        "position_restored": (),
+        "takeback": (),
+        "game_start": (),
+        "game_resumed": (),
+        "game_end": ("result", "reason"),
+        "result_white_wins": (),
+        "result_black_wins": (),
+        "result_draw": (),
+        "flag": ("side",),
+        "flag_both": (),
+        "flag_draw": ("side",),
+        "draw_claimable": ("reason",),
+        "penalty": ("side", "seconds"),
+        "connection_lost": (),
+        "connection_back": (),
+        "answer_last": ("move",),
+        "answer_no_move": (),
+        "answer_clock": ("first_side", "first_time", "second_side", "second_time"),
+        "answer_no_clock": (),
+        "answer_move_number": ("number", "side"),
+        "answer_board_side": ("side", "pieces"),
+        "answer_square_empty": ("square",),
+        "answer_square": ("square", "piece"),
+        "answer_piece": ("piece", "squares"),
+        "answer_piece_none": ("piece",),
+        "answer_unknown": ("what",),
+        "time_hms": ("hours", "minutes", "seconds"),
+        "time_ms": ("minutes", "seconds"),
+        "time_s": ("seconds",),
+    }.items()
+}
+
+#: reasons (game end and draw claims): spoken names, each required.
+REASONS = (
+    "checkmate",
+    "stalemate",
+    "insufficient_material",
+    "flag",
+    "flag_draw",
+    "both_flags",
+    "illegal_moves",
+    "arbiter",
+    "threefold_repetition",
+    "fifty_moves",
+)
+
+
+class VocabularyError(ValueError):
+    """A vocabulary file is missing, unreadable or lacks a key; names both."""
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The words of one language. Build with ``load_vocabulary``; see the shipped files."""
+
+    name: str
+    language: str
+    voice: str  # the espeak-ng voice that reads this language ("de", "en", "es")
+    files: tuple[str, ...]  # a..h
+    ranks: tuple[str, ...]  # 1..8
+    pieces: Mapping[str, str]  # FEN letter (upper case) -> singular name
+    pieces_plural: Mapping[str, str]
+    colours: Mapping[str, str]  # "white" / "black" -> name
+    words: Mapping[str, str]
+    messages: Mapping[str, str]
+    reasons: Mapping[str, str]
+    pronunciation: Mapping[str, str] = field(default_factory=dict)
+    source: str = ""
+    _pattern: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+
+    def square(self, square_name: str) -> str:
+        """ "e4" -> "Eva vier": file and rank as two words, never "e4" in one."""
+        return f"{self.files[ord(square_name[0]) - ord('a')]} {self.ranks[int(square_name[1]) - 1]}"
+
+    def piece(self, letter: str) -> str:
+        return self.pieces[letter.upper()]
+
+    def colour(self, side: str | None) -> str:
+        return self.colours.get(side or "", side or "")
+
+    def message(self, key: str, **fields: Any) -> str:
+        text = self.messages[key].format(**fields)
+        return " ".join(text.split())  # an empty field leaves no double space
+
+    def reason(self, reason: str) -> str:
+        return self.reasons.get(reason, reason.replace("_", " "))
+
+    def pronounce(self, written: str) -> str:
+        """The text for the voice: each official spelling replaced, whole words only."""
+        if self._pattern is None:
+            return written
+        return self._pattern.sub(lambda m: self.pronunciation[m.group(0)], written)
+
+
+def shipped_vocabularies_dir() -> Path:
+    """Where the shipped vocabularies are, even before the shipped configuration exists."""
+    try:
+        return vocabularies_dir()
+    except FileNotFoundError:
+        pass
+    for candidate in (
+        Path(__file__).resolve().parent.parent / "_shipped_config" / "vocabularies",
+        Path(__file__).resolve().parent.parent.parent / "config" / "vocabularies",
+    ):
+        if candidate.is_dir():
+            return candidate
+    raise VocabularyError("the shipped vocabularies are missing (config/vocabularies)")
+
+
+def available_vocabularies(directory: Path | None = None) -> list[str]:
+    """Names of the shipped vocabularies (file stems)."""
+    folder = directory or shipped_vocabularies_dir()
+    return sorted(p.stem for p in folder.glob("*.yaml"))
+
+
+def resolve_vocabulary_path(name_or_path: str | Path) -> Path:
+    """A shipped name ("appendix-e", "en") or a path to a user's own YAML file."""
+    candidate = Path(name_or_path).expanduser()
+    if candidate.suffix in (".yaml", ".yml") or candidate.is_file() or "/" in str(name_or_path):
+        return candidate
+    return shipped_vocabularies_dir() / f"{name_or_path}.yaml"
+
+
+def load_vocabulary(name_or_path: str | Path = DEFAULT_VOCABULARY) -> Vocabulary:
+    """Read and check a vocabulary; VocabularyError names the file and the bad key."""
+    path = resolve_vocabulary_path(name_or_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        known = ", ".join(available_vocabularies()) if path.parent.is_dir() else "none"
+        raise VocabularyError(
+            f"vocabulary {name_or_path!r}: no file {path} (shipped: {known})"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VocabularyError(f"vocabulary file {path}: cannot be read: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise VocabularyError(f"vocabulary file {path}: not valid YAML: {exc}") from None
+    return parse_vocabulary(data, source=str(path))
+
+
+def parse_vocabulary(data: Any, source: str = "<vocabulary>") -> Vocabulary:
+    """Check a parsed YAML document key by key; the first problem is the message."""
+    where = f"vocabulary file {source}"
+    if not isinstance(data, dict):
+        raise VocabularyError(f"{where}: the top level must be a mapping of keys")
+
+    def text(value: Any, key: str, *, may_be_empty: bool = False) -> str:
+        if value is None and may_be_empty:
+            return ""
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise VocabularyError(f"{where}: key '{key}' must be a text, got {value!r}")
+        value = str(value).strip()
+        if not value and not may_be_empty:
+            raise VocabularyError(f"{where}: key '{key}' must not be empty")
+        return value
+
+    def section(key: str) -> dict[str, Any]:
+        if key not in data:
+            raise VocabularyError(f"{where}: missing key '{key}'")
+        value = data[key]
+        if not isinstance(value, dict):
+            raise VocabularyError(f"{where}: key '{key}' must be a mapping")
+        return value
+
+    def required(mapping: dict[str, Any], parent: str, key: str, **kw: bool) -> str:
+        if key not in mapping:
+            raise VocabularyError(f"{where}: missing key '{parent}.{key}'")
+        return text(mapping[key], f"{parent}.{key}", **kw)
+
+    def eight(key: str) -> tuple[str, ...]:
+        if key not in data:
+            raise VocabularyError(f"{where}: missing key '{key}'")
+        value = data[key]
+        if not isinstance(value, list) or len(value) != 8:
+            raise VocabularyError(f"{where}: key '{key}' must be a list of 8 words")
+        return tuple(text(item, f"{key}[{i}]") for i, item in enumerate(value))
+
+    for key in ("name", "language", "voice"):
+        if key not in data:
+            raise VocabularyError(f"{where}: missing key '{key}'")
+    pieces_section = section("pieces")
+    plural_section = section("pieces_plural")
+    colours_section = section("colours")
+    words_section = section("words")
+    messages_section = section("messages")
+    reasons_section = section("reasons")
+
+    messages: dict[str, str] = {}
+    for key, allowed in MESSAGES.items():
+        template = required(messages_section, "messages", key, may_be_empty=not allowed)
+        try:
+            names = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+        except ValueError as exc:
+            raise VocabularyError(f"{where}: key 'messages.{key}': bad template: {exc}") from None
+        unknown = names - allowed
+        if unknown:
+            hint = ", ".join(f"{{{n}}}" for n in sorted(allowed)) or "none"
+            raise VocabularyError(
+                f"{where}: key 'messages.{key}' uses {{{sorted(unknown)[0]}}};"
+                f" allowed placeholders: {hint}"
+            )
+        messages[key] = template
+
+    pronunciation_section = data.get("pronunciation") or {}
+    if not isinstance(pronunciation_section, dict):
+        raise VocabularyError(f"{where}: key 'pronunciation' must be a mapping")
+    pronunciation = {
+        text(k, "pronunciation"): text(v, f"pronunciation.{k}")
+        for k, v in pronunciation_section.items()
+    }
+    pattern = None
+    if pronunciation:
+        alternatives = "|".join(re.escape(k) for k in sorted(pronunciation, key=len, reverse=True))
+        pattern = re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
+
+    return Vocabulary(
+        name=text(data["name"], "name"),
+        language=text(data["language"], "language"),
+        voice=text(data["voice"], "voice"),
+        files=eight("files"),
+        ranks=eight("ranks"),
+        pieces={PIECE_LETTERS[n]: required(pieces_section, "pieces", n) for n in PIECE_NAMES},
+        pieces_plural={
+            PIECE_LETTERS[n]: required(plural_section, "pieces_plural", n) for n in PIECE_NAMES
+        },
+        colours={c: required(colours_section, "colours", c) for c in ("white", "black")},
+        words={
+            key: required(words_section, "words", key, may_be_empty=empty)
+            for key, empty in WORDS.items()
+        },
+        messages=messages,
+        reasons={r: required(reasons_section, "reasons", r) for r in REASONS},
+        pronunciation=pronunciation,
+        source=source,
+        _pattern=pattern,
+    )
