@@ -1,0 +1,398 @@
+"""The hub: one place the feed enters, many viewers it leaves by.
+
+The daemon calls ``publish`` for every feed event. The hub numbers it (the
+sequence number is the SSE event id), folds it into that board's
+``GameRecord``, keeps it in a bounded history for viewers that resume, and
+offers it to every subscriber's bounded queue. Offering never waits: a viewer
+whose queue is full is dropped on the spot (it reconnects and resumes with
+``Last-Event-ID``), so a thousand viewers or one stalled phone cannot slow the
+rules core. Listeners (the MQTT publisher) are called synchronously and must
+not block either.
+
+Messages are serialised once per event, not once per viewer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from daemon.broadcast.settings import BoardSettings, BroadcastSettings
+from daemon.gamerecord import GameHeaders, GameRecord, today_pgn_date
+
+log = logging.getLogger(__name__)
+
+BOARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+
+_FIGURINES = str.maketrans({"K": "♔", "Q": "♕", "R": "♖", "B": "♗", "N": "♘"})
+
+
+def figurine(san: str) -> str:
+    """SAN with figurines for the pieces (``Nf3`` -> ``♘f3``), as printed
+    scoresheets and demonstration boards show it; promotions too (``e8=♕``)."""
+    return san.translate(_FIGURINES)
+
+
+@dataclass(slots=True)
+class Message:
+    """One message for viewers, already serialised."""
+
+    kind: str  # "event", "snapshot", "status"
+    data: str  # JSON
+    seq: int | None = None  # the SSE id, for feed events only
+    board: str | None = None
+
+
+@dataclass(slots=True)
+class BoardStatus:
+    connected: bool | None = None
+    battery: float | None = None  # percent, when the board reports it
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"connected": self.connected, "battery": self.battery, "detail": self.detail}
+
+
+@dataclass(slots=True)
+class BoardFeed:
+    """One board as the hub keeps it."""
+
+    settings: BoardSettings
+    record: GameRecord
+    status: BoardStatus = field(default_factory=BoardStatus)
+    seq: int = 0  # the last feed event of this board
+
+
+class Subscriber:
+    """One viewer's bounded queue; ``dropped`` once it fell too far behind."""
+
+    def __init__(self, boards: frozenset[str] | None, with_state: bool, limit: int) -> None:
+        self.boards = boards
+        self.with_state = with_state
+        self.limit = max(1, limit)
+        self.queue: deque[Message] = deque()
+        self.dropped = False
+        self.closed = False
+        self._wakeup = asyncio.Event()
+        self.on_drop: Callable[[], None] | None = None
+
+    def wants(self, board: str | None) -> bool:
+        return board is None or self.boards is None or board in self.boards
+
+    def offer(self, message: Message) -> bool:
+        """Queue without waiting; False (and dropped) when the viewer is too far behind."""
+        if self.dropped or self.closed:
+            return False
+        if len(self.queue) >= self.limit:
+            self.drop()
+            return False
+        self.queue.append(message)
+        self._wakeup.set()
+        return True
+
+    def drop(self) -> None:
+        if self.dropped:
+            return
+        self.dropped = True
+        self.queue.clear()
+        self._wakeup.set()
+        if self.on_drop is not None:
+            try:
+                self.on_drop()
+            except Exception:
+                log.debug("closing a dropped viewer failed", exc_info=True)
+
+    async def get(self, timeout: float) -> Message | None:
+        """The next message, or None after ``timeout`` seconds of silence or a drop."""
+        if not self.queue and not self.dropped:
+            self._wakeup.clear()
+            try:
+                await asyncio.wait_for(self._wakeup.wait(), timeout)
+            except TimeoutError:
+                return None
+        if self.dropped or not self.queue:
+            return None
+        return self.queue.popleft()
+
+
+Listener = Callable[[str, int, dict[str, Any], dict[str, Any]], None]
+#   (board id, seq, event dict, page state) -> None; must not block
+
+
+class Hub:
+    """Fans the event feed out to viewers; also the read side of the web app."""
+
+    def __init__(self, settings: BroadcastSettings | None = None, *, start_seq: int = 0) -> None:
+        self.settings = settings or BroadcastSettings()
+        self.seq = start_seq
+        self.boards: dict[str, BoardFeed] = {}
+        self.history: deque[tuple[int, str, dict[str, Any], str]] = deque(
+            maxlen=max(1, self.settings.history)
+        )
+        self.subscribers: set[Subscriber] = set()
+        self.listeners: list[Listener] = []
+        self.dropped_viewers = 0
+        self.on_board_added: list[Callable[[str], None]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        for board in self.settings.boards:
+            self.add_board(board)
+
+    # -- boards ---------------------------------------------------------------
+
+    def _headers_for(self, board: BoardSettings) -> GameHeaders:
+        return GameHeaders(
+            event=self.settings.event,
+            site=self.settings.site,
+            date=self.settings.date or today_pgn_date(),
+            round=board.round or self.settings.round,
+            white=board.white,
+            black=board.black,
+            extra={"Board": board.id},
+        )
+
+    def add_board(self, board: BoardSettings) -> BoardFeed:
+        if not BOARD_ID.match(board.id):
+            raise ValueError(
+                f"board id {board.id!r}: use 1-32 letters, digits, '-' or '_' "
+                "(it appears in URLs and MQTT topics)"
+            )
+        if board.id in self.boards:
+            return self.boards[board.id]
+        feed = BoardFeed(settings=board, record=GameRecord(self._headers_for(board)))
+        self.boards[board.id] = feed
+        for callback in list(self.on_board_added):
+            callback(board.id)
+        return feed
+
+    def ensure_board(self, board_id: str) -> BoardFeed:
+        """The board, created with default settings when a relay first hears of it."""
+        if board_id in self.boards:
+            return self.boards[board_id]
+        return self.add_board(BoardSettings(id=board_id))
+
+    def set_players(self, board_id: str, *, white: str | None = None, black: str | None = None,
+                    round: str | None = None) -> None:  # fmt: skip
+        """New names for a board (the next game's pairing)."""
+        feed = self.boards[board_id]
+        if white is not None:
+            feed.settings.white = feed.record.headers.white = white
+        if black is not None:
+            feed.settings.black = feed.record.headers.black = black
+        if round is not None:
+            feed.settings.round = feed.record.headers.round = round
+
+    def orientation(self, board_id: str) -> str:
+        board = self.boards[board_id].settings
+        return board.orientation or self.settings.orientation
+
+    # -- the write side: called by the daemon ------------------------------------
+
+    def bind_loop(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Remember the event loop the viewers live on (``start`` does this)."""
+        self._loop = loop or asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+
+    def _call(self, func: Callable[..., None], *args: Any) -> None:
+        loop = self._loop
+        if loop is not None and threading.get_ident() != self._loop_thread:
+            if loop.is_closed():
+                return
+            loop.call_soon_threadsafe(func, *args)
+        else:
+            func(*args)
+
+    def publish(self, board_id: str, event: dict[str, Any], *, seq: int | None = None) -> None:
+        """One feed event of one board; returns at once, whatever the viewers do.
+
+        Safe from any thread (a relay's MQTT thread): it then runs on the loop.
+        ``seq`` is for relays that keep the origin's numbering.
+        """
+        self._call(self._publish_now, board_id, event, seq)
+
+    def _publish_now(self, board_id: str, event: dict[str, Any], seq: int | None) -> None:
+        feed = self.ensure_board(board_id)
+        self.seq = seq if seq is not None and seq > self.seq else self.seq + 1
+        feed.seq = self.seq
+        feed.record.apply(event)
+        if event.get("type") == "connection" and event.get("state") in ("connected", "lost"):
+            feed.status.connected = event["state"] == "connected"
+        lean = json.dumps(
+            {"kind": "event", "seq": self.seq, "board": board_id, "event": event},
+            separators=(",", ":"),
+        )
+        self.history.append((self.seq, board_id, event, lean))
+        page_state: dict[str, Any] | None = None
+        full: str | None = None
+        for subscriber in list(self.subscribers):
+            if not subscriber.wants(board_id):
+                continue
+            if subscriber.with_state:
+                if full is None:
+                    page_state = self.page_state(board_id)
+                    full = json.dumps(
+                        {
+                            "kind": "event",
+                            "seq": self.seq,
+                            "board": board_id,
+                            "event": event,
+                            "state": page_state,
+                        },
+                        separators=(",", ":"),
+                    )
+                message = Message("event", full, self.seq, board_id)
+            else:
+                message = Message("event", lean, self.seq, board_id)
+            if not subscriber.offer(message):
+                self._forget(subscriber)
+        if self.listeners:
+            page_state = page_state or self.page_state(board_id)
+            for listener in list(self.listeners):
+                try:
+                    listener(board_id, self.seq, event, page_state)
+                except Exception:
+                    log.exception("a feed listener failed; the feed goes on")
+
+    def set_status(
+        self,
+        board_id: str,
+        *,
+        connected: bool | None = None,
+        battery: float | None = None,
+        detail: str | None = None,
+    ) -> None:
+        """The board link's state and battery, for the page and ``/state.json``."""
+        self._call(self._set_status_now, board_id, connected, battery, detail)
+
+    def _set_status_now(
+        self, board_id: str, connected: bool | None, battery: float | None, detail: str | None
+    ) -> None:
+        feed = self.ensure_board(board_id)
+        if connected is not None:
+            feed.status.connected = connected
+        if battery is not None:
+            feed.status.battery = battery
+        if detail is not None:
+            feed.status.detail = detail
+        data = json.dumps(
+            {"kind": "status", "board": board_id, "status": feed.status.to_dict()},
+            separators=(",", ":"),
+        )
+        for subscriber in list(self.subscribers):
+            if subscriber.wants(board_id) and not subscriber.offer(
+                Message("status", data, None, board_id)
+            ):
+                self._forget(subscriber)
+        for listener in list(self.listeners):
+            try:
+                listener(board_id, feed.seq, {"type": "_status"}, self.page_state(board_id))
+            except Exception:
+                log.exception("a feed listener failed; the feed goes on")
+
+    def load_state(self, board_id: str, state: dict[str, Any], seq: int = 0) -> None:
+        """Start a board from a whole state (a relay hearing a retained state)."""
+        self._call(self._load_state_now, board_id, state, seq)
+
+    def _load_state_now(self, board_id: str, state: dict[str, Any], seq: int) -> None:
+        feed = self.ensure_board(board_id)
+        headers = feed.record.headers
+        feed.record = GameRecord.from_state(state)
+        if headers.white != "?" and feed.record.headers.white == "?":
+            feed.record.headers = headers
+        status = state.get("status") or {}
+        feed.status.connected = status.get("connected")
+        feed.status.battery = status.get("battery")
+        feed.seq = seq
+        self.seq = max(self.seq, seq)
+        self._broadcast_snapshot()
+
+    def _broadcast_snapshot(self) -> None:
+        for subscriber in list(self.subscribers):
+            if not subscriber.offer(self.snapshot(subscriber.boards)):
+                self._forget(subscriber)
+
+    # -- the read side: viewers ---------------------------------------------------
+
+    def subscribe(
+        self,
+        boards: Iterable[str] | None = None,
+        *,
+        with_state: bool = False,
+        last_seq: int | None = None,
+    ) -> Subscriber:
+        """A new viewer. With ``last_seq`` it first gets what it missed, if the
+        history still holds it, else (and without ``last_seq``) a snapshot."""
+        subscriber = Subscriber(
+            frozenset(boards) if boards is not None else None,
+            with_state,
+            self.settings.client_queue,
+        )
+        backlog = self.since(last_seq) if last_seq is not None else None
+        if backlog is None or with_state:
+            subscriber.queue.append(self.snapshot(subscriber.boards))
+        else:
+            for seq, board_id, _event, lean in backlog:
+                if subscriber.wants(board_id):
+                    subscriber.queue.append(Message("event", lean, seq, board_id))
+        self.subscribers.add(subscriber)
+        return subscriber
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        subscriber.closed = True
+        self.subscribers.discard(subscriber)
+
+    def _forget(self, subscriber: Subscriber) -> None:
+        if subscriber in self.subscribers:
+            self.subscribers.discard(subscriber)
+            self.dropped_viewers += 1
+            log.info("dropped a viewer that fell %d messages behind", subscriber.limit)
+
+    def since(self, last_seq: int) -> list[tuple[int, str, dict[str, Any], str]] | None:
+        """Feed entries after ``last_seq``; None when the history cannot tell
+        (too old, or from before a restart that reset the numbering)."""
+        if last_seq > self.seq:
+            return None
+        if last_seq == self.seq:
+            return []
+        if not self.history or self.history[0][0] > last_seq + 1:
+            return None
+        return [entry for entry in self.history if entry[0] > last_seq]
+
+    def page_state(self, board_id: str) -> dict[str, Any]:
+        """``state()`` of the board plus what a display adds: figurines, names,
+        orientation, link status and the sequence number."""
+        feed = self.boards[board_id]
+        state = feed.record.state()
+        for move in state["moves"]:
+            move["figurine"] = figurine(move["san"])
+        if state["last_move"]:
+            state["last_move"]["figurine"] = figurine(state["last_move"]["san"])
+        state["board"] = board_id
+        state["label"] = feed.settings.label or f"Board {board_id}"
+        state["orientation"] = self.orientation(board_id)
+        state["status"] = feed.status.to_dict()
+        state["seq"] = feed.seq
+        return state
+
+    def snapshot(self, boards: frozenset[str] | None = None) -> Message:
+        chosen = [b for b in self.boards if boards is None or b in boards]
+        data = json.dumps(
+            {
+                "kind": "snapshot",
+                "seq": self.seq,
+                "boards": {b: self.page_state(b) for b in chosen},
+            },
+            separators=(",", ":"),
+        )
+        return Message("snapshot", data, None, None)
+
+    def pgn(self, boards: Iterable[str] | None = None) -> str:
+        chosen = list(boards) if boards is not None else list(self.boards)
+        return "\n".join(self.boards[b].record.pgn() for b in chosen if b in self.boards)

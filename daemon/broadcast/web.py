@@ -1,0 +1,304 @@
+"""The web app: the live page, the feed (SSE, WebSocket), PGN, state, controls.
+
+Read-only unless a token is configured. Every route is fixed (no file is served
+from disk, so there is no path to traverse); board ids are looked up in the
+hub, never used as paths; request bodies are capped (``client_max_size``).
+The same app serves the daemon's own boards and a relay's boards from MQTT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import chess
+import chess.svg
+from aiohttp import WSMsgType, web
+
+from daemon.broadcast.controls import ACTIONS, ControlError, build_request, token_ok
+from daemon.broadcast.hub import Hub, Message, Subscriber
+from daemon.broadcast.page import PAGE
+from drivers.sensors import Request
+
+log = logging.getLogger(__name__)
+
+RequestCallback = Callable[[str, Request], Awaitable[Any] | Any]
+
+HUB_KEY: web.AppKey[Hub] = web.AppKey("hub", Hub)
+ON_REQUEST_KEY: web.AppKey[Any] = web.AppKey("on_request", object)
+NOW_KEY: web.AppKey[Any] = web.AppKey("now", object)
+
+IRREGULAR_FILL = "#e0303080"
+PGN_TYPE = "application/x-chess-pgn"
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+def _boards_param(request: web.Request, hub: Hub) -> list[str] | web.Response:
+    """The boards a request asks for (``?board=1,2``); all without the parameter."""
+    raw = request.query.get("board")
+    if not raw:
+        return list(hub.boards)
+    ids = [part for part in raw.split(",") if part]
+    unknown = [b for b in ids if b not in hub.boards]
+    if unknown:
+        return _error(404, f"no board {unknown[0]!r}; boards: {', '.join(hub.boards) or 'none'}")
+    return ids
+
+
+def _one_board(request: web.Request, hub: Hub) -> str | web.Response:
+    raw = request.query.get("board")
+    if raw is None:
+        if len(hub.boards) == 1:
+            return next(iter(hub.boards))
+        return _error(400, f"say which board: ?board=<id> ({', '.join(hub.boards)})")
+    if raw not in hub.boards:
+        return _error(404, f"no board {raw!r}; boards: {', '.join(hub.boards) or 'none'}")
+    return raw
+
+
+def _last_seq(request: web.Request) -> int | None:
+    raw = request.headers.get("Last-Event-ID") or request.query.get("since")
+    if raw is None or raw == "":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        return None  # a foreign id: treated as a fresh viewer (snapshot)
+
+
+async def page(request: web.Request) -> web.Response:
+    return web.Response(text=PAGE, content_type="text/html", headers={"Cache-Control": "no-cache"})
+
+
+async def board_svg(request: web.Request) -> web.Response:
+    hub = request.app[HUB_KEY]
+    board_id = _one_board(request, hub)
+    if isinstance(board_id, web.Response):
+        return board_id
+    feed = hub.boards[board_id]
+    board = feed.record.board()
+    last = feed.record.last_move
+    lastmove = None
+    if last is not None:
+        with contextlib.suppress(ValueError):
+            lastmove = chess.Move.from_uci(last.uci)
+    check = board.king(board.turn) if board.is_check() else None
+    fill: dict[int, str] = {}
+    if feed.record.irregularity:
+        for name in feed.record.irregularity.get("squares") or []:
+            with contextlib.suppress(ValueError):
+                fill[chess.parse_square(str(name))] = IRREGULAR_FILL
+    size = None
+    with contextlib.suppress(ValueError):
+        size = max(120, min(2000, int(request.query.get("size", "0")))) or None
+    svg = chess.svg.board(
+        board,
+        orientation=hub.orientation(board_id) != "black",
+        lastmove=lastmove,
+        check=check,
+        fill=fill,
+        size=size,
+    )
+    return web.Response(
+        text=svg, content_type="image/svg+xml", headers={"Cache-Control": "no-cache"}
+    )
+
+
+async def game_pgn(request: web.Request) -> web.Response:
+    hub = request.app[HUB_KEY]
+    boards = _boards_param(request, hub)
+    if isinstance(boards, web.Response):
+        return boards
+    return web.Response(
+        text=hub.pgn(boards),
+        content_type=PGN_TYPE,
+        charset="utf-8",
+        headers={"Cache-Control": "no-cache"},
+    )
+
+
+async def state_json(request: web.Request) -> web.Response:
+    hub = request.app[HUB_KEY]
+    boards = _boards_param(request, hub)
+    if isinstance(boards, web.Response):
+        return boards
+    return web.json_response(
+        {"seq": hub.seq, "boards": {b: hub.page_state(b) for b in boards}},
+        headers={"Cache-Control": "no-cache"},
+    )
+
+
+def _sse_frame(message: Message) -> bytes:
+    head = f"id: {message.seq}\n" if message.seq is not None else ""
+    return f"{head}data: {message.data}\n\n".encode()
+
+
+def _closer(request: web.Request) -> Callable[[], None]:
+    """Closes a viewer's connection when the hub drops it, even mid-write."""
+
+    def close() -> None:
+        transport = request.transport
+        if transport is not None:
+            transport.abort()
+
+    return close
+
+
+async def events_sse(request: web.Request) -> web.StreamResponse:
+    hub = request.app[HUB_KEY]
+    boards = _boards_param(request, hub) if "board" in request.query else None
+    if isinstance(boards, web.Response):
+        return boards
+    with_state = request.query.get("state") in ("1", "true", "yes")
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",
+        }
+    )
+    await response.prepare(request)
+    subscriber = hub.subscribe(boards, with_state=with_state, last_seq=_last_seq(request))
+    subscriber.on_drop = _closer(request)
+    settings = hub.settings
+    ping = b"event: ping\ndata: {}\n\n" if with_state else b": keep-alive\n\n"
+    try:
+        await response.write(b"retry: 1000\n\n")
+        while not subscriber.dropped:
+            message = await subscriber.get(settings.keepalive)
+            if subscriber.dropped:
+                break
+            frame = ping if message is None else _sse_frame(message)
+            await asyncio.wait_for(response.write(frame), settings.write_timeout)
+    except (ConnectionError, TimeoutError, RuntimeError):
+        log.debug("an SSE viewer went away")
+    finally:
+        hub.unsubscribe(subscriber)
+    return response
+
+
+async def events_ws(request: web.Request) -> web.StreamResponse:
+    hub = request.app[HUB_KEY]
+    boards = _boards_param(request, hub) if "board" in request.query else None
+    if isinstance(boards, web.Response):
+        return boards
+    ws = web.WebSocketResponse(heartbeat=hub.settings.keepalive, max_msg_size=4096)
+    await ws.prepare(request)
+    subscriber = hub.subscribe(
+        boards,
+        with_state=request.query.get("state") in ("1", "true", "yes"),
+        last_seq=_last_seq(request),
+    )
+    subscriber.on_drop = _closer(request)
+
+    async def reader() -> None:
+        # Read-only feed: incoming messages are ignored, but reading notices a close.
+        async for msg in ws:
+            if msg.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
+                break
+        subscriber.closed = True
+        subscriber.drop()
+
+    reading = asyncio.create_task(reader())
+    try:
+        while not subscriber.dropped:
+            message = await subscriber.get(hub.settings.keepalive)
+            if subscriber.dropped or ws.closed:
+                break
+            if message is None:
+                continue  # the heartbeat keeps the socket alive
+            await asyncio.wait_for(ws.send_str(message.data), hub.settings.write_timeout)
+    except (ConnectionError, TimeoutError, RuntimeError):
+        subscriber.drop()
+    finally:
+        hub.unsubscribe(subscriber)
+        reading.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await reading
+        if not ws.closed:
+            with contextlib.suppress(Exception):
+                await ws.close()
+    return ws
+
+
+def _offered_token(request: web.Request) -> str | None:
+    auth = request.headers.get("Authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return request.headers.get("X-DGT-Token")
+
+
+async def control(request: web.Request) -> web.Response:
+    hub = request.app[HUB_KEY]
+    action = request.match_info.get("action", "say")
+    if not hub.settings.token:
+        return _error(
+            403,
+            "the arbiter's controls are disabled: set broadcast.token in the configuration",
+        )
+    if not token_ok(hub.settings.token, _offered_token(request)):
+        return _error(403, "wrong or missing token (send 'Authorization: Bearer <token>')")
+    if action not in ACTIONS:
+        return _error(404, f"unknown action {action!r}; known: {', '.join(ACTIONS)}")
+    board_id = _one_board(request, hub)
+    if isinstance(board_id, web.Response):
+        return board_id
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        return _error(413, f"request body too large (limit {hub.settings.max_body} bytes)")
+    try:
+        args = json.loads(raw) if raw.strip() else {}
+    except (ValueError, UnicodeDecodeError):
+        return _error(400, "the body must be JSON (an object of arguments)")
+    try:
+        sensor_request = build_request(action, args, float(request.app[NOW_KEY]()))
+    except ControlError as exc:
+        return _error(400, str(exc))
+    on_request = request.app[ON_REQUEST_KEY]
+    if on_request is None:
+        return _error(503, "no rules core is listening for requests")
+    try:
+        outcome = on_request(board_id, sensor_request)
+        if inspect.isawaitable(outcome):
+            await outcome
+    except Exception as exc:
+        log.exception("the request callback failed")
+        return _error(500, f"the daemon could not take the request: {exc}")
+    return web.json_response(
+        {"accepted": True, "board": board_id, "action": action, "args": sensor_request.args},
+        status=202,
+    )
+
+
+def build_app(
+    hub: Hub,
+    on_request: RequestCallback | None = None,
+    now: Callable[[], float] | None = None,
+) -> web.Application:
+    """The aiohttp application over a hub (the daemon's, or a relay's)."""
+    app = web.Application(client_max_size=max(1024, hub.settings.max_body))
+    app[HUB_KEY] = hub
+    app[ON_REQUEST_KEY] = on_request
+    loop_time = asyncio.get_running_loop().time if now is None else None
+    app[NOW_KEY] = now or loop_time
+    app.router.add_get("/", page)
+    app.router.add_get("/board.svg", board_svg)
+    app.router.add_get("/game.pgn", game_pgn)
+    app.router.add_get("/state.json", state_json)
+    app.router.add_get("/events", events_sse)
+    app.router.add_get("/ws", events_ws)
+    app.router.add_post("/control/{action}", control)
+    app.router.add_post("/say", control)
+    return app
+
+
+__all__ = ["HUB_KEY", "Subscriber", "build_app"]
