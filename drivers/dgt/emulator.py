@@ -402,8 +402,11 @@ class BoardEmulator:
             self._advance_clock()
             self.clock.left = p[0] * 3600 + p[1] * 60 + p[2]
             self.clock.right = p[3] * 3600 + p[4] * 60 + p[5]
-            self.clock.left_counts = bool(p[6] & 0x01)
-            self.clock.right_counts = bool(p[6] & 0x02)
+            # Peers send 0x01 "left runs", 0x02 "right runs", 0x04 paused; after
+            # that both sides count as the lever is pressed (mode 23 play).
+            if p[6] & 0x03 in (0x01, 0x02):
+                self.clock.left_to_move = bool(p[6] & 0x01)
+            self.clock.left_counts = self.clock.right_counts = True
             self.clock.running = not p[6] & 0x04
             self.clock.toggle = bool(p[6] & 0x08)
             self.clock.left_flag = self.clock.right_flag = False
