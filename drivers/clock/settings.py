@@ -59,7 +59,7 @@ class UsbReportLayout:
     the DGT clocks), ``u16le``/``u16be`` (seconds), ``u32le_ms``/``u32be_ms``
     (milliseconds). ``lever`` is set when the right side's lever is up, so the
     right clock runs; ``running`` (optional) is set while the clock runs at
-    all, otherwise a clock is taken as running whenever a time changes.
+    all; without it the clock is taken as always running.
     ``left_flag``/``right_flag`` (optional) show a fallen flag.
     """
 
