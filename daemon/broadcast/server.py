@@ -71,11 +71,9 @@ class Broadcaster:
         if not self.settings.enabled:
             return
         app = build_app(self.hub, self.on_request, self.now)
-        self._runner = web.AppRunner(app, access_log=None)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
         await self._runner.setup()
-        site = web.TCPSite(
-            self._runner, self.settings.address, self.settings.port, shutdown_timeout=2.0
-        )
+        site = web.TCPSite(self._runner, self.settings.address, self.settings.port)
         await site.start()
         server = getattr(site, "_server", None)
         sockets = getattr(server, "sockets", None) or []

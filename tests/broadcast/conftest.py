@@ -1,0 +1,51 @@
+"""Fixtures for the broadcast: a real server on a loopback port, an SSE reader."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import pytest
+
+from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings
+from drivers.sensors import Request
+
+
+@dataclass
+class LiveServer:
+    broadcaster: Broadcaster
+    session: aiohttp.ClientSession
+    requests: list[tuple[str, Request]] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.broadcaster.port}"
+
+    def publish(self, events: list[dict[str, Any]], board: str = "1") -> None:
+        for event in events:
+            self.broadcaster.publish(board, event)
+
+
+@pytest.fixture
+async def live() -> AsyncIterator[Callable[..., Any]]:
+    """Start Broadcasters on 127.0.0.1, port 0, settings overridden by kwargs."""
+    servers: list[LiveServer] = []
+
+    async def start(**overrides: Any) -> LiveServer:
+        overrides.setdefault("boards", [BoardSettings(id="1", white="Morphy", black="Duke")])
+        settings = BroadcastSettings(address="127.0.0.1", port=0, **overrides)
+        requests: list[tuple[str, Request]] = []
+        broadcaster = Broadcaster(
+            settings, on_request=lambda board, req: requests.append((board, req))
+        )
+        await broadcaster.start()
+        server = LiveServer(broadcaster, aiohttp.ClientSession(), requests)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        await server.session.close()
+        await server.broadcaster.stop()
