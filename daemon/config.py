@@ -103,10 +103,10 @@ class StorageSettings:
 
 #: Section name -> (module, class) of the parts that own their settings.
 PART_SECTIONS = {
-    "clock": ("drivers.clock", "ClockSettings"),
-    "rules": ("daemon.rules", "RulesSettings"),
-    "speech": ("daemon.speech", "SpeechSettings"),
-    "broadcast": ("daemon.broadcast", "BroadcastSettings"),
+    "clock": ("drivers.clock.settings", "ClockSettings"),
+    "rules": ("daemon.rules.settings", "RulesSettings"),
+    "speech": ("daemon.speech.settings", "SpeechSettings"),
+    "broadcast": ("daemon.broadcast.settings", "BroadcastSettings"),
 }
 
 
@@ -308,13 +308,19 @@ def _field_named_in(message: str, seen: Mapping[str, yaml.Node]) -> str | None:
     return None
 
 
+#: Fields of a part's settings that the daemon derives from another section, so that
+#: one thing is said in one place: the rules core's clock use and button mapping come
+#: from ``clock:`` (``device: none`` means no clock; ``button_actions``).
+DERIVED_FIELDS = {("RulesSettings", "use_clock"), ("RulesSettings", "button_actions")}
+
+
 def settable_fields(cls: type) -> dict[str, dataclasses.Field]:
     """The fields of a settings dataclass that a file can set (not callables, not
-    private, not init=False)."""
+    private, not init=False, not derived from another section)."""
     hints = typing.get_type_hints(cls)
     result = {}
     for f in dataclasses.fields(cls):
-        if not f.init or f.name.startswith("_") or f.name == "source":
+        if not f.init or f.name.startswith("_") or (cls.__name__, f.name) in DERIVED_FIELDS:
             continue
         if _mentions_callable(hints.get(f.name)):
             continue

@@ -2,8 +2,8 @@
 
 A lost move is the worst failure this product has, so the feed is written as it
 happens: one JSON Lines file per game (``<storage>/<YYYYmmdd-HHMMSS>-<nn>.jsonl``,
-UTC), each event a line, flushed at once and fsynced whenever the game changed (a move, a takeback, an
-irregularity, the start and the end). Beside it the game's PGN is rewritten
+UTC), each event a line, flushed at once and fsynced whenever the game changed (a
+move, a takeback, an irregularity, the start and the end). Beside it the game's PGN is rewritten
 atomically (temporary file, fsync, rename), so a reader never sees half a PGN.
 
 After a crash, ``kill -9`` or a power cut the daemon reads the newest journal back
@@ -210,6 +210,11 @@ class Journal:
     def record(self) -> GameRecord | None:
         """The current game as folded from its events (PGN, state)."""
         return self.record_
+
+    @property
+    def game_events(self) -> list[dict[str, Any]]:
+        """Every event of the current game so far (for a display joining late)."""
+        return list(self._events)
 
     @property
     def pgn_path(self) -> Path | None:

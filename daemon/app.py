@@ -1,0 +1,473 @@
+"""The daemon: board link -> rules core -> outputs, in one asyncio process.
+
+Everything runs on one event loop, and nothing on it may wait for anything slow:
+
+- the board link reads the serial port through ``loop.add_reader`` and calls
+  ``_on_sensor`` for each sensor event;
+- the rules core is pure and fast: ``feed`` returns domain events at once, and its
+  timers (settle time) are one ``loop.call_later`` at ``next_deadline()``, no polling;
+- each domain event goes, in order, to the journal (disk first: a lost move is the
+  worst failure), the event feed (stdout or a file), the log, the announcer's queue,
+  the broadcast hub and the clock display; each output only queues work for its own
+  task (speech in a worker, HTTP clients with bounded queues, clock commands one at a
+  time), so a slow speaker, viewer or clock never holds up the next move.
+
+Time: the rules core gets seconds on a monotonic clock. After a restart the clock
+continues from the journal's last time, so a game's journal stays in order. The demo
+runs the whole daemon on a faster clock (``time_scale``): the core's settle time is in
+game seconds, so an accelerated game is decided exactly as one played at speed 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TextIO
+
+from daemon.config import Settings
+from daemon.events import DomainEvent, Notice
+from daemon.gamerecord import GameHeaders, today_pgn_date
+from daemon.journal import Journal, ResumePoint, find_unfinished
+from daemon.notify import Notifier
+from drivers.sensors import ConnectionChange, SensorEvent
+
+log = logging.getLogger("dgt-bridge")
+
+BOARD_ID = "1"
+
+
+class Daemon:
+    """One board's daemon. ``await run()`` until ``stop()`` (or a signal).
+
+    ``port`` overrides ``settings.board.port``; ``events_out`` receives the event feed
+    as JSON lines; ``speech`` False leaves the announcer out (the log still has every
+    move); ``on_event`` is called with each feed dict (the demo watches the game end).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        port: str | None = None,
+        events_out: TextIO | None = None,
+        speech: bool = True,
+        time_scale: float = 1.0,
+        storage_dir: Path | None = None,
+        resume: bool = True,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        notifier: Notifier | None = None,
+    ) -> None:
+        self.settings = settings
+        self.port = port or settings.board.port
+        self.events_out = events_out
+        self.speech_enabled = speech
+        self.time_scale = time_scale
+        self.storage_dir = storage_dir or settings.storage.resolved_directory()
+        self.resume_enabled = resume
+        self.on_event = on_event
+        self.notifier = notifier or Notifier()
+
+        self._t0 = time.monotonic()
+        self._offset = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._stopped = asyncio.Event()
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._clock_frames: asyncio.Queue[bytes] | None = None
+        self.exit_code = 0
+
+        self.headers = _game_headers(settings)
+        self.journal = Journal(self.storage_dir, headers=self.headers, fsync=settings.storage.fsync)
+        self.core = self._make_core()
+        self.clock_interpreter = _make_clock_interpreter(settings)
+        self.clock_writer = _make_clock_writer(settings)
+        self.link: Any = None
+        self.announcer: Any = None
+        self.hub: Any = None
+        self.http_url: str | None = None
+
+    # -- time ---------------------------------------------------------------------------
+
+    def now(self) -> float:
+        """Seconds on the daemon's clock (game seconds when the demo speeds time up)."""
+        return self._offset + (time.monotonic() - self._t0) * self.time_scale
+
+    # -- wiring ---------------------------------------------------------------------------
+
+    def _make_core(self) -> Any:
+        from daemon.rules import RulesCore
+
+        rules = self.settings.rules
+        describer = self._describer()
+        if describer is not None and hasattr(rules, "describe_move"):
+            rules = replace(rules, describe_move=describer)
+        clock = self.settings.clock
+        if hasattr(rules, "use_clock") and getattr(clock, "device", "dgt") == "none":
+            rules = replace(rules, use_clock=False)
+        if hasattr(rules, "button_actions") and getattr(clock, "button_actions", None):
+            actions = {b: a for b, a in clock.button_actions.items() if a != "none"}
+            rules = replace(rules, button_actions=actions)
+        return RulesCore(rules)
+
+    def _describer(self) -> Callable[..., str] | None:
+        """The speech part's Appendix E phrasing for the Move events' ``speech`` field."""
+        try:
+            from daemon.speech.phrases import make_describer
+            from daemon.speech.vocabulary import load_vocabulary
+        except ImportError:
+            return None
+        speech = self.settings.speech
+        vocabulary = load_vocabulary(speech.vocabulary)
+        return make_describer(vocabulary, form=speech.form, say_pawn=speech.say_pawn)
+
+    async def start(self) -> None:
+        """Start every output, resume an unfinished game, then the board link."""
+        loop = asyncio.get_running_loop()
+        if self.resume_enabled:
+            self._resume(find_unfinished(self.storage_dir))
+        if self.speech_enabled:
+            self.announcer = await _start_announcer(self.settings)
+            if self.announcer is not None:
+                self._spawn(self.announcer.run(), "announcer")
+        self.hub, self.http_url = await _start_broadcast(
+            self.settings, self._on_request, self.now
+        )
+        if self.hub is not None:
+            for event in self.journal.game_events:  # a resumed game, for the page
+                self.hub.publish(BOARD_ID, event)
+        from drivers.dgt.link import BoardLink
+
+        port = None if self.port in (None, "", "auto") else self.port
+        self.link = BoardLink(
+            port,
+            self._on_sensor,
+            clock_interpreter=self.clock_interpreter,
+            time_source=self.now,
+        )
+        self._spawn(self.link.run(), "board link")
+        self._clock_frames = asyncio.Queue()
+        self._spawn(self._send_clock_frames(), "clock display")
+        self._spawn(self.notifier.watchdog(), "watchdog")
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self.stop)
+        where = f"board {port or 'auto-detect'}"
+        if self.http_url:
+            where += f", live page {self.http_url}"
+        log.info("dgt-bridge running: %s, games in %s", where, self.storage_dir)
+        self.notifier.ready(f"reading {port or 'auto-detected board'}")
+
+    async def run(self) -> int:
+        await self.start()
+        try:
+            await self._stopped.wait()
+        finally:
+            await self.close()
+        return self.exit_code
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    async def close(self) -> None:
+        self.notifier.stopping()
+        if self._timer is not None:
+            self._timer.cancel()
+        if self.link is not None:
+            self.link.close()
+        if self.announcer is not None and hasattr(self.announcer, "drain"):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.announcer.drain(), 30)
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self.announcer is not None and hasattr(self.announcer, "close"):
+            with contextlib.suppress(Exception):
+                await self.announcer.close()
+        if self.hub is not None:
+            with contextlib.suppress(Exception):
+                await self.hub.stop()
+        self.journal.close()
+        self.notifier.close()
+
+    def _spawn(self, coro: Any, name: str) -> None:
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        task.add_done_callback(self._task_done)
+        self._tasks.append(task)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            log.error("%s stopped: %r", task.get_name(), error, exc_info=error)
+            self.exit_code = 1
+            self.stop()  # systemd restarts us (Restart=on-failure); the journal resumes
+
+    # -- resume -----------------------------------------------------------------------------
+
+    def _resume(self, point: ResumePoint | None) -> None:
+        if point is None:
+            return
+        self._offset = point.last_t + 0.001
+        self.journal.reopen(point)
+        log.info(
+            "resuming the game in %s at move %d: waiting for the board to agree",
+            point.path,
+            point.ply,
+        )
+        events = self.core.resume(
+            self.now(), point.start_fen, point.uci_moves, point.illegal_counts
+        )
+        self._publish(events)
+
+    # -- the core -----------------------------------------------------------------------------
+
+    def submit(self, event: SensorEvent) -> None:
+        """Feed one sensor event (the link, the web controls, the demo's arbiter)."""
+        self._on_sensor(event)
+
+    def _on_sensor(self, event: SensorEvent) -> None:
+        if isinstance(event, ConnectionChange):
+            self._board_status(event)
+        try:
+            events = self.core.feed(event)
+        except Exception:  # a bug in the core must not silence the board
+            log.exception("the rules core failed on %r", event)
+            events = [Notice(t=self.now(), code="internal_error", message="rules core error")]
+        self._publish(events)
+        self._schedule_tick()
+
+    def _on_request(self, board_id: str, request: SensorEvent) -> None:
+        """A web control (arbiter): a Request for this board, at the daemon's time."""
+        if board_id == BOARD_ID:
+            self.submit(replace(request, t=self.now()))
+
+    def _schedule_tick(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        deadline = self.core.next_deadline()
+        if deadline is None:
+            return
+        delay = max(0.0, (deadline - self.now()) / self.time_scale)
+        self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        deadline = self.core.next_deadline()
+        t = self.now()
+        if deadline is not None and t < deadline:
+            t = deadline  # the loop's timer may fire a hair early
+        try:
+            events = self.core.tick(t)
+        except Exception:
+            log.exception("the rules core failed on tick(%s)", t)
+            events = []
+        self._publish(events)
+        self._schedule_tick()
+
+    def _board_status(self, event: ConnectionChange) -> None:
+        if self.hub is not None and hasattr(self.hub, "set_status"):
+            with contextlib.suppress(Exception):
+                self.hub.set_status(BOARD_ID, connected=event.state == "connected")
+
+    # -- outputs -------------------------------------------------------------------------------
+
+    def _publish(self, events: list[DomainEvent]) -> None:
+        for event in events:
+            self._output(event.to_dict())
+
+    def _output(self, event: dict[str, Any]) -> None:
+        notices = self.journal.record_event(event)  # disk first
+        if self.events_out is not None:
+            try:
+                self.events_out.write(json.dumps(event, ensure_ascii=False) + "\n")
+                self.events_out.flush()
+            except (OSError, ValueError) as exc:
+                log.error("event feed output failed: %s", exc)
+                self.events_out = None
+        log.info("%s", describe_event(event))
+        if self.announcer is not None:
+            self.announcer.handle(event)
+        if self.hub is not None:
+            self.hub.publish(BOARD_ID, event)
+        if self.clock_writer is not None and self._clock_frames is not None:
+            self._clock_event(event)
+        if self.on_event is not None:
+            self.on_event(event)
+        for notice in notices:
+            self._output(notice)
+
+    def _clock_event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "game_start" and self.clock_interpreter is not None:
+            with contextlib.suppress(Exception):
+                self.clock_interpreter.new_game()
+        model = getattr(self.clock_interpreter, "model", None)
+        if model:
+            self.clock_writer.model = model
+        for frame in self.clock_writer.frames_for(event):
+            self._clock_frames.put_nowait(frame)
+
+    async def _send_clock_frames(self) -> None:
+        """Clock display commands, one at a time; a failure costs only the display."""
+        assert self._clock_frames is not None
+        while True:
+            frame = await self._clock_frames.get()
+            if self.link is None or not self.link.connected:
+                continue
+            try:
+                await self.link.send_clock_command(frame)
+            except Exception as exc:
+                log.debug("clock command %s not acknowledged: %s", frame.hex(), exc)
+
+
+# --- the parts, each made from its own settings ----------------------------------------------
+
+
+def _game_headers(settings: Settings) -> GameHeaders:
+    game = settings.game
+    return GameHeaders(
+        event=game.event,
+        site=game.site,
+        date=today_pgn_date(),
+        round=game.round,
+        white=game.white,
+        black=game.black,
+    )
+
+
+def _make_clock_interpreter(settings: Settings) -> Any:
+    clock = settings.clock
+    if clock is None or clock.device != "dgt":
+        return None
+    try:
+        from drivers.clock.dgt3000 import DgtClockInterpreter
+    except ImportError:
+        return None
+    return DgtClockInterpreter(clock.sides, clock.parsed_time_control)
+
+
+def _make_clock_writer(settings: Settings) -> Any:
+    clock = settings.clock
+    if clock is None or clock.device != "dgt":
+        return None
+    try:
+        from drivers.clock.dgt3000 import ClockWriter
+    except ImportError:
+        return None
+    return ClockWriter(
+        time_control=clock.parsed_time_control,
+        show_moves=clock.show_moves_on_clock,
+        set_and_run_at_start=clock.set_and_run_at_start,
+    )
+
+
+async def _start_announcer(settings: Settings) -> Any:
+    """The speech part's announcer, or None (logged) when it cannot start."""
+    try:
+        from daemon.speech import make_announcer
+    except ImportError as exc:
+        log.warning("speech is not available (%s): moves are printed only", exc)
+        return None
+    return await make_announcer(settings.speech)
+
+
+async def _start_broadcast(
+    settings: Settings, on_request: Callable[[str, Any], None], now: Callable[[], float]
+) -> tuple[Any, str | None]:
+    """The broadcast part's Broadcaster, started (or None when disabled or missing)."""
+    broadcast = settings.broadcast
+    if broadcast is None or not broadcast.enabled:
+        return None, None
+    try:
+        from daemon.broadcast import Broadcaster
+    except ImportError as exc:
+        log.warning("the live page is not available (%s)", exc)
+        return None, None
+    _fill_broadcast_headers(broadcast, settings.game)
+    broadcaster = Broadcaster(broadcast, on_request, now=now)
+    try:
+        await broadcaster.start()
+    except OSError as exc:
+        log.error(
+            "LIVE PAGE NOT AVAILABLE: cannot listen on %s:%s: %s (the game goes on)",
+            broadcast.address,
+            broadcast.port,
+            exc,
+        )
+        return None, None
+    host = broadcast.address if broadcast.address not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    return broadcaster, f"http://{host}:{broadcaster.port}/"
+
+
+def _fill_broadcast_headers(broadcast: Any, game: Any) -> None:
+    """The ``game:`` section names the event and players; the broadcast's own keys win
+    where set, so a hall configured for the broadcast keeps its names."""
+    for key in ("event", "site", "round"):
+        if getattr(broadcast, key, "?") in ("?", "") and getattr(game, key) not in ("?", ""):
+            setattr(broadcast, key, getattr(game, key))
+    boards = getattr(broadcast, "boards", None)
+    if boards:
+        for key in ("white", "black"):
+            if getattr(boards[0], key, "?") in ("?", "") and getattr(game, key) not in ("?", ""):
+                setattr(boards[0], key, getattr(game, key))
+
+
+# --- the log: one line per event ---------------------------------------------------------------
+
+
+def describe_event(event: dict[str, Any]) -> str:
+    """One readable line for the log (the journal has the JSON)."""
+    kind = event.get("type")
+    if kind == "move":
+        number = (int(event["ply"]) + 1) // 2
+        dots = "." if event.get("by") == "white" else "..."
+        fix = " (correction)" if event.get("correction") else ""
+        return f"move {number}{dots} {event.get('san')}: {event.get('speech')}{fix}"
+    if kind == "irregularity":
+        squares = " ".join(event.get("squares") or [])
+        by = f" by {event['by']}" if event.get("by") else ""
+        count = f" #{event['count']}" if event.get("count") else ""
+        return f"IRREGULARITY {event.get('kind')}{by}{count} ({event.get('article')}) {squares}"
+    if kind == "game_start":
+        return f"game start {event.get('fen')}" + (
+            " (board turned)" if event.get("flipped") else ""
+        )
+    if kind == "game_end":
+        return f"game end {event.get('result')} ({event.get('reason')})"
+    if kind == "game_resumed":
+        return f"game resumed at move {(int(event.get('ply', 0)) + 2) // 2}"
+    if kind == "notice":
+        return f"NOTICE {event.get('code')}: {event.get('message')}"
+    if kind == "clock":
+        return f"clock white {event.get('white')} black {event.get('black')}"
+    details = {k: v for k, v in event.items() if k not in ("t", "type")}
+    return f"{kind} {json.dumps(details, ensure_ascii=False)}"
+
+
+def setup_logging(
+    stream: TextIO, environ: dict[str, str] | None = None, verbose: bool = False
+) -> None:
+    """Log lines on ``stream``; under systemd (``JOURNAL_STREAM`` set) without our own
+    timestamps, since the journal stamps every line itself."""
+    import os
+
+    env = os.environ if environ is None else environ
+    handler = logging.StreamHandler(stream)
+    if env.get("JOURNAL_STREAM"):
+        handler.setFormatter(logging.Formatter("<%(levelno)s>%(message)s"))
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%H:%M:%S"))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)

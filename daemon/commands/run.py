@@ -1,0 +1,67 @@
+"""``dgt-bridge run``: the daemon (board -> rules core -> speech, broadcast, journal)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from daemon.config import ConfigError, load
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run the daemon: read the board, decide moves, speak, broadcast, journal",
+        description=(
+            "Run the daemon. The configuration comes from --config, else $DGT_BRIDGE_CONFIG, "
+            "else /etc/dgt-bridge/dgt-bridge.yaml, else the shipped defaults; "
+            "DGT_BRIDGE_<SECTION>__<KEY> variables override single keys. An unfinished game "
+            "in the storage directory is resumed."
+        ),
+    )
+    parser.add_argument("--config", metavar="FILE", help="the YAML configuration file")
+    parser.add_argument(
+        "--port", metavar="PATH", help="the board's serial port (overrides board.port)"
+    )
+    parser.add_argument(
+        "--events",
+        metavar="PATH|-",
+        help="also write the event feed as JSON lines to PATH ('-': stdout; the log then goes "
+        "to stderr)",
+    )
+    parser.add_argument("--no-speech", action="store_true", help="do not speak (moves are logged)")
+    parser.add_argument(
+        "--storage", metavar="DIR", help="journal directory (overrides storage.directory)"
+    )
+    parser.add_argument("--verbose", action="store_true", help="debug logging")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from daemon.app import Daemon, setup_logging
+
+    try:
+        settings = load(args.config)
+    except ConfigError as exc:
+        print(f"dgt-bridge: configuration error: {exc}", file=sys.stderr)
+        return 2
+    events_out: TextIO | None = None
+    log_stream: TextIO = sys.stdout
+    with contextlib.ExitStack() as stack:
+        if args.events == "-":
+            events_out, log_stream = sys.stdout, sys.stderr
+        elif args.events:
+            events_out = stack.enter_context(open(args.events, "a", encoding="utf-8"))
+        setup_logging(log_stream, verbose=args.verbose)
+        daemon = Daemon(
+            settings,
+            port=args.port,
+            events_out=events_out,
+            speech=not args.no_speech,
+            storage_dir=Path(args.storage) if args.storage else None,
+        )
+        return asyncio.run(daemon.run())
