@@ -1,0 +1,266 @@
+"""The board link against the emulator, through a real pseudo-terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+
+from drivers.dgt import protocol
+from drivers.dgt.emulator import START_PLACEMENT, BoardEmulator
+from drivers.dgt.link import BoardLink, ClockCommandError
+from drivers.sensors import (
+    BoardDump,
+    ButtonPress,
+    ClockReport,
+    ConnectionChange,
+    MagicPiece,
+    SquareChange,
+)
+
+FAST = {
+    "liveness_interval": 0.2,
+    "liveness_timeout": 1.0,
+    "quiet_dump_after": 0.3,
+    "startup_timeout": 1.0,
+    "clock_ack_timeout": 0.5,
+    "backoff_initial": 0.05,
+    "backoff_max": 0.2,
+}
+
+
+async def until(predicate, timeout: float = 10.0) -> None:
+    """Wait (generously) for something the link should do soon."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("timed out waiting for the link")
+        await asyncio.sleep(0.02)
+
+
+class Rig:
+    def __init__(self, emulator: BoardEmulator, **options) -> None:
+        self.emulator = emulator
+        self.events: list = []
+        self.link = BoardLink(emulator.port_path, self.events.append, **(FAST | options))
+        self.task = asyncio.create_task(self.link.run())
+
+    def of(self, kind) -> list:
+        return [e for e in self.events if isinstance(e, kind)]
+
+    def board_changes(self) -> list:
+        return [e for e in self.events if isinstance(e, SquareChange | BoardDump)]
+
+    async def close(self) -> None:
+        self.link.close()
+        await asyncio.wait_for(self.task, 10)
+
+
+@pytest.fixture
+async def rig():
+    emulator = BoardEmulator().start()
+    rigs: list[Rig] = []
+
+    def make(**options) -> Rig:
+        rigs.append(Rig(emulator, **options))
+        return rigs[-1]
+
+    yield make
+    for made in rigs:
+        await made.close()
+    emulator.stop()
+
+
+async def test_start_up_sets_update_nice_reads_version_then_dumps_the_board(rig):
+    r = rig()
+    await until(lambda: r.link.connected and r.link.serial_number)
+    codes = [c.code for c in r.emulator.received]
+    assert codes[:3] == [0x4B, 0x4D, 0x42]
+    assert r.events[0] == BoardDump(r.events[0].t, START_PLACEMENT)
+    assert str(r.link.version) == "3.01"
+    await until(lambda: r.link.long_serial_number and r.link.trademark)
+    assert r.link.long_serial_number == "3000147740"
+    assert r.link.trademark.startswith("Digital Game Technology")
+    assert r.emulator.forbidden_received == []
+
+
+async def test_field_updates_pass_through_in_board_order_including_odd_sensor_orders(rig):
+    r = rig()
+    await until(lambda: r.link.connected)
+    # New square before old; a capture as one code replacing another; a slide
+    # through intermediate squares (the header's queen example).
+    moves = [
+        ("e4", "P"),
+        ("e2", None),
+        ("d5", "p"),
+        ("d7", None),
+        ("d5", "P"),
+        ("e4", None),
+        ("d8", None),
+        ("d7", "q"),
+        ("d6", "q"),
+        ("d7", None),
+        ("d6", None),
+        ("d5", "q"),
+    ]
+    for square, piece in moves:
+        r.emulator.set_square(square, piece)
+    await until(lambda: len(r.of(SquareChange)) == len(moves))
+    assert [(e.square, e.piece) for e in r.of(SquareChange)] == moves
+    assert r.link.placement == r.emulator.placement
+
+
+async def test_event_times_come_from_the_injected_time_source(rig):
+    ticks = itertools.count(100)
+    r = rig(time_source=lambda: float(next(ticks)))
+    await until(lambda: r.link.connected)
+    r.emulator.set_square("g1", None)
+    await until(lambda: r.of(SquareChange))
+    times = [e.t for e in r.events]
+    assert times == sorted(times) and times[0] >= 100
+
+
+async def test_a_lost_field_update_is_repaired_by_the_confirming_dump(rig):
+    r = rig()
+    await until(lambda: r.link.connected)
+    # The knight left g1 but its update was lost; then e2 was lifted normally.
+    r.emulator.set_board("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKB1R")
+    r.emulator.set_square("e2", None)
+    await until(lambda: len(r.of(BoardDump)) == 2)
+    assert r.of(BoardDump)[-1].placement == "rnbqkbnr/pppppppp/8/8/8/8/PPPP1PPP/RNBQKB1R"
+    assert isinstance(r.events[-2], SquareChange)
+
+
+async def test_a_confirming_dump_that_agrees_says_nothing(rig):
+    r = rig()
+    await until(lambda: r.link.connected)
+    r.emulator.set_square("e2", None)
+    await until(lambda: sum(c.code == 0x42 for c in r.emulator.received) >= 2)
+    await asyncio.sleep(0.2)
+    assert len(r.of(BoardDump)) == 1
+
+
+async def test_magic_pieces_are_reported(rig):
+    r = rig()
+    await until(lambda: r.link.connected)
+    r.emulator.apply(MagicPiece(0, "e4", "draw"))
+    await until(lambda: r.of(MagicPiece))
+    assert r.of(MagicPiece)[0].square == "e4" and r.of(MagicPiece)[0].meaning == "draw"
+
+
+async def test_clock_command_is_acked_and_the_clock_reports_times_and_buttons(rig):
+    r = rig()
+    await until(lambda: r.link.connected)
+    ack = await r.link.send_clock_command(protocol.clock_set_and_run(300, 240, True, False))
+    assert ack.ok and ack.command == protocol.Clock.SETNRUN
+    await until(lambda: any(e.running == "white" for e in r.of(ClockReport)))
+    report = next(e for e in r.of(ClockReport) if e.running == "white")
+    assert report.black == 240 and report.white <= 300
+    r.emulator.press_lever()
+    await until(lambda: any(e.running == "black" for e in r.of(ClockReport)))
+    r.emulator.press_button("plus")
+    await until(lambda: r.of(ButtonPress))
+    assert r.of(ButtonPress) == [ButtonPress(r.of(ButtonPress)[0].t, "plus")]
+    version = await r.link.send_clock_command(protocol.clock_version())
+    assert version.version == (2, 1)
+
+
+async def test_a_lost_clock_ack_is_resent_once_then_given_up(rig):
+    r = rig()
+    await until(lambda: r.link.connected)
+    r.emulator.drop_clock_acks = 1
+    ack = await r.link.send_clock_command(protocol.clock_beep(100))
+    assert ack.ok
+    beeps = [c for c in r.emulator.received if c.clock == protocol.Clock.BEEP]
+    assert len(beeps) == 2
+    r.emulator.drop_clock_acks = 2
+    with pytest.raises(ClockCommandError):
+        await r.link.send_clock_command(protocol.clock_beep(100))
+    assert r.link.connected
+
+
+async def test_clock_commands_go_one_at_a_time(rig):
+    r = rig()
+    await until(lambda: r.link.connected)
+    acks = await asyncio.gather(
+        r.link.send_clock_command(protocol.clock_ascii("one")),
+        r.link.send_clock_command(protocol.clock_ascii("two")),
+        r.link.send_clock_command(protocol.clock_end()),
+    )
+    assert all(a.ok for a in acks)
+    assert [a.command for a in acks] == [
+        protocol.Clock.ASCII,
+        protocol.Clock.ASCII,
+        protocol.Clock.END,
+    ]
+
+
+async def test_unplug_is_reported_and_the_board_read_again_after_replug(rig):
+    r = rig()
+    await until(lambda: r.link.connected)
+    r.emulator.unplug()
+    await until(lambda: r.of(ConnectionChange))
+    assert r.of(ConnectionChange)[0].state == "lost"
+    assert not r.link.connected
+    # A move made while the cable was out is not lost: the dump shows it.
+    r.emulator.set_square("e2", None)
+    r.emulator.set_square("e4", "P")
+    await asyncio.sleep(0.3)
+    r.emulator.replug()
+    await until(lambda: len(r.of(ConnectionChange)) == 2 and len(r.of(BoardDump)) == 2)
+    assert r.of(ConnectionChange)[1].state == "connected"
+    assert r.of(BoardDump)[1].placement == "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR"
+    assert r.events.index(r.of(ConnectionChange)[1]) < r.events.index(r.of(BoardDump)[1])
+    r.emulator.set_square("d2", None)
+    await until(lambda: r.of(SquareChange))
+    assert r.of(SquareChange)[0].square == "d2"
+
+
+async def test_a_silent_board_is_declared_lost_and_found_again(rig):
+    r = rig()
+    await until(lambda: r.link.connected)
+    r.emulator.set_silent(True)
+    await until(lambda: r.of(ConnectionChange))
+    assert "no answer" in r.of(ConnectionChange)[0].detail
+    r.emulator.set_silent(False)
+    await until(lambda: r.link.connected and len(r.of(ConnectionChange)) == 2)
+    assert r.of(ConnectionChange)[1].state == "connected"
+
+
+async def test_garbage_on_the_line_costs_no_field_update(rig):
+    r = rig()
+    await until(lambda: r.link.connected)
+    r.emulator.inject(b"\x00\x13\x7f" + protocol.encode_field_update(12, 0)[:3] + b"\x86\x00")
+    r.emulator.set_square("e2", None)
+    r.emulator.inject(b"\x55\x01")
+    r.emulator.set_square("e4", "P")
+    await until(lambda: len(r.of(SquareChange)) == 2)
+    assert [(e.square, e.piece) for e in r.of(SquareChange)] == [("e2", None), ("e4", "P")]
+    assert r.link.garbage_bytes >= 8
+    assert r.link.connected
+
+
+async def test_no_clock_means_clock_commands_fail_cleanly(rig):
+    r = rig()
+    r.emulator.clock_attached = False
+    await until(lambda: r.link.connected)
+    with pytest.raises(ClockCommandError):
+        await r.link.send_clock_command(protocol.clock_end())
+    assert r.link.connected and r.of(ClockReport) == []
+
+
+async def test_a_port_that_does_not_exist_is_reported_and_retried(tmp_path):
+    events: list = []
+    link = BoardLink(str(tmp_path / "nothing"), events.append, **FAST)
+    task = asyncio.create_task(link.run())
+    await until(lambda: events)
+    assert events[0].state == "lost" and "cannot open" in events[0].detail
+    emulator = BoardEmulator(tmp_path, "nothing").start()
+    try:
+        await until(lambda: link.connected)
+        assert isinstance(events[-1], BoardDump) and events[-2].state == "connected"
+    finally:
+        link.close()
+        await asyncio.wait_for(task, 10)
+        emulator.stop()
