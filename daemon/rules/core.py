@@ -1,0 +1,931 @@
+"""The rules core: sensor events in, the FIDE Laws' decisions out.
+
+Theory of operation
+===================
+
+Articles implemented (FIDE Laws of Chess 2009 numbering):
+  4.3, 4.4   touch-move: the first piece lifted (Appendix E.2.2: lifted = touched)
+             must be the one moved or captured if it can be; king-then-rook castles,
+             rook-then-king castling is reported (castling_rook_first).
+  4.6        a move is made when the last piece of it is released: captures in any
+             order, castling only once the rook stands on the square the king crossed,
+             promotion only once the new piece (the board names it) replaces the pawn.
+  5.1, 5.2   checkmate, stalemate, dead position end the game at once; 9.2 threefold
+             repetition and 9.3 fifty moves are reported as claimable.
+  6.1, 6.7   with a clock, pressing it completes the move; flags (6.9 draw when the
+             opponent cannot mate, 6.11 both flags).
+  7.1        start position either way round (board turned), Chess960 (Appendix F),
+             wrong setup; 7.3/7.5 displaced pieces with how to restore them;
+             7.4 illegal moves with the per-player count and its consequence.
+
+The game is a tree of positions (``daemon.rules.tree.Node``): position, side to
+move, castling and en-passant rights. What the board shows is a placement key;
+it is looked up among the current node's children (one legal move away), its
+grandchildren (a reply made inside one settle window), its siblings (a
+correction of a move decided on time alone) and its ancestors (takebacks in
+casual mode, restorations).
+
+The states a move passes through:
+  at rest        the board shows the current node. Lifts are recorded (touch-move).
+  piece in hand  pieces are missing from the node or from one of its children
+                 (a capture or castling half done, a slide): never alarming.
+  move shaped    the board shows a child (a legal move) or an illegal move-shaped
+                 change, or a half-move (king on its castling square, pawn on the
+                 last rank).
+  awaiting the clock
+                 with a running clock, a legal child waits for the mover's press
+                 (6.7); the press completes it. A move that ends the game completes
+                 after the settle time without a press.
+  settled        without a clock (or after the press was already spent), a child
+                 that stands for the settle time is the move. Until the opponent
+                 touches anything it may still be corrected (same ply).
+  irregular      a placement no move in progress explains stood for the settle time
+                 (or the clock was pressed on it): an Irregularity with a restore
+                 list; PositionRestored when the board shows the node again.
+
+No I/O, no threads, no clock: time comes with each event; ``tick(t)`` runs the
+settle timer when no event arrives.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import chess
+
+from daemon.events import (
+    ClockUpdate,
+    Connection,
+    DomainEvent,
+    DrawClaimable,
+    FlagFall,
+    GameEnd,
+    GameResumed,
+    GameStart,
+    InfoRequest,
+    Irregularity,
+    Move,
+    Notice,
+    Penalty,
+    PositionRestored,
+    Takeback,
+)
+from daemon.rules.placement import (
+    EMPTY,
+    STANDARD_START_KEY,
+    castling_squares,
+    chess960_start_index,
+    colour_of,
+    differing_squares,
+    is_subset,
+    key_from_placement,
+    looks_like_a_setup,
+    placement_from_key,
+    turned,
+)
+from daemon.rules.settings import RulesSettings
+from daemon.rules.tree import Lift, Node
+from daemon.rules.words import describe_move as fallback_describe
+from drivers.sensors import (
+    BoardDump,
+    ButtonPress,
+    ClockReport,
+    ConnectionChange,
+    MagicPiece,
+    Request,
+    SensorEvent,
+    SquareChange,
+)
+
+COLOUR_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
+_MAX_LIFTS = 16
+
+ARTICLES = {
+    "touch_move": "4.3",
+    "castling_rook_first": "4.4",
+    "incomplete_castling": "4.6",
+    "incomplete_promotion": "4.6",
+    "clock_without_move": "6.7",
+    "wrong_setup": "7.1",
+    "displaced_pieces": "7.3",
+    "illegal_move": "7.4",
+}
+
+
+def _other(colour_name: str) -> str:
+    return "black" if colour_name == "white" else "white"
+
+
+def _captured_square(board: chess.Board, move: chess.Move) -> int | None:
+    if board.is_en_passant(move):
+        return move.to_square - 8 if board.turn == chess.WHITE else move.to_square + 8
+    if board.is_castling(move):
+        return None
+    return move.to_square if board.piece_at(move.to_square) else None
+
+
+class RulesCore:
+    """The Article 4/6/7 state machine. Feed it sensor events; it returns domain events."""
+
+    def __init__(self, settings: RulesSettings | None = None) -> None:
+        self.settings = settings or RulesSettings()
+        self._describe = self.settings.describe_move or fallback_describe
+        self._raw = bytearray(b"." * 64)
+        self._flipped = False
+        self._node: Node | None = None
+        self._playing = False
+        self._illegal_counts = {"white": 0, "black": 0}
+        self._repetitions: Counter[tuple] = Counter()
+        self._deadline: float | None = None
+        self._press_pending = False
+        self._irregular = False
+        self._reported_key: bytes | None = None
+        self._blocked_key: bytes | None = None
+        self._clock: tuple[float, float, str | None, tuple[str, ...]] | None = None
+        self._flag_reported = False
+        self._resume_pending = False
+        self._chess960 = False
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def board(self) -> chess.Board:
+        """The current game position (a copy; the starting position when no game runs)."""
+        if self._node is None:
+            return chess.Board()
+        return self._node.board.copy()
+
+    @property
+    def ply(self) -> int:
+        return self._node.ply if self._node else 0
+
+    @property
+    def moves(self) -> list[chess.Move]:
+        """The moves of the game so far, from its start position."""
+        return self._node.line() if self._node else []
+
+    def next_deadline(self) -> float | None:
+        return self._deadline
+
+    def tick(self, t: float) -> list[DomainEvent]:
+        out: list[DomainEvent] = []
+        self._run_due(t, out)
+        return out
+
+    def feed(self, event: SensorEvent) -> list[DomainEvent]:
+        out: list[DomainEvent] = []
+        self._run_due(event.t, out)
+        match event:
+            case SquareChange():
+                self._on_square(event, out)
+            case BoardDump():
+                self._raw[:] = key_from_placement(event.placement)
+                self._on_board_change(event.t, out, dump=True)
+            case ClockReport():
+                if self.settings.use_clock:
+                    self._on_clock(event, out)
+            case ButtonPress():
+                action = self.settings.button_actions.get(event.button)
+                if action:
+                    out.append(InfoRequest(event.t, action))
+            case Request():
+                self._on_request(event, out)
+            case MagicPiece():
+                out.append(
+                    Notice(
+                        event.t,
+                        "magic_piece",
+                        f"magic piece '{event.meaning}' on {event.square}",
+                    )
+                )
+            case ConnectionChange():
+                out.append(Connection(event.t, event.state, event.detail))
+        return out
+
+    def resume(
+        self,
+        t: float,
+        start_fen: str,
+        uci_moves: Sequence[str],
+        illegal_counts: dict[str, int] | None = None,
+    ) -> list[DomainEvent]:
+        """Rebuild a game from the journal without announcing it again.
+
+        The next board picture decides: GameResumed when it agrees, else a
+        displaced_pieces irregularity with the restore list, and the core waits.
+        """
+        board = self._new_board(start_fen)
+        node = Node.root(board)
+        self._start_tree(node)
+        for uci in uci_moves:
+            move = node.board.parse_uci(uci)
+            node = node.child(move)
+            self._repetitions[node.identity()] += 1
+        self._node = node
+        self._playing = not node.board.is_game_over()
+        self._illegal_counts = {"white": 0, "black": 0, **(illegal_counts or {})}
+        self._resume_pending = True
+        return []
+
+    # ------------------------------------------------------------------ timers
+
+    def _run_due(self, t: float, out: list[DomainEvent]) -> None:
+        while self._deadline is not None and self._deadline <= t:
+            due = self._deadline
+            self._deadline = None
+            self._decide(due, out)
+
+    def _arm(self, t: float) -> None:
+        self._deadline = t + self.settings.settle_time
+
+    # ------------------------------------------------------------------ board
+
+    def _key(self) -> bytes:
+        return turned(bytes(self._raw)) if self._flipped else bytes(self._raw)
+
+    def _true_square(self, raw_square: int) -> int:
+        return 63 - raw_square if self._flipped else raw_square
+
+    def _on_square(self, event: SquareChange, out: list[DomainEvent]) -> None:
+        raw_square = chess.parse_square(event.square)
+        before = self._raw[raw_square]
+        after = ord(event.piece) if event.piece else EMPTY
+        if before == after:
+            return
+        node = self._node
+        if event.piece is None and node is not None and self._playing:
+            square = self._true_square(raw_square)
+            fresh = all(lift.square != square for lift in node.lifts)
+            if node.key[square] == before and len(node.lifts) < _MAX_LIFTS and fresh:
+                node.lifts.append(Lift(square, chr(before)))
+        self._raw[raw_square] = after
+        self._on_board_change(event.t, out)
+
+    def _on_board_change(self, t: float, out: list[DomainEvent], dump: bool = False) -> None:
+        if self._resume_pending:
+            self._check_resume(t, out)
+            return
+        key = self._key()
+        if not self._playing:
+            start = self._standard_start_orientation(bytes(self._raw))
+            if start is not None:
+                self._start_game(t, chess.Board(), flipped=start, out=out)
+                return
+            self._arm(t)
+            return
+        node = self._node
+        assert node is not None
+        if self._blocked_key is not None and key != self._blocked_key:
+            self._blocked_key = None
+        if key == node.key:
+            if self._irregular:
+                self._irregular = False
+                self._reported_key = None
+                out.append(PositionRestored(t, node.board.fen()))
+            if not self._press_pending:
+                self._deadline = None
+                return
+        elif self._press_pending and self._commit_if_move(t, key, out, by_press=True):
+            return
+        self._arm(t)
+
+    def _check_resume(self, t: float, out: list[DomainEvent]) -> None:
+        node = self._node
+        assert node is not None
+        raw = bytes(self._raw)
+        for flipped, key in ((self._flipped, self._key()), (not self._flipped, turned(raw))):
+            if key == node.key:
+                self._flipped = flipped
+                self._resume_pending = False
+                self._irregular = False
+                self._reported_key = None
+                out.append(GameResumed(t, node.ply, node.board.fen()))
+                return
+        if not self._irregular:
+            self._irregular = True
+            key = self._key()
+            self._reported_key = key
+            out.append(self._irregularity(t, "displaced_pieces", None, key, detail="resume"))
+
+    # ------------------------------------------------------------------ decisions
+
+    def _decide(self, t: float, out: list[DomainEvent]) -> None:
+        if self._resume_pending:
+            return
+        key = self._key()
+        if not self._playing:
+            self._check_setup(t, key, out)
+            return
+        node = self._node
+        assert node is not None
+        press = self._press_pending
+        if key == node.key:
+            if press:
+                self._press_irregularity(t, key, out)
+            return
+        restart = self._start_in_view(bytes(self._raw))
+        if restart is not None:  # the pieces were set up again: a new game (7.1)
+            board, flipped, is960 = restart
+            self._start_game(t, board, flipped=flipped, out=out, chess960=is960)
+            return
+        if self._commit_if_move(t, key, out, by_press=press):
+            return
+        if press:
+            self._press_irregularity(t, key, out)
+            return
+        if self.settings.mode == "casual" and self._takeback_to(t, key, out):
+            return
+        self._judge_unexplained(t, key, out)
+
+    def _by_settle(self) -> bool:
+        node = self._node
+        assert node is not None
+        return not self._clock_running() or node.pressed
+
+    def _commit_if_move(self, t: float, key: bytes, out: list[DomainEvent], by_press: bool) -> bool:
+        """Commit what the board shows when it is one or two legal moves (or a correction)."""
+        node = self._node
+        assert node is not None
+        by_settle = self._by_settle()
+        move = None if key == self._blocked_key else node.children().get(key)
+        if move is not None:
+            if by_press or by_settle or self._ends_game(node, move):
+                self._commit(t, move, out, settled=not by_press and self._by_settle_only())
+            return True
+        if not (by_press or by_settle):
+            return False
+        if self._correct_to(t, key, out):
+            return True
+        return self._two_moves_to(t, key, out, by_press)
+
+    def _by_settle_only(self) -> bool:
+        return not self._clock_running()
+
+    def _clock_running(self) -> bool:
+        return self.settings.use_clock and self._clock is not None and self._clock[2] is not None
+
+    def _ends_game(self, node: Node, move: chess.Move) -> bool:
+        board = node.board.copy(stack=False)
+        board.push(move)
+        return board.is_checkmate() or board.is_stalemate() or board.is_insufficient_material()
+
+    def _correct_to(self, t: float, key: bytes, out: list[DomainEvent]) -> bool:
+        """A move decided on time alone, continued by the same hand before the reply."""
+        node = self._node
+        assert node is not None
+        parent = node.parent
+        if not node.settled or parent is None or key == node.key:
+            return False
+        move = parent.children().get(key)
+        if move is None:
+            return False
+        changed = set(differing_squares(node.key, key))
+        if any(lift.square not in changed for lift in node.lifts):
+            return False  # the opponent touched something of his own
+        self._repetitions[node.identity()] -= 1
+        self._node = parent
+        self._commit(t, move, out, settled=True, correction=True)
+        return True
+
+    def _two_moves_to(self, t: float, key: bytes, out: list[DomainEvent], by_press: bool) -> bool:
+        """A reply so fast that both moves stood inside one settle window (or before a press)."""
+        node = self._node
+        assert node is not None
+        for child_key, move in node.children().items():
+            changed = sum(1 for a, b in zip(child_key, key, strict=True) if a != b)
+            if changed > 4:
+                continue
+            child = node.child(move)
+            reply = child.children().get(key)
+            if reply is None:
+                continue
+            self._commit(t, move, out, settled=False, node_child=child)
+            self._commit(t, reply, out, settled=not by_press and self._by_settle_only())
+            return True
+        return False
+
+    def _takeback_to(self, t: float, key: bytes, out: list[DomainEvent]) -> bool:
+        node = self._node
+        assert node is not None
+        target = next((n for n in node.ancestors() if n.key == key), None)
+        if target is None:
+            return False
+        current = node
+        while current is not target:
+            assert current.parent is not None
+            self._repetitions[current.identity()] -= 1
+            out.append(Takeback(t, current.ply, current.parent.board.fen()))
+            current = current.parent
+        self._set_current(target)
+        return True
+
+    def _set_current(self, node: Node) -> None:
+        node.lifts = []
+        node.pressed = False
+        self._node = node
+        self._press_pending = False
+        self._irregular = False
+        self._reported_key = None
+
+    # ------------------------------------------------------------------ committing
+
+    def _commit(
+        self,
+        t: float,
+        move: chess.Move,
+        out: list[DomainEvent],
+        settled: bool,
+        correction: bool = False,
+        node_child: Node | None = None,
+    ) -> None:
+        node = self._node
+        assert node is not None
+        board = node.board
+        mover = COLOUR_NAMES[board.turn]
+        san = board.san(move)
+        speech = self._describe(board, move)
+        child = node_child or node.child(move)
+        child.settled = settled
+        out.append(
+            Move(
+                t,
+                ply=child.ply,
+                uci=move.uci(),
+                san=san,
+                fen=child.board.fen(),
+                by=mover,
+                speech=speech,
+                clock=self._clock_dict(),
+                correction=correction,
+            )
+        )
+        if not correction:
+            out.extend(self._touch_irregularities(t, node, move))
+        self._node = child
+        self._press_pending = False
+        self._irregular = False
+        self._reported_key = None
+        self._blocked_key = None
+        self._after_move(t, node, child, out)
+
+    def _after_move(self, t: float, parent: Node, child: Node, out: list[DomainEvent]) -> None:
+        board = child.board
+        identity = child.identity()
+        self._repetitions[identity] += 1
+        mover = COLOUR_NAMES[parent.turn]
+        if board.is_checkmate():
+            result = "1-0" if mover == "white" else "0-1"
+            self._end(t, result, "checkmate", out)
+            return
+        if board.is_stalemate():
+            self._end(t, "1/2-1/2", "stalemate", out)
+            return
+        if board.is_insufficient_material():
+            self._end(t, "1/2-1/2", "insufficient_material", out)
+            return
+        if self._repetitions[identity] >= 3:
+            out.append(DrawClaimable(t, "threefold_repetition", child.ply))
+        if board.halfmove_clock >= 100 and parent.board.halfmove_clock < 100:
+            out.append(DrawClaimable(t, "fifty_moves", child.ply))
+
+    def _end(self, t: float, result: str, reason: str, out: list[DomainEvent]) -> None:
+        self._playing = False
+        self._press_pending = False
+        self._deadline = None
+        out.append(GameEnd(t, result, reason))
+
+    def _touch_irregularities(self, t: float, node: Node, move: chess.Move) -> list[DomainEvent]:
+        """4.3 and 4.4: the first piece lifted decides what had to be moved."""
+        if not node.lifts:
+            return []
+        first = node.lifts[0]
+        board = node.board
+        mover = COLOUR_NAMES[board.turn]
+        touched = chess.square_name(first.square)
+        moved = chess.square_name(move.from_square)
+        if chess.Piece.from_symbol(first.piece).color == board.turn:
+            if first.square == move.from_square:
+                return []
+            if board.is_castling(move):
+                _, _, rook_from, _ = castling_squares(board, move)
+                if first.square == rook_from:
+                    return [
+                        self._plain_irregularity(
+                            t,
+                            "castling_rook_first",
+                            mover,
+                            [touched, moved],
+                            "rook touched before the king; the castling stands as played",
+                        )
+                    ]
+            if any(m.from_square == first.square for m in board.legal_moves):
+                return [
+                    self._plain_irregularity(
+                        t,
+                        "touch_move",
+                        mover,
+                        [touched, moved],
+                        f"the piece on {touched} was touched first and could be moved",
+                    )
+                ]
+            return []
+        if _captured_square(board, move) == first.square:
+            return []
+        if any(_captured_square(board, m) == first.square for m in board.legal_moves):
+            return [
+                self._plain_irregularity(
+                    t,
+                    "touch_move",
+                    mover,
+                    [touched, moved],
+                    f"the opposing piece on {touched} was touched first and could be captured",
+                )
+            ]
+        return []
+
+    # ------------------------------------------------------------------ irregularities
+
+    def _restore(self, key: bytes, target: bytes) -> list[dict[str, str | None]]:
+        return [
+            {
+                "square": chess.square_name(square),
+                "piece": None if target[square] == EMPTY else chr(target[square]),
+            }
+            for square in differing_squares(key, target)
+        ]
+
+    def _irregularity(
+        self,
+        t: float,
+        kind: str,
+        by: str | None,
+        key: bytes,
+        target: bytes | None = None,
+        count: int | None = None,
+        consequence: str | None = None,
+        detail: str = "",
+    ) -> Irregularity:
+        node = self._node
+        target = target if target is not None else node.key  # type: ignore[union-attr]
+        return Irregularity(
+            t,
+            kind=kind,
+            article=ARTICLES[kind],
+            by=by,  # type: ignore[arg-type]
+            squares=[chess.square_name(s) for s in differing_squares(key, target)],
+            count=count,
+            restore=self._restore(key, target),
+            consequence=consequence,
+            detail=detail,
+        )
+
+    def _plain_irregularity(
+        self, t: float, kind: str, by: str, squares: list[str], detail: str
+    ) -> Irregularity:
+        return Irregularity(
+            t, kind=kind, article=ARTICLES[kind], by=by, squares=squares, detail=detail
+        )  # type: ignore[arg-type]
+
+    def _half_moves(self, node: Node) -> dict[bytes, str]:
+        """King alone on its castling square, pawn alone on the last rank: moves not yet made."""
+        shapes: dict[bytes, str] = {}
+        board = node.board
+        for move in board.legal_moves:
+            if board.is_castling(move):
+                king_from, king_to, _, _ = castling_squares(board, move)
+                if king_from != king_to:
+                    squares = bytearray(node.key)
+                    squares[king_to], squares[king_from] = squares[king_from], EMPTY
+                    shapes[bytes(squares)] = "incomplete_castling"
+            elif move.promotion == chess.QUEEN:
+                squares = bytearray(node.key)
+                squares[move.to_square], squares[move.from_square] = (
+                    squares[move.from_square],
+                    EMPTY,
+                )
+                shapes[bytes(squares)] = "incomplete_promotion"
+        return shapes
+
+    def _in_progress(self, node: Node, key: bytes) -> bool:
+        """Pieces in hand, a half-made move, a captured piece on its way off the board."""
+        if is_subset(key, node.key) or key in self._half_moves(node):
+            return True
+        board = node.board
+        for child_key, move in node.children().items():
+            if is_subset(key, child_key):
+                return True
+            victim_square = _captured_square(board, move)
+            if victim_square is None:
+                continue
+            extra = [s for s in range(64) if key[s] != child_key[s]]
+            if (
+                len(extra) == 1
+                and child_key[extra[0]] == EMPTY
+                and key[extra[0]] == node.key[victim_square]
+            ):
+                return True
+        return False
+
+    def _move_shaped(self, node: Node, key: bytes) -> bool:
+        """The mover's piece taken to another square, maybe removing an opposing one."""
+        mover = node.turn
+        vacated, arrived, removed = [], [], []
+        for square in differing_squares(node.key, key):
+            before, after = node.key[square], key[square]
+            if colour_of(before) == mover and after == EMPTY:
+                vacated.append(square)
+            elif colour_of(after) == mover and colour_of(before) != mover:
+                arrived.append(square)
+            elif colour_of(before) == (not mover) and after == EMPTY:
+                removed.append(square)
+            else:
+                return False
+        if len(vacated) == 1 and len(arrived) == 1 and len(removed) <= 1:
+            piece, placed = node.key[vacated[0]], key[arrived[0]]
+            if removed and node.key[arrived[0]] != EMPTY:
+                return False
+            last_rank = chess.square_rank(arrived[0]) in (0, 7)
+            return piece == placed or (chr(piece) in "Pp" and last_rank)
+        if len(vacated) == 2 and len(arrived) == 2 and not removed:
+            return sorted(node.key[s] for s in vacated) == sorted(key[s] for s in arrived)
+        return False
+
+    def _judge_unexplained(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
+        node = self._node
+        assert node is not None
+        if key == self._reported_key:
+            return
+        if key != self._blocked_key and self._in_progress(node, key):
+            return
+        mover = COLOUR_NAMES[node.turn]
+        if key != self._blocked_key and self._move_shaped(node, key):
+            if not self._by_settle():
+                return  # an illegal move is complete only with the press (6.7)
+            out.append(self._illegal_move(t, mover, key))
+        else:
+            out.append(self._irregularity(t, "displaced_pieces", None, key))
+        self._irregular = True
+        self._reported_key = key
+
+    def _illegal_move(self, t: float, mover: str, key: bytes) -> Irregularity:
+        self._illegal_counts[mover] += 1
+        count = self._illegal_counts[mover]
+        if count < 3:
+            consequence = "the opponent gets two extra minutes (7.4b)"
+        else:
+            consequence = (
+                "third illegal move: the game is lost, unless the opponent cannot mate by "
+                "any series of legal moves (7.4b); the arbiter decides"
+            )
+        return self._irregularity(
+            t, "illegal_move", mover, key, count=count, consequence=consequence
+        )
+
+    def _press_irregularity(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
+        """The clock was pressed, and what the board shows is no completed legal move."""
+        node = self._node
+        assert node is not None
+        mover = COLOUR_NAMES[node.turn]
+        self._press_pending = False
+        node.pressed = True
+        half = self._half_moves(node).get(key)
+        if key == node.key or (half is None and is_subset(key, node.key)):
+            event = self._irregularity(t, "clock_without_move", mover, key)
+        elif half is not None:
+            event = self._irregularity(t, half, mover, key)
+        elif self._move_shaped(node, key):
+            event = self._illegal_move(t, mover, key)
+        else:
+            event = self._irregularity(t, "displaced_pieces", None, key)
+        out.append(event)
+        if key != node.key:
+            self._irregular = True
+            self._reported_key = key
+
+    # ------------------------------------------------------------------ setup (7.1)
+
+    def _standard_start_orientation(self, raw: bytes) -> bool | None:
+        if raw == STANDARD_START_KEY:
+            return False
+        if turned(raw) == STANDARD_START_KEY:
+            return True
+        return None
+
+    def _start_in_view(self, raw: bytes) -> tuple[chess.Board, bool, bool] | None:
+        flipped = self._standard_start_orientation(raw)
+        if flipped is not None:
+            return chess.Board(), flipped, False
+        if not self.settings.chess960:
+            return None
+        for flipped, key in ((False, raw), (True, turned(raw))):
+            index = chess960_start_index(key)
+            if index is not None:
+                return chess.Board.from_chess960_pos(index), flipped, index != 518
+        return None
+
+    def _check_setup(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
+        raw = bytes(self._raw)
+        start = self._start_in_view(raw)
+        if start is not None:
+            board, flipped, is960 = start
+            self._start_game(t, board, flipped=flipped, out=out, chess960=is960)
+            return
+        if not looks_like_a_setup(raw) or raw == self._reported_key:
+            return
+        flipped = raw[8:16] == b"p" * 8
+        true_key = turned(raw) if flipped else raw
+        self._reported_key = raw
+        out.append(
+            self._irregularity(
+                t,
+                "wrong_setup",
+                None,
+                true_key,
+                target=STANDARD_START_KEY,
+                detail="the pieces do not stand in the initial position",
+            )
+        )
+
+    def _new_board(self, fen: str, chess960: bool | None = None) -> chess.Board:
+        if chess960 is None:
+            chess960 = False
+            if self.settings.chess960:
+                index = chess.Board(fen, chess960=True).chess960_pos()
+                chess960 = index is not None and index != 518
+        self._chess960 = chess960
+        return chess.Board(fen, chess960=chess960)
+
+    def _start_tree(self, root: Node) -> None:
+        self._node = root
+        self._repetitions = Counter({root.identity(): 1})
+        self._illegal_counts = {"white": 0, "black": 0}
+        self._press_pending = False
+        self._irregular = False
+        self._reported_key = None
+        self._blocked_key = None
+        self._flag_reported = False
+        self._resume_pending = False
+        self._deadline = None
+
+    def _start_game(
+        self,
+        t: float,
+        board: chess.Board,
+        flipped: bool,
+        out: list[DomainEvent],
+        chess960: bool = False,
+    ) -> None:
+        board.chess960 = chess960
+        self._chess960 = chess960
+        self._flipped = flipped
+        self._start_tree(Node.root(board))
+        self._playing = True
+        out.append(GameStart(t, board.fen(), flipped=flipped, chess960=chess960))
+
+    # ------------------------------------------------------------------ clock (6)
+
+    def _clock_dict(self) -> dict[str, float] | None:
+        if self._clock is None:
+            return None
+        return {"white": self._clock[0], "black": self._clock[1]}
+
+    def _on_clock(self, event: ClockReport, out: list[DomainEvent]) -> None:
+        previous = self._clock
+        state = (event.white, event.black, event.running, tuple(event.flags))
+        self._clock = state
+        if previous is None or previous[:3] != state[:3]:
+            out.append(ClockUpdate(event.t, event.white, event.black, event.running))
+        before = previous[2] if previous else None
+        node = self._node
+        if (
+            self._playing
+            and node is not None
+            and before
+            and event.running
+            and before != event.running
+        ):
+            on_move = COLOUR_NAMES[node.turn]
+            if before == on_move:
+                self._on_press(event.t, out)
+            elif event.running == on_move:
+                node.pressed = False
+        self._check_flags(event, out)
+
+    def _on_press(self, t: float, out: list[DomainEvent]) -> None:
+        node = self._node
+        assert node is not None
+        if self._resume_pending:
+            return
+        key = self._key()
+        self._press_pending = True
+        if key != node.key and self._commit_if_move(t, key, out, by_press=True):
+            return
+        self._arm(t)
+
+    def _check_flags(self, event: ClockReport, out: list[DomainEvent]) -> None:
+        if self._flag_reported or not self._playing or self._node is None:
+            return
+        fallen = set(event.flags)
+        if event.running == "white" and event.white <= 0:
+            fallen.add("white")
+        if event.running == "black" and event.black <= 0:
+            fallen.add("black")
+        if not fallen:
+            return
+        self._flag_reported = True
+        if len(fallen) == 2:
+            out.append(FlagFall(event.t, None, both=True))
+            return
+        side = fallen.pop()
+        opponent = chess.BLACK if side == "white" else chess.WHITE
+        draw = self._node.board.has_insufficient_material(opponent)
+        out.append(FlagFall(event.t, side, draw=draw))
+        if draw:
+            self._end(event.t, "1/2-1/2", "flag_draw", out)
+        else:
+            self._end(event.t, "0-1" if side == "white" else "1-0", "flag", out)
+
+    # ------------------------------------------------------------------ requests
+
+    def _on_request(self, event: Request, out: list[DomainEvent]) -> None:
+        t, args = event.t, event.args
+        try:
+            match event.action:
+                case "new_game" | "set_position":
+                    fen = args.get("fen", chess.STARTING_FEN)
+                    if event.action == "set_position" and "fen" not in args:
+                        raise ValueError("set_position needs args.fen")
+                    board = self._new_board(fen, args.get("chess960"))
+                    raw = bytes(self._raw)
+                    target = key_from_placement(board.board_fen())
+                    flipped = self._flipped
+                    if raw == target:
+                        flipped = False
+                    elif turned(raw) == target:
+                        flipped = True
+                    self._start_game(t, board, flipped, out, chess960=board.chess960)
+                    if self._key() != self._node.key:  # type: ignore[union-attr]
+                        self._arm(t)
+                case "takeback":
+                    self._explicit_takeback(t, out)
+                case "accept_position":
+                    self._accept_position(t, out)
+                case "correct_last_move":
+                    self._correct_last_move(t, str(args.get("uci", "")), out)
+                case "penalty":
+                    to = args.get("to")
+                    if to not in ("white", "black"):
+                        raise ValueError("penalty needs args.to: 'white' or 'black'")
+                    seconds = float(args.get("seconds", 120))
+                    article = str(args.get("article", "7.4"))
+                    out.append(Penalty(t, to, seconds, article, clock=self._clock_dict()))
+                case "result":
+                    result = args.get("result")
+                    if result not in ("1-0", "0-1", "1/2-1/2"):
+                        raise ValueError("result needs args.result: 1-0, 0-1 or 1/2-1/2")
+                    self._end(t, result, "arbiter", out)
+                case _:
+                    out.append(Notice(t, "unknown_request", f"unknown request {event.action!r}"))
+        except (ValueError, TypeError) as error:
+            out.append(Notice(t, "bad_request", f"{event.action}: {error}"))
+
+    def _explicit_takeback(self, t: float, out: list[DomainEvent]) -> None:
+        node = self._node
+        if node is None or node.parent is None:
+            out.append(Notice(t, "bad_request", "takeback: no move to take back"))
+            return
+        self._repetitions[node.identity()] -= 1
+        parent = node.parent
+        out.append(Takeback(t, node.ply, parent.board.fen()))
+        self._set_current(parent)
+        self._playing = True
+        self._blocked_key = node.key
+        if self._key() != parent.key:
+            self._arm(t)
+
+    def _accept_position(self, t: float, out: list[DomainEvent]) -> None:
+        node = self._node
+        if node is None:
+            raise ValueError("accept_position: no game")
+        board = chess.Board(None, chess960=self._chess960)
+        board.set_board_fen(placement_from_key(self._key()))
+        board.turn = node.turn
+        board.castling_rights = node.board.castling_rights
+        board.castling_rights = board.clean_castling_rights()
+        board.fullmove_number = node.board.fullmove_number
+        if not board.is_valid():
+            raise ValueError(f"the board shows no valid position ({board.status()!r})")
+        root = Node.root(board, ply=node.ply)
+        self._set_current(root)
+        self._repetitions = Counter({root.identity(): 1})
+        out.append(PositionRestored(t, board.fen()))
+
+    def _correct_last_move(self, t: float, uci: str, out: list[DomainEvent]) -> None:
+        node = self._node
+        if node is None or node.parent is None:
+            raise ValueError("correct_last_move: no move to correct")
+        move = node.parent.board.parse_uci(uci)
+        self._repetitions[node.identity()] -= 1
+        self._node = node.parent
+        self._commit(t, move, out, settled=False, correction=True)
