@@ -1,0 +1,102 @@
+"""``dgt-bridge record [--port PATH] OUT.jsonl``: write what a board reports as a sensor log.
+
+A recorded log is a bug report, a test fixture and a replayable game: every
+line is flushed as it is written, so a crash or a pulled plug loses nothing
+that was already seen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import IO
+
+from drivers.sensorlog import write_event
+from drivers.sensors import SensorEvent
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "record",
+        help="record what a DGT board reports into a sensor log (JSON Lines)",
+        description=(
+            "Connect to a DGT board (or the emulator) and write every sensor event it "
+            "reports to OUT, one JSON object per line, flushed at once, until Ctrl-C or "
+            "--duration. Disconnections are recorded too, and the link reconnects by itself."
+        ),
+    )
+    parser.add_argument("out", metavar="OUT.jsonl", help="the sensor log to write ('-' = stdout)")
+    parser.add_argument(
+        "--port", metavar="PATH", help="the board's serial port (default: auto-detect)"
+    )
+    parser.add_argument(
+        "--duration", type=float, metavar="SECONDS", help="stop after this many seconds"
+    )
+    parser.add_argument(
+        "--append", action="store_true", help="append to OUT instead of replacing it"
+    )
+    parser.set_defaults(func=record)
+
+
+class LogWriter:
+    """Writes each event as a line and flushes it, counting what it wrote."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.count = 0
+
+    def __call__(self, event: SensorEvent) -> None:
+        write_event(self.stream, event)
+        self.stream.flush()
+        self.count += 1
+
+
+async def record_to(stream: IO[str], port: str | None, duration: float | None) -> int:
+    """Record until ``duration`` seconds passed or SIGINT/SIGTERM; return lines written."""
+    from drivers.dgt.link import BoardLink
+
+    writer = LogWriter(stream)
+    link = BoardLink(port, writer)
+    task = asyncio.create_task(link.run())
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), duration)
+    finally:
+        link.close()
+        await task
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(sig)
+    return writer.count
+
+
+def record(args: argparse.Namespace) -> int:
+    if args.duration is not None and args.duration <= 0:
+        print("record: --duration must be a positive number of seconds", file=sys.stderr)
+        return 2
+    try:
+        stream = (
+            sys.stdout
+            if args.out == "-"
+            else open(args.out, "a" if args.append else "w", encoding="utf-8")  # noqa: SIM115
+        )
+    except OSError as error:
+        print(f"record: cannot write {args.out}: {error.strerror}", file=sys.stderr)
+        return 2
+    where = args.port or "an auto-detected board"
+    print(f"recording {where} to {args.out} (Ctrl-C to stop)", file=sys.stderr)
+    try:
+        count = asyncio.run(record_to(stream, args.port, args.duration))
+    finally:
+        if stream is not sys.stdout:
+            stream.close()
+    print(f"recorded {count} events to {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,96 @@
+"""``record``: a sensor log played by the emulator comes back out of the link unchanged."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from daemon.commands.record import record_to
+from drivers.dgt.emulator import BoardEmulator
+from drivers.sensorlog import read_events, read_log
+from drivers.sensors import BoardDump, ClockReport, ConnectionChange, SquareChange
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def board_lines(events) -> list[tuple]:
+    return [
+        ("board", e.placement) if isinstance(e, BoardDump) else ("square", e.square, e.piece)
+        for e in events
+        if isinstance(e, BoardDump | SquareChange)
+    ]
+
+
+async def test_recording_the_emulated_capture_gives_back_its_board_changes_and_clock(shared):
+    source = read_log(str(shared / "data" / "dgt-capture-1" / "sensor-log.jsonl"))
+    out = io.StringIO()
+    with BoardEmulator() as emulator:
+        recording = asyncio.create_task(record_to(out, emulator.port_path, 60))
+        await asyncio.sleep(0.5)  # let the link start up
+        emulator.play(source, speed=60)
+        loop = asyncio.get_running_loop()
+        assert await loop.run_in_executor(None, emulator.wait_played, 30)
+        await asyncio.sleep(0.5)
+        recording.cancel()
+        await asyncio.gather(recording, return_exceptions=True)
+    recorded = list(read_events(io.StringIO(out.getvalue())))
+    assert board_lines(recorded) == board_lines(source)
+    clocks = [(e.white, e.black, e.running) for e in recorded if isinstance(e, ClockReport)]
+    assert clocks == [(e.white, e.black, e.running) for e in source if isinstance(e, ClockReport)]
+    assert not any(isinstance(e, ConnectionChange) for e in recorded)
+
+
+def test_record_command_writes_and_flushes_a_log_for_its_duration(tmp_path):
+    out = tmp_path / "game.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with BoardEmulator() as emulator:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "daemon",
+                "record",
+                "--port",
+                emulator.port_path,
+                str(out),
+                "--duration",
+                "20",
+            ],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and not (out.exists() and out.read_text()):
+                time.sleep(0.05)
+            # The first line is on disk while the recorder still runs.
+            assert process.poll() is None
+            emulator.set_square("e2", None)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and '"e2"' not in out.read_text():
+                time.sleep(0.05)
+        finally:
+            process.send_signal(2)  # Ctrl-C
+            _, stderr = process.communicate(timeout=15)
+    assert process.returncode == 0, stderr
+    events = read_log(str(out))
+    assert isinstance(events[0], BoardDump)
+    assert SquareChange(events[1].t, "e2", None) == events[1]
+    assert f"recorded {len(events)} events" in stderr
+
+
+def test_record_command_refuses_a_bad_duration(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "daemon", "record", str(tmp_path / "x.jsonl"), "--duration", "0"],
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2 and "--duration" in result.stderr
