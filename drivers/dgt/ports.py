@@ -49,10 +49,16 @@ def usb_vendor_id(path: str, sysfs: str = "/sys/class/tty") -> int | None:
     return None
 
 
-def candidate_ports(patterns: tuple[str, ...] = PORT_PATTERNS) -> list[str]:
-    """Existing ports that could be a DGT board, DGT's USB vendor id first."""
-    paths = sorted({p for pattern in patterns for p in glob.glob(pattern)})
-    return sorted(paths, key=lambda p: usb_vendor_id(p) != DGT_USB_VENDOR_ID)
+def candidate_ports(
+    patterns: tuple[str, ...] = PORT_PATTERNS, sysfs: str = "/sys/class/tty"
+) -> list[str]:
+    """Existing ports that could be a DGT board: DGT's USB vendor id first, then in
+    the order of ``patterns`` (USB boards before Bluetooth, which is slow to probe)."""
+    found: dict[str, int] = {}
+    for rank, pattern in enumerate(patterns):
+        for path in sorted(glob.glob(pattern)):
+            found.setdefault(path, rank)
+    return sorted(found, key=lambda p: (usb_vendor_id(p, sysfs) != DGT_USB_VENDOR_ID, found[p], p))
 
 
 def probe(path: str, timeout: float = 1.5) -> ProbeResult | None:
