@@ -31,6 +31,12 @@ log = logging.getLogger(__name__)
 
 BOARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
+
+def _natural_key(board_id: str) -> list[Any]:
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part)
+            for part in re.split(r"(\d+)", board_id) if part]  # fmt: skip
+
+
 _FIGURINES = str.maketrans({"K": "♔", "Q": "♕", "R": "♖", "B": "♗", "N": "♘"})
 
 
@@ -140,6 +146,7 @@ class Hub:
         self.listeners: list[Listener] = []
         self.dropped_viewers = 0
         self.on_board_added: list[Callable[[str], None]] = []
+        self.sort_boards = False  # a relay hears boards in any order: show 1, 2, ..., 10
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         for board in self.settings.boards:
@@ -171,6 +178,12 @@ class Hub:
         for callback in list(self.on_board_added):
             callback(board.id)
         return feed
+
+    def board_ids(self) -> list[str]:
+        """The boards in display order: as configured, or naturally sorted."""
+        if not self.sort_boards:
+            return list(self.boards)
+        return sorted(self.boards, key=_natural_key)
 
     def ensure_board(self, board_id: str) -> BoardFeed:
         """The board, created with default settings when a relay first hears of it."""
@@ -382,7 +395,7 @@ class Hub:
         return state
 
     def snapshot(self, boards: frozenset[str] | None = None) -> Message:
-        chosen = [b for b in self.boards if boards is None or b in boards]
+        chosen = [b for b in self.board_ids() if boards is None or b in boards]
         data = json.dumps(
             {
                 "kind": "snapshot",
@@ -394,5 +407,5 @@ class Hub:
         return Message("snapshot", data, None, None)
 
     def pgn(self, boards: Iterable[str] | None = None) -> str:
-        chosen = list(boards) if boards is not None else list(self.boards)
+        chosen = list(boards) if boards is not None else self.board_ids()
         return "\n".join(self.boards[b].record.pgn() for b in chosen if b in self.boards)

@@ -45,7 +45,7 @@ def _boards_param(request: web.Request, hub: Hub) -> list[str] | web.Response:
     """The boards a request asks for (``?board=1,2``); all without the parameter."""
     raw = request.query.get("board")
     if not raw:
-        return list(hub.boards)
+        return hub.board_ids()
     ids = [part for part in raw.split(",") if part]
     unknown = [b for b in ids if b not in hub.boards]
     if unknown:

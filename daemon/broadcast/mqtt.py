@@ -1,0 +1,211 @@
+"""Publishing one board's feed to an MQTT broker (tournament scale).
+
+Topics, one set per board::
+
+    <prefix>/<tournament>/<round>/<board>/events   each feed event, QoS 1
+    <prefix>/<tournament>/<round>/<board>/state    the display state, retained
+    <prefix>/<tournament>/<round>/<board>/pgn      the live PGN, retained
+    <prefix>/<tournament>/<round>/<board>/status   {"online": ...}, retained;
+                                                    the last will says offline
+
+An event payload is ``{"origin", "seq", "board", "event"}``: ``origin`` names
+this run of the daemon (its numbering restarts with it), ``seq`` orders the
+events, so a subscriber drops the duplicates a reconnect can bring.
+
+Nothing is lost while the broker is away: paho keeps every QoS 1 message until
+the broker acknowledges it and sends them again after reconnecting; beyond
+paho's queue (``buffer`` messages) the events wait in our own bounded queue and
+go out as acknowledgements free room. State and PGN are "latest wins": they
+are published again on every connect, never queued.
+
+The hub calls ``on_feed`` on the event loop; it only hands messages to paho
+(which never waits for the network: its own thread does the I/O).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import uuid
+from collections import deque
+from typing import Any
+
+import paho.mqtt.client as mqtt
+
+from daemon.broadcast.hub import Hub
+from daemon.broadcast.settings import BroadcastSettings
+
+log = logging.getLogger(__name__)
+
+_UNSAFE = re.compile(r"[/+#\s]+")
+
+
+def topic_level(name: str) -> str:
+    """One topic level from a free-form name: no ``/``, ``+``, ``#`` or blanks."""
+    return _UNSAFE.sub("_", name.strip()) or "_"
+
+
+def board_topic(prefix: str, tournament: str, round_: str, board: str, leaf: str) -> str:
+    levels = (prefix, tournament, round_, board)
+    return "/".join(topic_level(level) for level in levels) + "/" + leaf
+
+
+def new_client(client_id: str, *, clean_session: bool = True) -> mqtt.Client:
+    client = mqtt.Client(
+        mqtt.CallbackAPIVersion.VERSION2,
+        client_id=client_id,
+        protocol=mqtt.MQTTv311,
+        clean_session=clean_session,
+    )
+    client.reconnect_delay_set(min_delay=1, max_delay=5)
+    return client
+
+
+class MqttPublisher:
+    """One board's feed to the broker; ``start`` after the hub's loop is bound."""
+
+    def __init__(self, settings: BroadcastSettings, board_id: str, hub: Hub) -> None:
+        self.settings = settings
+        self.mqtt = settings.mqtt
+        self.board_id = board_id
+        self.hub = hub
+        self.origin = uuid.uuid4().hex[:12]
+        round_ = hub.boards[board_id].settings.round or settings.round
+        self.topics = {
+            leaf: board_topic(self.mqtt.topic_prefix, self.mqtt.tournament, round_, board_id, leaf)
+            for leaf in ("events", "state", "pgn", "status")
+        }
+        self.client = new_client(f"dgt-bridge-{topic_level(board_id)}-{self.origin}")
+        if self.mqtt.username:
+            self.client.username_pw_set(self.mqtt.username, self.mqtt.password)
+        self.client.will_set(
+            self.topics["status"], self._status_payload(online=False), qos=1, retain=True
+        )
+        self.client.max_queued_messages_set(max(1, self.mqtt.buffer))
+        self.client.on_connect = self._on_connect
+        self.client.on_disconnect = self._on_disconnect
+        self.client.on_publish = self._on_publish
+        self.connected = False
+        self.waiting: deque[bytes] = deque()  # events paho had no room for
+        self.lost = 0  # events dropped because even our buffer was full
+        self.published = 0
+        self._last_pgn: str | None = None
+        self._last_state: bytes | None = None
+
+    # -- life cycle -------------------------------------------------------------
+
+    def start(self) -> None:
+        self.hub.listeners.append(self.on_feed)
+        self.client.connect_async(self.mqtt.host, self.mqtt.port, keepalive=self.mqtt.keepalive)
+        self.client.loop_start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Say goodbye (status offline) and close; blocking, run it in a thread."""
+        if self.on_feed in self.hub.listeners:
+            self.hub.listeners.remove(self.on_feed)
+        if self.connected:
+            info = self.client.publish(
+                self.topics["status"], self._status_payload(online=False), qos=1, retain=True
+            )
+            with contextlib.suppress(RuntimeError, ValueError):
+                info.wait_for_publish(timeout)
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    # -- paho's thread ------------------------------------------------------------
+
+    def _on_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any,
+                    properties: Any) -> None:  # fmt: skip
+        if reason.is_failure:
+            log.warning("MQTT broker refused board %s: %s", self.board_id, reason)
+            return
+        self.connected = True
+        log.info("MQTT: board %s connected to %s", self.board_id, self.mqtt.host)
+        self.hub._call(self._publish_latest)
+
+    def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any,
+                       properties: Any) -> None:  # fmt: skip
+        self.connected = False
+        log.warning("MQTT: board %s lost the broker (%s); buffering", self.board_id, reason)
+
+    def _on_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason: Any,
+                    properties: Any) -> None:  # fmt: skip
+        if self.waiting:
+            self.hub._call(self._flush)
+
+    # -- the event loop -------------------------------------------------------------
+
+    def on_feed(
+        self, board_id: str, seq: int, event: dict[str, Any], state: dict[str, Any]
+    ) -> None:
+        if board_id != self.board_id:
+            return
+        if not event.get("type", "").startswith("_"):
+            payload = json.dumps(
+                {"origin": self.origin, "seq": seq, "board": board_id, "event": event},
+                separators=(",", ":"),
+            ).encode()
+            self._send_event(payload)
+        elif self.connected:  # the link or battery changed
+            self.client.publish(
+                self.topics["status"], self._status_payload(online=True), qos=1, retain=True
+            )
+        self._publish_state(state)
+
+    def _send_event(self, payload: bytes) -> None:
+        if self.waiting:
+            self._flush()
+        if not self.waiting and self._hand_to_paho(payload):
+            return
+        self.waiting.append(payload)
+        while len(self.waiting) > max(1, self.mqtt.buffer):
+            self.waiting.popleft()
+            self.lost += 1
+            log.error("MQTT buffer full for board %s: an event was lost", self.board_id)
+
+    def _hand_to_paho(self, payload: bytes) -> bool:
+        info = self.client.publish(self.topics["events"], payload, qos=1)
+        if info.rc in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
+            self.published += 1
+            return True  # paho holds it until the broker acknowledges it
+        return False
+
+    def _flush(self) -> None:
+        while self.waiting and self._hand_to_paho(self.waiting[0]):
+            self.waiting.popleft()
+
+    def _publish_state(self, state: dict[str, Any]) -> None:
+        state_payload = json.dumps({**state, "origin": self.origin}, separators=(",", ":"))
+        self._last_state = state_payload.encode()
+        pgn = self.hub.boards[self.board_id].record.pgn()
+        pgn_changed = pgn != self._last_pgn
+        self._last_pgn = pgn
+        if not self.connected:
+            return  # published on connect: the latest state wins
+        self.client.publish(self.topics["state"], self._last_state, qos=1, retain=True)
+        if pgn_changed:
+            self.client.publish(self.topics["pgn"], pgn.encode(), qos=1, retain=True)
+
+    def _publish_latest(self) -> None:
+        self.client.publish(
+            self.topics["status"], self._status_payload(online=True), qos=1, retain=True
+        )
+        if self.board_id in self.hub.boards:
+            self._last_pgn = None
+            self._publish_state(self.hub.page_state(self.board_id))
+        self._flush()
+
+    def _status_payload(self, *, online: bool) -> bytes:
+        status = self.hub.boards[self.board_id].status if self.board_id in self.hub.boards else None
+        return json.dumps(
+            {
+                "online": online,
+                "origin": self.origin,
+                "board": self.board_id,
+                "connected": status.connected if status else None,
+                "battery": status.battery if status else None,
+            },
+            separators=(",", ":"),
+        ).encode()

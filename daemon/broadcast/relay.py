@@ -1,0 +1,142 @@
+"""The relay: one round of a hall's boards from MQTT, on one page and one PGN.
+
+Subscribes to ``<prefix>/<tournament>/<round>/+/{events,state,status}`` and
+feeds a hub of its own, so it serves exactly the daemon's web app: the grid
+page, ``/events``, ``/game.pgn`` with every board as one game (the URL a
+lichess broadcast polls), ``/state.json``.
+
+A retained ``state`` gives a board joining late its whole game; ``events``
+then continue it. The relay keeps a persistent session (fixed client id, clean
+session off), so events published while it reconnects after a broker restart
+wait at the broker for it. Duplicates (a resend after a lost acknowledgement)
+are dropped by ``(origin, seq)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from aiohttp import web
+
+from daemon.broadcast.hub import BOARD_ID, Hub
+from daemon.broadcast.mqtt import new_client, topic_level
+from daemon.broadcast.settings import BroadcastSettings
+from daemon.broadcast.web import build_app
+
+log = logging.getLogger(__name__)
+
+
+class Relay:
+    def __init__(
+        self,
+        broker: str,
+        broker_port: int,
+        tournament: str,
+        round_: str,
+        *,
+        address: str = "0.0.0.0",
+        port: int = 8080,
+        prefix: str = "dgt-bridge",
+        client_id: str | None = None,
+    ) -> None:
+        self.broker, self.broker_port = broker, broker_port
+        self.settings = BroadcastSettings(
+            address=address, port=port, boards=[], event=tournament, round=round_
+        )
+        self.hub = Hub(self.settings)
+        self.hub.sort_boards = True
+        self.base = "/".join(topic_level(p) for p in (prefix, tournament, round_))
+        self.client = new_client(
+            client_id or f"dgt-bridge-relay-{topic_level(tournament)}-{topic_level(round_)}",
+            clean_session=False,
+        )
+        self.client.on_connect = self._on_connect
+        self.client.on_message = self._on_message
+        self.seen: dict[str, tuple[str, int]] = {}  # board -> (origin, last seq)
+        self.duplicates = 0
+        self.port: int | None = None
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        self.hub.bind_loop(asyncio.get_running_loop())
+        app = build_app(self.hub)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.settings.address, self.settings.port)
+        await site.start()
+        server = getattr(site, "_server", None)
+        sockets = getattr(server, "sockets", None) or []
+        self.port = sockets[0].getsockname()[1] if sockets else self.settings.port
+        self.client.connect_async(self.broker, self.broker_port, keepalive=30)
+        self.client.loop_start()
+
+    async def stop(self) -> None:
+        for subscriber in list(self.hub.subscribers):
+            subscriber.drop()
+        await asyncio.to_thread(self._stop_client)
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    def _stop_client(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    # -- paho's thread -------------------------------------------------------------
+
+    def _on_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any,
+                    properties: Any) -> None:  # fmt: skip
+        if reason.is_failure:
+            log.warning("MQTT broker refused the relay: %s", reason)
+            return
+        client.subscribe([(f"{self.base}/+/{leaf}", 1) for leaf in ("state", "events", "status")])
+
+    def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
+        rest = message.topic[len(self.base) + 1 :]
+        board, _, leaf = rest.partition("/")
+        if not BOARD_ID.match(board) or leaf not in ("state", "events", "status"):
+            return
+        try:
+            payload = json.loads(message.payload)
+        except (ValueError, UnicodeDecodeError):
+            log.warning("relay: ignoring a malformed message on %s", message.topic)
+            return
+        if not isinstance(payload, dict):
+            return
+        try:
+            getattr(self, f"_on_{leaf}")(board, payload)
+        except (KeyError, TypeError, ValueError):
+            log.warning("relay: ignoring a malformed message on %s", message.topic)
+
+    def _on_state(self, board: str, state: dict[str, Any]) -> None:
+        origin, seq = str(state.get("origin", "")), int(state.get("seq") or 0)
+        known = self.seen.get(board)
+        if known and known[0] == origin and known[1] >= seq:
+            return  # the events already brought us this far
+        self.seen[board] = (origin, seq)
+        self.hub.load_state(board, state)
+
+    def _on_events(self, board: str, envelope: dict[str, Any]) -> None:
+        origin, seq, event = str(envelope["origin"]), int(envelope["seq"]), envelope["event"]
+        if not isinstance(event, dict):
+            raise TypeError("event must be an object")
+        known = self.seen.get(board)
+        if known and known[0] == origin and seq <= known[1]:
+            self.duplicates += 1
+            return
+        self.seen[board] = (origin, seq)
+        self.hub.publish(board, event)
+
+    def _on_status(self, board: str, status: dict[str, Any]) -> None:
+        online = bool(status.get("online"))
+        connected = status.get("connected")
+        self.hub.set_status(
+            board,
+            connected=bool(online and connected is not False),
+            battery=status.get("battery"),
+            detail="" if online else "board offline",
+        )
