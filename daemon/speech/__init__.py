@@ -14,15 +14,18 @@ The pieces, from pure to impure:
 - ``announcer``: the asyncio shell that ties the feed to the queue and the engines.
 """
 
+from daemon.speech.announcer import Announcer, make_announcer
 from daemon.speech.phrases import describe_move, make_describer
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.vocabulary import Vocabulary, VocabularyError, load_vocabulary
 
 __all__ = [
+    "Announcer",
     "SpeechSettings",
     "Vocabulary",
     "VocabularyError",
     "describe_move",
     "load_vocabulary",
+    "make_announcer",
     "make_describer",
 ]

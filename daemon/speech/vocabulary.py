@@ -58,7 +58,6 @@ MESSAGES: dict[str, frozenset[str]] = {
         "touch_move_count": ("side", "count"),
         "displaced_pieces": ("fix", "side"),
         "irregularity": ("fix", "side"),
-        "penalty_consequence": ("consequence",),
         "position_restored": (),
         "takeback": (),
         "game_start": (),

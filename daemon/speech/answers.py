@@ -1,0 +1,192 @@
+"""Answers to a player's requests (Appendix E.2.9d: information only when asked).
+
+Pure functions of the game as ``daemon.gamerecord.GameRecord`` folds it from the
+event feed, so the daemon's announcer, the web controls and ``dgt-bridge say``
+(which rebuilds the record from ``/state.json`` or an event file) give the same
+answer. Written text; the voice gets ``vocabulary.pronounce``.
+
+Requests: ``last`` (repeat the last move), ``clock`` (both times, the asker's
+own first), ``move_number``, ``board`` (the position, by colour and piece type),
+``square`` (args ``{"square": "e4"}``), ``piece`` (args ``{"piece": "N"}``: a FEN
+letter, upper case white, lower case black; add ``"colour": "both"`` for both).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import chess
+
+from daemon.gamerecord import GameRecord
+from daemon.speech.messages import piece_name
+from daemon.speech.phrases import phrase_for_move
+from daemon.speech.vocabulary import Vocabulary
+
+REQUESTS = ("last", "clock", "move_number", "board", "square", "piece")
+
+_ORDER = (chess.KING, chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT, chess.PAWN)
+
+
+def board_before_ply(record: GameRecord, ply: int) -> chess.Board | None:
+    """The position before the half-move ``ply``, replayed from the record's start."""
+    board = chess.Board(record.start_fen, chess960=record.chess960)
+    for move in record.moves:
+        if move.ply >= ply:
+            break
+        try:
+            board.push(chess.Move.from_uci(move.uci))
+        except ValueError:
+            return None
+    expected_ply = ply - 1
+    first_ply = record.moves[0].ply if record.moves else 1
+    if first_ply != 1 or len(board.move_stack) != expected_ply:
+        return None  # a record that does not hold the game from its start
+    return board
+
+
+def move_phrase(
+    record: GameRecord,
+    ply: int,
+    vocabulary: Vocabulary,
+    *,
+    form: str = "short",
+    say_pawn: bool = True,
+    fallback: str = "",
+) -> str:
+    """The phrase of the half-move ``ply`` as the game now stands."""
+    move = next((m for m in record.moves if m.ply == ply), None)
+    if move is None:
+        return fallback
+    board = board_before_ply(record, ply)
+    try:
+        parsed = chess.Move.from_uci(move.uci)
+        if board is not None and board.is_legal(parsed):
+            return phrase_for_move(board, parsed, vocabulary, form=form, say_pawn=say_pawn)
+    except ValueError:
+        pass
+    return fallback or move.san
+
+
+def spoken_time(seconds: float, vocabulary: Vocabulary) -> str:
+    total = max(0, int(seconds))  # whole seconds: what the clock shows
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return vocabulary.message("time_hms", hours=hours, minutes=minutes, seconds=secs)
+    if minutes:
+        return vocabulary.message("time_ms", minutes=minutes, seconds=secs)
+    return vocabulary.message("time_s", seconds=secs)
+
+
+def answer(
+    what: str,
+    args: dict[str, Any] | None,
+    record: GameRecord,
+    vocabulary: Vocabulary,
+    *,
+    by: str | None = None,
+    form: str = "short",
+    say_pawn: bool = True,
+) -> str:
+    """The written answer to one request; an unknown request is said to be unknown."""
+    args = args or {}
+    if what == "last":
+        last = record.last_move
+        if last is None:
+            return vocabulary.message("answer_no_move")
+        phrase = move_phrase(record, last.ply, vocabulary, form=form, say_pawn=say_pawn)
+        return vocabulary.message("answer_last", move=phrase)
+    if what == "clock":
+        return _clock(record, vocabulary, by)
+    if what == "move_number":
+        board = record.board()
+        side = "white" if board.turn == chess.WHITE else "black"
+        return vocabulary.message(
+            "answer_move_number", number=board.fullmove_number, side=vocabulary.colour(side)
+        )
+    if what == "board":
+        return _board(record.board(), vocabulary)
+    if what == "square":
+        return _square(str(args.get("square") or "").lower(), record.board(), vocabulary, what)
+    if what == "piece":
+        return _piece(args, record.board(), vocabulary, what)
+    return vocabulary.message("answer_unknown", what=what)
+
+
+def _clock(record: GameRecord, vocabulary: Vocabulary, by: str | None) -> str:
+    clock = record.clock
+    if not clock or clock.get("white") is None or clock.get("black") is None:
+        return vocabulary.message("answer_no_clock")
+    first = by if by in ("white", "black") else "white"
+    second = "black" if first == "white" else "white"
+    return vocabulary.message(
+        "answer_clock",
+        first_side=vocabulary.colour(first),
+        first_time=spoken_time(float(clock[first]), vocabulary),
+        second_side=vocabulary.colour(second),
+        second_time=spoken_time(float(clock[second]), vocabulary),
+    )
+
+
+def _squares_of(board: chess.Board, piece_type: int, colour: bool, vocabulary: Vocabulary) -> str:
+    squares = sorted(board.pieces(piece_type, colour), key=lambda s: (s % 8, s // 8))
+    separator = vocabulary.words["list_separator"]
+    return f"{separator} ".join(vocabulary.square(chess.square_name(s)) for s in squares)
+
+
+def _board(board: chess.Board, vocabulary: Vocabulary) -> str:
+    """ "Weiß: Koenig Gustav eins, Tuerme Anna eins, Felix eins ..." per colour."""
+    separator = vocabulary.words["list_separator"]
+    sides = []
+    for colour, side in ((chess.WHITE, "white"), (chess.BLACK, "black")):
+        groups = []
+        for piece_type in _ORDER:
+            count = len(board.pieces(piece_type, colour))
+            if not count:
+                continue
+            letter = chess.piece_symbol(piece_type).upper()
+            name = vocabulary.pieces[letter] if count == 1 else vocabulary.pieces_plural[letter]
+            groups.append(f"{name} {_squares_of(board, piece_type, colour, vocabulary)}")
+        sides.append(
+            vocabulary.message(
+                "answer_board_side",
+                side=vocabulary.colour(side),
+                pieces=f"{separator} ".join(groups),
+            )
+        )
+    return ". ".join(sides)
+
+
+def _square(name: str, board: chess.Board, vocabulary: Vocabulary, what: str) -> str:
+    if name not in chess.SQUARE_NAMES:
+        return vocabulary.message("answer_unknown", what=f"{what} {name}".strip())
+    piece = board.piece_at(chess.parse_square(name))
+    where = vocabulary.square(name)
+    if piece is None:
+        return vocabulary.message("answer_square_empty", square=where)
+    return vocabulary.message(
+        "answer_square", square=where, piece=piece_name(piece.symbol(), vocabulary, None)
+    )
+
+
+def _piece(args: dict[str, Any], board: chess.Board, vocabulary: Vocabulary, what: str) -> str:
+    letter = str(args.get("piece") or "")
+    if len(letter) != 1 or letter.upper() not in "KQRBNP":
+        return vocabulary.message("answer_unknown", what=f"{what} {letter}".strip())
+    piece_type = chess.PIECE_SYMBOLS.index(letter.lower())
+    if args.get("colour") == "both":
+        colours = [chess.WHITE, chess.BLACK]
+    elif args.get("colour") in ("white", "black"):
+        colours = [args["colour"] == "white"]
+    else:
+        colours = [letter.isupper()]
+    answers = []
+    for colour in colours:
+        symbol = chess.Piece(piece_type, colour).symbol()
+        name = piece_name(symbol, vocabulary, None)
+        squares = _squares_of(board, piece_type, colour, vocabulary)
+        if squares:
+            answers.append(vocabulary.message("answer_piece", piece=name, squares=squares))
+        else:
+            answers.append(vocabulary.message("answer_piece_none", piece=name))
+    return ". ".join(answers)

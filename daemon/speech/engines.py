@@ -1,0 +1,433 @@
+"""Speech engines the announcer can use, each safe to cancel mid-sentence.
+
+- ``Pyttsx3Engine``: pyttsx3 (espeak driver) in a child process that owns it (see
+  ``pyttsx3_worker`` for why), one WAV file per announcement; restarted when it dies.
+- ``EspeakEngine``: the ``espeak-ng`` program writes the WAV (no Python binding,
+  lowest latency).
+- ``TextEngine``: prints the written text (no audio; the default without speech).
+- ``FallbackEngine``: tries engines in order; a failing engine is reported once,
+  loudly, and the announcement goes to the next one, so it is never lost.
+
+Audio engines never trust a success report: the WAV must exist, be a WAV, have
+frames and a plausible length, and the daemon plays it itself (``WavPlayer``,
+``aplay`` by default), so a new move can stop it at once by killing the player.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+import wave
+from pathlib import Path
+from typing import Protocol, TextIO
+
+from daemon.speech.settings import SpeechSettings
+
+log = logging.getLogger("dgt_bridge.speech")
+
+#: Seconds a synthesis may take before the worker is considered hung.
+SYNTH_TIMEOUT = 15.0
+
+
+class SpeechFailure(Exception):
+    """An engine could not speak one announcement (the announcer falls back)."""
+
+
+class PlaybackFailure(SpeechFailure):
+    """The player failed (no sound card, wrong device): every audio engine would too."""
+
+
+class Engine(Protocol):
+    name: str
+
+    async def start(self) -> None: ...
+
+    async def speak(self, written: str, spoken: str) -> None:
+        """Return once it has been heard; cancelling stops the sound at once."""
+
+    async def close(self) -> None: ...
+
+
+def check_wav(path: Path, text: str) -> float:
+    """The WAV's duration, or SpeechFailure if it is not a plausible spoken ``text``."""
+    try:
+        with wave.open(str(path), "rb") as wav:
+            frames, rate = wav.getnframes(), wav.getframerate()
+    except (OSError, EOFError, wave.Error) as exc:
+        raise SpeechFailure(f"no WAV file for {text!r}: {exc}") from None
+    if frames == 0 or rate == 0:
+        raise SpeechFailure(f"empty WAV file for {text!r}")
+    duration = frames / rate
+    if duration < 0.1 or duration > 2.0 + 1.0 * len(text):
+        raise SpeechFailure(f"implausible WAV length {duration:.2f} s for {text!r}")
+    return duration
+
+
+class WavPlayer:
+    """Plays a WAV with an external command (``aplay``) that cancellation kills."""
+
+    def __init__(self, settings: SpeechSettings) -> None:
+        self.settings = settings
+
+    async def play(self, path: Path) -> None:
+        argv = self.settings.player_command(str(path))
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        except OSError as exc:
+            raise PlaybackFailure(f"player {argv[0]!r} cannot run: {exc}") from None
+        try:
+            _, stderr = await process.communicate()
+        except asyncio.CancelledError:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            with contextlib.suppress(Exception):
+                await asyncio.shield(process.wait())
+            raise
+        if process.returncode != 0:
+            detail = stderr.decode("utf-8", "replace").strip().splitlines()
+            raise PlaybackFailure(
+                f"player {' '.join(argv[:-1])} failed ({process.returncode}):"
+                f" {detail[-1] if detail else 'no message'}"
+            )
+
+
+class _WavEngine:
+    """Synthesise into a fresh file, check it, play it, remove it."""
+
+    name = "wav"
+    plays_audio = True
+
+    def __init__(self, settings: SpeechSettings, voice: str, player: WavPlayer | None) -> None:
+        self.settings = settings
+        self.voice = voice
+        self.player = player or WavPlayer(settings)
+        self._dir = Path(tempfile.mkdtemp(prefix="dgt-bridge-speech-"))
+        self._count = 0
+
+    async def start(self) -> None:
+        return None
+
+    async def synthesize(self, text: str, path: Path) -> None:
+        raise NotImplementedError
+
+    async def render(self, text: str) -> Path:
+        """The checked WAV of ``text`` (the caller plays and removes it)."""
+        self._count += 1
+        path = self._dir / f"{self._count:06d}.wav"
+        await self.synthesize(text, path)
+        check_wav(path, text)
+        return path
+
+    async def speak(self, written: str, spoken: str) -> None:
+        path = await self.render(spoken)
+        try:
+            await self.player.play(path)
+        finally:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+    async def close(self) -> None:
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+class EspeakEngine(_WavEngine):
+    """The espeak-ng program: one short-lived process per announcement."""
+
+    name = "espeak-ng"
+
+    def __init__(self, settings: SpeechSettings, voice: str, player: WavPlayer | None = None):
+        super().__init__(settings, voice, player)
+        self.program = shutil.which("espeak-ng") or "espeak-ng"
+
+    async def synthesize(self, text: str, path: Path) -> None:
+        argv = [
+            self.program,
+            "-v",
+            self.voice,
+            "-s",
+            str(int(self.settings.rate)),
+            "-a",
+            str(round(float(self.settings.volume) * 100)),
+            "-w",
+            str(path),
+        ]
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        except OSError as exc:
+            raise SpeechFailure(f"espeak-ng cannot run: {exc}") from None
+        try:
+            _, stderr = await asyncio.wait_for(
+                process.communicate(text.encode("utf-8")), SYNTH_TIMEOUT
+            )
+        except (asyncio.CancelledError, TimeoutError):
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            raise
+        if process.returncode != 0 or stderr.strip():
+            message = stderr.decode("utf-8", "replace").strip() or f"exit {process.returncode}"
+            raise SpeechFailure(f"espeak-ng -v {self.voice}: {message}")
+
+
+class Pyttsx3Engine(_WavEngine):
+    """pyttsx3 owned by one child process, restarted when it dies or hangs."""
+
+    name = "pyttsx3"
+
+    def __init__(self, settings: SpeechSettings, voice: str, player: WavPlayer | None = None):
+        super().__init__(settings, voice, player)
+        self.process: asyncio.subprocess.Process | None = None
+        self.reported_voice = ""
+        self.starts = 0
+        self._ids = 0
+        self._lock = asyncio.Lock()
+
+    async def start(self) -> None:
+        await self._ensure_worker()
+
+    async def _ensure_worker(self) -> asyncio.subprocess.Process:
+        if self.process is not None and self.process.returncode is None:
+            return self.process
+        await self._stop_worker()
+        package_root = str(Path(__file__).resolve().parent.parent.parent)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        self.starts += 1
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "daemon.speech.pyttsx3_worker",
+            "--voice",
+            self.voice,
+            "--rate",
+            str(int(self.settings.rate)),
+            "--volume",
+            str(float(self.settings.volume)),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+        )
+        self.process = process
+        try:
+            hello = await asyncio.wait_for(self._read(process), SYNTH_TIMEOUT)
+        except (TimeoutError, SpeechFailure) as exc:
+            await self._stop_worker()
+            raise SpeechFailure(f"pyttsx3 worker did not start: {exc}") from None
+        if not hello.get("ready"):
+            await self._stop_worker()
+            raise SpeechFailure(f"pyttsx3 worker: {hello.get('error')}")
+        self.reported_voice = str(hello.get("voice") or "")
+        return process
+
+    @staticmethod
+    async def _read(process: asyncio.subprocess.Process) -> dict:
+        assert process.stdout is not None
+        line = await process.stdout.readline()
+        if not line:
+            raise SpeechFailure("pyttsx3 worker ended")
+        try:
+            return json.loads(line)
+        except ValueError:
+            raise SpeechFailure(f"pyttsx3 worker said {line[:80]!r}") from None
+
+    async def _stop_worker(self) -> None:
+        process, self.process = self.process, None
+        if process is None or process.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        with contextlib.suppress(Exception):
+            await process.wait()
+
+    async def synthesize(self, text: str, path: Path) -> None:
+        async with self._lock:
+            try:
+                await self._request(text, path)
+            except SpeechFailure:
+                # A dead worker (killed, crashed) is restarted once for this text.
+                if self.process is not None and self.process.returncode is None:
+                    raise
+                log.warning("pyttsx3 worker ended; restarting it")
+                await self._request(text, path)
+
+    async def _request(self, text: str, path: Path) -> None:
+        process = await self._ensure_worker()
+        self._ids += 1
+        ident = self._ids
+        request = json.dumps({"id": ident, "text": text, "file": str(path)}, ensure_ascii=False)
+        assert process.stdin is not None
+        try:
+            process.stdin.write(request.encode("utf-8") + b"\n")
+            await process.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            await self._stop_worker()
+            raise SpeechFailure(f"pyttsx3 worker gone: {exc}") from None
+        deadline = time.monotonic() + SYNTH_TIMEOUT
+        while True:
+            try:
+                reply = await asyncio.wait_for(self._read(process), deadline - time.monotonic())
+            except TimeoutError:
+                await self._stop_worker()
+                raise SpeechFailure(f"pyttsx3 took over {SYNTH_TIMEOUT:.0f} s") from None
+            except SpeechFailure:
+                await self._stop_worker()
+                raise
+            except asyncio.CancelledError:
+                # The worker finishes this text unheard; its reply is skipped next time.
+                raise
+            if reply.get("id") != ident:
+                continue  # the reply to an announcement that was cancelled meanwhile
+            if not reply.get("ok"):
+                raise SpeechFailure(f"pyttsx3: {reply.get('error')}")
+            return
+
+    async def close(self) -> None:
+        await self._stop_worker()
+        await super().close()
+
+
+class TextEngine:
+    """Prints the written text: no audio, and the last engine of every chain."""
+
+    name = "text"
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream
+
+    async def start(self) -> None:
+        return None
+
+    async def speak(self, written: str, spoken: str) -> None:
+        stream = self.stream or sys.stdout
+        print(written, file=stream, flush=True)
+
+    async def close(self) -> None:
+        return None
+
+
+class FallbackEngine:
+    """Engines in order of preference; a failure moves this announcement to the next.
+
+    Each distinct failure is logged once at ERROR (a missing sound card must give
+    one loud line, not one per move); the failed engine is skipped for
+    ``retry_after`` seconds, then tried again (a sound card plugged in, a worker
+    restarted), so a broken engine costs no latency in between.
+    """
+
+    name = "fallback"
+
+    def __init__(
+        self,
+        engines: list[Engine],
+        retry_after: float = 60.0,
+        on_problem=None,
+    ) -> None:
+        if not engines:
+            raise ValueError("at least one engine")
+        self.engines = engines
+        self.retry_after = retry_after
+        self.on_problem = on_problem
+        self.used: str | None = None  # the engine that spoke the last announcement
+        self._broken_until: dict[str, float] = {}
+        self._reported: set[tuple[str, str]] = set()
+
+    async def start(self) -> None:
+        for engine in self.engines:
+            try:
+                await engine.start()
+            except SpeechFailure as exc:
+                self._failed(engine, exc)
+
+    def _failed(self, engine: Engine, exc: Exception) -> None:
+        until = time.monotonic() + self.retry_after
+        if isinstance(exc, PlaybackFailure):
+            # The player is shared: the other audio engines need not fail it again.
+            broken = [e for e in self.engines if getattr(e, "plays_audio", False)]
+            what = "sound output"
+        else:
+            broken, what = [engine], f"speech engine {engine.name}"
+        for each in broken:
+            self._broken_until[each.name] = until
+        key = (what, str(exc))
+        if key in self._reported:
+            log.debug("%s failed again: %s", what, exc)
+            return
+        self._reported.add(key)
+        fallback = next((e.name for e in self.engines if e not in broken), "nothing")
+        log.error("SPEECH: %s FAILED: %s (falling back to %s)", what.upper(), exc, fallback)
+        if self.on_problem is not None:
+            with contextlib.suppress(Exception):
+                self.on_problem(f"{what} failed: {exc}")
+
+    async def speak(self, written: str, spoken: str) -> None:
+        now = time.monotonic()
+        candidates = [e for e in self.engines if self._broken_until.get(e.name, 0.0) <= now]
+        if not candidates:
+            candidates = [self.engines[-1]]
+        for engine in candidates:
+            if (
+                self._broken_until.get(engine.name, 0.0) > time.monotonic()
+                and engine is not (self.engines[-1])
+            ):
+                continue  # broken by a shared failure during this very announcement
+            try:
+                await engine.speak(written, spoken)
+            except SpeechFailure as exc:
+                self._failed(engine, exc)
+                continue
+            self.used = engine.name
+            self._broken_until.pop(engine.name, None)
+            return
+        raise SpeechFailure(f"no engine could speak {written!r}")
+
+    async def close(self) -> None:
+        for engine in self.engines:
+            with contextlib.suppress(Exception):
+                await engine.close()
+
+
+def pyttsx3_available() -> bool:
+    """pyttsx3 is installed and its espeak driver will find the espeak-ng library."""
+    import ctypes.util
+    import importlib.util
+
+    if importlib.util.find_spec("pyttsx3") is None:
+        return False
+    return bool(ctypes.util.find_library("espeak-ng") or ctypes.util.find_library("espeak"))
+
+
+def build_engine(
+    settings: SpeechSettings,
+    voice: str,
+    *,
+    player: WavPlayer | None = None,
+    text_stream: TextIO | None = None,
+    on_problem=None,
+) -> FallbackEngine:
+    """The chain for ``settings.engine``: pyttsx3, then espeak-ng, then text."""
+    chain: list[Engine] = []
+    choice = settings.engine
+    if choice in ("auto", "pyttsx3") and (choice == "pyttsx3" or pyttsx3_available()):
+        chain.append(Pyttsx3Engine(settings, voice, player))
+    if choice in ("auto", "pyttsx3", "espeak-ng") and (
+        choice == "espeak-ng" or shutil.which("espeak-ng")
+    ):
+        chain.append(EspeakEngine(settings, voice, player))
+    chain.append(TextEngine(text_stream))
+    return FallbackEngine(chain, on_problem=on_problem)

@@ -1,0 +1,91 @@
+"""The child process that owns the one pyttsx3 engine (run: python -m ...).
+
+pyttsx3 2.99 with the espeak driver is unsafe the obvious way (checked on this
+version): ``say()`` shells out to ``aplay`` and reports success even when nothing
+plays; of several texts queued before ``runAndWait()`` only the last is spoken or
+saved; an empty ``runAndWait()`` synthesises the previous text again; ``stop()``
+does not cut the audio; the engine is not thread-safe; and the driver prints
+"Audio saved to ..." on standard output. So this process does exactly one
+``save_to_file`` + ``runAndWait`` per request, into the file the daemon names, and
+the daemon checks and plays that file itself with a player it can stop.
+
+Protocol, one JSON object per line: the first line out is ``{"ready": true,
+"voice": "gmw/de"}`` (or ``{"ready": false, "error": ...}``); then for each
+request ``{"id": 1, "text": "...", "file": "/tmp/x.wav"}`` in, one ``{"id": 1,
+"ok": true}`` or ``{"id": 1, "ok": false, "error": "..."}`` out. Standard output
+is kept for the protocol; the driver's prints go to /dev/null.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import TextIO
+
+
+def _protocol_stream() -> TextIO:
+    """A private copy of stdout for the protocol; fd 1 itself goes to /dev/null."""
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - process lifetime
+    return out
+
+
+def _send(out: TextIO, message: dict) -> None:
+    out.write(json.dumps(message, ensure_ascii=False) + "\n")
+    out.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pyttsx3_worker")
+    parser.add_argument("--voice", required=True)
+    parser.add_argument("--rate", type=int, default=150)
+    parser.add_argument("--volume", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    out = _protocol_stream()
+    try:
+        import pyttsx3
+
+        engine = pyttsx3.init("espeak")
+        errors: list[str] = []
+        engine.connect("error", lambda name=None, exception=None: errors.append(repr(exception)))
+        engine.setProperty("voice", args.voice)  # it starts in English: always set
+        engine.setProperty("rate", args.rate)
+        engine.setProperty("volume", args.volume)
+        engine.runAndWait()  # applies the properties; no text has been given yet
+        voice = str(engine.getProperty("voice") or "")
+        if errors:
+            raise RuntimeError(f"voice {args.voice!r} not set: {errors[0]}")
+    except Exception as exc:  # any failure to start is reported, not raised
+        _send(out, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
+        return 1
+    _send(out, {"ready": True, "voice": voice})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+            ident, text, path = request["id"], str(request["text"]), str(request["file"])
+        except (ValueError, KeyError, TypeError) as exc:
+            _send(out, {"id": None, "ok": False, "error": f"bad request: {exc}"})
+            continue
+        errors.clear()
+        try:
+            engine.save_to_file(text, path)
+            engine.runAndWait()
+        except Exception as exc:
+            _send(out, {"id": ident, "ok": False, "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        if errors:
+            _send(out, {"id": ident, "ok": False, "error": errors[0]})
+        else:
+            _send(out, {"id": ident, "ok": True})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
