@@ -132,12 +132,10 @@ class Daemon:
         if self.resume_enabled:
             self._resume(find_unfinished(self.storage_dir))
         if self.speech_enabled:
-            self.announcer = await _start_announcer(self.settings)
+            self.announcer = await _start_announcer(self.settings, self._speech_problem)
             if self.announcer is not None:
                 self._spawn(self.announcer.run(), "announcer")
-        self.hub, self.http_url = await _start_broadcast(
-            self.settings, self._on_request, self.now
-        )
+        self.hub, self.http_url = await _start_broadcast(self.settings, self._on_request, self.now)
         if self.hub is not None:
             for event in self.journal.game_events:  # a resumed game, for the page
                 self.hub.publish(BOARD_ID, event)
@@ -274,6 +272,10 @@ class Daemon:
         self._publish(events)
         self._schedule_tick()
 
+    def _speech_problem(self, message: str) -> None:
+        """A speech engine failed: the arbiter must know a blind player hears nothing."""
+        self._output(Notice(t=self.now(), code="speech_error", message=message).to_dict())
+
     def _board_status(self, event: ConnectionChange) -> None:
         if self.hub is not None and hasattr(self.hub, "set_status"):
             with contextlib.suppress(Exception):
@@ -294,7 +296,12 @@ class Daemon:
             except (OSError, ValueError) as exc:
                 log.error("event feed output failed: %s", exc)
                 self.events_out = None
-        log.info("%s", describe_event(event))
+        # Clock times arrive every second: the journal keeps them, the log only on demand.
+        log.log(
+            logging.DEBUG if event.get("type") == "clock" else logging.INFO,
+            "%s",
+            describe_event(event),
+        )
         if self.announcer is not None:
             self.announcer.handle(event)
         if self.hub is not None:
@@ -370,14 +377,20 @@ def _make_clock_writer(settings: Settings) -> Any:
     )
 
 
-async def _start_announcer(settings: Settings) -> Any:
-    """The speech part's announcer, or None (logged) when it cannot start."""
+async def _start_announcer(
+    settings: Settings, on_problem: Callable[[str], None] | None = None
+) -> Any:
+    """The speech part's announcer, started, or None (logged) when it cannot start."""
     try:
-        from daemon.speech import make_announcer
+        from daemon.speech.announcer import make_announcer
     except ImportError as exc:
-        log.warning("speech is not available (%s): moves are printed only", exc)
+        log.warning("speech is not available (%s): moves are only logged", exc)
         return None
-    return await make_announcer(settings.speech)
+    try:
+        return await make_announcer(settings.speech, on_problem=on_problem)
+    except Exception as exc:  # a bad vocabulary names itself; the game goes on unspoken
+        log.error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)
+        return None
 
 
 async def _start_broadcast(
@@ -463,7 +476,7 @@ def setup_logging(
     env = os.environ if environ is None else environ
     handler = logging.StreamHandler(stream)
     if env.get("JOURNAL_STREAM"):
-        handler.setFormatter(logging.Formatter("<%(levelno)s>%(message)s"))
+        handler.setFormatter(_JournalFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%H:%M:%S"))
     root = logging.getLogger()
@@ -471,3 +484,17 @@ def setup_logging(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+
+
+class _JournalFormatter(logging.Formatter):
+    """``<priority>message``: journald reads the syslog priority prefix and stamps the
+    time itself, so ``journalctl -p err`` finds a storage or speech failure."""
+
+    PRIORITIES = ((logging.ERROR, 3), (logging.WARNING, 4), (logging.INFO, 6))
+
+    def format(self, record: logging.LogRecord) -> str:
+        priority = next((p for level, p in self.PRIORITIES if record.levelno >= level), 7)
+        text = record.getMessage()
+        if record.exc_info:
+            text += " | " + self.formatException(record.exc_info).replace("\n", " | ")
+        return f"<{priority}>{text}"
