@@ -92,6 +92,11 @@ class TimeControl:
             raise TimeControlError(f"{text!r} names no time control")
         return result
 
+    @classmethod
+    def from_pgn(cls, tag: str) -> TimeControl:
+        """Read a PGN ``TimeControl`` tag value: always seconds, even ``300+5``."""
+        return _parse_pgn(tag.strip(), tag)
+
     @property
     def repeats(self) -> bool:
         """The last period has a move count, so it starts again when done."""

@@ -122,6 +122,7 @@ class ClockTracker:
         self._last_t: float = 0.0
         self._last_runner: Side | None = None
         self._presses: dict[Side, int] = {"left": 0, "right": 0}
+        self._press_base: dict[Side, float | None] = {"left": None, "right": None}
         self._pending: dict[Side, _Pending | None] = {"left": None, "right": None}
         self._setting = False
         self._last_report: ClockReport | None = None
@@ -137,6 +138,7 @@ class ClockTracker:
         """A new game starts: learn the sides again, count presses from zero."""
         self.mapper.new_game()
         self._presses = {"left": 0, "right": 0}
+        self._press_base = {"left": None, "right": None}
         self._last_runner = None
 
     @property
@@ -158,6 +160,7 @@ class ClockTracker:
         if previous is None:
             accepted = reading
         else:
+            self._count_press(previous, reading)
             accepted = ClockReading(
                 left=self._checked_time(t, "left", previous, reading),
                 right=self._checked_time(t, "right", previous, reading),
@@ -166,12 +169,12 @@ class ClockTracker:
                 right_flag=reading.right_flag,
                 per_move_indicator=reading.per_move_indicator,
             )
-            self._count_press(previous, accepted)
             if self._is_new_setup(previous, accepted):
                 self.new_game()
         if accepted.running is not None:
             self._setting = False
             self._last_runner = accepted.running
+            self._press_base[accepted.running] = None
         self._last = accepted
         self._last_t = t
         self.mapper.observe(accepted.running)
@@ -215,9 +218,14 @@ class ClockTracker:
         if new > old + TOLERANCE:
             if self._setting or (previous.running is None and reading.running is None):
                 return True
-            runner = previous.running or self._last_runner
-            pressed = runner == side and reading.running != side
-            return pressed and new - old <= self._press_allowance(side, reading) + TOLERANCE
+            # The increment of a press may show in the press's reading or later,
+            # while that side waits: never more than the press allows in total.
+            base = self._press_base[side]
+            return (
+                base is not None
+                and reading.running != side
+                and new <= base + self._press_allowance(side, reading) + TOLERANCE
+            )
         if new < old - elapsed - TOLERANCE:
             # Dropping faster than time passes: only a clock being set does that.
             return self._setting or (previous.running is None and reading.running is None)
@@ -225,13 +233,14 @@ class ClockTracker:
 
     def _press_allowance(self, side: Side, reading: ClockReading) -> float:
         if self.time_control is not None:
-            return self.time_control.added_on_press(self._presses[side] + 1)
+            return self.time_control.added_on_press(max(1, self._presses[side]))
         return UNKNOWN_INCREMENT_LIMIT if reading.per_move_indicator else 0.0
 
-    def _count_press(self, previous: ClockReading, accepted: ClockReading) -> None:
+    def _count_press(self, previous: ClockReading, reading: ClockReading) -> None:
         runner = previous.running or self._last_runner
-        if runner is not None and accepted.running == other(runner):
+        if runner is not None and reading.running == other(runner):
             self._presses[runner] += 1
+            self._press_base[runner] = previous.time(runner)
 
     @staticmethod
     def _is_new_setup(previous: ClockReading, accepted: ClockReading) -> bool:

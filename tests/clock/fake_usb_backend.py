@@ -141,7 +141,7 @@ class FakeBackend(usb.backend.IBackend):
 
     def intr_read(self, dev_handle: FakeDevice, ep, intf, buff, timeout):
         if dev_handle.unplugged:
-            raise usb.core.USBError("No such device (it may have been disconnected)", -4, errno.ENODEV)
+            raise usb.core.USBError("No such device (disconnected)", -4, errno.ENODEV)
         if ep != dev_handle.endpoint:
             raise usb.core.USBError(f"bad endpoint {ep:#x}", -9, errno.EPIPE)
         if not dev_handle.reports:
