@@ -29,6 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import chess.pgn
+
 from drivers.dgt import protocol
 from drivers.dgt.protocol import Clock, Command, ReceivedCommand
 from drivers.sensors import (
@@ -41,6 +43,21 @@ from drivers.sensors import (
 )
 
 START_PLACEMENT = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
+
+
+def game_events(
+    game: chess.pgn.Game, *, seed: int = 0, with_clock: bool = True, start_time: float = 0.0
+) -> list[SensorEvent]:
+    """The sensor log of a PGN game moved by human hands (``drivers.handling``)."""
+    from drivers.handling import human_sensor_log
+
+    return human_sensor_log(
+        game.board(),
+        list(game.mainline_moves()),
+        seed=seed,
+        with_clock=with_clock,
+        start_time=start_time,
+    )
 
 
 @dataclass
@@ -214,6 +231,15 @@ class BoardEmulator:
         with self._lock:
             self.codes[:] = protocol.codes_from_placement(placement)
 
+    def arrange(self, placement: str) -> None:
+        """A human sets up a position: every square that differs is reported,
+        the lifted pieces first, as the board's sensors would see it."""
+        target = protocol.codes_from_placement(placement)
+        with self._lock:
+            changed = [i for i in range(64) if self.codes[i] != target[i]]
+            for index in sorted(changed, key=lambda i: target[i] != 0):
+                self._set_code(index, target[index])
+
     def set_square(self, square: str, piece: str | None) -> None:
         """A human sets a piece down (or lifts one): a field update if in update mode."""
         self._set_code(protocol.square_index(square), protocol.CODE_BY_PIECE[piece] if piece else 0)
@@ -238,8 +264,9 @@ class BoardEmulator:
         """Play sensor events as the board would report them, ``speed`` times
         faster than their timestamps. Returns at once; ``wait_played()`` waits.
 
-        BoardDump sets the pieces silently (the link sees it on its next dump),
-        SquareChange and MagicPiece become field updates, ClockReport becomes a
+        BoardDump becomes the field updates of setting up that position (see
+        ``arrange``; ``set_board`` changes pieces silently), SquareChange and
+        MagicPiece become field updates, ClockReport becomes a
         BWTIME (and stops the clock's own countdown), ButtonPress a button ack.
         """
         events = list(events)
@@ -256,6 +283,31 @@ class BoardEmulator:
                 self._played.clear()
         self._wake()
 
+    def play_game(
+        self,
+        game: chess.pgn.Game,
+        speed: float = 1.0,
+        *,
+        seed: int = 0,
+        with_clock: bool = True,
+    ) -> list[SensorEvent]:
+        """Play a game as two humans would move the pieces (the human-handling
+        model of ``drivers.handling``); returns the sensor events played."""
+        events = game_events(game, seed=seed, with_clock=with_clock)
+        self.play(events, speed)
+        return events
+
+    def events_for_pgn(self, path: str, *, seed: int = 0, pause: float = 5.0) -> list[SensorEvent]:
+        """The sensor events of every game of a PGN file, one after the other."""
+        events: list[SensorEvent] = []
+        with open(path, encoding="utf-8") as handle:
+            while (game := chess.pgn.read_game(handle)) is not None:
+                start = events[-1].t + pause if events else 0.0
+                events.extend(game_events(game, seed=seed + len(events), start_time=start))
+        if not events:
+            raise ValueError("no games found")
+        return events
+
     def wait_played(self, timeout: float | None = None) -> bool:
         """Wait until everything given to ``play`` has been played."""
         return self._played.wait(timeout)
@@ -265,7 +317,7 @@ class BoardEmulator:
         with self._lock:
             match event:
                 case BoardDump(placement=placement):
-                    self.set_board(placement)
+                    self.arrange(placement)
                 case SquareChange(square=square, piece=piece):
                     self.set_square(square, piece)
                 case MagicPiece(square=square, meaning=meaning):
