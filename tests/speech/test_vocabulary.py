@@ -98,7 +98,7 @@ def test_a_bad_vocabulary_names_the_file_and_the_key(tmp_path: Path, change, nam
 def test_unreadable_files_are_named(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text("files: [Anna, Bella\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="broken.yaml: not valid YAML"):
+    with pytest.raises(ValueError, match=r"broken\.yaml: not valid YAML"):
         load_vocabulary(str(broken))
     with pytest.raises(
         ValueError, match=r"vocabulary 'klingon': no file .*klingon.yaml.*appendix-e"
