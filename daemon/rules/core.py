@@ -125,12 +125,19 @@ def _captured_square(board: chess.Board, move: chess.Move) -> int | None:
     return move.to_square if board.piece_at(move.to_square) else None
 
 
+def _could_be_a_move(node: Node, key: bytes) -> bool:
+    """Cheap test before a move generation: a piece of the side to move left its square."""
+    before = node.key
+    changed = [s for s in range(64) if before[s] != key[s]]
+    return 1 < len(changed) <= 4 and any(colour_of(before[s]) == node.turn for s in changed)
+
+
 class RulesCore:
     """The Article 4/6/7 state machine. Feed it sensor events; it returns domain events."""
 
     def __init__(self, settings: RulesSettings | None = None) -> None:
         self.settings = settings or RulesSettings()
-        self._describe = self.settings.describe_move or fallback_describe
+        self._describe = self.settings.describe_move
         self._raw = bytearray(b"." * 64)
         self._flipped = False
         self._node: Node | None = None
@@ -146,6 +153,7 @@ class RulesCore:
         self._flag_reported = False
         self._resume_pending = False
         self._chess960 = False
+        self._passing: list[Node] = []  # legal positions seen in passing since the last commit
 
     # ------------------------------------------------------------------ public API
 
@@ -278,6 +286,7 @@ class RulesCore:
         assert node is not None
         if self._blocked_key is not None and key != self._blocked_key:
             self._blocked_key = None
+        self._follow(key)
         if key == node.key:
             if self._irregular:
                 self._irregular = False
@@ -289,6 +298,24 @@ class RulesCore:
         elif self._press_pending and self._commit_if_move(t, key, out, by_press=True):
             return
         self._arm(t)
+
+    def _follow(self, key: bytes) -> None:
+        """Remember legal positions the board passes through (a fast reply, a slide)."""
+        node = self._node
+        assert node is not None
+        chain = self._passing
+        for depth in range(len(chain), -1, -1):
+            base = chain[depth - 1] if depth else node
+            if depth and not _could_be_a_move(base, key):
+                continue
+            move = base.match(key)
+            if move is not None:
+                if key == self._blocked_key:
+                    return
+                del chain[depth:]
+                if len(chain) < 6:
+                    chain.append(base.child(move))
+                return
 
     def _check_resume(self, t: float, out: list[DomainEvent]) -> None:
         node = self._node
@@ -348,7 +375,7 @@ class RulesCore:
         node = self._node
         assert node is not None
         by_settle = self._by_settle()
-        move = None if key == self._blocked_key else node.children().get(key)
+        move = None if key == self._blocked_key else node.match(key)
         if move is not None:
             if by_press or by_settle or self._ends_game(node, move):
                 self._commit(t, move, out, settled=not by_press and self._by_settle_only())
@@ -357,7 +384,22 @@ class RulesCore:
             return False
         if self._correct_to(t, key, out):
             return True
+        if self._passing_to(t, key, out, by_press):
+            return True
         return self._two_moves_to(t, key, out, by_press)
+
+    def _passing_to(self, t: float, key: bytes, out: list[DomainEvent], by_press: bool) -> bool:
+        """Several moves, each seen on the board in passing, all inside one settle window."""
+        chain = self._passing
+        if len(chain) < 2 or chain[-1].key != key:
+            return False
+        nodes = list(chain)
+        for index, child in enumerate(nodes):
+            last = index == len(nodes) - 1
+            settled = last and not by_press and self._by_settle_only()
+            assert child.move is not None
+            self._commit(t, child.move, out, settled=settled, node_child=child)
+        return True
 
     def _by_settle_only(self) -> bool:
         return not self._clock_running()
@@ -366,9 +408,10 @@ class RulesCore:
         return self.settings.use_clock and self._clock is not None and self._clock[2] is not None
 
     def _ends_game(self, node: Node, move: chess.Move) -> bool:
-        board = node.board.copy(stack=False)
-        board.push(move)
-        return board.is_checkmate() or board.is_stalemate() or board.is_insufficient_material()
+        passing = self._passing
+        if passing and passing[0].parent is node and passing[0].move == move:
+            return passing[0].is_over()
+        return node.child(move).is_over()
 
     def _correct_to(self, t: float, key: bytes, out: list[DomainEvent]) -> bool:
         """A move decided on time alone, continued by the same hand before the reply."""
@@ -377,7 +420,7 @@ class RulesCore:
         parent = node.parent
         if not node.settled or parent is None or key == node.key:
             return False
-        move = parent.children().get(key)
+        move = parent.match(key)
         if move is None:
             return False
         changed = set(differing_squares(node.key, key))
@@ -392,12 +435,12 @@ class RulesCore:
         """A reply so fast that both moves stood inside one settle window (or before a press)."""
         node = self._node
         assert node is not None
-        for child_key, move in node.children().items():
+        for child_key, move in node.legal_children().items():
             changed = sum(1 for a, b in zip(child_key, key, strict=True) if a != b)
             if changed > 4:
                 continue
             child = node.child(move)
-            reply = child.children().get(key)
+            reply = child.match(key)
             if reply is None:
                 continue
             self._commit(t, move, out, settled=False, node_child=child)
@@ -424,6 +467,7 @@ class RulesCore:
         node.lifts = []
         node.pressed = False
         self._node = node
+        self._passing = []
         self._press_pending = False
         self._irregular = False
         self._reported_key = None
@@ -444,16 +488,23 @@ class RulesCore:
         board = node.board
         mover = COLOUR_NAMES[board.turn]
         san = board.san(move)
-        speech = self._describe(board, move)
+        if self._describe is None:
+            speech = fallback_describe(board, move, san)
+        else:
+            speech = self._describe(board, move)
+        passing = self._passing
+        if node_child is None and passing and passing[0].parent is node and passing[0].move == move:
+            node_child = passing[0]
         child = node_child or node.child(move)
         child.settled = settled
+        child.lifts = []
         out.append(
             Move(
                 t,
                 ply=child.ply,
                 uci=move.uci(),
                 san=san,
-                fen=child.board.fen(),
+                fen=child.fen(),
                 by=mover,
                 speech=speech,
                 clock=self._clock_dict(),
@@ -463,6 +514,10 @@ class RulesCore:
         if not correction:
             out.extend(self._touch_irregularities(t, node, move))
         self._node = child
+        if self._passing and self._passing[0] is child:
+            del self._passing[0]
+        else:
+            self._passing = []
         self._press_pending = False
         self._irregular = False
         self._reported_key = None
@@ -474,12 +529,12 @@ class RulesCore:
         identity = child.identity()
         self._repetitions[identity] += 1
         mover = COLOUR_NAMES[parent.turn]
-        if board.is_checkmate():
-            result = "1-0" if mover == "white" else "0-1"
-            self._end(t, result, "checkmate", out)
-            return
-        if board.is_stalemate():
-            self._end(t, "1/2-1/2", "stalemate", out)
+        if not child.has_legal_move():
+            if board.is_check():
+                result = "1-0" if mover == "white" else "0-1"
+                self._end(t, result, "checkmate", out)
+            else:
+                self._end(t, "1/2-1/2", "stalemate", out)
             return
         if board.is_insufficient_material():
             self._end(t, "1/2-1/2", "insufficient_material", out)
@@ -758,6 +813,7 @@ class RulesCore:
 
     def _start_tree(self, root: Node) -> None:
         self._node = root
+        self._passing = []
         self._repetitions = Counter({root.identity(): 1})
         self._illegal_counts = {"white": 0, "black": 0}
         self._press_pending = False

@@ -11,10 +11,15 @@ is ``63 - s``; the true key is the reported key reversed (Article 7.1b).
 
 from __future__ import annotations
 
+import re
+
 import chess
 
 EMPTY = ord(".")
 EMPTY_KEY = b"." * 64
+_RUNS = re.compile(r"\.+")
+_KINGS = frozenset(b"Kk")
+_PAWNS = frozenset(b"Pp")
 _WHITE_LETTERS = frozenset(b"PNBRQK")
 _BLACK_LETTERS = frozenset(b"pnbrqk")
 
@@ -42,11 +47,10 @@ def key_from_board(board: chess.Board) -> bytes:
 
 
 def placement_from_key(key: bytes) -> str:
-    board = chess.BaseBoard.empty()
-    for square, code in enumerate(key):
-        if code != EMPTY:
-            board.set_piece_at(square, chess.Piece.from_symbol(chr(code)))
-    return board.board_fen()
+    """The FEN placement field of a key (a8 first)."""
+    text = key.decode("ascii")
+    rows = (text[rank * 8 : rank * 8 + 8] for rank in range(7, -1, -1))
+    return "/".join(_RUNS.sub(lambda run: str(len(run.group())), row) for row in rows)
 
 
 def turned(key: bytes) -> bytes:
@@ -83,21 +87,25 @@ def castling_squares(board: chess.Board, move: chess.Move) -> tuple[int, int, in
 
 
 def child_key(key: bytes, board: chess.Board, move: chess.Move) -> bytes:
-    """The placement after ``move``, computed from the parent's key without a push."""
+    """The placement after ``move``, computed from the parent's key without a push.
+
+    Called for every pseudo-legal move of every position reached, so it reads
+    the key instead of asking python-chess what kind of move this is.
+    """
     squares = bytearray(key)
     frm, to = move.from_square, move.to_square
-    if board.is_castling(move):
+    piece = squares[frm]
+    if piece in _KINGS and (abs(to - frm) == 2 or colour_of(squares[to]) == colour_of(piece)):
         king_from, king_to, rook_from, rook_to = castling_squares(board, move)
         king, rook = squares[king_from], squares[rook_from]
         squares[king_from] = squares[rook_from] = EMPTY
         squares[king_to], squares[rook_to] = king, rook
         return bytes(squares)
-    piece = squares[frm]
     if move.promotion:
         symbol = chess.piece_symbol(move.promotion)
         piece = ord(symbol.upper() if board.turn == chess.WHITE else symbol)
-    elif board.is_en_passant(move):
-        squares[to - 8 if board.turn == chess.WHITE else to + 8] = EMPTY
+    elif piece in _PAWNS and squares[to] == EMPTY and (to - frm) % 8:
+        squares[to - 8 if board.turn == chess.WHITE else to + 8] = EMPTY  # en passant
     squares[frm] = EMPTY
     squares[to] = piece
     return bytes(squares)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import chess
 
-from daemon.rules.placement import child_key, key_from_board
+from daemon.rules.placement import child_key, key_from_board, placement_from_key
 
 
 @dataclass(slots=True)
@@ -45,17 +45,50 @@ class Node:
         return self.board.turn
 
     def children(self) -> dict[bytes, chess.Move]:
-        """Placement after each legal move -> that move (cached)."""
+        """Placement after each pseudo-legal move -> that move (cached).
+
+        Pseudo-legal, because a full legality test of every move costs more than
+        everything else the core does; ``match`` tests the one move found.
+        """
         if self._children is None:
             board, key = self.board, self.key
-            self._children = {child_key(key, board, m): m for m in board.legal_moves}
+            self._children = {
+                child_key(key, board, m): m for m in board.generate_pseudo_legal_moves()
+            }
         return self._children
+
+    def match(self, key: bytes) -> chess.Move | None:
+        """The legal move that leads to this placement, if there is one."""
+        move = self.children().get(key)
+        if move is None or not self.board.is_legal(move):
+            return None
+        return move
+
+    def legal_children(self) -> dict[bytes, chess.Move]:
+        board = self.board
+        return {k: m for k, m in self.children().items() if board.is_legal(m)}
+
+    def has_legal_move(self) -> bool:
+        return any(self.board.generate_legal_moves())
 
     def child(self, move: chess.Move) -> Node:
         board = self.board.copy(stack=False)
         key = child_key(self.key, board, move)
         board.push(move)
         return Node(board, key, self.ply + 1, parent=self, move=move)
+
+    def fen(self) -> str:
+        """The FEN, built from the key (python-chess's own is slow on the hot path)."""
+        board = self.board
+        ep = chess.square_name(board.ep_square) if board.has_legal_en_passant() else "-"  # type: ignore[arg-type]
+        return (
+            f"{placement_from_key(self.key)} {'w' if board.turn else 'b'} "
+            f"{board.castling_xfen()} {ep} {board.halfmove_clock} {board.fullmove_number}"
+        )
+
+    def is_over(self) -> bool:
+        """Checkmate, stalemate or a dead position (5.1a, 5.2a, 5.2b)."""
+        return not self.has_legal_move() or self.board.is_insufficient_material()
 
     def identity(self) -> tuple:
         """What makes two positions "the same" for repetition (9.2)."""

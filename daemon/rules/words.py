@@ -11,8 +11,8 @@ import chess
 _PIECE_WORDS = {"K": "king", "Q": "queen", "R": "rook", "B": "bishop", "N": "knight"}
 
 
-def describe_move(board: chess.Board, move: chess.Move) -> str:
-    san = board.san(move)
+def describe_move(board: chess.Board, move: chess.Move, san: str | None = None) -> str:
+    san = san or board.san(move)
     words: list[str] = []
     body = san.rstrip("+#")
     if body.startswith("O-O-O"):
