@@ -76,6 +76,7 @@ def open_serial(path: str) -> serial.Serial:
         dsrdtr=False,
         timeout=0,
         write_timeout=2,
+        exclusive=True,  # two programs reading one board would each miss updates
     )
 
 
@@ -127,6 +128,7 @@ class BoardLink:
         self.trademark: str | None = None
         self.bus_address: int | None = None
         self.battery: BatteryStatus | None = None
+        self.clock_version: tuple[int, int] | None = None
         self.port_path: str | None = None
         self.garbage_bytes = 0
         self.connections = 0
@@ -286,6 +288,8 @@ class BoardLink:
         for command in (protocol.request_serial(), protocol.request_long_serial()):
             self._write(command)
         self._write(protocol.request_trademark())
+        if "rfcomm" in (self.port_path or ""):  # battery status: Bluetooth boards only
+            self._write(protocol.request_battery())
 
     async def _session(self) -> None:
         """Probe liveness about once a second; confirm the shadow when quiet."""
@@ -415,6 +419,8 @@ class BoardLink:
         if isinstance(clock, protocol.InvalidClockData):
             log.debug("unreadable clock data %s: %s", clock.raw.hex(), clock.reason)
             return
+        if isinstance(clock, ClockAck) and clock.version is not None:
+            self.clock_version = clock.version
         if (
             isinstance(clock, ClockAck)
             and not clock.auto_generated

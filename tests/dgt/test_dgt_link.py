@@ -146,6 +146,7 @@ async def test_clock_command_is_acked_and_the_clock_reports_times_and_buttons(ri
     assert r.of(ButtonPress) == [ButtonPress(r.of(ButtonPress)[0].t, "plus")]
     version = await r.link.send_clock_command(protocol.clock_version())
     assert version.version == (2, 1)
+    assert r.link.clock_version == (2, 1)
 
 
 async def test_a_lost_clock_ack_is_resent_once_then_given_up(rig):
