@@ -49,3 +49,29 @@ async def live() -> AsyncIterator[Callable[..., Any]]:
     for server in servers:
         await server.session.close()
         await server.broadcaster.stop()
+
+
+def _start_broker(directory):
+    from mqtt_helpers import MOSQUITTO, Broker
+
+    if MOSQUITTO is None:
+        pytest.skip("mosquitto is not installed (apt-get install mosquitto)")
+    server = Broker(directory)
+    server.start()
+    return server
+
+
+@pytest.fixture(scope="session")
+def broker(tmp_path_factory):
+    """One Mosquitto per test session on a free loopback port (skipped where absent)."""
+    server = _start_broker(tmp_path_factory.mktemp("mosquitto"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def own_broker(tmp_path):
+    """A Mosquitto of this test alone, for tests that restart it."""
+    server = _start_broker(tmp_path)
+    yield server
+    server.stop()

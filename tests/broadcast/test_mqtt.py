@@ -1,0 +1,148 @@
+"""MQTT against a real Mosquitto: topics, retained state, last will, broker restart."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import uuid
+
+import aiohttp
+import chess.pgn
+from broadcast_feed import OPERA_GAME, game_feed
+from mqtt_helpers import Recorder, wait_until
+
+from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, MqttSettings
+from daemon.broadcast.relay import Relay
+
+
+def _settings(port: int, tournament: str, boards: list[str]) -> BroadcastSettings:
+    return BroadcastSettings(
+        enabled=False,  # no web server needed for the publisher
+        round="3",
+        boards=[BoardSettings(id=b, white=f"White {b}", black=f"Black {b}") for b in boards],
+        mqtt=MqttSettings(enabled=True, host="127.0.0.1", port=port, tournament=tournament),
+    )
+
+
+async def _wait(condition, timeout: float = 30.0) -> bool:
+    return await asyncio.to_thread(wait_until, condition, timeout)
+
+
+async def test_a_board_publishes_its_feed_state_pgn_and_status(broker):
+    tournament = f"open-{uuid.uuid4().hex[:6]}"
+    base = f"dgt-bridge/{tournament}/3/1"
+    recorder = await asyncio.to_thread(Recorder, broker.port, f"{base}/#")
+    broadcaster = Broadcaster(_settings(broker.port, tournament, ["1"]))
+    await broadcaster.start()
+    try:
+        publisher = broadcaster.mqtt[0]
+        assert await _wait(lambda: publisher.connected)
+        feed = game_feed(OPERA_GAME[:6])
+        for event in feed:
+            broadcaster.publish("1", event)
+        assert await _wait(lambda: len(recorder.on("/events")) >= len(feed))
+        received = recorder.events()
+        assert [m["event"] for m in received] == feed
+        assert [m["seq"] for m in received] == list(range(1, len(feed) + 1))
+
+        late = await asyncio.to_thread(Recorder, broker.port, f"{base}/#")
+        try:
+            assert await _wait(
+                lambda: all(late.on(f"/{leaf}") for leaf in ("state", "pgn", "status"))
+            )
+            _, state_payload, retained = late.on("/state")[0]
+            assert retained
+            state = json.loads(state_payload)
+            assert [m["uci"] for m in state["moves"]] == OPERA_GAME[:6]
+            game = chess.pgn.read_game(io.StringIO(late.on("/pgn")[0][1].decode()))
+            assert game is not None and game.headers["White"] == "White 1"
+            assert [m.uci() for m in game.mainline_moves()] == OPERA_GAME[:6]
+            assert json.loads(late.on("/status")[0][1])["online"] is True
+            assert late.on("/events") == [], "events are not retained"
+        finally:
+            late.close()
+    finally:
+        await broadcaster.stop()
+        recorder.close()
+
+
+async def test_a_board_that_vanishes_is_marked_offline_by_its_last_will(broker):
+    tournament = f"will-{uuid.uuid4().hex[:6]}"
+    broadcaster = Broadcaster(_settings(broker.port, tournament, ["7"]))
+    await broadcaster.start()
+    publisher = broadcaster.mqtt[0]
+    assert await _wait(lambda: publisher.connected)
+    recorder = await asyncio.to_thread(Recorder, broker.port, f"dgt-bridge/{tournament}/3/7/status")
+    try:
+        assert await _wait(lambda: recorder.on("/status"))
+        assert json.loads(recorder.on("/status")[-1][1])["online"] is True
+        # The Pi loses power: the connection ends without a goodbye.
+        publisher.client.loop_stop()
+        publisher.client.socket().close()
+        assert await _wait(lambda: len(recorder.on("/status")) >= 2)
+        assert json.loads(recorder.on("/status")[-1][1])["online"] is False
+    finally:
+        recorder.close()
+        broadcaster.mqtt.clear()
+        await broadcaster.stop()
+
+
+async def test_broker_restart_mid_game_loses_nothing_and_the_relay_serves_every_board(
+    own_broker,
+):
+    tournament = f"hall-{uuid.uuid4().hex[:6]}"
+    boards = ["1", "2"]
+    feeds = {"1": game_feed(OPERA_GAME[:20]), "2": game_feed(OPERA_GAME[:14], base=600)}
+    recorder = await asyncio.to_thread(
+        Recorder, own_broker.port, f"dgt-bridge/{tournament}/3/+/events",
+        client_id=f"recorder-{tournament}", clean_session=False,
+    )  # fmt: skip
+    relay = Relay("127.0.0.1", own_broker.port, tournament, "3", address="127.0.0.1", port=0)
+    await relay.start()
+    broadcaster = Broadcaster(_settings(own_broker.port, tournament, boards))
+    await broadcaster.start()
+    try:
+        assert await _wait(lambda: all(p.connected for p in broadcaster.mqtt))
+        assert await _wait(lambda: relay.client.is_connected())
+
+        def play(start: int, stop: int) -> None:
+            for board in boards:
+                for event in feeds[board][start:stop]:
+                    broadcaster.publish(board, event)
+
+        play(0, 9)
+        assert await _wait(lambda: len(recorder.on("/events")) >= 18)
+
+        await asyncio.to_thread(own_broker.stop)
+        assert await _wait(lambda: not any(p.connected for p in broadcaster.mqtt))
+        play(9, 20)  # played while the broker is down
+        await asyncio.to_thread(own_broker.start)
+        play(20, None)  # type: ignore[arg-type]
+
+        total = sum(len(feed) for feed in feeds.values())
+        assert await _wait(lambda: len({(m["board"], m["seq"]) for m in recorder.events()})
+                           >= total, 60)  # fmt: skip
+        for board in boards:
+            unique = {m["seq"]: m["event"] for m in recorder.events() if m["board"] == board}
+            assert [unique[seq] for seq in sorted(unique)] == feeds[board], "an event was lost"
+        assert all(p.lost == 0 for p in broadcaster.mqtt)
+
+        def relay_has_everything() -> bool:
+            records = {b: relay.hub.boards[b].record for b in boards if b in relay.hub.boards}
+            return len(records) == 2 and all(
+                [m.uci for m in records[b].moves] == [e["uci"] for e in feeds[b] if "uci" in e]
+                for b in boards
+            )
+
+        assert await _wait(relay_has_everything, 60)
+        url = f"http://127.0.0.1:{relay.port}/game.pgn"
+        async with aiohttp.ClientSession() as session, session.get(url) as response:
+            stream = io.StringIO(await response.text())
+        games = [chess.pgn.read_game(stream) for _ in boards]
+        assert [g.headers["White"] for g in games if g] == ["White 1", "White 2"]
+        assert [len(list(g.mainline_moves())) for g in games if g] == [20, 14]
+    finally:
+        await broadcaster.stop()
+        await relay.stop()
+        recorder.close()
