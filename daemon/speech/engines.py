@@ -20,7 +20,9 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -142,14 +144,50 @@ class _WavEngine:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
+def espeak_voice_names(program: str = "espeak-ng") -> set[str]:
+    """Every name ``espeak-ng -v`` accepts: languages, voice names, voice files."""
+    try:
+        listing = subprocess.run(
+            [program, "--voices"], capture_output=True, text=True, timeout=30, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    names: set[str] = set()
+    for line in listing.splitlines()[1:]:
+        parts = line.split()
+        if len(parts) < 5:
+            continue
+        names.update({parts[1], parts[3], parts[4], parts[4].rsplit("/", 1)[-1]})
+        names.update(re.findall(r"\(([^\s()]+) \d+\)", line))
+    return {name.lower() for name in names}
+
+
 class EspeakEngine(_WavEngine):
-    """The espeak-ng program: one short-lived process per announcement."""
+    """The espeak-ng program: one short-lived process per announcement.
+
+    espeak-ng given an unknown voice speaks English without a word of warning, so
+    the voice is checked against ``espeak-ng --voices`` at start.
+    """
 
     name = "espeak-ng"
 
     def __init__(self, settings: SpeechSettings, voice: str, player: WavPlayer | None = None):
         super().__init__(settings, voice, player)
         self.program = shutil.which("espeak-ng") or "espeak-ng"
+        self._voice_checked = False
+
+    async def start(self) -> None:
+        known = await asyncio.to_thread(espeak_voice_names, self.program)
+        if not known:
+            raise SpeechFailure(f"{self.program} does not run or lists no voices")
+        if self.voice.split("+", 1)[0].lower() not in known:
+            raise SpeechFailure(f"espeak-ng has no voice {self.voice!r} (see espeak-ng --voices)")
+        self._voice_checked = True
+
+    async def render(self, text: str) -> Path:
+        if not self._voice_checked:
+            await self.start()
+        return await super().render(text)
 
     async def synthesize(self, text: str, path: Path) -> None:
         argv = [

@@ -1,0 +1,156 @@
+"""Irregularities with their fix, game events, and the answers to requests."""
+
+from __future__ import annotations
+
+import chess
+import pytest
+
+from daemon.events import FlagFall, GameEnd, GameResumed, Irregularity, PositionRestored
+from daemon.gamerecord import GameRecord
+from daemon.speech.answers import answer
+from daemon.speech.messages import event_text
+from daemon.speech.vocabulary import load_vocabulary
+
+
+@pytest.fixture(scope="module")
+def de():
+    return load_vocabulary("appendix-e")
+
+
+@pytest.fixture(scope="module")
+def en():
+    return load_vocabulary("en")
+
+
+def play(sans: list[str], clock: tuple[float, float] | None = None) -> GameRecord:
+    """A record folded from the events the rules core would emit for ``sans``."""
+    record = GameRecord()
+    board = chess.Board()
+    record.apply({"t": 0.0, "type": "game_start", "fen": board.fen()})
+    for ply, san in enumerate(sans, 1):
+        move = board.parse_san(san)
+        by = "white" if board.turn == chess.WHITE else "black"
+        board.push(move)
+        record.apply(
+            {"t": float(ply), "type": "move", "ply": ply, "uci": move.uci(), "san": san,
+             "fen": board.fen(), "by": by, "speech": "?"}
+        )  # fmt: skip
+    if clock:
+        record.apply(
+            {"t": 99.0, "type": "clock", "white": clock[0], "black": clock[1], "running": None}
+        )
+    return record
+
+
+def test_illegal_move_says_how_to_take_it_back(de, en) -> None:
+    event = Irregularity(
+        t=3.0, kind="illegal_move", article="7.4", by="white", squares=["g1", "e5"],
+        restore=[{"square": "g1", "piece": "N"}, {"square": "e5", "piece": None}],
+    ).to_dict()  # fmt: skip
+    assert event_text(event, de) == "Unmöglicher Zug. Springer zurück auf Gustav eins"
+    assert event_text(event, en) == "Illegal move. Knight back to g one"
+
+
+def test_illegal_move_count_and_a_captured_piece_to_put_back(de) -> None:
+    event = Irregularity(
+        t=3.0, kind="illegal_move", article="7.4", by="white", squares=["d1", "d7"], count=2,
+        restore=[{"square": "d1", "piece": "Q"}, {"square": "d7", "piece": "p"}],
+    ).to_dict()  # fmt: skip
+    assert event_text(event, de) == (
+        "Unmöglicher Zug. Dame zurück auf David eins, Bauer Schwarz zurück auf David sieben."
+        " Unmögliche Züge Weiß: 2"
+    )
+
+
+def test_displaced_piece_and_square_to_clear(de) -> None:
+    displaced = Irregularity(
+        t=1.0, kind="displaced_pieces", article="7.3", by=None, squares=["a1", "a2"],
+        restore=[{"square": "a1", "piece": "R"}, {"square": "a2", "piece": None}],
+    ).to_dict()  # fmt: skip
+    assert (
+        event_text(displaced, de) == "Figur verschoben: Turm Weiß auf Anna eins, Anna zwei räumen"
+    )
+
+
+def test_touch_move_names_the_touched_piece_and_counts(de) -> None:
+    board = chess.Board()
+    event = Irregularity(
+        t=1.0, kind="touch_move", article="4.3", by="white", squares=["g1"], count=1
+    ).to_dict()
+    assert event_text(event, de, board) == (
+        "Berührt: Springer Gustav eins. Berührt, geführt. Berührungen Weiß: 1"
+    )
+
+
+def test_game_events(de, en) -> None:
+    assert event_text(PositionRestored(t=1, fen=chess.STARTING_FEN).to_dict(), de) == (
+        "Position wiederhergestellt"
+    )
+    assert event_text(GameResumed(t=1, ply=12, fen=chess.STARTING_FEN).to_dict(), de) == (
+        "Spiel fortgesetzt"
+    )
+    assert event_text(GameEnd(t=1, result="1-0", reason="checkmate").to_dict(), de) == (
+        "Partie beendet. Weiß gewinnt. Matt"
+    )
+    assert event_text(GameEnd(t=1, result="1/2-1/2", reason="stalemate").to_dict(), en) == (
+        "Game over. Draw. stalemate"
+    )
+    assert event_text(FlagFall(t=1, side="black").to_dict(), de) == "Zeit abgelaufen: Schwarz"
+    assert event_text(FlagFall(t=1, side=None, both=True).to_dict(), de) == (
+        "Beide Zeiten abgelaufen"
+    )
+    assert event_text({"type": "clock", "white": 1, "black": 2}, de) is None
+
+
+def test_answers_last_clock_and_move_number(de) -> None:
+    record = play(["e4", "e5", "Nf3"], clock=(3725.0, 59.4))
+    assert answer("last", {}, record, de) == "Letzter Zug: Springer Felix drei"
+    assert answer("move_number", {}, record, de) == "Zug 2, Schwarz am Zug"
+    # Own time first: black asks.
+    assert answer("clock", {}, record, de, by="black") == (
+        "Schwarz 59 Sekunden. Weiß 1 Stunden 2 Minuten 5 Sekunden"
+    )
+    assert answer("clock", {}, record, de, by="white").startswith("Weiß 1 Stunden")
+    assert answer("clock", {}, play(["e4"]), de) == "Keine Uhrzeit bekannt"
+    assert answer("last", {}, play([]), de) == "Noch kein Zug"
+
+
+def test_the_last_move_is_the_corrected_one(de) -> None:
+    record = play(["e4", "e5"])
+    board = chess.Board()
+    board.push_san("e4")
+    corrected = board.copy()
+    corrected.push_san("c5")
+    record.apply(
+        {"t": 5.0, "type": "move", "ply": 2, "uci": "c7c5", "san": "c5", "fen": corrected.fen(),
+         "by": "black", "speech": "?", "correction": True}
+    )  # fmt: skip
+    assert answer("last", {}, record, de) == "Letzter Zug: Bauer Cesar fuenf"
+
+
+def test_reading_the_board_by_colour_and_piece_type(de) -> None:
+    record = GameRecord()
+    record.apply({"t": 0, "type": "game_start", "fen": "r3k3/8/8/8/8/8/4P3/R4RK1 w q - 0 1"})
+    assert answer("board", {}, record, de) == (
+        "Weiß: Koenig Gustav eins, Tuerme Anna eins, Felix eins, Bauer Eva zwei."
+        " Schwarz: Koenig Eva acht, Turm Anna acht"
+    )
+
+
+def test_square_and_piece_answers(de) -> None:
+    record = play(["e4", "Nf6"])
+    assert answer("square", {"square": "f6"}, record, de) == "Felix sechs: Springer Schwarz"
+    assert answer("square", {"square": "E5"}, record, de) == "Eva fuenf: leer"
+    assert answer("piece", {"piece": "N"}, record, de) == ("Springer Weiß: Bella eins, Gustav eins")
+    assert answer("piece", {"piece": "q", "colour": "both"}, record, de) == (
+        "Dame Weiß: David eins. Dame Schwarz: David acht"
+    )
+    record.apply({"t": 9, "type": "game_start", "fen": "4k3/8/8/8/8/8/8/4K3 w - - 0 1"})
+    assert answer("piece", {"piece": "Q"}, record, de) == "Dame Weiß: keine"
+
+
+def test_bad_requests_are_said_to_be_unknown(de) -> None:
+    record = play([])
+    assert answer("weather", {}, record, de) == "Unbekannte Frage: weather"
+    assert answer("square", {"square": "z9"}, record, de) == "Unbekannte Frage: square z9"
+    assert answer("piece", {"piece": "X"}, record, de) == "Unbekannte Frage: piece X"
