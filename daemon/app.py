@@ -79,6 +79,7 @@ class Daemon:
         self._timer: asyncio.TimerHandle | None = None
         self._stopped = asyncio.Event()
         self._tasks: list[asyncio.Task[Any]] = []
+        self._link_task: asyncio.Task[Any] | None = None
         self._clock_frames: asyncio.Queue[bytes] | None = None
         self.exit_code = 0
 
@@ -148,7 +149,7 @@ class Daemon:
             clock_interpreter=self.clock_interpreter,
             time_source=self.now,
         )
-        self._spawn(self.link.run(), "board link")
+        self._link_task = self._spawn(self.link.run(), "board link")
         self._clock_frames = asyncio.Queue()
         self._spawn(self._send_clock_frames(), "clock display")
         self._spawn(self.notifier.watchdog(), "watchdog")
@@ -178,6 +179,8 @@ class Daemon:
             self._timer.cancel()
         if self.link is not None:
             self.link.close()
+            with contextlib.suppress(Exception):  # let the link end its own way
+                await asyncio.wait_for(asyncio.shield(self._link_task), 5)
         if self.announcer is not None and hasattr(self.announcer, "drain"):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.announcer.drain(), 30)
@@ -195,10 +198,11 @@ class Daemon:
         self.journal.close()
         self.notifier.close()
 
-    def _spawn(self, coro: Any, name: str) -> None:
+    def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro, name=name)
         task.add_done_callback(self._task_done)
         self._tasks.append(task)
+        return task
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         if task.cancelled():

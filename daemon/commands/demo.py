@@ -1,0 +1,352 @@
+"""``dgt-bridge demo``: an emulated board plays a real game; the daemon reads it.
+
+The first command a new user runs, so it must work on a bare machine: no config file
+(the shipped defaults), no sound card (moves are printed, with one line saying how to
+get speech), no shared material (the games ship in ``config/games/``). The emulator
+sits on a pseudo-terminal and the daemon reads it through the same serial link as a
+real board; nothing is short-circuited, so the demo also shows that the whole chain
+works on this machine.
+
+The game is played as human hands would play it (``drivers.handling``), with a clock
+press after each move, plus two irregularities made on purpose: an illegal move that
+is pressed and then taken back (7.4), and a piece of the side not on move knocked
+off its square and put back (7.3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import io
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+
+from daemon import resources
+
+#: The plies before which the demo's irregularities happen (if the game is that long).
+ILLEGAL_MOVE_BEFORE_PLY = 6
+KNOCKED_PIECE_BEFORE_PLY = 11
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "demo",
+        help="an emulated DGT board plays a real game; the daemon reads, speaks and shows it",
+        description=(
+            "Start the board emulator on a pseudo-terminal and the daemon against it. The "
+            "emulator plays a public-domain game as a human would (with an illegal move "
+            "taken back and a knocked piece put back); the daemon speaks the moves (or "
+            "prints them) and serves the live page. Without --once, the page keeps being "
+            "served after the game until Ctrl-C."
+        ),
+    )
+    parser.add_argument(
+        "--once", action="store_true", help="exit after the game (0: every move recognised)"
+    )
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=2.0,
+        help="how many times faster than real hands (default 2; the rules decide in game time)",
+    )
+    parser.add_argument(
+        "--game", type=int, default=1, metavar="N", help="which shipped game (1-based; default 1)"
+    )
+    parser.add_argument("--no-speech", action="store_true", help="print the moves, do not speak")
+    parser.add_argument(
+        "--port", type=int, default=8080, help="HTTP port of the live page (0: any free port)"
+    )
+    parser.add_argument("--seed", type=int, default=1, help="seed of the human-hands model")
+    parser.set_defaults(func=demo)
+
+
+@dataclass
+class DemoGame:
+    game: chess.pgn.Game
+    number: int
+    count: int
+
+    @property
+    def moves(self) -> list[chess.Move]:
+        return list(self.game.mainline_moves())
+
+    @property
+    def title(self) -> str:
+        h = self.game.headers
+        year = h.get("Date", "")[:4]
+        return f"{h.get('White', '?')} - {h.get('Black', '?')}, {h.get('Site', '?')} {year}"
+
+
+def load_demo_game(number: int) -> DemoGame:
+    """Game ``number`` (1-based) of the shipped demo games; ValueError names the range."""
+    text = resources.demo_games_file().read_text(encoding="utf-8")
+    games = []
+    stream = io.StringIO(text)
+    while (game := chess.pgn.read_game(stream)) is not None:
+        games.append(game)
+    if not 1 <= number <= len(games):
+        raise ValueError(f"--game must be between 1 and {len(games)}")
+    return DemoGame(games[number - 1], number, len(games))
+
+
+def demo_sensor_log(game: chess.pgn.Game, seed: int) -> list[Any]:
+    """The game as human hands play it on a board with a clock, with two irregularities."""
+    from drivers.handling import ALL, Hands
+
+    hands = Hands(game.board(), seed=seed, with_clock=True)
+    for ply, move in enumerate(game.mainline_moves(), 1):
+        hands.think()
+        if ply == ILLEGAL_MOVE_BEFORE_PLY:
+            _illegal_move_taken_back(hands, move.from_square)
+        if ply == KNOCKED_PIECE_BEFORE_PLY:
+            _piece_knocked_and_put_back(hands)
+        hands.play(move, ALL)
+        hands.wait(hands.rng.uniform(*hands.timing.before_press))
+        hands.press()
+    hands.wait(1.0)
+    return hands.events
+
+
+def _illegal_move_taken_back(hands: Any, square: chess.Square) -> None:
+    """The piece about to move is first set on a square it cannot reach and the clock
+    pressed (7.4a); it is put back, the arbiter gives the player his clock back, and
+    the player then moves that same piece (the touched piece, 4.3)."""
+    board: chess.Board = hands.board
+    legal = {m.to_square for m in board.legal_moves if m.from_square == square}
+    candidates = [
+        (chess.square_distance(square, target), target)
+        for target in chess.SQUARES
+        if board.piece_at(target) is None
+        and target not in legal
+        and target != square
+        and chess.square_rank(target) not in (0, 7)
+    ]
+    if not candidates:
+        return
+    _, target = min(candidates)
+    mover = hands.running
+    piece = hands.lift(square)
+    hands.step()
+    hands.put(target, piece)
+    hands.wait(0.6)
+    hands.press()
+    hands.wait(3.0)  # the arbiter stops the clock and points at the board
+    hands.lift(target)
+    hands.step()
+    hands.put(square, piece)
+    hands.wait(1.5)
+    hands.running = mover
+    hands.clock_report()
+    hands.wait(1.0)
+
+
+def _piece_knocked_and_put_back(hands: Any) -> None:
+    """A sleeve knocks a piece of the side not on move to a neighbouring square (7.3);
+    it stands there a few seconds before it is put back."""
+    board: chess.Board = hands.board
+    # Not a piece the player on move could capture: lifting that one could be his touch
+    # (4.3b), and this is a sleeve, not a decision.
+    capturable = {m.to_square for m in board.legal_moves if board.is_capture(m)}
+    for square, piece in sorted(board.piece_map().items()):
+        if piece.color == board.turn or piece.piece_type == chess.KING or square in capturable:
+            continue
+        neighbour = hands._neighbour_empty(square)
+        if neighbour is None:
+            continue
+        symbol = hands.lift(square)
+        hands.step()
+        hands.put(neighbour, symbol)
+        hands.wait(3.0)
+        hands.lift(neighbour)
+        hands.step()
+        hands.put(square, symbol)
+        hands.wait(1.5)
+        return
+
+
+def speech_available() -> tuple[bool, str]:
+    """Whether this machine can speak at all, and if not what to do about it."""
+    try:
+        from daemon.speech.engines import pyttsx3_available
+    except ImportError:
+        return False, "speech is not part of this installation"
+    if not (pyttsx3_available() or shutil.which("espeak-ng")):
+        return False, "no speech engine: to hear the moves, sudo apt install espeak-ng"
+    cards = Path("/proc/asound/cards")
+    if cards.exists():
+        text = cards.read_text(errors="replace")
+        if "no soundcards" not in text and text.strip():
+            return True, ""
+    elif shutil.which("aplay") is None:
+        return False, "no sound player: to hear the moves, sudo apt install alsa-utils"
+    else:
+        return True, ""  # not Linux-like /proc: let the engine try and fall back itself
+    return False, "no sound card found: the moves are printed (plug one in to hear them)"
+
+
+def demo(args: argparse.Namespace) -> int:
+    if args.speed <= 0:
+        print("dgt-bridge demo: --speed must be positive", file=sys.stderr)
+        return 2
+    try:
+        chosen = load_demo_game(args.game)
+    except (ValueError, OSError) as exc:
+        print(f"dgt-bridge demo: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(_demo(args, chosen))
+    except KeyboardInterrupt:
+        return 130
+
+
+class _Printer:
+    """One line per move and irregularity on stdout: the demo's transcript."""
+
+    def __init__(self) -> None:
+        self.moves: dict[int, str] = {}
+        self.ended: dict[str, Any] | None = None
+        self.changed = asyncio.Event()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "move":
+            ply = int(event["ply"])
+            self.moves = {p: u for p, u in self.moves.items() if p < ply}
+            self.moves[ply] = str(event["uci"])
+            number = (ply + 1) // 2
+            prefix = f"{number}." if event.get("by") == "white" else f"{number}..."
+            fix = "  (correction)" if event.get("correction") else ""
+            # The written text keeps the official spellings (Appendix E); the voice
+            # gets the pronunciation, the screen the words as the Laws write them.
+            print(f"  {prefix:<6}{event['san']:<8} {event.get('speech', '')}{fix}", flush=True)
+        elif kind == "irregularity":
+            restore = ", ".join(
+                f"put {r['piece']} on {r['square']}" if r["piece"] else f"clear {r['square']}"
+                for r in event.get("restore") or []
+            )
+            print(
+                f"  !! {event['kind']} ({event['article']})"
+                + (f" by {event['by']}" if event.get("by") else "")
+                + (f", count {event['count']}" if event.get("count") else "")
+                + (f": {restore}" if restore else ""),
+                flush=True,
+            )
+        elif kind == "position_restored":
+            print("  ok position restored", flush=True)
+        elif kind == "game_end":
+            self.ended = event
+            print(f"  game over: {event['result']} ({event['reason']})", flush=True)
+        elif kind == "notice":
+            print(f"  notice: {event.get('message')}", flush=True)
+        self.changed.set()
+
+
+async def _wait_until(printer: _Printer, condition: Any, timeout: float) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return False
+        printer.changed.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(printer.changed.wait(), min(remaining, 0.5))
+    return True
+
+
+async def _demo(args: argparse.Namespace, chosen: DemoGame) -> int:
+    from daemon.app import Daemon, setup_logging
+    from daemon.config import ConfigError, load_file
+    from drivers.dgt.emulator import BoardEmulator
+    from drivers.sensors import Request
+
+    try:
+        settings = load_file(resources.default_config_file(), os.environ)
+    except ConfigError as exc:
+        print(f"dgt-bridge demo: configuration error: {exc}", file=sys.stderr)
+        return 2
+    settings.broadcast = replace(settings.broadcast, port=args.port)
+    settings.game = replace(
+        settings.game,
+        event=chosen.game.headers.get("Event", "?"),
+        site=chosen.game.headers.get("Site", "?"),
+        round=chosen.game.headers.get("Round", "?"),
+        white=chosen.game.headers.get("White", "?"),
+        black=chosen.game.headers.get("Black", "?"),
+    )
+    speak = not args.no_speech
+    if speak:
+        speak, why = speech_available()
+        if not speak:
+            print(f"dgt-bridge demo: {why}", flush=True)
+    setup_logging(sys.stderr)
+    import logging
+
+    logging.getLogger().setLevel(logging.WARNING)
+
+    storage = Path(tempfile.mkdtemp(prefix="dgt-bridge-demo-"))
+    moves = chosen.moves
+    log_events = demo_sensor_log(chosen.game, args.seed)
+    printer = _Printer()
+    print(
+        f"dgt-bridge demo: game {chosen.number} of {chosen.count}: {chosen.title}, "
+        f"{len(moves)} half-moves, speed x{args.speed:g}",
+        flush=True,
+    )
+    emulator = BoardEmulator().start()
+    daemon = Daemon(
+        settings,
+        port=emulator.port_path,
+        speech=speak,
+        time_scale=args.speed,
+        storage_dir=storage,
+        resume=False,
+        on_event=printer,
+    )
+    code = 0
+    try:
+        await daemon.start()
+        if daemon.http_url:
+            print(f"dgt-bridge demo: live page at {daemon.http_url}", flush=True)
+        connected = await _wait_until(printer, lambda: daemon.link.connected, 30)
+        if not connected:
+            print("dgt-bridge demo: the daemon did not connect to the emulator", file=sys.stderr)
+            return 1
+        emulator.play(log_events, speed=args.speed)
+        duration = (log_events[-1].t - log_events[0].t) / args.speed
+        await asyncio.to_thread(emulator.wait_played, duration + 60)
+        played = [m.uci() for m in moves]
+        await _wait_until(printer, lambda: len(printer.moves) >= len(played) or printer.ended, 10)
+        if printer.ended is None:
+            result = chosen.game.headers.get("Result", "*")
+            if result in ("1-0", "0-1", "1/2-1/2"):
+                daemon.submit(Request(daemon.now(), "result", {"result": result}))
+        recognised = [printer.moves[p] for p in sorted(printer.moves)]
+        if recognised == played:
+            print(f"dgt-bridge demo: all {len(played)} half-moves recognised.", flush=True)
+        else:
+            code = 1
+            print(
+                f"dgt-bridge demo: MISMATCH: {len(recognised)} recognised of {len(played)}",
+                file=sys.stderr,
+            )
+        pgn = daemon.journal.pgn_path
+        print(f"dgt-bridge demo: journal and PGN in {storage}" + (f" ({pgn.name})" if pgn else ""))
+        if not args.once:
+            where = daemon.http_url or "(no live page)"
+            print(f"dgt-bridge demo: still serving {where}; Ctrl-C to stop.", flush=True)
+            await daemon._stopped.wait()
+    finally:
+        daemon.stop()
+        await daemon.close()
+        emulator.stop()
+    return code
