@@ -268,7 +268,7 @@ class BoardLink:
                     waiter.cancel()
         self._waiters.clear()
         if self._clock_waiter is not None and not self._clock_waiter.done():
-            self._clock_waiter.cancel()
+            self._clock_waiter.set_exception(ClockCommandError("the board was lost"))
 
     async def _start_up(self) -> None:
         """Update mode, version, full dump: the board is connected once it has

@@ -163,6 +163,21 @@ async def test_a_lost_clock_ack_is_resent_once_then_given_up(rig):
     assert r.link.connected
 
 
+async def test_losing_the_board_during_a_clock_command_fails_that_command_only(rig):
+    r = rig()
+    await until(lambda: r.link.connected)
+    r.emulator.drop_clock_acks = 5
+    pending = asyncio.create_task(r.link.send_clock_command(protocol.clock_end()))
+    await until(lambda: any(c.clock == protocol.Clock.END for c in r.emulator.received))
+    r.emulator.unplug()
+    with pytest.raises(ClockCommandError):
+        await pending
+    r.emulator.replug()
+    await until(lambda: r.link.connected)
+    r.emulator.drop_clock_acks = 0
+    assert (await r.link.send_clock_command(protocol.clock_end())).ok
+
+
 async def test_clock_commands_go_one_at_a_time(rig):
     r = rig()
     await until(lambda: r.link.connected)
