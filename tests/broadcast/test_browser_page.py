@@ -1,0 +1,200 @@
+"""The live page in a real headless Chromium, driven over the DevTools protocol.
+
+What a viewer in the hall sees: the board and the move list follow each move,
+the clock counts down, an irregularity shows a banner until the position is
+restored, and the page comes back by itself after the daemon restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import chess
+import pytest
+from broadcast_feed import OPERA_GAME, game_feed
+
+from daemon import events
+from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, figurine
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+WAIT = 15.0
+
+DOM_PROBE = """(() => {
+  const img = document.getElementById("board");
+  const banner = document.querySelector(".banner");
+  const clocks = [...document.querySelectorAll(".player")].map(p => ({
+    side: p.dataset.side, text: p.querySelector(".clock").textContent,
+    running: p.classList.contains("running")}));
+  return JSON.stringify({
+    fen: img ? img.dataset.fen : null,
+    loaded: img ? img.complete && img.naturalWidth > 0 : false,
+    moves: [...document.querySelectorAll("#moves .mv")].map(e => e.textContent),
+    banner: banner && banner.classList.contains("shown") ? banner.textContent : "",
+    names: [...document.querySelectorAll(".player .name")].map(e => e.textContent),
+    clocks: clocks,
+  });
+})()"""
+
+
+class DevTools:
+    """Just enough of the Chrome DevTools protocol: evaluate and screenshot."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self.ws = ws
+        self.next_id = 0
+
+    async def call(self, method: str, **params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        await self.ws.send_json({"id": self.next_id, "method": method, "params": params})
+        while True:
+            reply = json.loads(await self.ws.receive_str(timeout=WAIT))
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError(reply["error"])
+                return reply["result"]
+
+    async def dom(self) -> dict[str, Any]:
+        result = await self.call("Runtime.evaluate", expression=DOM_PROBE, returnByValue=True)
+        return json.loads(result["result"]["value"])
+
+    async def until(self, predicate, what: str, timeout: float = WAIT) -> dict[str, Any]:
+        deadline = asyncio.get_running_loop().time() + timeout
+        seen: dict[str, Any] = {}
+        while asyncio.get_running_loop().time() < deadline:
+            seen = await self.dom()
+            if predicate(seen):
+                return seen
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"the page never showed {what}; it shows {seen}")
+
+
+async def _open_chromium(url: str, profile: Path) -> tuple[subprocess.Popen[bytes], DevTools]:
+    assert CHROMIUM is not None
+    process = subprocess.Popen(
+        [
+            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", f"--user-data-dir={profile}", "--remote-debugging-port=0",
+            "--remote-allow-origins=*", "--window-size=1920,1080", url,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    port_file = profile / "DevToolsActivePort"
+    for _ in range(int(WAIT * 10)):
+        if port_file.exists() and port_file.read_text().strip():
+            break
+        await asyncio.sleep(0.1)
+    else:
+        process.kill()
+        raise AssertionError("chromium did not open its DevTools port")
+    port = int(port_file.read_text().split()[0])
+    async with aiohttp.ClientSession() as session:
+        for _ in range(int(WAIT * 10)):
+            async with session.get(f"http://127.0.0.1:{port}/json/list") as response:
+                targets = [t for t in await response.json() if t.get("type") == "page"]
+            if targets:
+                break
+            await asyncio.sleep(0.1)
+    session = aiohttp.ClientSession()
+    ws = await session.ws_connect(targets[0]["webSocketDebuggerUrl"], max_msg_size=0)
+    tools = DevTools(ws)
+    tools.session = session  # type: ignore[attr-defined]
+    return process, tools
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+async def test_the_page_follows_the_game_in_a_real_browser():
+    settings = BroadcastSettings(
+        address="127.0.0.1", port=0, round="5",
+        boards=[BoardSettings(id="1", white="Paul Morphy", black="Duke Karl")],
+    )  # fmt: skip
+    broadcaster = Broadcaster(settings)
+    await broadcaster.start()
+    feed = game_feed(OPERA_GAME[:10], step=30.0)
+    moves = [e for e in feed if e["type"] == "move"]
+    for event in feed[:5]:  # game start and two moves before the page opens
+        broadcaster.publish("1", event)
+    profile = Path(tempfile.mkdtemp(prefix="dgt-bridge-chromium-"))
+    process, tools = await _open_chromium(f"http://127.0.0.1:{broadcaster.port}/", profile)
+    try:
+        shown = await tools.until(
+            lambda d: d["moves"] == ["e4", "e5"] and d["fen"] == moves[1]["fen"],
+            "the first two moves",
+        )
+        assert shown["names"] == ["Duke Karl", "Paul Morphy"], "white at the bottom"
+
+        expected = ["e4", "e5"]
+        for index in range(5, len(feed), 2):  # one move and its clock report at a time
+            for event in feed[index : index + 2]:
+                broadcaster.publish("1", event)
+            move = feed[index]
+            expected.append(figurine(move["san"]))
+            await tools.until(
+                lambda d, fen=move["fen"], want=list(expected): (
+                    d["moves"] == want and d["fen"] == fen and d["loaded"]
+                ),
+                f"move {move['ply']} ({move['san']})",
+            )
+        assert any("♘" in m for m in expected), "pieces are shown as figurines"
+
+        # The running clock counts down between clock reports.
+        before = await tools.dom()
+        running = [c for c in before["clocks"] if c["running"]]
+        on_move = "black" if moves[-1]["by"] == "white" else "white"
+        assert [c["side"] for c in running] == [on_move]
+        await tools.until(
+            lambda d: [c["text"] for c in d["clocks"] if c["running"]] != [running[0]["text"]],
+            "the running clock counting down",
+        )
+
+        board = chess.Board(moves[-1]["fen"])
+        broadcaster.publish(
+            "1",
+            events.Irregularity(
+                t=400, kind="displaced_pieces", article="7.3", by=None, squares=["a7"],
+                restore=[{"square": "a7", "piece": "p"}],
+            ).to_dict(),
+        )  # fmt: skip
+        shown = await tools.until(lambda d: "Displaced pieces" in d["banner"], "the banner")
+        assert "a7" in shown["banner"]
+        ARTIFACTS.mkdir(exist_ok=True)
+        shot = await tools.call("Page.captureScreenshot", format="png")
+        (ARTIFACTS / "broadcast-page.png").write_bytes(base64.b64decode(shot["data"]))
+        broadcaster.publish("1", events.PositionRestored(t=401, fen=board.fen()).to_dict())
+        await tools.until(lambda d: d["banner"] == "", "the banner gone after the restore")
+
+        # The daemon restarts on the same port; the page finds it again by itself.
+        port = broadcaster.port
+        await broadcaster.stop()
+        settings.port = port
+        broadcaster = Broadcaster(settings)
+        await broadcaster.start()
+        for event in feed[: len(feed) - 2]:  # the journal replays all but the last move
+            broadcaster.publish("1", event)
+        await tools.until(
+            lambda d: d["moves"] == expected[:-1] and d["fen"] == moves[-2]["fen"],
+            "the game after the daemon restarted",
+            timeout=2 * WAIT,
+        )
+    finally:
+        await tools.ws.close()
+        await tools.session.close()  # type: ignore[attr-defined]
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        await broadcaster.stop()
+        shutil.rmtree(profile, ignore_errors=True)
