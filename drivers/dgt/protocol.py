@@ -582,10 +582,77 @@ class BatteryStatus:
 
 
 @dataclass(frozen=True)
+class EePieceChange:
+    """EEPROM log: a square changed (``quick``: less than ~250 ms after the last tag)."""
+
+    square: int
+    code: int
+    quick: bool
+
+
+@dataclass(frozen=True)
+class EeClockTime:
+    """EEPROM log: one side's clock time, written when the lever was pressed."""
+
+    left: bool
+    hours: int
+    minutes: int
+    seconds: int
+
+
+@dataclass(frozen=True)
+class EeTag:
+    """EEPROM log: a one-byte tag (power-up, begin position, end of data...)."""
+
+    name: str
+    byte: int
+
+
+EE_TAGS: dict[int, str] = {
+    0x6A: "powerup",
+    0x6B: "eof",
+    0x6C: "fourrows",
+    0x6D: "emptyboard",
+    0x6E: "downloaded",
+    0x6F: "beginpos",
+    0x7A: "beginpos_rot",
+    0x7B: "start_tag",
+    0x7C: "watchdog_action",
+    0x7F: "nop",
+    0x00: "nop2",
+}
+
+EeEvent = EePieceChange | EeClockTime | EeTag
+
+
+@dataclass(frozen=True)
 class EeMoves:
-    """The board's EEPROM event log (arrives unasked on some boards)."""
+    """The board's EEPROM event log (arrives unasked on some boards). Kept raw;
+    ``events()`` reads it, a recovery path after a crash mid-game."""
 
     data: bytes
+
+    def events(self) -> list[EeEvent]:
+        """The log's events in order; bytes that fit no encoding become ``EeTag("unknown")``."""
+        out: list[EeEvent] = []
+        data, i = self.data, 0
+        while i < len(data):
+            byte = data[i]
+            if 0x40 <= byte <= 0x5F and i + 1 < len(data):
+                out.append(EePieceChange(data[i + 1] & 0x3F, byte & 0x0F, bool(byte & 0x10)))
+                i += 2
+            elif (0x60 <= byte <= 0x69 or 0x70 <= byte <= 0x79) and i + 2 < len(data):
+                minutes, seconds = _bcd(data[i + 1]), _bcd(data[i + 2])
+                if minutes is None or seconds is None:
+                    out.append(EeTag("unknown", byte))
+                    i += 1
+                    continue
+                out.append(EeClockTime(bool(byte & 0x10), byte & 0x0F, minutes, seconds))
+                i += 3
+            else:
+                out.append(EeTag(EE_TAGS.get(byte, "unknown"), byte))
+                i += 1
+        return out
 
 
 @dataclass(frozen=True)

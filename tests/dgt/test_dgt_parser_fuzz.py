@@ -117,3 +117,9 @@ def test_command_parser_never_raises(data):
 @given(st.binary(min_size=7, max_size=7))
 def test_decode_bwtime_never_raises(data):
     assert isinstance(p.decode_bwtime(data), p.ClockTimes | p.ClockAck | p.InvalidClockData)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_eeprom_log_reading_never_raises(data):
+    assert all(isinstance(e, p.EeEvent.__args__) for e in p.EeMoves(data).events())

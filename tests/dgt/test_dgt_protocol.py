@@ -289,3 +289,18 @@ def test_command_parser_reads_single_bytes_and_clock_frames():
         [0, 1, 0, 0, 0, 30, 0x0B]
     )
     assert commands[3].clock == p.Clock.END and commands[3].valid
+
+
+def test_eeprom_log_events_are_read_in_order():
+    # power-up, begin position, e2 empty (quick), e4 white pawn, left clock 0:04:59, eof
+    data = bytes([0x6A, 0x6F, 0x50, 52, 0x41, 36, 0x70, 0x04, 0x59, 0x6B, 0x7E])
+    events = parse_one(p.encode_ee_moves(data)).events()
+    assert events == [
+        p.EeTag("powerup", 0x6A),
+        p.EeTag("beginpos", 0x6F),
+        p.EePieceChange(square=52, code=0, quick=True),
+        p.EePieceChange(square=36, code=1, quick=False),
+        p.EeClockTime(left=True, hours=0, minutes=4, seconds=59),
+        p.EeTag("eof", 0x6B),
+        p.EeTag("unknown", 0x7E),
+    ]
