@@ -153,6 +153,8 @@ class RulesCore:
         self._flag_reported = False
         self._resume_pending = False
         self._chess960 = False
+        self._orientation_open = False  # set_position before the board showed it
+        self._touch_survives = False  # 7.4a: 4.3 applies to the move replacing an illegal one
         self._passing: list[Node] = []  # legal positions seen in passing since the last commit
 
     # ------------------------------------------------------------------ public API
@@ -284,6 +286,11 @@ class RulesCore:
             return
         node = self._node
         assert node is not None
+        if self._orientation_open and key != node.key and turned(key) == node.key:
+            self._flipped = not self._flipped
+            key = self._key()
+        if key == node.key:
+            self._orientation_open = False
         if self._blocked_key is not None and key != self._blocked_key:
             self._blocked_key = None
         self._follow(key)
@@ -291,6 +298,8 @@ class RulesCore:
             if self._irregular:
                 self._irregular = False
                 self._reported_key = None
+                if not self._touch_survives:
+                    node.lifts = []  # touches while putting things right are no 4.3 touches
                 out.append(PositionRestored(t, node.board.fen()))
             if not self._press_pending:
                 self._deadline = None
@@ -719,11 +728,13 @@ class RulesCore:
                 return  # an illegal move is complete only with the press (6.7)
             out.append(self._illegal_move(t, mover, key))
         else:
+            self._touch_survives = False
             out.append(self._irregularity(t, "displaced_pieces", None, key))
         self._irregular = True
         self._reported_key = key
 
     def _illegal_move(self, t: float, mover: str, key: bytes) -> Irregularity:
+        self._touch_survives = True
         self._illegal_counts[mover] += 1
         count = self._illegal_counts[mover]
         if count < 3:
@@ -745,6 +756,7 @@ class RulesCore:
         self._press_pending = False
         node.pressed = True
         half = self._half_moves(node).get(key)
+        self._touch_survives = True
         if key == node.key or (half is None and is_subset(key, node.key)):
             event = self._irregularity(t, "clock_without_move", mover, key)
         elif half is not None:
@@ -922,6 +934,7 @@ class RulesCore:
                         flipped = True
                     self._start_game(t, board, flipped, out, chess960=board.chess960)
                     if self._key() != self._node.key:  # type: ignore[union-attr]
+                        self._orientation_open = True
                         self._arm(t)
                 case "takeback":
                     self._explicit_takeback(t, out)
