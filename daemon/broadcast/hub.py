@@ -150,6 +150,10 @@ class Hub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         for board in self.settings.boards:
+            if board.id in self.boards:
+                raise ValueError(f"board id {board.id!r} appears twice in broadcast.boards")
+            if (board.orientation or self.settings.orientation) not in ("white", "black"):
+                raise ValueError(f"board {board.id!r}: orientation must be white or black")
             self.add_board(board)
 
     # -- boards ---------------------------------------------------------------

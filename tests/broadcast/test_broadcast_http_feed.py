@@ -255,3 +255,18 @@ async def test_request_bodies_are_bounded(live):
     ) as response:
         assert response.status == 413
     assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("boards", "message"),
+    [
+        ([BoardSettings(id="1"), BoardSettings(id="1")], "twice"),
+        ([BoardSettings(id="../x")], "letters, digits"),
+        ([BoardSettings(id="1", orientation="sideways")], "orientation"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_bad_board_configuration_names_the_problem(boards, message):
+    from daemon.broadcast import Broadcaster, BroadcastSettings
+
+    with pytest.raises(ValueError, match=message):
+        Broadcaster(BroadcastSettings(boards=boards))
