@@ -5,6 +5,7 @@
 - ``dgt3000``: the board link's clock interpreter, and the ClockWriter.
 - ``usb``: a HID-style USB clock read with pyusb.
 - ``devices``: which boards, clocks and serial ports are plugged in.
+- ``factory``: the parts above built from the settings.
 """
 
 from drivers.clock.settings import (

@@ -69,3 +69,26 @@ def test_mistakes_name_the_key_and_line(text, line, words):
         clock(text)
     assert error.value.line == line
     assert words in str(error.value)
+
+
+def test_the_parts_built_from_the_settings():
+    from drivers.clock.dgt3000 import DgtClockInterpreter
+    from drivers.clock.factory import clock_interpreter, clock_writer, usb_clock
+    from drivers.clock.usb import UsbClock
+
+    dgt = clock("  sides: right_white\n  time_control: 5+3\n  set_and_run_at_start: true\n")
+    interpreter = clock_interpreter(dgt)
+    assert isinstance(interpreter, DgtClockInterpreter)
+    assert interpreter.tracker.mapper.white_side == "right"
+    assert interpreter.tracker.time_control.initial_seconds() == 303
+    writer = clock_writer(dgt, "xl", "right")
+    assert writer.model == "xl" and writer.set_and_run_at_start
+    assert clock_writer(dgt, None, None) is None  # model unknown: nothing written yet
+    assert usb_clock(dgt) is None
+
+    usb = clock("  device: usb\n  usb: {vendor_id: 0x16c0, product_id: 0x05df}\n")
+    assert isinstance(usb_clock(usb), UsbClock)
+    assert clock_interpreter(usb) is None
+
+    none = clock("  device: none\n")
+    assert clock_interpreter(none) is None and usb_clock(none) is None
