@@ -71,11 +71,20 @@ def spoken_time(seconds: float, vocabulary: Vocabulary) -> str:
     total = max(0, int(seconds))  # whole seconds: what the clock shows
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
+
+    def unit(count: int, one: str, many: str) -> str:
+        return vocabulary.words[one] if count == 1 else f"{count} {vocabulary.words[many]}"
+
+    fields = {
+        "hours": unit(hours, "one_hour", "hours"),
+        "minutes": unit(minutes, "one_minute", "minutes"),
+        "seconds": unit(secs, "one_second", "seconds"),
+    }
     if hours:
-        return vocabulary.message("time_hms", hours=hours, minutes=minutes, seconds=secs)
+        return vocabulary.message("time_hms", **fields)
     if minutes:
-        return vocabulary.message("time_ms", minutes=minutes, seconds=secs)
-    return vocabulary.message("time_s", seconds=secs)
+        return vocabulary.message("time_ms", **fields)
+    return vocabulary.message("time_s", **fields)
 
 
 def answer(

@@ -41,6 +41,13 @@ WORDS: dict[str, bool] = {
     "castle_long": False,
     "promotion": True,  # said before the promoted piece; Appendix E says nothing
     "list_separator": False,  # between squares or pieces in a list
+    # clock answers: the singular with its number word, the plural after a number
+    "one_hour": False,
+    "hours": False,
+    "one_minute": False,
+    "minutes": False,
+    "one_second": False,
+    "seconds": False,
 }
 
 #: messages: key -> the placeholders its template may use.

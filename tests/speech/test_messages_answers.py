@@ -108,9 +108,9 @@ def test_answers_last_clock_and_move_number(de) -> None:
     assert answer("move_number", {}, record, de) == "Zug 2, Schwarz am Zug"
     # Own time first: black asks.
     assert answer("clock", {}, record, de, by="black") == (
-        "Schwarz 59 Sekunden. Weiß 1 Stunden 2 Minuten 5 Sekunden"
+        "Schwarz 59 Sekunden. Weiß eine Stunde 2 Minuten 5 Sekunden"
     )
-    assert answer("clock", {}, record, de, by="white").startswith("Weiß 1 Stunden")
+    assert answer("clock", {}, record, de, by="white").startswith("Weiß eine Stunde 2 Minuten")
     assert answer("clock", {}, play(["e4"]), de) == "Keine Uhrzeit bekannt"
     assert answer("last", {}, play([]), de) == "Noch kein Zug"
 

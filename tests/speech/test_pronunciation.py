@@ -64,6 +64,12 @@ GERMAN = {
     "Kurze Rochade": "k'URts@ r'OxA:d@",
     "Lange Rochade": "l'aN@ r'OxA:d@",
     "Weiß": "v'aIs",
+    "eine Stunde": "_|,aIn@ St'Und@",
+    "Stunden": "St'Und@n",
+    "eine Minute": "_|,aIn@ mi:n'u:t@",
+    "Minuten": "mi:n'u:t@n",
+    "eine Sekunde": "_|,aIn@ ze:k'Und@",
+    "Sekunden": "ze:k'Und@n",
     "Schwarz": "Sv'arts",
 }
 
