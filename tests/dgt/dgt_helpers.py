@@ -6,16 +6,16 @@ import asyncio
 
 FAST = {
     "liveness_interval": 0.2,
-    "liveness_timeout": 1.0,
+    "liveness_timeout": 2.5,
     "quiet_dump_after": 0.3,
-    "startup_timeout": 1.0,
-    "clock_ack_timeout": 0.5,
+    "startup_timeout": 2.5,
+    "clock_ack_timeout": 1.0,
     "backoff_initial": 0.05,
     "backoff_max": 0.2,
 }
 
 
-async def until(predicate, timeout: float = 10.0) -> None:
+async def until(predicate, timeout: float = 20.0) -> None:
     """Wait (generously) for something the link should do soon."""
     deadline = asyncio.get_running_loop().time() + timeout
     while not predicate():

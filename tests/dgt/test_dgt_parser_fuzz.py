@@ -49,7 +49,7 @@ def feed_in_chunks(parser: p.MessageParser, data: bytes, cuts: list[int]) -> lis
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=600), st.lists(st.integers(0, 600), max_size=8))
 def test_random_bytes_never_raise_and_nothing_is_held_back_forever(data, cuts):
     parser = p.MessageParser()
@@ -113,7 +113,7 @@ def test_command_parser_never_raises(data):
     assert sum(len(c.raw) for c in commands) <= len(data)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.binary(min_size=7, max_size=7))
 def test_decode_bwtime_never_raises(data):
     assert isinstance(p.decode_bwtime(data), p.ClockTimes | p.ClockAck | p.InvalidClockData)
