@@ -179,7 +179,9 @@ function layout() {
   for (const id of ids) render(id);
 }
 function swapBoard(img, st, size) {
-  const key = st.fen + "|" + st.orientation + "|" + (st.last_move ? st.last_move.uci : "");
+  const marked = st.irregularity ? (st.irregularity.squares || []).join(",") : "";
+  const key = st.fen + "|" + st.orientation + "|" + (st.last_move ? st.last_move.uci : "") +
+    "|" + marked;
   if (img.dataset.key === key) return;
   img.dataset.key = key;
   const next = new Image();

@@ -198,3 +198,83 @@ async def test_the_page_follows_the_game_in_a_real_browser():
             process.kill()
         await broadcaster.stop()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+GRID_PROBE = """(() => JSON.stringify({
+  cards: [...document.querySelectorAll(".card")].map(c => ({
+    board: c.dataset.board, title: c.querySelector(".title").textContent,
+    last: c.querySelector(".lastmove").textContent,
+    fen: c.querySelector("img").dataset.fen})),
+  overflow: document.documentElement.scrollWidth - window.innerWidth,
+}))()"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+async def test_several_boards_show_as_a_grid_that_fits_a_phone():
+    settings = BroadcastSettings(
+        address="127.0.0.1", port=0,
+        boards=[BoardSettings(id=str(n), white=f"W{n}", black=f"B{n}") for n in (1, 2, 3)],
+    )  # fmt: skip
+    broadcaster = Broadcaster(settings)
+    await broadcaster.start()
+    feeds = {b: game_feed(OPERA_GAME[: 2 * int(b)]) for b in ("1", "2", "3")}
+    for board, feed in feeds.items():
+        for event in feed[:-2]:
+            broadcaster.publish(board, event)
+    profile = Path(tempfile.mkdtemp(prefix="dgt-bridge-chromium-"))
+    process, tools = await _open_chromium("about:blank", profile)
+    try:
+        await tools.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=390, height=844, deviceScaleFactor=1, mobile=True,
+        )  # fmt: skip
+        await tools.call("Page.navigate", url=f"http://127.0.0.1:{broadcaster.port}/")
+
+        async def grid() -> dict[str, Any]:
+            result = await tools.call("Runtime.evaluate", expression=GRID_PROBE,
+                                      returnByValue=True)  # fmt: skip
+            if "value" not in result["result"]:  # the page is still loading
+                return {"cards": [], "overflow": 0, "error": result.get("exceptionDetails")}
+            return json.loads(result["result"]["value"])
+
+        async def until(predicate, what: str) -> dict[str, Any]:
+            seen: dict[str, Any] = {}
+            for _ in range(int(WAIT * 10)):
+                seen = await grid()
+                if predicate(seen):
+                    return seen
+                await asyncio.sleep(0.1)
+            raise AssertionError(f"the grid never showed {what}; it shows {seen}")
+
+        def last_moves(feed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [e for e in feed if e["type"] == "move"]
+
+        shown = await until(
+            lambda g: (
+                [c["board"] for c in g["cards"]] == ["1", "2", "3"]
+                and all(c["fen"] for c in g["cards"])
+            ),
+            "three boards",
+        )
+        assert [c["title"] for c in shown["cards"]] == ["Board 1", "Board 2", "Board 3"]
+        assert shown["overflow"] <= 0, "the grid must not scroll sideways on a phone"
+
+        for event in feeds["2"][-2:]:  # board 2 plays its next move; the others wait
+            broadcaster.publish("2", event)
+        final = last_moves(feeds["2"])[-1]
+        shown = await until(lambda g: g["cards"][1]["fen"] == final["fen"], "board 2's new move")
+        assert figurine(final["san"]) in shown["cards"][1]["last"]
+        assert shown["cards"][0]["fen"] == last_moves(feeds["1"])[-2]["fen"]
+        ARTIFACTS.mkdir(exist_ok=True)
+        shot = await tools.call("Page.captureScreenshot", format="png")
+        (ARTIFACTS / "broadcast-grid-phone.png").write_bytes(base64.b64decode(shot["data"]))
+    finally:
+        await tools.ws.close()
+        await tools.session.close()  # type: ignore[attr-defined]
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        await broadcaster.stop()
+        shutil.rmtree(profile, ignore_errors=True)
