@@ -28,7 +28,7 @@ from daemon.timecontrol import TimeControl
 from drivers.clock.tracker import ClockReading, ClockTracker, Side, SideMapping
 from drivers.dgt import protocol
 from drivers.dgt.protocol import ClockAck, ClockSideTime, ClockTimes
-from drivers.sensors import ButtonPress, SensorEvent
+from drivers.sensors import ButtonPress, Colour, SensorEvent
 
 ClockModel = Literal["dgt3000", "xl"]
 
@@ -92,8 +92,18 @@ class DgtClockInterpreter:
             return None
         return "dgt3000" if self.version[0] == 2 else "xl"
 
+    @property
+    def white_side(self) -> Side | None:
+        """White's clock side once known (for the ClockWriter's set-and-run)."""
+        return self.tracker.mapper.white_side
+
     def new_game(self) -> None:
+        """Call on every GameStart: the sides are learnt again from the first run."""
         self.tracker.new_game()
+
+    def resume_game(self, to_move: Colour, white_moves: int, black_moves: int) -> None:
+        """Call on GameResumed: the next side running is ``to_move``'s (not White's)."""
+        self.tracker.resume_game(to_move, white_moves, black_moves)
 
     def clock_being_set(self) -> None:
         self.tracker.clock_being_set()

@@ -67,6 +67,7 @@ class SideMapper:
             raise ValueError(f"side mapping {mode!r} is not auto, left_white or right_white")
         self.mode = mode
         self._white: Side | None = {"left_white": "left", "right_white": "right"}.get(mode)
+        self._first_mover: Colour = "white"
 
     @property
     def white_side(self) -> Side | None:
@@ -78,12 +79,15 @@ class SideMapper:
         return self._white is not None
 
     def observe(self, running: Side | None) -> None:
-        """In auto mode, the first side seen running in a game is White's (6.5)."""
+        """In auto mode, the first side seen running is the side expected to move:
+        White's at a game's start (6.5), whoever is on move in a resumed game."""
         if self._white is None and running is not None:
-            self._white = running
+            self._white = running if self._first_mover == "white" else other(running)
 
-    def new_game(self) -> None:
-        """Forget a learnt mapping: players may sit the other way in the next game."""
+    def new_game(self, to_move: Colour = "white") -> None:
+        """Forget a learnt mapping (players may sit the other way in the next game);
+        the next side seen running belongs to ``to_move``."""
+        self._first_mover = to_move
         if self.mode == "auto":
             self._white = None
 
@@ -125,6 +129,7 @@ class ClockTracker:
         self._press_base: dict[Side, float | None] = {"left": None, "right": None}
         self._pending: dict[Side, _Pending | None] = {"left": None, "right": None}
         self._setting = False
+        self._resume_counts: dict[str, int] | None = None
         self._last_report: ClockReport | None = None
         self.rejected = 0  # readings (or sides of them) ignored so far
 
@@ -140,6 +145,22 @@ class ClockTracker:
         self._presses = {"left": 0, "right": 0}
         self._press_base = {"left": None, "right": None}
         self._last_runner = None
+
+    def resume_game(self, to_move: Colour, white_moves: int, black_moves: int) -> None:
+        """A game resumed mid-way (the daemon restarted): the side running next is
+        ``to_move``'s, not necessarily White's; the move counts place the periods."""
+        self.new_game()
+        self.mapper.new_game(to_move)
+        self._resume_counts = {"white": white_moves, "black": black_moves}
+        self._apply_resume_counts()
+
+    def _apply_resume_counts(self) -> None:
+        counts = self._resume_counts
+        if counts is None or not self.mapper.decided:
+            return
+        for side in ("left", "right"):
+            self._presses[side] = counts[self.mapper.colour(side)]
+        self._resume_counts = None
 
     @property
     def last_reading(self) -> ClockReading | None:
@@ -178,6 +199,7 @@ class ClockTracker:
         self._last = accepted
         self._last_t = t
         self.mapper.observe(accepted.running)
+        self._apply_resume_counts()
         return self._report(t, accepted)
 
     def _checked_time(

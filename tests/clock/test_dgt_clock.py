@@ -384,3 +384,15 @@ def test_a_single_glitch_never_reaches_the_rules_core(thinks, where, delta, side
     assert seen <= truth
     last = true_readings[-1][1]
     assert clock.interpreter.tracker.last_report.white == last["left"]
+
+
+def test_a_resumed_game_learns_the_sides_from_the_player_to_move():
+    """The daemon restarted mid-game with Black to move: the clock's running side
+    is Black's, not White's; the move counts place the 40-move control."""
+    clock = Clock(time_control=parse_time_control("40/5400:1800+30"))
+    clock.interpreter.resume_game("black", white_moves=40, black_moves=39)
+    report = clock.report(0.0, times_frame(2000, 1500, "left"))
+    assert (report.black, report.running) == (2000, "black")
+    # Black completes move 40: the second period arrives at once, not a jump.
+    report = clock.report(1.0, times_frame(1999 + 1830, 1500, "right"))
+    assert (report.black, report.white, report.running) == (3829, 1500, "white")
