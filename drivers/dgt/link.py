@@ -58,6 +58,10 @@ class ClockCommandError(Exception):
     """A clock command got no ack (after one resend), or the board is not connected."""
 
 
+class BoardNotConnected(ClockCommandError):
+    """A command was sent while the board is not connected (nothing was sent)."""
+
+
 def _monotonic_since_start() -> Callable[[], float]:
     start = time.monotonic()
     return lambda: time.monotonic() - start
@@ -200,12 +204,14 @@ class BoardLink:
             ack: ClockAck | None = None
             for _attempt in range(2):
                 if not self._connected:
-                    raise ClockCommandError("the board is not connected")
+                    raise BoardNotConnected("the board is not connected")
                 waiter: asyncio.Future[ClockAck] = asyncio.get_running_loop().create_future()
                 self._clock_waiter = waiter
                 try:
                     self._write(frame)
                     ack = await asyncio.wait_for(waiter, self.clock_ack_timeout)
+                except LinkLost as lost:
+                    raise ClockCommandError(str(lost)) from None
                 except TimeoutError:
                     log.info(
                         "no clock ack for %s, %s",
@@ -225,8 +231,11 @@ class BoardLink:
         """Send a board command (checked by ``protocol.check_command``)."""
         protocol.check_command(frame, self.revelation)
         if not self._connected:
-            raise ClockCommandError("the board is not connected")
-        self._write(frame)
+            raise BoardNotConnected("the board is not connected")
+        try:
+            self._write(frame)
+        except LinkLost as lost:
+            raise ClockCommandError(str(lost)) from None
 
     # -- connection ---------------------------------------------------------
 
@@ -246,6 +255,8 @@ class BoardLink:
         self._lost = loop.create_future()
         self._last_rx = time.monotonic()
         loop.add_reader(self._serial.fileno(), self._on_readable)
+        if self._closed:  # close() came while the port was being opened
+            raise LinkLost("link closed")
 
     async def _find_port(self) -> str | None:
         if self._port_finder is not None:

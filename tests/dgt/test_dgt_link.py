@@ -262,3 +262,14 @@ async def test_a_port_that_does_not_exist_is_reported_and_retried(tmp_path):
         link.close()
         await asyncio.wait_for(task, 10)
         emulator.stop()
+
+
+async def test_close_stops_the_link_even_while_it_waits_for_a_silent_board(rig):
+    r = rig()
+    r.emulator.set_silent(True)
+    await until(lambda: r.emulator.received)  # the link is in its start-up
+    r.link.close()
+    await asyncio.wait_for(r.task, 5)
+    assert not r.link.connected
+    with pytest.raises(ClockCommandError):
+        await r.link.send_clock_command(protocol.clock_end())
