@@ -24,12 +24,19 @@ def usb_clock(settings: ClockSettings, backend: object | None = None) -> UsbCloc
 
 
 def clock_writer(
-    settings: ClockSettings, model: ClockModel | None, white_side: Side | None
+    settings: ClockSettings, model: ClockModel | None = "dgt3000", white_side: Side | None = None
 ) -> ClockWriter | None:
-    """What to write to a DGT clock, once its model is known (from its version
-    ack); None when there is nothing to write to."""
+    """What to write to a DGT clock (``model`` from its version ack; set
+    ``writer.model`` when it arrives); None when there is nothing to write to.
+
+    ``white_side`` defaults to the configured sides; with ``auto`` it is unknown
+    at a game's start, so a set-and-run leaves the clock paused for the first
+    press (6.5).
+    """
     if settings.device != "dgt" or model is None:
         return None
+    if white_side is None:
+        white_side = {"left_white": "left", "right_white": "right"}.get(settings.sides)
     return ClockWriter(
         model,
         time_control=settings.parsed_time_control,
