@@ -178,8 +178,10 @@ class ClockWriter:
         show_moves: bool = True,
         set_and_run_at_start: bool = False,
         white_side: Side | None = None,
+        hold_seconds: float = 3.0,
     ) -> None:
         self.model = model
+        self.hold_seconds = hold_seconds
         self.time_control = time_control
         self.show_moves = show_moves
         self.set_and_run_at_start = set_and_run_at_start
@@ -193,6 +195,20 @@ class ClockWriter:
         if kind == "move" and self.show_moves:
             return [self.move_frame(event["san"], event["uci"], event["ply"])]
         return []
+
+    def schedule_for(self, event: Mapping[str, Any]) -> list[tuple[float, bytes]]:
+        """Like :meth:`frames_for`, with when to send each frame (seconds from now).
+
+        A DGT clock keeps showing a text until told to go back to its times, so
+        a move shown is followed, ``hold_seconds`` later, by the END command
+        (the players need their times). A sender should drop a pending END when
+        newer frames arrive before it is due.
+        """
+        frames = self.frames_for(event)
+        schedule = [(0.0, frame) for frame in frames]
+        if event.get("type") == "move" and frames:
+            schedule.append((self.hold_seconds, protocol.clock_end()))
+        return schedule
 
     def move_frame(self, san: str, uci: str, ply: int) -> bytes:
         if self.model == "xl":

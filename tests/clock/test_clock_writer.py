@@ -157,3 +157,13 @@ def test_penalty_times_go_onto_the_clock():
 def test_unequal_times_need_to_know_the_sides():
     with pytest.raises(ValueError, match=r"clock\.sides"):
         set_and_run({"white": 250, "black": 200}, running="white", white_side=None)
+
+
+def test_the_clock_goes_back_to_the_times_after_showing_a_move():
+    writer = ClockWriter("dgt3000", hold_seconds=2.5)
+    schedule = writer.schedule_for({"type": "move", "ply": 1, "uci": "e2e4", "san": "e4"})
+    assert [(delay, sent(frame).clock) for delay, frame in schedule] == [
+        (0.0, Clock.ASCII),
+        (2.5, Clock.END),
+    ]
+    assert writer.schedule_for({"type": "clock", "white": 1.0, "black": 2.0}) == []
