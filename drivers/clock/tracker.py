@@ -32,6 +32,9 @@ SideMapping = Literal["auto", "left_white", "right_white"]
 
 #: Seconds of slack for a clock's whole-second display and report latency.
 TOLERANCE = 1.5
+#: Slack for a running time falling faster than time passes (reports may be
+#: delayed unevenly on a busy line); a false zero is still caught.
+DROP_TOLERANCE = 3.0
 #: The largest increment accepted at a press when the time control is unknown
 #: but the clock shows its time-per-move (Fischer) indicator.
 UNKNOWN_INCREMENT_LIMIT = 60.0
@@ -248,7 +251,7 @@ class ClockTracker:
                 and reading.running != side
                 and new <= base + self._press_allowance(side, reading) + TOLERANCE
             )
-        if new < old - elapsed - TOLERANCE:
+        if new < old - elapsed - DROP_TOLERANCE:
             # Dropping faster than time passes: only a clock being set does that.
             return self._setting or (previous.running is None and reading.running is None)
         return True
