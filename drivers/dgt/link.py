@@ -422,6 +422,8 @@ class BoardLink:
                 self.bus_address = address
             case BatteryStatus():
                 self.battery = message
+            case protocol.UnknownMessage(message_id=message_id, data=data):
+                log.info("ignored message 0x%02x with %d data bytes", message_id, len(data))
             case Garbage(data=data):
                 self.garbage_bytes += len(data)
                 log.debug("skipped %d garbage bytes: %s", len(data), data.hex())

@@ -330,6 +330,9 @@ CODE_BY_PIECE: dict[str, int] = {letter: code for code, letter in PIECE_BY_CODE.
 MAGIC_BY_CODE: dict[int, str] = {0x0D: "draw", 0x0E: "white_wins", 0x0F: "black_wins"}
 CODE_BY_MAGIC: dict[str, int] = {meaning: code for code, meaning in MAGIC_BY_CODE.items()}
 
+#: The highest meaningful piece code (the third magic piece).
+MAX_PIECE_CODE = 0x0F
+
 _FILES = "abcdefgh"
 
 
@@ -760,10 +763,17 @@ def decode_message(message_id: int, data: bytes) -> Message:
     """Decode one framed message (id with its top bit, data without the header)."""
     data = bytes(data)
     size = len(data)
-    if message_id == MessageId.BOARD_DUMP and size == 64:
+    # A piece code above 0x0f is corruption, not a piece: such a dump or update is
+    # reported as unknown rather than turned into an empty square.
+    if message_id == MessageId.BOARD_DUMP and size == 64 and max(data) <= MAX_PIECE_CODE:
         return BoardDumpMessage(tuple(data))
-    if message_id == MessageId.FIELD_UPDATE and size == 2 and data[0] < 64:
-        return FieldUpdate(square=data[0], code=data[1] & ~0x40 & 0x7F, raw=data[1])
+    if (
+        message_id == MessageId.FIELD_UPDATE
+        and size == 2
+        and data[0] < 64
+        and data[1] & 0x3F <= MAX_PIECE_CODE
+    ):
+        return FieldUpdate(square=data[0], code=data[1] & 0x3F, raw=data[1])
     if message_id == MessageId.BWTIME:
         return Bwtime(decode_bwtime(data))
     if message_id == MessageId.BUSADRES and size == 2:

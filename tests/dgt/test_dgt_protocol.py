@@ -277,6 +277,13 @@ def test_unknown_or_missized_messages_are_reported_as_unknown():
     assert isinstance(parse_one(bytes([0x8E, 0, 5, 70, 1])), p.UnknownMessage)  # square 70
 
 
+def test_a_piece_code_above_15_is_not_taken_for_an_empty_square():
+    assert isinstance(parse_one(bytes([0x8E, 0, 5, 12, 0x13])), p.UnknownMessage)
+    codes = bytearray(p.codes_from_placement(START))
+    codes[20] = 0x22
+    assert isinstance(parse_one(p.encode_board_dump(bytes(codes))), p.UnknownMessage)
+
+
 # -- commands as the board reads them --------------------------------------------
 
 
