@@ -23,6 +23,14 @@ from daemon.broadcast.web import RequestCallback, build_app
 log = logging.getLogger(__name__)
 
 
+def restart_safe_seq() -> int:
+    """Where the feed's numbering starts: milliseconds since 2020, so a viewer
+    resuming with an id from before a daemon restart is never served the new
+    run's events under old numbers (its id is lower than anything new and falls
+    out of the history, or higher after a clock reset: either way a snapshot)."""
+    return max(0, int(time.time() * 1000) - 1_577_836_800_000)
+
+
 class Broadcaster:
     """The live page and feed of this daemon's boards (and MQTT, if configured)."""
 
@@ -33,9 +41,11 @@ class Broadcaster:
         *,
         now: Callable[[], float] | None = None,
         hub: Hub | None = None,
-        start_seq: int = 0,
+        start_seq: int | None = None,
     ) -> None:
         self.settings = settings or BroadcastSettings()
+        if start_seq is None:
+            start_seq = restart_safe_seq()
         self.hub = hub or Hub(self.settings, start_seq=start_seq)
         self.on_request = on_request
         started = time.monotonic()

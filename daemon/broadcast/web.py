@@ -174,8 +174,9 @@ async def events_sse(request: web.Request) -> web.StreamResponse:
         await response.write(b"retry: 1000\n\n")
         while not subscriber.dropped:
             message = await subscriber.get(settings.keepalive)
-            if subscriber.dropped:
-                break
+            transport = request.transport
+            if subscriber.dropped or transport is None or transport.is_closing():
+                break  # dropped, or the viewer went away
             frame = ping if message is None else _sse_frame(message)
             await asyncio.wait_for(response.write(frame), settings.write_timeout)
     except (ConnectionError, TimeoutError, RuntimeError):

@@ -38,7 +38,7 @@ async def live() -> AsyncIterator[Callable[..., Any]]:
         settings = BroadcastSettings(address="127.0.0.1", port=0, **overrides)
         requests: list[tuple[str, Request]] = []
         broadcaster = Broadcaster(
-            settings, on_request=lambda board, req: requests.append((board, req))
+            settings, on_request=lambda board, req: requests.append((board, req)), start_seq=0
         )
         await broadcaster.start()
         server = LiveServer(broadcaster, aiohttp.ClientSession(), requests)

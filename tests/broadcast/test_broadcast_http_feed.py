@@ -7,6 +7,7 @@ import io
 import json
 import re
 
+import aiohttp
 import chess
 import chess.pgn
 import pytest
@@ -270,3 +271,31 @@ def test_a_bad_board_configuration_names_the_problem(boards, message):
 
     with pytest.raises(ValueError, match=message):
         Broadcaster(BroadcastSettings(boards=boards))
+
+
+async def test_an_id_from_before_a_daemon_restart_gets_a_snapshot_not_other_events():
+    from daemon.broadcast import Broadcaster, BroadcastSettings
+
+    feed = game_feed(OPERA_GAME[:8])
+    settings = BroadcastSettings(address="127.0.0.1", port=0)
+    before = Broadcaster(settings)
+    for event in feed[:7]:
+        before.publish("1", event)
+    old_id = before.hub.seq
+    await asyncio.sleep(0.05)  # a real restart takes seconds
+    after = Broadcaster(settings)  # the restarted daemon replays its journal
+    await after.start()
+    try:
+        for event in feed:
+            after.publish("1", event)
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(
+                f"http://127.0.0.1:{after.port}/events", headers={"Last-Event-ID": str(old_id)}
+            ) as response,
+        ):
+            first = await read_sse(response)
+    finally:
+        await after.stop()
+    assert first.data["kind"] == "snapshot"
+    assert [m["uci"] for m in first.data["boards"]["1"]["moves"]] == OPERA_GAME[:8]
