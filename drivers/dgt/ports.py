@@ -90,14 +90,17 @@ def probe(path: str, timeout: float = 1.5) -> ProbeResult | None:
     return ProbeResult(path, version, trademark, usb_vendor_id(path))
 
 
-def find_boards(timeout: float = 1.5) -> list[ProbeResult]:
+def find_boards(
+    timeout: float = 1.5, patterns: tuple[str, ...] = PORT_PATTERNS
+) -> list[ProbeResult]:
     """Every candidate port that answers like a DGT board."""
-    return [r for r in (probe(p, timeout) for p in candidate_ports()) if r is not None]
+    found = (probe(path, timeout) for path in candidate_ports(patterns))
+    return [result for result in found if result is not None]
 
 
-def find_board(timeout: float = 1.5) -> str | None:
+def find_board(timeout: float = 1.5, patterns: tuple[str, ...] = PORT_PATTERNS) -> str | None:
     """The first port that answers like a DGT board, or None."""
-    for path in candidate_ports():
+    for path in candidate_ports(patterns):
         if probe(path, timeout) is not None:
             return path
     return None

@@ -273,3 +273,25 @@ async def test_close_stops_the_link_even_while_it_waits_for_a_silent_board(rig):
     assert not r.link.connected
     with pytest.raises(ClockCommandError):
         await r.link.send_clock_command(protocol.clock_end())
+
+
+async def test_without_a_port_the_link_connects_to_the_board_it_finds():
+    emulator_path = None
+
+    async def finder():
+        return emulator_path
+
+    events: list = []
+    link = BoardLink(None, events.append, port_finder=finder, **FAST)
+    task = asyncio.create_task(link.run())
+    try:
+        await until(lambda: events)
+        assert events[0] == ConnectionChange(events[0].t, "lost", "no DGT board found")
+        with BoardEmulator() as emulator:
+            emulator_path = emulator.port_path
+            await until(lambda: link.connected)
+            assert link.port_path == emulator.port_path
+            assert isinstance(events[-1], BoardDump)
+    finally:
+        link.close()
+        await asyncio.wait_for(task, 10)

@@ -51,3 +51,11 @@ def test_probe_rejects_a_port_that_does_not_answer():
         emulator.set_silent(True)
         assert ports.probe(emulator.port_path, timeout=0.5) is None
     assert ports.probe("/nonexistent/ttyACM9", timeout=0.5) is None
+
+
+def test_find_board_skips_a_port_that_is_not_a_board(tmp_path):
+    with BoardEmulator(tmp_path, "a-silent") as silent, BoardEmulator(tmp_path, "b-board"):
+        silent.set_silent(True)
+        pattern = (str(tmp_path / "*"),)
+        assert ports.find_board(timeout=0.5, patterns=pattern) == str(tmp_path / "b-board")
+        assert [r.path for r in ports.find_boards(0.5, pattern)] == [str(tmp_path / "b-board")]
