@@ -295,3 +295,17 @@ async def test_without_a_port_the_link_connects_to_the_board_it_finds():
     finally:
         link.close()
         await asyncio.wait_for(task, 10)
+
+
+async def test_the_link_refuses_dangerous_commands_before_they_reach_the_board(rig):
+    r = rig()
+    await until(lambda: r.link.connected)
+    for frame in (bytes([0x4E]), bytes([0x49]), protocol.revelation_leds(1, 0, 63)):
+        with pytest.raises(protocol.UnsafeCommand):
+            r.link.send(frame)
+    with pytest.raises(protocol.UnsafeCommand):
+        await r.link.send_clock_command(protocol.revelation_ascii("hello"))
+    r.link.send(protocol.request_battery())
+    await until(lambda: r.link.battery is not None)
+    assert r.link.battery.percent == 87
+    assert r.emulator.forbidden_received == []
