@@ -139,17 +139,16 @@ class DgtClockInterpreter:
 
 
 def move_text_3000(san: str, ply: int) -> str:
-    """Eight characters for a DGT 3000: ``12.Nxf3+`` or ``12...Nf6``, else the SAN."""
+    """Eight characters for a DGT 3000: ``12.Nxf3+`` or ``12...Nf6``.
+
+    When that is too long, Black's dots shrink (``12..Nxf3``), then the number
+    goes with a space (``12 Qxd8+``), then the bare SAN (at most 7 characters).
+    """
     number = (ply + 1) // 2
-    for text in (
-        f"{number}.{san}" if ply % 2 else f"{number}...{san}",
-        f"{number}..{san}" if not ply % 2 else "",
-        f"{number} {san}",
-        san,
-    ):
-        if text and len(text) <= 8:
-            return text.ljust(8)
-    return san[:8]
+    white = ply % 2 == 1
+    candidates = [f"{number}.{san}"] if white else [f"{number}...{san}", f"{number}..{san}"]
+    candidates += [f"{number} {san}", san]
+    return next((text for text in candidates if len(text) <= 8), san[:8]).ljust(8)
 
 
 def move_text_xl(uci: str) -> str:
