@@ -86,6 +86,10 @@ def test_pgn_tag_values():
     assert parse_time_control("90+30").to_pgn() == "5400+30"
     assert parse_time_control("40/5400:1800+30").to_pgn() == "40/5400:1800+30"
     assert parse_time_control("G/60 d5").to_pgn() == "3600d5"
+    assert parse_time_control("40/5400:1800+30").describe() == (
+        "40 moves in 90 min, then 30 min +30 s per move"
+    )
+    assert TimeControl.from_pgn("40/7200").describe() == "40 moves in 120 min, repeating"
     # A PGN tag is seconds even without a slash.
     assert TimeControl.from_pgn("300+5") == parse_time_control("5+5")
 
