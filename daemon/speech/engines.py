@@ -39,7 +39,15 @@ SYNTH_TIMEOUT = 15.0
 
 
 class SpeechFailure(Exception):
-    """An engine could not speak one announcement (the announcer falls back)."""
+    """An engine could not speak one announcement (the announcer falls back).
+
+    ``kind`` names the cause without the announcement's text, so the same cause
+    is reported once however many different moves it hits.
+    """
+
+    def __init__(self, message: str, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind or message
 
 
 class PlaybackFailure(SpeechFailure):
@@ -63,12 +71,14 @@ def check_wav(path: Path, text: str) -> float:
         with wave.open(str(path), "rb") as wav:
             frames, rate = wav.getnframes(), wav.getframerate()
     except (OSError, EOFError, wave.Error) as exc:
-        raise SpeechFailure(f"no WAV file for {text!r}: {exc}") from None
+        raise SpeechFailure(f"no WAV file for {text!r}: {exc}", "no WAV file") from None
     if frames == 0 or rate == 0:
-        raise SpeechFailure(f"empty WAV file for {text!r}")
+        raise SpeechFailure(f"empty WAV file for {text!r}", "empty WAV file")
     duration = frames / rate
     if duration < 0.1 or duration > 2.0 + 1.0 * len(text):
-        raise SpeechFailure(f"implausible WAV length {duration:.2f} s for {text!r}")
+        raise SpeechFailure(
+            f"implausible WAV length {duration:.2f} s for {text!r}", "implausible WAV length"
+        )
     return duration
 
 
@@ -402,7 +412,7 @@ class FallbackEngine:
             broken, what = [engine], f"speech engine {engine.name}"
         for each in broken:
             self._broken_until[each.name] = until
-        key = (what, str(exc))
+        key = (what, getattr(exc, "kind", str(exc)))
         if key in self._reported:
             log.debug("%s failed again: %s", what, exc)
             return

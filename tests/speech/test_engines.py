@@ -267,3 +267,21 @@ def test_player_command_places_the_device_and_file() -> None:
     custom = SpeechSettings(player=("paplay", "--device={device}", "{file}"), device="x")
     assert custom.player_command("/f.wav") == ["paplay", "--device=x", "/f.wav"]
     assert isinstance(WavPlayer(custom), WavPlayer)
+
+
+class EmptyWavEngine(FailingEngine):
+    async def speak(self, written: str, spoken: str) -> None:
+        self.calls += 1
+        raise SpeechFailure(f"empty WAV file for {spoken!r}", "empty WAV file")
+
+
+async def test_one_cause_is_reported_once_whatever_the_text(caplog) -> None:
+    flaky = EmptyWavEngine("pyttsx3", SpeechFailure("unused"))
+    printed = io.StringIO()
+    chain = FallbackEngine([flaky, TextEngine(printed)], retry_after=0.0)
+    with caplog.at_level(logging.ERROR, logger="dgt_bridge.speech"):
+        for text in ["Bauer Eva vier", "Dame David eins", "Kurze Rochade"]:
+            await chain.speak(text, text)
+    assert flaky.calls == 3  # retried every time (retry_after 0), reported once
+    assert len(caplog.records) == 1
+    assert printed.getvalue().splitlines() == ["Bauer Eva vier", "Dame David eins", "Kurze Rochade"]
