@@ -94,3 +94,12 @@ def test_record_command_refuses_a_bad_duration(tmp_path):
         timeout=30,
     )
     assert result.returncode == 2 and "--duration" in result.stderr
+
+
+async def test_recording_stops_by_itself_after_its_duration():
+    out = io.StringIO()
+    with BoardEmulator() as emulator:
+        count = await asyncio.wait_for(record_to(out, emulator.port_path, 1.5), 20)
+    events = list(read_events(io.StringIO(out.getvalue())))
+    assert count == len(events) >= 1
+    assert isinstance(events[0], BoardDump)
