@@ -108,6 +108,12 @@ class Announcer:
         takeback = int(event["ply"]) if kind == "takeback" and "ply" in event else None
         self._offer(EVENT_KINDS.get(kind, "info"), text, takeback_ply=takeback)
 
+    def catch_up(self, events: list[dict[str, Any]]) -> None:
+        """Fold earlier events (a resumed game's journal) without saying them, so
+        "last move" and the next move's phrase know the game from its start."""
+        for event in events:
+            self.record.apply(event)
+
     def ask(self, what: str, args: dict[str, Any] | None = None, by: str | None = None) -> str:
         """Answer a request now (first in the queue) and return the written answer."""
         text = answer(

@@ -28,19 +28,26 @@ _ORDER = (chess.KING, chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT, chess
 
 
 def board_before_ply(record: GameRecord, ply: int) -> chess.Board | None:
-    """The position before the half-move ``ply``, replayed from the record's start."""
+    """The position before the half-move ``ply``, replayed from the record's start.
+
+    After a restart the record starts at the resumed position (its first move has
+    a ply above 1); replaying from there is right too. None when the moves do not
+    replay (a feed that skipped something): the caller falls back to the event text.
+    """
     board = chess.Board(record.start_fen, chess960=record.chess960)
+    first_ply = record.moves[0].ply if record.moves else ply
     for move in record.moves:
         if move.ply >= ply:
             break
         try:
-            board.push(chess.Move.from_uci(move.uci))
+            parsed = chess.Move.from_uci(move.uci)
         except ValueError:
             return None
-    expected_ply = ply - 1
-    first_ply = record.moves[0].ply if record.moves else 1
-    if first_ply != 1 or len(board.move_stack) != expected_ply:
-        return None  # a record that does not hold the game from its start
+        if not board.is_legal(parsed):
+            return None
+        board.push(parsed)
+    if len(board.move_stack) != ply - first_ply:
+        return None
     return board
 
 

@@ -154,3 +154,19 @@ def test_bad_requests_are_said_to_be_unknown(de) -> None:
     assert answer("weather", {}, record, de) == "Unbekannte Frage: weather"
     assert answer("square", {"square": "z9"}, record, de) == "Unbekannte Frage: square z9"
     assert answer("piece", {"piece": "X"}, record, de) == "Unbekannte Frage: piece X"
+
+
+def test_after_a_restart_the_last_move_is_still_phrased_from_the_board(de) -> None:
+    """The record starts at the resumed position; the next move replays from there."""
+    board = chess.Board()
+    for san in ["e4", "e5", "Nf3"]:
+        board.push_san(san)
+    record = GameRecord()
+    record.apply({"t": 0.0, "type": "game_resumed", "ply": 3, "fen": board.fen()})
+    move = board.parse_san("Nc6")
+    board.push(move)
+    record.apply(
+        {"t": 1.0, "type": "move", "ply": 4, "uci": move.uci(), "san": "Nc6",
+         "fen": board.fen(), "by": "black", "speech": "(not used)"}
+    )  # fmt: skip
+    assert answer("last", {}, record, de) == "Letzter Zug: Springer Cesar sechs"
