@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 import uuid
+from collections import deque
 
 import aiohttp
 import chess.pgn
@@ -146,4 +147,36 @@ async def test_broker_restart_mid_game_loses_nothing_and_the_relay_serves_every_
     finally:
         await broadcaster.stop()
         await relay.stop()
+        recorder.close()
+
+
+async def test_events_beyond_paho_queue_wait_in_our_buffer_and_go_out_in_order(own_broker):
+    tournament = f"buffer-{uuid.uuid4().hex[:6]}"
+    settings = _settings(own_broker.port, tournament, ["1"])
+    settings.mqtt.buffer = 4  # paho holds 4 unacknowledged events, our queue 4 more
+    recorder = await asyncio.to_thread(
+        Recorder, own_broker.port, f"dgt-bridge/{tournament}/3/1/events",
+        client_id=f"recorder-{tournament}", clean_session=False,
+    )  # fmt: skip
+    broadcaster = Broadcaster(settings)
+    await broadcaster.start()
+    publisher = broadcaster.mqtt[0]
+    try:
+        assert await _wait(lambda: publisher.connected)
+        feed = game_feed(OPERA_GAME[:3])  # 7 events
+        broadcaster.publish("1", feed[0])
+        assert await _wait(lambda: len(recorder.on("/events")) == 1)
+        await asyncio.to_thread(own_broker.stop)
+        assert await _wait(lambda: not publisher.connected)
+        for event in feed[1:]:
+            broadcaster.publish("1", event)
+        assert len(publisher.waiting) >= len(feed) - 1 - 4, "paho took 4 at most, the rest wait"
+        assert publisher.lost == 0
+        await asyncio.to_thread(own_broker.start)
+        assert await _wait(lambda: len({m["seq"] for m in recorder.events()}) == len(feed), 60)
+        unique = {m["seq"]: m["event"] for m in recorder.events()}
+        assert [unique[seq] for seq in sorted(unique)] == feed
+        assert publisher.waiting == deque()
+    finally:
+        await broadcaster.stop()
         recorder.close()
