@@ -125,13 +125,6 @@ def _captured_square(board: chess.Board, move: chess.Move) -> int | None:
     return move.to_square if board.piece_at(move.to_square) else None
 
 
-def _could_be_a_move(node: Node, key: bytes) -> bool:
-    """Cheap test before a move generation: a piece of the side to move left its square."""
-    before = node.key
-    changed = [s for s in range(64) if before[s] != key[s]]
-    return 1 < len(changed) <= 4 and any(colour_of(before[s]) == node.turn for s in changed)
-
-
 class RulesCore:
     """The Article 4/6/7 state machine. Feed it sensor events; it returns domain events."""
 
@@ -315,8 +308,6 @@ class RulesCore:
         chain = self._passing
         for depth in range(len(chain), -1, -1):
             base = chain[depth - 1] if depth else node
-            if depth and not _could_be_a_move(base, key):
-                continue
             move = base.match(key)
             if move is not None:
                 if key == self._blocked_key:

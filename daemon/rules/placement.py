@@ -48,9 +48,19 @@ def key_from_board(board: chess.Board) -> bytes:
 
 def placement_from_key(key: bytes) -> str:
     """The FEN placement field of a key (a8 first)."""
-    text = key.decode("ascii")
-    rows = (text[rank * 8 : rank * 8 + 8] for rank in range(7, -1, -1))
-    return "/".join(_RUNS.sub(lambda run: str(len(run.group())), row) for row in rows)
+    return "/".join(_fen_row(key[rank * 8 : rank * 8 + 8]) for rank in range(7, -1, -1))
+
+
+_ROWS: dict[bytes, str] = {}
+
+
+def _fen_row(row: bytes) -> str:
+    text = _ROWS.get(row)
+    if text is None:
+        text = _RUNS.sub(lambda run: str(len(run.group())), row.decode("ascii"))
+        if len(_ROWS) < 100_000:
+            _ROWS[row] = text
+    return text
 
 
 def turned(key: bytes) -> bytes:

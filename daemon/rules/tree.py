@@ -14,6 +14,10 @@ import chess
 
 from daemon.rules.placement import child_key, key_from_board, placement_from_key
 
+_WHITE = frozenset(b"PNBRQK")
+_BLACK = frozenset(b"pnbrqk")
+_KING_OR_ROOK = frozenset(b"KkRr")
+
 
 @dataclass(slots=True)
 class Lift:
@@ -34,6 +38,7 @@ class Node:
     lifts: list[Lift] = field(default_factory=list)  # first lifts while this node is current
     pressed: bool = False  # the player on move has already pressed his clock in this node
     _children: dict[bytes, chess.Move] | None = None
+    _matches: dict[bytes, chess.Move | None] = field(default_factory=dict)
 
     @classmethod
     def root(cls, board: chess.Board, ply: int = 0) -> Node:
@@ -58,11 +63,37 @@ class Node:
         return self._children
 
     def match(self, key: bytes) -> chess.Move | None:
-        """The legal move that leads to this placement, if there is one."""
-        move = self.children().get(key)
-        if move is None or not self.board.is_legal(move):
-            return None
-        return move
+        """The legal move that leads to this placement, if there is one.
+
+        Called on every board change, so it generates only the moves of the
+        pieces that left their squares, and remembers the answer per placement.
+        """
+        matches = self._matches
+        if key in matches:
+            return matches[key]
+        before, board = self.key, self.board
+        turn_letters = _WHITE if board.turn == chess.WHITE else _BLACK
+        mask = changed = 0
+        castling_piece = False
+        for square in range(64):
+            if before[square] != key[square]:
+                changed += 1
+                if changed > 4:
+                    break
+                if before[square] in turn_letters:
+                    mask |= 1 << square
+                    castling_piece = castling_piece or before[square] in _KING_OR_ROOK
+        found = None
+        if 2 <= changed <= 4 and mask:
+            if castling_piece:
+                mask |= board.kings & board.occupied_co[board.turn]
+            for move in board.generate_pseudo_legal_moves(from_mask=mask):
+                if child_key(before, board, move) == key and board.is_legal(move):
+                    found = move
+                    break
+        if len(matches) < 4096:
+            matches[key] = found
+        return found
 
     def legal_children(self) -> dict[bytes, chess.Move]:
         board = self.board
