@@ -16,7 +16,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO
 
 from daemon.gamerecord import GameRecord
 from daemon.speech.answers import answer, move_phrase
@@ -204,12 +204,25 @@ class Announcer:
             await self.engine.close()
 
 
-async def make_announcer(settings: SpeechSettings, *, on_problem=None) -> Announcer:
+async def make_announcer(
+    settings: SpeechSettings,
+    *,
+    on_problem: Callable[[str], None] | None = None,
+    text_stream: TextIO | None = None,
+) -> Announcer:
     """The announcer with the configured engine chain, started (the worker is up).
 
-    A bad vocabulary raises ``VocabularyError`` here, at start-up, with the file and key.
+    ``on_problem`` hears each engine failure once (e.g. to show it on the live page);
+    ``text_stream`` is where the text engine prints (default stdout: pass stderr
+    when stdout carries the JSON event feed). A bad vocabulary raises
+    ``VocabularyError`` here, at start-up, with the file and the key.
     """
     vocabulary = load_vocabulary(settings.vocabulary)
-    engine = build_engine(settings, settings.voice or vocabulary.voice, on_problem=on_problem)
+    engine = build_engine(
+        settings,
+        settings.voice or vocabulary.voice,
+        on_problem=on_problem,
+        text_stream=text_stream,
+    )
     await engine.start()
     return Announcer(settings, engine, vocabulary=vocabulary)

@@ -138,6 +138,9 @@ class _WavEngine:
         """The checked WAV of ``text`` (the caller plays and removes it)."""
         self._count += 1
         path = self._dir / f"{self._count:06d}.wav"
+        for leftover in self._dir.glob("*.wav"):  # of announcements cut mid-synthesis
+            with contextlib.suppress(OSError):
+                leftover.unlink()
         await self.synthesize(text, path)
         check_wav(path, text)
         return path

@@ -194,3 +194,21 @@ async def test_ask_returns_the_answer_and_speaks_it(running) -> None:
     engine.release()
     await asyncio.wait_for(announcer.drain(), WAIT)
     assert engine.heard == ["Bauer Eva vier", "Eva vier: Bauer Weiß"]
+
+
+async def test_make_announcer_with_the_text_engine_prints_where_told() -> None:
+    import io
+
+    from daemon.speech.announcer import make_announcer
+
+    printed = io.StringIO()
+    announcer = await make_announcer(SpeechSettings(engine="text"), text_stream=printed)
+    runner = asyncio.create_task(announcer.run())
+    try:
+        announcer.handle(Game().move("Nf3"))
+        await asyncio.wait_for(announcer.drain(), WAIT)
+        assert printed.getvalue() == "Springer Felix drei\n"
+    finally:
+        await announcer.close()
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
