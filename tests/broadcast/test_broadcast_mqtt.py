@@ -7,6 +7,7 @@ import io
 import json
 import uuid
 from collections import deque
+from pathlib import Path
 
 import aiohttp
 import chess.pgn
@@ -180,3 +181,54 @@ async def test_events_beyond_paho_queue_wait_in_our_buffer_and_go_out_in_order(o
     finally:
         await broadcaster.stop()
         recorder.close()
+
+
+async def test_the_relay_command_serves_a_round_and_stops_on_sigterm(broker):
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    tournament = f"cli-{uuid.uuid4().hex[:6]}"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "daemon.cli", "relay", "--broker", f"127.0.0.1:{broker.port}",
+         "--tournament", tournament, "--round", "3", "--port", "0", "--address", "127.0.0.1"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    broadcaster = Broadcaster(_settings(broker.port, tournament, ["1"]))
+    try:
+        line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 30)
+        match = re.search(r"PGN (http://\S+/game\.pgn)", line)
+        assert match, line
+        await broadcaster.start()
+        for event in game_feed(OPERA_GAME[:4]):
+            broadcaster.publish("1", event)
+
+        async def relayed_moves() -> int:
+            async with aiohttp.ClientSession() as session, session.get(match[1]) as response:
+                game = chess.pgn.read_game(io.StringIO(await response.text()))
+            return len(list(game.mainline_moves())) if game else 0
+
+        for _ in range(300):
+            if await relayed_moves() == 4:
+                break
+            await asyncio.sleep(0.1)
+        assert await relayed_moves() == 4
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(process.wait, 20) == 0
+    finally:
+        await broadcaster.stop()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_the_relay_command_rejects_a_bad_broker_address(capsys):
+    import pytest
+
+    from daemon.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["relay", "--broker", "host:notaport", "--tournament", "t", "--round", "1"])
+    assert "HOST:PORT" in capsys.readouterr().err
