@@ -8,6 +8,8 @@ import math
 import chess
 import chess.pgn
 from broadcast_feed import OPERA_GAME, game_feed, moves_only
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from daemon import events
 from daemon.gamerecord import GameHeaders, GameRecord, format_clock, pgn_of_games, replay
@@ -206,3 +208,35 @@ def test_state_round_trips_for_a_display_joining_late():
     assert again.pgn() == record.pgn()
     again.apply(feed[-1])
     assert again.board().fen() == record.board().fen()
+
+
+@given(st.lists(st.tuples(st.sampled_from(["play", "takeback", "correct"]),
+                          st.integers(0, 10_000)), max_size=40))  # fmt: skip
+@settings(max_examples=60, deadline=None)
+def test_any_mix_of_moves_corrections_and_takebacks_folds_to_the_true_game(steps):
+    record = GameRecord()
+    record.apply(events.GameStart(t=0, fen=chess.STARTING_FEN).to_dict())
+    model = chess.Board()
+    for t, (action, pick) in enumerate(steps, start=1):
+        if action == "takeback" and model.move_stack:
+            ply = len(model.move_stack)
+            model.pop()
+            record.apply(events.Takeback(t=t, ply=ply, fen=model.fen()).to_dict())
+            continue
+        correction = action == "correct" and bool(model.move_stack)
+        if correction:
+            model.pop()
+        legal = sorted(model.legal_moves, key=lambda m: m.uci())
+        if not legal:
+            continue
+        move = legal[pick % len(legal)]
+        san, by = model.san(move), "white" if model.turn == chess.WHITE else "black"
+        model.push(move)
+        record.apply(
+            events.Move(t=t, ply=len(model.move_stack), uci=move.uci(), san=san,
+                        fen=model.fen(), by=by, speech=san, correction=correction).to_dict()
+        )  # fmt: skip
+    assert [m.uci for m in record.moves] == [m.uci() for m in model.move_stack]
+    assert record.board().fen() == model.fen()
+    game = _read(record.pgn())
+    assert list(game.mainline_moves()) == model.move_stack
