@@ -285,3 +285,18 @@ async def test_one_cause_is_reported_once_whatever_the_text(caplog) -> None:
     assert flaky.calls == 3  # retried every time (retry_after 0), reported once
     assert len(caplog.records) == 1
     assert printed.getvalue().splitlines() == ["Bauer Eva vier", "Dame David eins", "Kurze Rochade"]
+
+
+@needs_pyttsx3
+async def test_a_voice_pyttsx3_lacks_is_refused_not_spoken_in_english(caplog) -> None:
+    settings = SpeechSettings(engine="pyttsx3", device="null")
+    printed = io.StringIO()
+    chain = FallbackEngine([Pyttsx3Engine(settings, "xx-no-such-voice"), TextEngine(printed)])
+    try:
+        with caplog.at_level(logging.ERROR, logger="dgt_bridge.speech"):
+            await asyncio.wait_for(chain.start(), WAIT)
+            await asyncio.wait_for(chain.speak("Bauer Eva vier", "Bauer Eva vier"), WAIT)
+        assert "xx-no-such-voice" in caplog.text
+        assert printed.getvalue() == "Bauer Eva vier\n"
+    finally:
+        await chain.close()
