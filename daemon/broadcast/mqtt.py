@@ -92,6 +92,7 @@ class MqttPublisher:
         self.lost = 0  # events dropped because even our buffer was full
         self.published = 0
         self._last_pgn: str | None = None
+        self._pgn_key: tuple[Any, ...] | None = None
         self._last_state: bytes | None = None
 
     # -- life cycle -------------------------------------------------------------
@@ -179,9 +180,21 @@ class MqttPublisher:
     def _publish_state(self, state: dict[str, Any]) -> None:
         state_payload = json.dumps({**state, "origin": self.origin}, separators=(",", ":"))
         self._last_state = state_payload.encode()
-        pgn = self.hub.boards[self.board_id].record.pgn()
-        pgn_changed = pgn != self._last_pgn
-        self._last_pgn = pgn
+        record = self.hub.boards[self.board_id].record
+        last = record.last_move
+        key = (
+            record.start_fen,
+            record.ply,
+            (last.uci, last.clock) if last else None,
+            record.result,
+            record.headers.white,
+            record.headers.black,
+        )
+        pgn_changed = self._last_pgn is None or key != self._pgn_key
+        if pgn_changed:  # a clock tick changes no PGN: skip the export
+            self._pgn_key = key
+            self._last_pgn = record.pgn()
+        pgn = self._last_pgn
         if not self.connected:
             return  # published on connect: the latest state wins
         self.client.publish(self.topics["state"], self._last_state, qos=1, retain=True)
