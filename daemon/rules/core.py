@@ -351,12 +351,12 @@ class RulesCore:
             if press:
                 self._press_irregularity(t, key, out)
             return
+        if self._commit_if_move(t, key, out, by_press=press):
+            return
         restart = self._start_in_view(bytes(self._raw))
         if restart is not None:  # the pieces were set up again: a new game (7.1)
             board, flipped, is960 = restart
             self._start_game(t, board, flipped=flipped, out=out, chess960=is960)
-            return
-        if self._commit_if_move(t, key, out, by_press=press):
             return
         if press:
             self._press_irregularity(t, key, out)
