@@ -75,9 +75,12 @@ class Announcer:
         try:
             self._handle(event)
         except Exception:  # the rules core must never see speech's problems
-            log.exception("announcer: could not handle %r", event.get("type"))
+            kind = event.get("type") if isinstance(event, dict) else type(event).__name__
+            log.exception("announcer: could not handle %r", kind)
 
     def _handle(self, event: dict[str, Any]) -> None:
+        if not isinstance(event, dict):
+            raise TypeError(f"an event-feed dict, not {type(event).__name__}")
         kind = str(event.get("type") or "")
         if kind == "info_request":
             if kind in self.settings.announce:

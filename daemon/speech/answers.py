@@ -105,7 +105,7 @@ def answer(
     say_pawn: bool = True,
 ) -> str:
     """The written answer to one request; an unknown request is said to be unknown."""
-    args = args or {}
+    args = args if isinstance(args, dict) else {}
     if what == "last":
         last = record.last_move
         if last is None:

@@ -231,9 +231,14 @@ class EspeakEngine(_WavEngine):
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
             raise
-        if process.returncode != 0 or stderr.strip():
-            message = stderr.decode("utf-8", "replace").strip() or f"exit {process.returncode}"
-            raise SpeechFailure(f"espeak-ng -v {self.voice}: {message}")
+        message = stderr.decode("utf-8", "replace").strip()
+        if process.returncode != 0:
+            raise SpeechFailure(
+                f"espeak-ng -v {self.voice}: {message or f'exit {process.returncode}'}",
+                f"espeak-ng exit {process.returncode}",
+            )
+        if message:  # a warning; the WAV check decides whether it matters
+            log.debug("espeak-ng -v %s: %s", self.voice, message)
 
 
 class Pyttsx3Engine(_WavEngine):

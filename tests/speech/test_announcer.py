@@ -175,6 +175,7 @@ async def test_handle_never_raises_into_the_rules_core(running) -> None:
     announcer.handle({"type": "move", "ply": "not a number", "by": "white"})
     announcer.handle({"type": "irregularity", "kind": "illegal_move", "restore": [{"x": 1}]})
     announcer.handle({})
+    announcer.handle(["not", "a", "dict"])  # type: ignore[arg-type]
     announcer.handle({"type": "flag", "side": "white"})
     await started(engine, 1)
     assert engine.started == ["Unmöglicher Zug."]  # still said, without a fix to give
