@@ -31,6 +31,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
+import chess
+
 from daemon.config import Settings
 from daemon.events import DomainEvent, Notice
 from daemon.gamerecord import GameHeaders, today_pgn_date
@@ -228,7 +230,25 @@ class Daemon:
         events = self.core.resume(
             self.now(), point.start_fen, point.uci_moves, point.illegal_counts
         )
+        self._resume_clock(point)
         self._publish(events)
+
+    def _resume_clock(self, point: ResumePoint) -> None:
+        """Tell the clock interpreter whose clock should be running: in a resumed game
+        the side seen running first is the player on move, not necessarily White."""
+        if self.clock_interpreter is None or not hasattr(self.clock_interpreter, "resume_game"):
+            return
+        board = chess.Board(point.start_fen, chess960=point.chess960)
+        for uci in point.uci_moves:
+            board.push_uci(uci)
+        by_colour = {"white": 0, "black": 0}
+        first = "white" if chess.Board(point.start_fen).turn == chess.WHITE else "black"
+        for ply in range(len(point.uci_moves)):
+            mover = first if ply % 2 == 0 else ("black" if first == "white" else "white")
+            by_colour[mover] += 1
+        to_move = "white" if board.turn == chess.WHITE else "black"
+        log.debug("clock: resumed game, %s to move, moves %s", to_move, by_colour)
+        self.clock_interpreter.resume_game(to_move, by_colour["white"], by_colour["black"])
 
     # -- the core -----------------------------------------------------------------------------
 

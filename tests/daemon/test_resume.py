@@ -1,0 +1,240 @@
+"""Nothing lost: ``dgt-bridge run`` killed (SIGKILL) at random points of a game on the
+board emulator, restarted, finishes with the PGN of the game played."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import queue
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+import pytest
+
+from daemon import resources
+from drivers.dgt.emulator import BoardEmulator
+from drivers.handling import human_sensor_log
+from drivers.sensors import ClockReport, SquareChange
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEED = 8.0  # the emulator plays 8 times faster than human hands...
+SETTLE = 0.6 / SPEED  # ...so the rules core's settle time shrinks alike
+
+
+def shipped_game(number: int) -> chess.pgn.Game:
+    stream = io.StringIO(resources.demo_games_file().read_text())
+    for _ in range(number):
+        game = chess.pgn.read_game(stream)
+    assert game is not None
+    return game
+
+
+class RunningDaemon:
+    """``dgt-bridge run --events -`` in a subprocess; its feed read by a thread."""
+
+    def __init__(self, port: str, storage: Path, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "daemon",
+                "run",
+                "--port",
+                port,
+                "--events",
+                "-",
+                "--no-speech",
+                "--storage",
+                str(storage),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+        self.events: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.events.put(json.loads(line))
+
+    def wait_for(self, predicate: Any, timeout: float = 30.0) -> dict[str, Any]:
+        for event in self.seen:
+            if predicate(event):
+                return event
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                event = self.events.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self.seen.append(event)
+            if predicate(event):
+                return event
+        brief = [
+            {k: v for k, v in e.items() if k not in ("fen", "speech", "clock")}
+            for e in self.seen
+            if e["type"] != "clock"
+        ]
+        raise AssertionError(f"timed out; the feed since the (re)start: {brief}")
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        return self.process.returncode
+
+
+def completed_plies(log: list[Any], upto: int) -> int:
+    """Moves completed (clock pressed to the other side) in the first ``upto`` events."""
+    presses, running = 0, None
+    for event in log[:upto]:
+        if isinstance(event, ClockReport) and event.running is not None:
+            if running is not None and event.running != running:
+                presses += 1
+            running = event.running
+    return presses
+
+
+def clock_tick(played: list[Any]) -> ClockReport:
+    """The clock one second after the last report played: the running side lost it."""
+    last = next(e for e in reversed(played) if isinstance(e, ClockReport))
+    if last.running is None:
+        return last
+    return replace(last, **{last.running: getattr(last, last.running) - 1.0})
+
+
+def press_indices(log: list[Any]) -> list[int]:
+    """Indices just after each clock press: the moments between two moves."""
+    result, running = [], None
+    for index, event in enumerate(log):
+        if isinstance(event, ClockReport) and event.running is not None:
+            if running is not None and event.running != running:
+                result.append(index + 1)
+            running = event.running
+    return result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [11])
+def test_killed_between_moves_the_game_resumes_and_its_pgn_is_complete(
+    tmp_path: Path, seed: int
+) -> None:
+    """Killed at random moments between two moves (what a crash or a power cut
+    mostly hits: the players think far longer than they move)."""
+    rng = random.Random(seed)
+    game = shipped_game(4)  # Pillsbury - Moll 1902: 42 half-moves, ends in mate
+    moves = list(game.mainline_moves())
+    log = human_sensor_log(game.board(), moves, seed=seed, with_clock=True)
+    kills = sorted(rng.sample(press_indices(log)[1:-2], 3))
+    resumed = play_with_kills(tmp_path, game, log, kills, rng)
+    assert [e["type"] for e in resumed] == ["game_resumed"] * len(kills)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [12])
+def test_killed_at_random_events_even_mid_move_the_pgn_is_complete(
+    tmp_path: Path, seed: int
+) -> None:
+    """Killed at random sensor events, so also with a piece in the hand: the restarted
+    daemon finds the board off the journal's position, says what to put back, and
+    resumes when the board agrees; the interrupted move is then made again."""
+    rng = random.Random(seed)
+    game = shipped_game(4)
+    moves = list(game.mainline_moves())[:24]  # the opening is enough; keeps it short
+    log = human_sensor_log(game.board(), moves, seed=seed, with_clock=True)
+    kills = sorted(rng.sample(range(5, len(log) - 5), 3))
+    play_with_kills(tmp_path, game, log, kills, rng, moves)
+
+
+def play_with_kills(
+    tmp_path: Path,
+    game: chess.pgn.Game,
+    log: list[Any],
+    kills: list[int],
+    rng: random.Random,
+    moves: list[chess.Move] | None = None,
+) -> list[dict[str, Any]]:
+    """Play ``log`` (of ``moves``, default the whole game) on the emulator, SIGKILL the
+    daemon at each index of ``kills`` and restart it; check the final PGN; return the
+    first resume event of each restart."""
+    whole_game = moves is None
+    moves = list(game.mainline_moves()) if moves is None else moves
+    storage = tmp_path / "games"
+    env = {
+        **os.environ,
+        "DGT_BRIDGE_CONFIG": str(resources.default_config_file()),
+        "DGT_BRIDGE_BROADCAST__ENABLED": "false",
+        "DGT_BRIDGE_RULES__SETTLE_TIME": str(SETTLE),
+    }
+    resumed_at = []
+    with BoardEmulator(tmp_path) as emulator:
+        emulator.play(log[:1])  # the start position stands on the board
+        emulator.wait_played(10)
+        daemon = RunningDaemon(emulator.port_path, storage, env)
+        try:
+            daemon.wait_for(lambda e: e["type"] == "game_start")
+            start = 1
+            for cut in [*kills, len(log)]:
+                emulator.play(log[start:cut], speed=SPEED)
+                assert emulator.wait_played(120)
+                plies = completed_plies(log, cut)
+                if plies:
+                    daemon.wait_for(lambda e, p=plies: e["type"] == "move" and e["ply"] == p)
+                start = cut
+                if cut == len(log):
+                    break
+                time.sleep(rng.uniform(0.0, 0.3))
+                daemon.kill()  # as a power cut would: no goodbye
+                daemon = RunningDaemon(emulator.port_path, storage, env)
+                event = daemon.wait_for(
+                    lambda e: e["type"] in ("game_resumed", "irregularity", "game_start")
+                )
+                assert event["type"] != "game_start", "a restart must not start a new game"
+                resumed_at.append(event)
+                if event["type"] == "irregularity":
+                    # Killed mid-move: the board is off the journal's position. The
+                    # player does as told (restore), the daemon resumes, and the
+                    # interrupted move is made again from its start.
+                    assert event["kind"] == "displaced_pieces" and event["restore"]
+                    for item in event["restore"]:
+                        emulator.apply(SquareChange(0.0, item["square"], item["piece"]))
+                    daemon.wait_for(lambda e: e["type"] == "game_resumed")
+                    start = max([1, *(i for i in press_indices(log) if i <= cut)])
+                # A running DGT clock reports every second; the log-driven emulator only
+                # on change. One tick tells the restarted daemon whose clock runs.
+                emulator.apply(clock_tick(log[:cut]))
+                daemon.wait_for(lambda e: e["type"] == "clock")
+            if whole_game:
+                daemon.wait_for(lambda e: e["type"] == "game_end")
+        finally:
+            code = daemon.stop()
+    assert code == 0
+    journals = sorted(storage.glob("*.jsonl"))
+    assert len(journals) == 1, "the game went on in one journal"
+    pgn = chess.pgn.read_game(io.StringIO(journals[0].with_suffix(".pgn").read_text()))
+    assert [m.uci() for m in pgn.mainline_moves()] == [m.uci() for m in moves]
+    if whole_game:
+        assert pgn.headers["Result"] == game.headers["Result"]
+    return resumed_at
