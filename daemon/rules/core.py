@@ -482,6 +482,7 @@ class RulesCore:
         settled: bool,
         correction: bool = False,
         node_child: Node | None = None,
+        touch_check: bool = True,
     ) -> None:
         node = self._node
         assert node is not None
@@ -511,7 +512,7 @@ class RulesCore:
                 correction=correction,
             )
         )
-        if not correction:
+        if touch_check:
             out.extend(self._touch_irregularities(t, node, move))
         self._node = child
         if self._passing and self._passing[0] is child:
@@ -988,4 +989,4 @@ class RulesCore:
         move = node.parent.board.parse_uci(uci)
         self._repetitions[node.identity()] -= 1
         self._node = node.parent
-        self._commit(t, move, out, settled=False, correction=True)
+        self._commit(t, move, out, settled=False, correction=True, touch_check=False)
