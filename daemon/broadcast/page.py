@@ -137,6 +137,13 @@ function resultText(st) {
   return st.result.replace("1/2", "½").replace("1/2", "½") +
     (st.result_reason ? " (" + st.result_reason.replace(/_/g, " ") + ")" : "");
 }
+function noteText(st) {
+  if (st.flag) return st.flag.both ? "Both flags have fallen" :
+    "Flag fallen: " + (st.flag.side || "?");
+  if (st.draw_claimable) return "Draw may be claimed (" +
+    String(st.draw_claimable.reason).replace(/_/g, " ") + ")";
+  return "";
+}
 function sides(st) {
   return st.orientation === "black" ? ["white", "black"] : ["black", "white"];
 }
@@ -228,8 +235,8 @@ function render(id) {
   banner.textContent = alertText;
   banner.classList.toggle("shown", !!alertText);
   const result = root.querySelector(".result");
-  result.textContent = resultText(st);
-  result.classList.toggle("shown", !!st.result);
+  result.textContent = resultText(st) || noteText(st);
+  result.classList.toggle("shown", !!result.textContent);
   const img = single ? document.getElementById("board") : root.querySelector("img");
   swapBoard(img, st, single ? 0 : 360);
   if (single) {
