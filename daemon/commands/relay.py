@@ -45,13 +45,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=int, default=8080, help="web port (default 8080)")
     parser.add_argument("--address", default="0.0.0.0", help="web address (default 0.0.0.0)")
     parser.add_argument("--prefix", default="dgt-bridge", help="first topic level")
+    parser.add_argument(
+        "--client-id",
+        default=None,
+        help="MQTT client id (default from tournament and round; give two "
+        "relays of one round different ids)",
+    )
     parser.set_defaults(func=run)  # fmt: skip
 
 
 async def _serve(args: argparse.Namespace) -> None:
     host, port = args.broker
     relay = Relay(host, port, args.tournament, args.round, address=args.address,
-                  port=args.port, prefix=args.prefix)  # fmt: skip
+                  port=args.port, prefix=args.prefix, client_id=args.client_id)  # fmt: skip
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
