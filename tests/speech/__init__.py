@@ -1,0 +1,1 @@
+"""Tests of the speech part (own package: its module names cannot clash)."""
