@@ -84,7 +84,8 @@ class Announcer:
         kind = str(event.get("type") or "")
         if kind == "info_request":
             if kind in self.settings.announce:
-                self.ask(str(event.get("what") or ""), event.get("args"), event.get("by"))
+                by = event.get("by") or self.settings.own_side or None
+                self.ask(str(event.get("what") or ""), event.get("args"), by)
             return
         self.record.apply(event)
         if kind not in self.settings.announce:

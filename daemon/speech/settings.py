@@ -55,6 +55,9 @@ class SpeechSettings:
         only the opponent's moves. Irregularities and game events are always spoken.
     stale_after: seconds after which a queued announcement that was not yet spoken
         is dropped as out of date (a move is superseded earlier by the next move).
+    own_side: the blind player's colour, "white" or "black" (empty: unknown). A
+        clock button does not say who pressed it; the clock answer then gives this
+        side's time first ("own time first"), else White's.
     """
 
     engine: str = "auto"
@@ -69,6 +72,7 @@ class SpeechSettings:
     announce: tuple[str, ...] = field(default=SPEAKABLE_EVENTS)
     sides: tuple[str, ...] = ("white", "black")
     stale_after: float = 30.0
+    own_side: str = ""
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -85,6 +89,8 @@ class SpeechSettings:
                 f"speech.announce: unknown event type {sorted(unknown)[0]!r}"
                 f" (known: {', '.join(SPEAKABLE_EVENTS)})"
             )
+        if self.own_side not in ("", "white", "black"):
+            raise ValueError(f"speech.own_side: 'white', 'black' or empty, not {self.own_side!r}")
         bad_sides = set(self.sides) - {"white", "black"}
         if bad_sides:
             raise ValueError(

@@ -213,3 +213,12 @@ async def test_make_announcer_with_the_text_engine_prints_where_told() -> None:
         await announcer.close()
         runner.cancel()
         await asyncio.gather(runner, return_exceptions=True)
+
+
+async def test_a_clock_button_gives_the_blind_players_time_first(running) -> None:
+    announcer, engine = running(own_side="black")
+    announcer.handle({"t": 1.0, "type": "clock", "white": 600.0, "black": 125.0, "running": None})
+    announcer.handle({"t": 2.0, "type": "info_request", "what": "clock", "args": {}, "by": None})
+    await started(engine, 1)
+    assert engine.started == ["Schwarz 2 Minuten 5 Sekunden. Weiß 10 Minuten 0 Sekunden"]
+    engine.release()
