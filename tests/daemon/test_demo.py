@@ -1,0 +1,98 @@
+"""``dgt-bridge demo --once``: the first command of the README, start to finish."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import chess.pgn
+
+from daemon import resources
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def shipped_game(number: int) -> chess.pgn.Game:
+    stream = io.StringIO(resources.demo_games_file().read_text())
+    for _ in range(number):
+        game = chess.pgn.read_game(stream)
+    assert game is not None
+    return game
+
+
+def test_the_shipped_games_are_public_domain_and_show_the_move_kinds() -> None:
+    text = resources.demo_games_file().read_text()
+    stream = io.StringIO(text)
+    games = []
+    while (game := chess.pgn.read_game(stream)) is not None:
+        games.append(game)
+    assert len(games) >= 3
+    kinds = set()
+    for game in games:
+        assert game.headers["Source"] == "gnuchess-book"  # the only ones we may copy
+        assert game.headers["Result"] in ("1-0", "0-1", "1/2-1/2")
+        assert not game.errors
+        board = game.board()
+        for move in game.mainline_moves():
+            if board.is_kingside_castling(move):
+                kinds.add("O-O")
+            if board.is_queenside_castling(move):
+                kinds.add("O-O-O")
+            if board.is_capture(move):
+                kinds.add("capture")
+            if move.promotion:
+                kinds.add("promotion")
+            board.push(move)
+        if board.is_checkmate():
+            kinds.add("mate")
+    assert kinds == {"O-O", "O-O-O", "capture", "promotion", "mate"}
+
+
+def test_demo_once_plays_the_game_to_the_end_and_prints_every_move(tmp_path: Path) -> None:
+    game = shipped_game(1)
+    # No config and no state of anyone's; the package found as installed (or via
+    # PYTHONPATH when the tests run from a bare checkout).
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    env.pop("DGT_BRIDGE_CONFIG", None)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "daemon",
+            "demo",
+            "--once",
+            "--speed",
+            "20",
+            "--no-speech",
+            "--port",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=tmp_path,  # not the source tree
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    board = game.board()
+    printed = re.findall(r"^  \d+\.(?:\.\.)?\s+(\S+)", out, flags=re.MULTILINE)
+    expected = []
+    for move in game.mainline_moves():
+        expected.append(board.san(move))
+        board.push(move)
+    assert printed == expected
+    assert "Springer Felix drei" in out  # 2. Nf3, in the Appendix E words
+    assert "Lange Rochade" in out and "Kurze Rochade" in out
+    assert "illegal_move (7.4)" in out and "displaced_pieces (7.3)" in out
+    assert out.count("position restored") == 2
+    assert re.search(r"live page at http://127\.0\.0\.1:\d+/", out)
+    assert f"game over: {game.headers['Result']}" in out
+    assert f"all {len(expected)} half-moves recognised" in out
+    journal_dir = re.search(r"journal and PGN in (\S+)", out).group(1)
+    pgn = chess.pgn.read_game(io.StringIO(next(Path(journal_dir).glob("*.pgn")).read_text()))
+    assert [m.uci() for m in pgn.mainline_moves()] == [m.uci() for m in game.mainline_moves()]
