@@ -125,6 +125,17 @@ def _captured_square(board: chess.Board, move: chess.Move) -> int | None:
     return move.to_square if board.piece_at(move.to_square) else None
 
 
+def _san(board: chess.Board, move: chess.Move, after: chess.Board) -> str:
+    """SAN without python-chess pushing the move again (the child is already built)."""
+    try:
+        text = board._algebraic_without_suffix(move)
+    except AttributeError:  # pragma: no cover - another python-chess
+        return board.san(move)
+    if after.is_check():
+        return text + ("+" if any(after.generate_legal_moves()) else "#")
+    return text
+
+
 class RulesCore:
     """The Article 4/6/7 state machine. Feed it sensor events; it returns domain events."""
 
@@ -488,15 +499,18 @@ class RulesCore:
         assert node is not None
         board = node.board
         mover = COLOUR_NAMES[board.turn]
-        san = board.san(move)
+        child = node_child
+        if child is None:
+            passing = self._passing
+            if passing and passing[0].parent is node and passing[0].move == move:
+                child = passing[0]
+            else:
+                child = node.child(move)
+        san = _san(board, move, child.board)
         if self._describe is None:
             speech = fallback_describe(board, move, san)
         else:
             speech = self._describe(board, move)
-        passing = self._passing
-        if node_child is None and passing and passing[0].parent is node and passing[0].move == move:
-            node_child = passing[0]
-        child = node_child or node.child(move)
         child.settled = settled
         child.lifts = []
         out.append(

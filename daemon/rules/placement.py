@@ -77,7 +77,13 @@ def colour_of(code: int) -> chess.Color | None:
 
 
 def differing_squares(a: bytes, b: bytes) -> list[int]:
-    return [square for square in range(64) if a[square] != b[square]]
+    """Squares whose contents differ; compares whole ranks first (this is on the hot path)."""
+    squares = []
+    for start in range(0, 64, 8):
+        end = start + 8
+        if a[start:end] != b[start:end]:
+            squares.extend(s for s in range(start, end) if a[s] != b[s])
+    return squares
 
 
 def is_subset(part: bytes, whole: bytes) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import chess
 
-from daemon.rules.placement import child_key, key_from_board, placement_from_key
+from daemon.rules.placement import child_key, differing_squares, key_from_board, placement_from_key
 
 _WHITE = frozenset(b"PNBRQK")
 _BLACK = frozenset(b"pnbrqk")
@@ -73,16 +73,14 @@ class Node:
             return matches[key]
         before, board = self.key, self.board
         turn_letters = _WHITE if board.turn == chess.WHITE else _BLACK
-        mask = changed = 0
+        changed = differing_squares(before, key)
+        mask = 0
         castling_piece = False
-        for square in range(64):
-            if before[square] != key[square]:
-                changed += 1
-                if changed > 4:
-                    break
-                if before[square] in turn_letters:
-                    mask |= 1 << square
-                    castling_piece = castling_piece or before[square] in _KING_OR_ROOK
+        for square in changed:
+            if before[square] in turn_letters:
+                mask |= 1 << square
+                castling_piece = castling_piece or before[square] in _KING_OR_ROOK
+        changed = len(changed)
         found = None
         if 2 <= changed <= 4 and mask:
             if castling_piece:

@@ -9,18 +9,18 @@ from __future__ import annotations
 import time
 
 import pytest
-from rules_support import kinds, lawful_moves, played, read_games, run, set_position_request
+from rules_support import kinds, lawful_moves, played, run, set_position_request
 
 from daemon.rules import RulesSettings
 from drivers.handling import human_sensor_log
 from drivers.sensorlog import read_log
 
-GAMES = 1000  # the first 1,000 of games.pgn, all 8 Chess960 games among them
+GAMES = 1000
 
 
 @pytest.fixture(scope="module")
-def games(shared):
-    return read_games(shared / "data" / "games.pgn", limit=GAMES)
+def games(real_games):
+    return real_games
 
 
 def _capture_moves(shared) -> list[str]:

@@ -16,7 +16,6 @@ from rules_support import (
     lawful_moves,
     of_type,
     played,
-    read_games,
     run,
     set_position_request,
 )
@@ -33,8 +32,8 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def games(shared):
-    return read_games(shared / "data" / "games.pgn", limit=400)
+def games(real_games):
+    return real_games[:400]
 
 
 @pytest.mark.parametrize(
