@@ -56,8 +56,17 @@ def _start_broker(directory):
 
     if MOSQUITTO is None:
         pytest.skip("mosquitto is not installed (apt-get install mosquitto)")
+    from mqtt_helpers import free_port
+
     server = Broker(directory)
-    server.start()
+    for attempt in range(3):  # a free port may be taken between choosing and binding
+        try:
+            server.start()
+            return server
+        except RuntimeError:
+            if attempt == 2:
+                raise
+            server.use_port(free_port())
     return server
 
 

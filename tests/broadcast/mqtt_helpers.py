@@ -40,8 +40,11 @@ class Broker:
     def __init__(self, directory: Path) -> None:
         assert MOSQUITTO is not None
         self.directory = directory
-        self.port = free_port()
         self.config = directory / "mosquitto.conf"
+        self.use_port(free_port())
+
+    def use_port(self, port: int) -> None:
+        self.port = port
         self.config.write_text(
             f"listener {self.port} 127.0.0.1\n"
             "allow_anonymous true\n"
@@ -49,8 +52,8 @@ class Broker:
             # not write its persistence file here: stay who we are
             f"user {getpass.getuser()}\n"
             "persistence true\n"
-            f"persistence_location {directory}/\n"
-            f"log_dest file {directory}/mosquitto.log\n"
+            f"persistence_location {self.directory}/\n"
+            f"log_dest file {self.directory}/mosquitto.log\n"
         )
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -60,17 +63,22 @@ class Broker:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        process = self.process
 
         def listening() -> bool:
+            if process.poll() is not None:
+                return True  # it exited (the port was taken): reported below
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
                 return True
             except OSError:
                 return False
 
-        if not wait_until(listening, 10):
+        if not wait_until(listening, 20) or process.poll() is not None:
             self.stop()
-            raise RuntimeError(f"mosquitto did not start; see {self.directory}/mosquitto.log")
+            log = self.directory / "mosquitto.log"
+            tail = log.read_text()[-500:] if log.exists() else "(no log)"
+            raise RuntimeError(f"mosquitto did not start on port {self.port}: {tail}")
 
     def stop(self) -> None:
         if self.process is not None:
