@@ -397,11 +397,13 @@ class RulesCore:
             return True
         if self._passing_to(t, key, out, by_press):
             return True
-        return self._two_moves_to(t, key, out, by_press)
+        return not by_press and self._two_moves_to(t, key, out, by_press)
 
     def _passing_to(self, t: float, key: bytes, out: list[DomainEvent], by_press: bool) -> bool:
         """Several moves, each seen on the board in passing, all inside one settle window."""
         chain = self._passing
+        if by_press:
+            return self._press_completes_passing(t, key, out)
         if len(chain) < 2 or chain[-1].key != key:
             return False
         nodes = list(chain)
@@ -440,6 +442,25 @@ class RulesCore:
         self._repetitions[node.identity()] -= 1
         self._node = parent
         self._commit(t, move, out, settled=True, correction=True)
+        return True
+
+    def _press_completes_passing(self, t: float, key: bytes, out: list[DomainEvent]) -> bool:
+        """The press completes the mover's move the board showed, whatever the opponent does next.
+
+        The clock report can come after the opponent has begun his reply; only
+        the mover's move is completed by the mover's press (6.7), the reply waits
+        for its own. The board must still be explained by that move: the reply in
+        progress, or pieces in hand.
+        """
+        node = self._node
+        chain = self._passing
+        if not chain or chain[0].parent is not node:
+            return False
+        if not any(key == c.key or self._in_progress(c, key) for c in chain):
+            return False
+        first = chain[0]
+        assert first.move is not None
+        self._commit(t, first.move, out, settled=False, node_child=first)
         return True
 
     def _two_moves_to(self, t: float, key: bytes, out: list[DomainEvent], by_press: bool) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rules_support import Script, kinds, of_type, played, run
 
 from daemon.rules import RulesSettings
+from drivers.sensors import ClockReport
 
 NO_CLOCK = RulesSettings(use_clock=False)
 
@@ -372,6 +373,24 @@ def test_fast_reply_inside_one_settle_window_is_two_moves():
     script = opening().move("e2", "e4").wait(0.05).move("e7", "e5").settle()
     out = run(script.events, NO_CLOCK)
     assert played(out) == ["e2e4", "e7e5"]
+    assert kinds(out) == []
+
+
+def test_clock_report_arriving_after_the_reply_began_completes_only_the_movers_move():
+    # black's pawn passes d6 (a legal reply) before white's press is reported
+    script = opening(clock=True).move("e2", "e4").lift("d7").put("d6", "p").wait(0.1)
+    script.events.append(ClockReport(script.t, 298.0, 300.0, "black"))
+    white_press = script.t
+    script.wait(0.1).lift("d6").put("d5", "p").wait(0.1)
+    out = run(script.events)
+    assert [(m.uci, m.t) for m in of_type(out, "move")] == [("e2e4", white_press)]
+    black_press = script.t
+    script.events.append(ClockReport(black_press, 298.0, 298.0, "white"))
+    out = run(script.events)
+    assert [(m.uci, m.t) for m in of_type(out, "move")] == [
+        ("e2e4", white_press),
+        ("d7d5", black_press),  # not d6: the reply counts at black's own press
+    ]
     assert kinds(out) == []
 
 
