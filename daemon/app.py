@@ -38,7 +38,13 @@ from daemon.events import DomainEvent, Notice
 from daemon.gamerecord import GameHeaders, today_pgn_date
 from daemon.journal import Journal, ResumePoint, find_unfinished
 from daemon.notify import Notifier
-from drivers.sensors import ConnectionChange, SensorEvent
+from drivers.sensors import (
+    BoardDump,
+    ConnectionChange,
+    MagicPiece,
+    SensorEvent,
+    SquareChange,
+)
 
 log = logging.getLogger("dgt-bridge")
 
@@ -257,6 +263,8 @@ class Daemon:
         self._on_sensor(event)
 
     def _on_sensor(self, event: SensorEvent) -> None:
+        if self.settings.board.orientation == "flipped":
+            event = turned_round(event)
         if isinstance(event, ConnectionChange):
             self._board_status(event)
         try:
@@ -358,6 +366,25 @@ class Daemon:
                 await self.link.send_clock_command(frame)
             except Exception as exc:
                 log.debug("clock command %s not acknowledged: %s", frame.hex(), exc)
+
+
+def turned_round(event: SensorEvent) -> SensorEvent:
+    """A board configured as standing turned by 180 degrees (``board.orientation:
+    flipped``): its sensors' a1 is the true h8. Mapped here, in the shell, so the rules
+    core sees a board the right way round (it still recognises a turned start itself
+    with ``auto``)."""
+    if isinstance(event, SquareChange | MagicPiece):
+        return replace(event, square=_turn_square(event.square))
+    if isinstance(event, BoardDump):
+        board = chess.BaseBoard(event.placement).transform(chess.flip_vertical)
+        board = board.transform(chess.flip_horizontal)
+        return replace(event, placement=board.board_fen())
+    return event
+
+
+def _turn_square(name: str) -> str:
+    square = chess.parse_square(name)
+    return chess.square_name(63 - square)
 
 
 # --- the parts, each made from its own settings ----------------------------------------------

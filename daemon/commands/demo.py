@@ -173,6 +173,18 @@ def _piece_knocked_and_put_back(hands: Any) -> None:
         return
 
 
+def _port_free(address: str, port: int) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((address, port))
+        except OSError:
+            return False
+    return True
+
+
 def speech_available() -> tuple[bool, str]:
     """Whether this machine can speak at all, and if not what to do about it."""
     try:
@@ -274,7 +286,11 @@ async def _demo(args: argparse.Namespace, chosen: DemoGame) -> int:
     except ConfigError as exc:
         print(f"dgt-bridge demo: configuration error: {exc}", file=sys.stderr)
         return 2
-    settings.broadcast = replace(settings.broadcast, port=args.port)
+    port = args.port
+    if port and not _port_free(settings.broadcast.address, port):
+        print(f"dgt-bridge demo: port {port} is taken; the page gets a free one", flush=True)
+        port = 0
+    settings.broadcast = replace(settings.broadcast, port=port)
     settings.game = replace(
         settings.game,
         event=chosen.game.headers.get("Event", "?"),
