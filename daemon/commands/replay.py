@@ -50,10 +50,13 @@ def replay(
 ) -> None:
     """Feed every event (sleeping until its time when ``sleep`` is given), then the timers."""
     started = time.monotonic()
+    origin: list[float] = []  # the log's first time: a log need not start at 0
 
     def wait_until(t: float) -> None:
         if sleep is not None:
-            delay = t - (time.monotonic() - started)
+            if not origin:
+                origin.append(t)
+            delay = t - origin[0] - (time.monotonic() - started)
             if delay > 0:
                 sleep(delay)
 

@@ -166,9 +166,16 @@ class RulesCore:
     @property
     def board(self) -> chess.Board:
         """The current game position (a copy; the starting position when no game runs)."""
-        if self._node is None:
+        node = self._node
+        if node is None:
             return chess.Board()
-        return self._node.board.copy()
+        root = node
+        while root.parent is not None:
+            root = root.parent
+        board = root.board.copy()
+        for move in node.line():
+            board.push(move)
+        return board
 
     @property
     def ply(self) -> int:
@@ -531,7 +538,7 @@ class RulesCore:
         if self._describe is None:
             speech = fallback_describe(board, move, san)
         else:
-            speech = self._describe(board, move)
+            speech = self._describe(board.copy(stack=False), move)
         child.settled = settled
         child.lifts = []
         out.append(

@@ -142,9 +142,14 @@ def test_magic_pieces_and_connection_changes_are_reported():
 
 
 def test_describe_move_is_injected_into_the_speech_field():
-    settings = RulesSettings(use_clock=False, describe_move=lambda b, m: f"<{b.san(m)}>")
-    out = run(Script().dump().wait(0.5).move("g1", "f3").settle().events, settings)
-    assert [m.speech for m in of_type(out, "move")] == ["<Nf3>"]
+    def describe(board: chess.Board, move: chess.Move) -> str:
+        board.push(move)  # a careless describer cannot spoil the game
+        return f"<{board.peek().uci()}>"
+
+    settings = RulesSettings(use_clock=False, describe_move=describe)
+    script = Script().dump().wait(0.5).move("g1", "f3").settle().move("e7", "e5").settle()
+    out = run(script.events, settings)
+    assert [m.speech for m in of_type(out, "move")] == ["<g1f3>", "<e7e5>"]
     fallback = run(Script().dump().wait(0.5).move("g1", "f3").settle().events, NO_CLOCK)
     assert "knight" in of_type(fallback, "move")[0].speech
 
@@ -191,3 +196,4 @@ def test_next_deadline_and_tick_drive_the_settle_timer():
     assert [e.type for e in core.tick(1.7)] == ["move"]
     assert core.next_deadline() is None
     assert core.board.fen().startswith("rnbqkbnr/pppppppp/8/8/4P3")
+    assert core.board.move_stack == [chess.Move.from_uci("e2e4")]  # for "last move" and PGN

@@ -76,6 +76,18 @@ def test_real_time_replay_waits_for_the_log_times(tmp_path, capsys):
     assert [e["uci"] for e in _feed(capsys.readouterr().out) if e["type"] == "move"] == ["e2e4"]
 
 
+def test_real_time_replay_counts_from_the_first_line_not_from_zero(tmp_path, capsys):
+    log = tmp_path / "late.jsonl"
+    log.write_text(
+        '{"t": 5000.0, "board": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"}\n'
+        '{"t": 5000.1, "square": "e2", "piece": null}\n'
+    )
+    started = time.monotonic()
+    assert main(["replay", str(log)]) == 0
+    assert time.monotonic() - started < 30
+    assert [e["type"] for e in _feed(capsys.readouterr().out)] == ["game_start"]
+
+
 def test_malformed_line_names_the_line_and_exits_non_zero(tmp_path, capsys):
     log = tmp_path / "bad.jsonl"
     log.write_text(
