@@ -143,6 +143,10 @@ class Daemon:
         if self.speech_enabled:
             self.announcer = await _start_announcer(self.settings, self._speech_problem)
             if self.announcer is not None:
+                record = getattr(self.announcer, "record", None)
+                for event in self.journal.game_events:  # a resumed game: known, not spoken
+                    if record is not None:
+                        record.apply(event)
                 self._spawn(self.announcer.run(), "announcer")
         self.hub, self.http_url = await _start_broadcast(self.settings, self._on_request, self.now)
         if self.hub is not None:

@@ -473,7 +473,39 @@ def load_text(
                 key_node, name, f"this installation lacks {module_name}.{class_name}"
             )
         values[name] = binder.bind_dataclass(sections[name], value_node, name)
-    return Settings(**values, source=source)
+    settings = Settings(**values, source=source)
+    _check_references(settings, root, binder)
+    return settings
+
+
+def _check_references(settings: Settings, root: yaml.MappingNode, binder: _Binder) -> None:
+    """Values that name other files: a vocabulary that cannot be read stops the start
+    here, at its line, rather than leaving a blind player without words."""
+    speech = settings.speech
+    if speech is None or not hasattr(speech, "vocabulary"):
+        return
+    try:
+        from daemon.speech.vocabulary import load_vocabulary
+    except ImportError:
+        return
+    try:
+        load_vocabulary(speech.vocabulary)
+    except ValueError as exc:
+        node = _node_at(root, ("speech", "vocabulary"))
+        raise binder.error(node, "speech.vocabulary", str(exc)) from exc
+
+
+def _node_at(root: yaml.MappingNode, path: tuple[str, ...]) -> yaml.Node | None:
+    """The value node at a dotted path, or the deepest section found on the way."""
+    node: yaml.Node = root
+    for part in path:
+        if not isinstance(node, yaml.MappingNode):
+            return node
+        found = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
+        if found is None:
+            return None if node is root else node
+        node = found
+    return node
 
 
 def load_file(path: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> Settings:

@@ -57,11 +57,15 @@ def run(args: argparse.Namespace) -> int:
         elif args.events:
             events_out = stack.enter_context(open(args.events, "a", encoding="utf-8"))
         setup_logging(log_stream, verbose=args.verbose)
-        daemon = Daemon(
-            settings,
-            port=args.port,
-            events_out=events_out,
-            speech=not args.no_speech,
-            storage_dir=Path(args.storage) if args.storage else None,
-        )
+        try:
+            daemon = Daemon(
+                settings,
+                port=args.port,
+                events_out=events_out,
+                speech=not args.no_speech,
+                storage_dir=Path(args.storage) if args.storage else None,
+            )
+        except ValueError as exc:  # e.g. a vocabulary that cannot be read
+            print(f"dgt-bridge: cannot start: {exc}", file=sys.stderr)
+            return 2
         return asyncio.run(daemon.run())

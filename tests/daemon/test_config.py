@@ -164,3 +164,9 @@ def test_check_config_command(tmp_path: Path) -> None:
         timeout=60,
     )
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_a_vocabulary_that_cannot_be_read_is_refused_at_its_line(tmp_path: Path) -> None:
+    error = error_of(f"speech:\n  form: short\n  vocabulary: {tmp_path / 'klingon.yaml'}\n")
+    assert (error.line, error.key) == (3, "speech.vocabulary")
+    assert "klingon.yaml" in error.message
