@@ -25,6 +25,7 @@ import contextlib
 import json
 import logging
 import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -141,7 +142,10 @@ class Daemon:
         if self.resume_enabled:
             self._resume(find_unfinished(self.storage_dir))
         if self.speech_enabled:
-            self.announcer = await _start_announcer(self.settings, self._speech_problem)
+            feed_on_stdout = self.events_out is not None and self.events_out is sys.stdout
+            self.announcer = await _start_announcer(
+                self.settings, self._speech_problem, sys.stderr if feed_on_stdout else None
+            )
             if self.announcer is not None:
                 record = getattr(self.announcer, "record", None)
                 for event in self.journal.game_events:  # a resumed game: known, not spoken
@@ -433,17 +437,30 @@ def _make_clock_writer(settings: Settings) -> Any:
 
 
 async def _start_announcer(
-    settings: Settings, on_problem: Callable[[str], None] | None = None
+    settings: Settings,
+    on_problem: Callable[[str], None] | None = None,
+    text_stream: TextIO | None = None,
 ) -> Any:
-    """The speech part's announcer, started, or None (logged) when it cannot start."""
+    """The speech part's announcer, started, or None (logged) when it cannot start.
+
+    ``text_stream`` is where the text engine (the last fallback) writes: never the
+    stdout that carries the JSON event feed."""
     try:
-        from daemon.speech.announcer import make_announcer
+        from daemon.speech.announcer import Announcer
+        from daemon.speech.engines import build_engine
+        from daemon.speech.vocabulary import load_vocabulary
     except ImportError as exc:
         log.warning("speech is not available (%s): moves are only logged", exc)
         return None
     try:
-        return await make_announcer(settings.speech, on_problem=on_problem)
-    except Exception as exc:  # a bad vocabulary names itself; the game goes on unspoken
+        speech = settings.speech
+        vocabulary = load_vocabulary(speech.vocabulary)
+        engine = build_engine(
+            speech, speech.voice or vocabulary.voice, text_stream=text_stream, on_problem=on_problem
+        )
+        await engine.start()
+        return Announcer(speech, engine, vocabulary=vocabulary)
+    except Exception as exc:  # the game goes on unspoken, and says so
         log.error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)
         return None
 
