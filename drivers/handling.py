@@ -361,6 +361,8 @@ def human_sensor_log(
     start_time: float = 0.0,
     flipped: bool = False,
     timing: Timing | None = None,
+    clock_seconds: float = 5400.0,
+    increment: float = 30.0,
 ) -> list[SensorEvent]:
     """The sensor log of ``moves`` played from ``start`` by two humans.
 
@@ -368,7 +370,8 @@ def human_sensor_log(
     started for the side to move); each move follows a think time, is made in
     a style drawn from ``styles`` (seeded by ``seed``) and, with the clock, is
     completed by a press. ``flipped`` reports the squares of a board turned
-    round by 180 degrees. Times are seconds from ``start_time``.
+    round by 180 degrees. Times are seconds from ``start_time``; the clock
+    starts at ``clock_seconds`` a side and adds ``increment`` per move.
     """
     hands = Hands(
         start,
@@ -377,6 +380,8 @@ def human_sensor_log(
         start_time=start_time,
         flipped=flipped,
         timing=timing,
+        clock_seconds=clock_seconds,
+        increment=increment,
     )
     fast = False
     for move in moves:

@@ -230,13 +230,16 @@ class RulesCore:
         start_fen: str,
         uci_moves: Sequence[str],
         illegal_counts: dict[str, int] | None = None,
+        *,
+        chess960: bool | None = None,
     ) -> list[DomainEvent]:
         """Rebuild a game from the journal without announcing it again.
 
         The next board picture decides: GameResumed when it agrees, else a
         displaced_pieces irregularity with the restore list, and the core waits.
+        ``chess960`` None: a Chess960 start position counts as one when allowed.
         """
-        board = self._new_board(start_fen)
+        board = self._new_board(start_fen, chess960)
         node = Node.root(board)
         self._start_tree(node)
         for uci in uci_moves:

@@ -185,6 +185,21 @@ def test_resume_disagreeing_board_asks_for_restore_then_resumes():
     )
 
 
+def test_resume_a_chess960_game():
+    start = chess.Board.from_chess960_pos(3)  # bqnnrkrb: king f1, rook g1
+    board = start.copy()
+    moves = ["f1g1", "g7g6"]  # the first castles (king takes rook, Chess960 UCI)
+    for uci in moves:
+        board.push_uci(uci)
+    assert board.piece_at(chess.F1) == chess.Piece.from_symbol("R")
+    assert board.piece_at(chess.G1) == chess.Piece.from_symbol("K")
+    core = RulesCore(RulesSettings(use_clock=False, chess960=True))
+    core.resume(0.0, start.fen(), moves, {}, chess960=True)
+    out = core.feed(BoardDump(1.0, board.board_fen()))
+    assert [e.type for e in out] == ["game_resumed"]
+    assert core.board.fen() == board.fen()
+
+
 def test_next_deadline_and_tick_drive_the_settle_timer():
     core = RulesCore(RulesSettings(use_clock=False, settle_time=0.5))
     core.feed(BoardDump(0.0, START))
