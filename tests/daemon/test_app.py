@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import chess
 
-from daemon.app import describe_event, turned_round
+from daemon.app import Daemon, describe_event, turned_round
+from daemon.config import load_text
 from daemon.events import Irregularity, Move
+from drivers.dgt.emulator import BoardEmulator
+from drivers.handling import human_sensor_log
 from drivers.sensors import BoardDump, ClockReport, SquareChange
 
 #: What the sensors of a board standing turned round report for the start position.
@@ -30,3 +36,48 @@ def test_log_lines_say_the_move_and_the_irregularity_plainly() -> None:
     )
     line = describe_event(irregular.to_dict())
     assert line.startswith("IRREGULARITY illegal_move by white #2 (7.4)") and "g1 g3" in line
+
+
+async def test_an_unwritable_storage_directory_is_reported_and_the_game_goes_on(
+    tmp_path: Path,
+) -> None:
+    """The daemon in-process against the emulator, with its storage path blocked by a
+    file: a loud notice, every move still decided and published."""
+    blocked = tmp_path / "games"
+    blocked.write_text("not a directory")
+    settings = load_text(
+        "broadcast:\n  enabled: false\nrules:\n  settle_time: 0.1\n", "test.yaml", environ={}
+    )
+    moves = [chess.Move.from_uci(u) for u in ("e2e4", "e7e5", "g1f3", "b8c6")]
+    log = human_sensor_log(chess.Board(), moves, seed=3, with_clock=True)
+    feed: list[dict] = []
+    with BoardEmulator(tmp_path) as emulator:
+        daemon = Daemon(
+            settings,
+            port=emulator.port_path,
+            speech=False,
+            storage_dir=blocked,
+            resume=False,
+            on_event=feed.append,
+            time_scale=6.0,
+        )
+        await daemon.start()
+        try:
+            for _ in range(100):
+                if daemon.link.connected:
+                    break
+                await asyncio.sleep(0.1)
+            emulator.play(log, speed=6.0)
+            await asyncio.to_thread(emulator.wait_played, 60)
+            for _ in range(100):
+                if sum(e["type"] == "move" for e in feed) == len(moves):
+                    break
+                await asyncio.sleep(0.1)
+        finally:
+            daemon.stop()
+            await daemon.close()
+    notices = [e for e in feed if e["type"] == "notice"]
+    assert [n["code"] for n in notices] == ["storage_error"]
+    assert "STORAGE FAILURE" in notices[0]["message"]
+    assert [e["uci"] for e in feed if e["type"] == "move"] == [m.uci() for m in moves]
+    assert [m.uci for m in daemon.journal.record.moves] == [m.uci() for m in moves]
