@@ -242,7 +242,11 @@ class Daemon:
             point.ply,
         )
         events = self.core.resume(
-            self.now(), point.start_fen, point.uci_moves, point.illegal_counts
+            self.now(),
+            point.start_fen,
+            point.uci_moves,
+            point.illegal_counts,
+            chess960=point.chess960,
         )
         self._resume_clock(point)
         self._publish(events)
