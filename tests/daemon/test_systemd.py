@@ -178,6 +178,12 @@ def test_daemon_notifies_ready_and_pings_the_watchdog(tmp_path: Path) -> None:
                 break
         process.send_signal(signal.SIGTERM)
         output, _ = process.communicate(timeout=30)
+        listener.settimeout(0.2)
+        while True:
+            try:
+                messages.append(listener.recv(4096).decode())
+            except TimeoutError:
+                break
     finally:
         if process.poll() is None:
             process.kill()
@@ -185,6 +191,7 @@ def test_daemon_notifies_ready_and_pings_the_watchdog(tmp_path: Path) -> None:
     assert any("READY=1" in m.splitlines() for m in messages), (messages, output)
     assert sum("WATCHDOG=1" in m.splitlines() for m in messages) >= 3, messages
     assert process.returncode == 0, output
+    assert "STOPPING=1" in messages[-1].splitlines(), messages[-3:]
     # Under systemd (JOURNAL_STREAM) the log lines carry a priority, not a timestamp.
     lines = [line for line in output.splitlines() if line.strip()]
     assert lines and all(line.startswith("<") for line in lines), output
