@@ -38,7 +38,8 @@ The states a move passes through:
                  after the settle time without a press.
   settled        without a clock (or after the press was already spent), a child
                  that stands for the settle time is the move. Until the opponent
-                 touches anything it may still be corrected (same ply).
+                 touches anything it may still be corrected (same ply); after a
+                 press, only within one settle time (a board report that lags).
   irregular      a placement no move in progress explains stood for the settle time
                  (or the clock was pressed on it): an Irregularity with a restore
                  list; PositionRestored when the board shows the node again.
@@ -160,6 +161,7 @@ class RulesCore:
         self._orientation_open = False  # set_position before the board showed it
         self._touch_survives = False  # 7.4a: 4.3 applies to the move replacing an illegal one
         self._passing: list[Node] = []  # legal positions seen in passing since the last commit
+        self._changed_at = 0.0  # time of the last board change
 
     # ------------------------------------------------------------------ public API
 
@@ -287,6 +289,7 @@ class RulesCore:
         self._on_board_change(event.t, out)
 
     def _on_board_change(self, t: float, out: list[DomainEvent], dump: bool = False) -> None:
+        self._changed_at = t
         if self._resume_pending:
             self._check_resume(t, out)
             return
@@ -399,12 +402,14 @@ class RulesCore:
         move = None if key == self._blocked_key else node.match(key)
         if move is not None:
             if by_press or by_settle or self._ends_game(node, move):
-                self._commit(t, move, out, settled=not by_press and self._by_settle_only())
+                self._commit(
+                    t, move, out, settled=not by_press and self._by_settle_only(), press=by_press
+                )
+            return True
+        if self._correct_to(t, key, out):
             return True
         if not (by_press or by_settle):
             return False
-        if self._correct_to(t, key, out):
-            return True
         if self._passing_to(t, key, out, by_press):
             return True
         return not by_press and self._two_moves_to(t, key, out, by_press)
@@ -441,7 +446,8 @@ class RulesCore:
         node = self._node
         assert node is not None
         parent = node.parent
-        if not node.settled or parent is None or key == node.key:
+        until = node.correctable_until
+        if until is None or until < self._changed_at or parent is None or key == node.key:
             return False
         move = parent.match(key)
         if move is None:
@@ -470,7 +476,7 @@ class RulesCore:
             return False
         first = chain[0]
         assert first.move is not None
-        self._commit(t, first.move, out, settled=False, node_child=first)
+        self._commit(t, first.move, out, settled=False, node_child=first, press=True)
         return True
 
     def _two_moves_to(self, t: float, key: bytes, out: list[DomainEvent], by_press: bool) -> bool:
@@ -525,6 +531,7 @@ class RulesCore:
         correction: bool = False,
         node_child: Node | None = None,
         touch_check: bool = True,
+        press: bool = False,
     ) -> None:
         node = self._node
         assert node is not None
@@ -542,7 +549,12 @@ class RulesCore:
             speech = fallback_describe(board, move, san)
         else:
             speech = self._describe(board.copy(stack=False), move)
-        child.settled = settled
+        if settled:
+            child.correctable_until = float("inf")
+        elif press:
+            child.correctable_until = t + self.settings.settle_time
+        else:
+            child.correctable_until = None
         child.lifts = []
         out.append(
             Move(

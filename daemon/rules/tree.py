@@ -34,7 +34,10 @@ class Node:
     ply: int
     parent: Node | None = None
     move: chess.Move | None = None  # the move from parent to here
-    settled: bool = False  # committed by the settle time (no clock press): may be corrected
+    #: until when the move into this node may still be corrected by the same hand:
+    #: for ever (until the opponent touches something) when decided on the settle
+    #: time, one settle time when completed by a press, never otherwise
+    correctable_until: float | None = None
     lifts: list[Lift] = field(default_factory=list)  # first lifts while this node is current
     pressed: bool = False  # the player on move has already pressed his clock in this node
     _children: dict[bytes, chess.Move] | None = None

@@ -74,15 +74,15 @@ class Script:
         self.events.append(BoardDump(self.t, base.board_fen()))
         return self
 
-    def lift(self, square: str) -> Script:
+    def lift(self, square: str, after: float = 0.25) -> Script:
         self.pieces.pop(chess.parse_square(square), None)
         self.events.append(SquareChange(self.t, self._raw(square), None))
-        return self.wait()
+        return self.wait(after)
 
-    def put(self, square: str, piece: str) -> Script:
+    def put(self, square: str, piece: str, after: float = 0.25) -> Script:
         self.pieces[chess.parse_square(square)] = piece
         self.events.append(SquareChange(self.t, self._raw(square), piece))
-        return self.wait()
+        return self.wait(after)
 
     def move(self, frm: str, to: str, piece: str | None = None) -> Script:
         """Lift and set down (any captured piece must already be gone)."""

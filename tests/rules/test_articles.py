@@ -394,6 +394,28 @@ def test_clock_report_arriving_after_the_reply_began_completes_only_the_movers_m
     assert kinds(out) == []
 
 
+def test_press_reported_before_the_slide_finished_is_corrected_at_once():
+    """The clock report overtakes the board's last squares: the move is corrected."""
+    script = opening(clock=True).move("e2", "e4").press().move("e7", "e5").press()
+    script.lift("d1").put("e2", "Q").wait(0.1)
+    script.events.append(ClockReport(script.t, 296.0, 298.0, "black"))  # press on e2
+    script.wait(0.1).lift("e2", 0.1).put("f3", "Q", 0.1).lift("f3", 0.1).put("g4", "Q").settle()
+    out = run(script.events)
+    assert [(m.ply, m.uci, m.correction) for m in of_type(out, "move")][2:] == [
+        (3, "d1e2", False),
+        (3, "d1g4", True),
+    ]
+    assert kinds(out) == []
+
+
+def test_no_late_correction_long_after_a_press():
+    script = opening(clock=True).move("e2", "e4").press().move("e7", "e5").press()
+    script.move("d1", "e2").press().wait(2.0).move("e2", "g4").settle()
+    out = run(script.events)
+    assert played(out) == ["e2e4", "e7e5", "d1e2"]
+    assert kinds(out) == [("displaced_pieces", "7.3")]
+
+
 def test_slow_slide_decided_on_time_is_corrected_with_the_same_ply():
     script = opening().move("e2", "e4").settle().move("e7", "e5").settle()
     script.lift("f1").put("e2", "B").wait(1.0).lift("e2").put("d3", "B").wait(0.1)
