@@ -321,6 +321,14 @@ class Daemon:
         self._output(Notice(t=self.now(), code="speech_error", message=message).to_dict())
 
     def _board_status(self, event: ConnectionChange) -> None:
+        """``systemctl status`` shows whether the board is there."""
+        if event.state == "connected":
+            self.notifier.status(f"board connected ({self.link.port_path if self.link else ''})")
+        else:
+            self.notifier.status(f"BOARD LOST: {event.detail or 'no answer'}; reconnecting")
+        self._hub_status(event)
+
+    def _hub_status(self, event: ConnectionChange) -> None:
         if self.hub is not None and hasattr(self.hub, "set_status"):
             with contextlib.suppress(Exception):
                 self.hub.set_status(BOARD_ID, connected=event.state == "connected")
