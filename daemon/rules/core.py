@@ -483,6 +483,10 @@ class RulesCore:
         """A reply so fast that both moves stood inside one settle window (or before a press)."""
         node = self._node
         assert node is not None
+        if is_subset(key, node.key):
+            # pieces in hand only: two moves can net out to that (Nxd3 cxd3 leaves the
+            # squares b4 and c2 empty), but nobody set a piece down; never guess
+            return False
         for child_key, move in node.legal_children().items():
             changed = sum(1 for a, b in zip(child_key, key, strict=True) if a != b)
             if changed > 4:
