@@ -204,7 +204,7 @@ class RulesCore:
                 self._on_square(event, out)
             case BoardDump():
                 self._raw[:] = key_from_placement(event.placement)
-                self._on_board_change(event.t, out, dump=True)
+                self._on_board_change(event.t, out)
             case ClockReport():
                 if self.settings.use_clock:
                     self._on_clock(event, out)
@@ -288,7 +288,7 @@ class RulesCore:
         self._raw[raw_square] = after
         self._on_board_change(event.t, out)
 
-    def _on_board_change(self, t: float, out: list[DomainEvent], dump: bool = False) -> None:
+    def _on_board_change(self, t: float, out: list[DomainEvent]) -> None:
         self._changed_at = t
         if self._resume_pending:
             self._check_resume(t, out)

@@ -45,7 +45,19 @@ def test_real_capture_without_the_clock_gives_the_same_57_moves(shared):
     out = run(events, RulesSettings(use_clock=False))
     assert played(out) == _capture_moves(shared)
     assert kinds(out) == []
+    assert not [e for e in out if e.type == "move" and e.correction]
     assert not [e for e in out if e.type == "clock"]
+
+
+@pytest.mark.parametrize("settle", [0.3, 0.45, 0.8, 1.2])
+def test_real_capture_without_the_clock_at_other_settle_times(shared, settle):
+    """Shorter: a rook's pause on e1 during Ra1-f1 (0.53 s) is announced, then corrected."""
+    events = read_log(str(shared / "data" / "dgt-capture-1" / "sensor-log.jsonl"))
+    out = run(events, RulesSettings(use_clock=False, settle_time=settle))
+    assert played(out) == _capture_moves(shared)
+    assert kinds(out) == []
+    corrected = [(e.ply, e.uci) for e in out if e.type == "move" and e.correction]
+    assert corrected == ([(35, "a1f1")] if settle < 0.53 else [])
 
 
 def test_a_thousand_real_games_every_move_recognised_with_and_without_clock(games):
