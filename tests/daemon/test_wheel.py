@@ -40,10 +40,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     wheel = next((base / "dist").glob("dgt_bridge-*.whl"))
     venv = base / "venv"
     subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-        check=True,
-        timeout=120,
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
     )
+    # The dependencies come from the interpreter running the tests (a CI venv or the
+    # system), after the venv's own site-packages, so the wheel's package wins over
+    # any editable install of the source tree.
+    own = next((venv / "lib").glob("python3*/site-packages"))
+    dependencies = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    (own / "_test_dependencies.pth").write_text("\n".join(dependencies) + "\n")
     subprocess.run(
         [
             sys.executable,
