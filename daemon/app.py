@@ -181,13 +181,17 @@ class Daemon:
     async def run(self) -> int:
         await self.start()
         try:
-            await self._stopped.wait()
+            await self.wait_stopped()
         finally:
             await self.close()
         return self.exit_code
 
     def stop(self) -> None:
         self._stopped.set()
+
+    async def wait_stopped(self) -> None:
+        """Until ``stop()`` (a signal, a failed task, the caller)."""
+        await self._stopped.wait()
 
     async def close(self) -> None:
         self.notifier.stopping()

@@ -180,7 +180,7 @@ class Journal:
         self.fsync = fsync
         self._clock = clock
         self.path: Path | None = None
-        self.record_: GameRecord | None = None
+        self._record: GameRecord | None = None
         self._events: list[dict[str, Any]] = []  # the current game's events, all of them
         self._written = 0  # how many of them are on disk
         self._handle: TextIO | None = None
@@ -193,10 +193,10 @@ class Journal:
         """Continue writing the unfinished game of ``point`` (after a restart)."""
         self._close_handle()
         self.path = point.path
-        self.record_ = GameRecord(self.headers)
+        self._record = GameRecord(self.headers)
         start = max(i for i, e in enumerate(point.events) if e.get("type") == "game_start")
         for event in point.events[start:]:
-            self.record_.apply(event)
+            self._record.apply(event)
         self._events = list(point.events)
         self._written = len(self._events)
         try:
@@ -209,7 +209,7 @@ class Journal:
     @property
     def record(self) -> GameRecord | None:
         """The current game as folded from its events (PGN, state)."""
-        return self.record_
+        return self._record
 
     @property
     def game_events(self) -> list[dict[str, Any]]:
@@ -224,10 +224,10 @@ class Journal:
         """Append one feed event; returns notices to publish (possibly none)."""
         kind = event.get("type")
         notices = self._start_game() if kind == "game_start" else []
-        if self.path is None or self.record_ is None:
+        if self.path is None or self._record is None:
             return []  # no game yet: the feed on stdout/broadcast still has it
         self._events.append(event)
-        self.record_.apply(event)
+        self._record.apply(event)
         return notices + self._flush(durable=kind in DURABLE_TYPES, pgn=kind in PGN_TYPES)
 
     def close(self) -> None:
@@ -241,7 +241,7 @@ class Journal:
         while (self.directory / f"{stamp}-{number:02d}{JOURNAL_SUFFIX}").exists():
             number += 1
         self.path = self.directory / f"{stamp}-{number:02d}{JOURNAL_SUFFIX}"
-        self.record_ = GameRecord(self.headers)
+        self._record = GameRecord(self.headers)
         self._events = []
         self._written = 0
         self._rewrite = False
@@ -255,7 +255,7 @@ class Journal:
         return []
 
     def _flush(self, *, durable: bool, pgn: bool) -> list[dict[str, Any]]:
-        assert self.path is not None and self.record_ is not None
+        assert self.path is not None and self._record is not None
         was_failing = self.failed
         try:
             if self._handle is None:
@@ -272,7 +272,7 @@ class Journal:
             if (durable or was_failing) and self.fsync:
                 os.fsync(self._handle.fileno())
             if pgn or was_failing:
-                write_atomically(self.pgn_path, self.record_.pgn(), fsync=self.fsync)
+                write_atomically(self.pgn_path, self._record.pgn(), fsync=self.fsync)
         except OSError as exc:
             self._close_handle()
             # A half-written line may now end the file: rewrite every event at the next

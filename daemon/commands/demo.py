@@ -360,7 +360,7 @@ async def _demo(args: argparse.Namespace, chosen: DemoGame) -> int:
         if not args.once:
             where = daemon.http_url or "(no live page)"
             print(f"dgt-bridge demo: still serving {where}; Ctrl-C to stop.", flush=True)
-            await daemon._stopped.wait()
+            await daemon.wait_stopped()
     finally:
         daemon.stop()
         await daemon.close()
