@@ -80,6 +80,7 @@ install_file() { # mode source destination
 do_install() {
     if [ "$do_apt" = 1 ]; then
         say "system packages (python3-venv, espeak-ng)"
+        run apt-get update -q
         run apt-get install -y -q python3-venv python3-pip espeak-ng alsa-utils
     fi
 
