@@ -38,8 +38,9 @@ The states a move passes through:
                  after the settle time without a press.
   settled        without a clock (or after the press was already spent), a child
                  that stands for the settle time is the move. Until the opponent
-                 touches anything it may still be corrected (same ply); after a
-                 press, only within one settle time (a board report that lags).
+                 touches anything, and for 2.5 s at most, it may still be corrected
+                 (same ply); after a press, only within one settle time (a board
+                 report that lags the clock's).
   irregular      a placement no move in progress explains stood for the settle time
                  (or the clock was pressed on it): an Irregularity with a restore
                  list; PositionRestored when the board shows the node again.
@@ -101,6 +102,10 @@ from drivers.sensors import (
 
 COLOUR_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 _MAX_LIFTS = 16
+#: How long after a move decided on the settle time the same hand may still change
+#: it (a slow slide, the king after the rook): a hand that goes on moving does so at
+#: once; later, a piece of the side not on move that moves was knocked (7.3).
+CORRECTION_WINDOW = 2.5
 
 ARTICLES = {
     "touch_move": "4.3",
@@ -554,7 +559,7 @@ class RulesCore:
         else:
             speech = self._describe(board.copy(stack=False), move)
         if settled:
-            child.correctable_until = float("inf")
+            child.correctable_until = t + CORRECTION_WINDOW
         elif press:
             child.correctable_until = t + self.settings.settle_time
         else:
@@ -729,7 +734,7 @@ class RulesCore:
         if is_subset(key, node.key) or key in self._half_moves(node):
             return True
         board = node.board
-        for child_key, move in node.children().items():
+        for child_key, move in node.legal_children().items():
             if is_subset(key, child_key):
                 return True
             victim_square = _captured_square(board, move)

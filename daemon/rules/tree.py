@@ -35,13 +35,14 @@ class Node:
     parent: Node | None = None
     move: chess.Move | None = None  # the move from parent to here
     #: until when the move into this node may still be corrected by the same hand:
-    #: for ever (until the opponent touches something) when decided on the settle
-    #: time, one settle time when completed by a press, never otherwise
+    #: a short window when decided on the settle time (if the opponent touches
+    #: nothing), one settle time when completed by a press, never otherwise
     correctable_until: float | None = None
     lifts: list[Lift] = field(default_factory=list)  # first lifts while this node is current
     pressed: bool = False  # the player on move has already pressed his clock in this node
     _children: dict[bytes, chess.Move] | None = None
     _matches: dict[bytes, chess.Move | None] = field(default_factory=dict)
+    _legal: dict[bytes, chess.Move] | None = None
 
     @classmethod
     def root(cls, board: chess.Board, ply: int = 0) -> Node:
@@ -97,8 +98,11 @@ class Node:
         return found
 
     def legal_children(self) -> dict[bytes, chess.Move]:
-        board = self.board
-        return {k: m for k, m in self.children().items() if board.is_legal(m)}
+        """Placement after each legal move -> that move (cached)."""
+        if self._legal is None:
+            board = self.board
+            self._legal = {k: m for k, m in self.children().items() if board.is_legal(m)}
+        return self._legal
 
     def has_legal_move(self) -> bool:
         return any(self.board.generate_legal_moves())

@@ -304,6 +304,7 @@ def injected_log(game: Game, kind: str, ply: int | None, *, seed: int, with_cloc
                 hands.put(square, piece)
                 hands.step()
             elif kind == "knocked_piece":
+                hands.wait(3.0)  # while thinking, well after the last move
                 frm, target = _knockable(board)  # type: ignore[misc]
                 piece = hands.lift(frm)
                 hands.put(target, piece)

@@ -224,6 +224,15 @@ def test_article_7_4_illegal_move_reported_after_the_settle_time_and_restored():
     assert played(out) == ["g1f3"] and kinds(out) == [("illegal_move", "7.4")]
 
 
+def test_article_7_4_move_leaving_the_king_in_check_is_illegal():
+    fen = "3Q4/8/6q1/6k1/8/8/8/6K1 b - - 0 1"  # black is in check from d8
+    script = Script(fen).request("set_position", fen=fen).dump().wait(0.5)
+    script.move("g6", "e4").settle()  # a queen move that ignores the check
+    out = run(script.events, NO_CLOCK)
+    assert kinds(out) == [("illegal_move", "7.4")]
+    assert played(out) == []
+
+
 def test_article_7_4a_game_continues_from_a_legal_move_without_restoring_first():
     script = opening().move("g1", "g3").settle().move("g3", "f3").settle()
     out = run(script.events, NO_CLOCK)
@@ -428,6 +437,15 @@ def test_slow_slide_decided_on_time_is_corrected_with_the_same_ply():
     ]
     assert played(out) == ["e2e4", "e7e5", "f1c4"]
     assert kinds(out) == []
+
+
+def test_article_7_3_knocked_piece_long_after_a_move_is_no_correction():
+    script = opening().move("b1", "c3").settle().wait(3.0)
+    script.lift("c3", 0).put("a3", "N").settle()  # Nb1-a3 would be legal: still a knock
+    out = run(script.events, NO_CLOCK)
+    assert played(out) == ["b1c3"]
+    assert not [e for e in of_type(out, "move") if e.correction]
+    assert kinds(out) == [("displaced_pieces", "7.3")]
 
 
 def test_no_correction_once_the_opponent_has_touched_a_piece():
