@@ -57,7 +57,8 @@ class Daemon:
 
     ``port`` overrides ``settings.board.port``; ``events_out`` receives the event feed
     as JSON lines; ``speech`` False leaves the announcer out (the log still has every
-    move); ``on_event`` is called with each feed dict (the demo watches the game end).
+    move); ``on_event`` is called with each feed dict (the demo watches the game end);
+    ``speech_text`` is where the text engine (speech's last fallback) writes.
     """
 
     def __init__(
@@ -72,6 +73,7 @@ class Daemon:
         resume: bool = True,
         on_event: Callable[[dict[str, Any]], None] | None = None,
         notifier: Notifier | None = None,
+        speech_text: TextIO | None = None,
     ) -> None:
         self.settings = settings
         self.port = port or settings.board.port
@@ -82,6 +84,7 @@ class Daemon:
         self.resume_enabled = resume
         self.on_event = on_event
         self.notifier = notifier or Notifier()
+        self.speech_text = speech_text  # where the text engine writes (default: stdout)
 
         self._t0 = time.monotonic()
         self._offset = 0.0
@@ -142,10 +145,10 @@ class Daemon:
         if self.resume_enabled:
             self._resume(find_unfinished(self.storage_dir))
         if self.speech_enabled:
-            feed_on_stdout = self.events_out is not None and self.events_out is sys.stdout
-            self.announcer = await _start_announcer(
-                self.settings, self._speech_problem, sys.stderr if feed_on_stdout else None
-            )
+            text = self.speech_text
+            if text is None and self.events_out is not None and self.events_out is sys.stdout:
+                text = sys.stderr  # stdout carries the JSON feed
+            self.announcer = await _start_announcer(self.settings, self._speech_problem, text)
             if self.announcer is not None:
                 record = getattr(self.announcer, "record", None)
                 for event in self.journal.game_events:  # a resumed game: known, not spoken
