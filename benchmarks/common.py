@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("DGT_BRIDGE_SHARED", ROOT.parent / "shared"))
 GAMES_PGN = SHARED / "data" / "games.pgn"
 CAPTURE_LOG = SHARED / "data" / "dgt-capture-1" / "sensor-log.jsonl"
 

@@ -1,0 +1,83 @@
+"""Each benchmark runs on a tiny input (``--quick``) and prints its figures.
+
+Smoke tests only: the scripts' numbers depend on the machine and its load, so
+nothing here asserts a speed. What is asserted is what a user of the benchmarks
+relies on: the script ends well, prints each figure it promises (with the load it
+ran under) and the exact command that reproduces it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def run_benchmark(name: str, *args: str, timeout: float = 240) -> str:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-m", f"benchmarks.{name}", "--quick", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out = done.stdout
+    assert "load average at start:" in out and "load average at end:" in out
+    assert f"reproduce: cd {ROOT} && python -m benchmarks.{name} --quick" in out
+    return out
+
+
+def test_accuracy_prints_tables_by_style_and_by_irregularity(shared):
+    out = run_benchmark("accuracy")
+    assert "all styles mixed, with clock" in out and "all styles mixed, without clock" in out
+    for style in ("capture_park", "castle_together", "promote_via_pawn", "slide"):
+        assert re.search(rf"^{style}\s+\d+", out, re.M), style
+    for kind in ("illegal_then_restored (clock)", "knocked_piece (no clock)", "wrong_setup"):
+        assert kind in out
+    summary = re.search(r"moves recognised exactly:\s+([\d.]+)% of (\d+)", out)
+    assert summary and int(summary.group(2)) > 0
+    assert re.search(r"false alarms:\s+\d+", out)
+    assert re.search(r"corrections \(with a clock\):\s+\d+", out)
+
+
+def test_core_prints_throughput_and_per_event_spread(shared):
+    out = run_benchmark("core")
+    assert re.search(r"throughput: \d+ sensor events/s", out)
+    assert re.search(r"wall per call: p50 +\d+ µs, p99 +\d+ µs, max +\d+ µs", out)
+    assert re.search(r"CPU per call: +p50", out)
+    assert "SquareChange" in out and "ClockReport" in out and "tick" in out
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")
+def test_latency_measures_every_move_to_event_and_to_speech(shared):
+    out = run_benchmark("latency")
+    for mode in ("with clock (from the press)", "without clock (from settle)"):
+        line = next(x for x in out.splitlines() if x.startswith(f"{mode}, run 1:"))
+        assert re.search(r"to event p50 [\d.]+ ms, p99 [\d.]+ ms, max [\d.]+ ms \(n=4\)", line)
+        assert re.search(r"to speech p50 [\d.]+ ms.*\(n=4\)", line)
+        assert "wrong/missed moves 0, unspoken 0" in line
+
+
+def test_footprint_measures_memory_start_up_and_idle_cpu(shared):
+    out = run_benchmark("footprint")
+    assert re.search(r"start 1: READY=1 after [\d.]+ s, board read after [\d.]+ s", out)
+    assert re.search(r"idle: RSS [\d.]+ MB .* CPU [\d.]+% of a core", out)
+    assert "moves recognised: all" in out
+    assert re.search(r"with 5 of 5 live-page clients: RSS [\d.]+ MB", out)
+
+
+@pytest.mark.skipif(not Path("/usr/sbin/mosquitto").exists(), reason="mosquitto not installed")
+def test_fanout_every_viewer_and_subscriber_gets_every_move():
+    out = run_benchmark("fanout")
+    assert re.search(r"SSE run 1: 6 viewers, 6 messages, .* missing deliveries 0", out)
+    assert re.search(r"MQTT run 1: 3 boards x 3 moves, .* missing 0", out)
