@@ -102,6 +102,7 @@ from drivers.sensors import (
 
 COLOUR_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 _MAX_LIFTS = 16
+_MAX_SEEN = 12
 #: How long after a move decided on the settle time the same hand may still change
 #: it (a slow slide, the king after the rook): a hand that goes on moving does so at
 #: once; later, a piece of the side not on move that moves was knocked (7.3).
@@ -129,6 +130,18 @@ def _captured_square(board: chess.Board, move: chess.Move) -> int | None:
     if board.is_castling(move):
         return None
     return move.to_square if board.piece_at(move.to_square) else None
+
+
+def _descends(node: Node, ancestor: Node) -> bool:
+    """``ancestor`` is on the way to ``node`` (seen positions are a few plies deep)."""
+    parent = node.parent
+    for _ in range(_MAX_SEEN + 1):
+        if parent is None:
+            return False
+        if parent is ancestor:
+            return True
+        parent = parent.parent
+    return False
 
 
 def _san(board: chess.Board, move: chess.Move, after: chess.Board) -> str:
@@ -165,7 +178,9 @@ class RulesCore:
         self._chess960 = False
         self._orientation_open = False  # set_position before the board showed it
         self._touch_survives = False  # 7.4a: 4.3 applies to the move replacing an illegal one
-        self._passing: list[Node] = []  # legal positions seen in passing since the last commit
+        #: legal positions the board showed since the last commit, each one move from the
+        #: current node or from another of them (dgtdriver's reachable-position map)
+        self._seen: list[Node] = []
         self._changed_at = 0.0  # time of the last board change
 
     # ------------------------------------------------------------------ public API
@@ -331,20 +346,35 @@ class RulesCore:
         self._arm(t)
 
     def _follow(self, key: bytes) -> None:
-        """Remember legal positions the board passes through (a fast reply, a slide)."""
+        """Remember legal positions the board passes through (a fast reply, a slide).
+
+        Every position seen stays reachable until the next commit, so a captured
+        piece set down by chance where it makes another legal position does not
+        make the core forget the real line.
+        """
         node = self._node
         assert node is not None
-        chain = self._passing
-        for depth in range(len(chain), -1, -1):
-            base = chain[depth - 1] if depth else node
+        if key == self._blocked_key:
+            return
+        seen = self._seen
+        for base in (*reversed(seen), node):
             move = base.match(key)
-            if move is not None:
-                if key == self._blocked_key:
-                    return
-                del chain[depth:]
-                if len(chain) < 6:
-                    chain.append(base.child(move))
-                return
+            if move is None:
+                continue
+            if not any(n.parent is base and n.move == move for n in seen):
+                seen.append(base.child(move))
+                del seen[:-_MAX_SEEN]
+            return
+
+    def _seen_path(self, target: Node) -> list[Node]:
+        """The seen nodes from the current node's child down to ``target``."""
+        path = [target]
+        while path[-1].parent is not self._node:
+            parent = path[-1].parent
+            if parent is None or parent not in self._seen:
+                return []
+            path.append(parent)
+        return path[::-1]
 
     def _check_resume(self, t: float, out: list[DomainEvent]) -> None:
         node = self._node
@@ -421,18 +451,20 @@ class RulesCore:
 
     def _passing_to(self, t: float, key: bytes, out: list[DomainEvent], by_press: bool) -> bool:
         """Several moves, each seen on the board in passing, all inside one settle window."""
-        chain = self._passing
         if by_press:
             return self._press_completes_passing(t, key, out)
-        if len(chain) < 2 or chain[-1].key != key:
-            return False
-        nodes = list(chain)
-        for index, child in enumerate(nodes):
-            last = index == len(nodes) - 1
-            settled = last and not by_press and self._by_settle_only()
-            assert child.move is not None
-            self._commit(t, child.move, out, settled=settled, node_child=child)
-        return True
+        for target in reversed(self._seen):
+            if target.key != key:
+                continue
+            path = self._seen_path(target)
+            if len(path) < 2:
+                continue
+            for index, child in enumerate(path):
+                settled = index == len(path) - 1 and self._by_settle_only()
+                assert child.move is not None
+                self._commit(t, child.move, out, settled=settled, node_child=child)
+            return True
+        return False
 
     def _by_settle_only(self) -> bool:
         return not self._clock_running()
@@ -441,10 +473,14 @@ class RulesCore:
         return self.settings.use_clock and self._clock is not None and self._clock[2] is not None
 
     def _ends_game(self, node: Node, move: chess.Move) -> bool:
-        passing = self._passing
-        if passing and passing[0].parent is node and passing[0].move == move:
-            return passing[0].is_over()
-        return node.child(move).is_over()
+        return self._child_of(node, move).is_over()
+
+    def _child_of(self, node: Node, move: chess.Move) -> Node:
+        """The child node for ``move``, the one already seen if there is one."""
+        for seen in self._seen:
+            if seen.parent is node and seen.move == move:
+                return seen
+        return node.child(move)
 
     def _correct_to(self, t: float, key: bytes, out: list[DomainEvent]) -> bool:
         """A move decided on time alone, continued by the same hand before the reply."""
@@ -473,16 +509,17 @@ class RulesCore:
         for its own. The board must still be explained by that move: the reply in
         progress, or pieces in hand.
         """
-        node = self._node
-        chain = self._passing
-        if not chain or chain[0].parent is not node:
-            return False
-        if not any(key == c.key or self._in_progress(c, key) for c in chain):
-            return False
-        first = chain[0]
-        assert first.move is not None
-        self._commit(t, first.move, out, settled=False, node_child=first, press=True)
-        return True
+        for target in reversed(self._seen):
+            if not (key == target.key or self._in_progress(target, key)):
+                continue
+            path = self._seen_path(target)
+            if not path:
+                continue
+            first = path[0]
+            assert first.move is not None
+            self._commit(t, first.move, out, settled=False, node_child=first, press=True)
+            return True
+        return False
 
     def _two_moves_to(self, t: float, key: bytes, out: list[DomainEvent], by_press: bool) -> bool:
         """A reply so fast that both moves stood inside one settle window (or before a press)."""
@@ -524,7 +561,7 @@ class RulesCore:
         node.lifts = []
         node.pressed = False
         self._node = node
-        self._passing = []
+        self._seen = []
         self._press_pending = False
         self._irregular = False
         self._reported_key = None
@@ -546,13 +583,7 @@ class RulesCore:
         assert node is not None
         board = node.board
         mover = COLOUR_NAMES[board.turn]
-        child = node_child
-        if child is None:
-            passing = self._passing
-            if passing and passing[0].parent is node and passing[0].move == move:
-                child = passing[0]
-            else:
-                child = node.child(move)
+        child = node_child or self._child_of(node, move)
         san = _san(board, move, child.board)
         if self._describe is None:
             speech = fallback_describe(board, move, san)
@@ -581,10 +612,7 @@ class RulesCore:
         if touch_check:
             out.extend(self._touch_irregularities(t, node, move))
         self._node = child
-        if self._passing and self._passing[0] is child:
-            del self._passing[0]
-        else:
-            self._passing = []
+        self._seen = [n for n in self._seen if n is not child and _descends(n, child)]
         self._press_pending = False
         self._irregular = False
         self._reported_key = None
@@ -778,8 +806,10 @@ class RulesCore:
         assert node is not None
         if key == self._reported_key:
             return
-        if key != self._blocked_key and self._in_progress(node, key):
-            return
+        if key != self._blocked_key and any(
+            self._in_progress(base, key) for base in (node, *self._seen)
+        ):
+            return  # a move under way, from here or from a reply seen in passing
         mover = COLOUR_NAMES[node.turn]
         if key != self._blocked_key and self._move_shaped(node, key):
             if not self._by_settle():
@@ -883,7 +913,7 @@ class RulesCore:
 
     def _start_tree(self, root: Node) -> None:
         self._node = root
-        self._passing = []
+        self._seen = []
         self._repetitions = Counter({root.identity(): 1})
         self._illegal_counts = {"white": 0, "black": 0}
         self._press_pending = False
