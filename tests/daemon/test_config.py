@@ -170,3 +170,17 @@ def test_a_vocabulary_that_cannot_be_read_is_refused_at_its_line(tmp_path: Path)
     error = error_of(f"speech:\n  form: short\n  vocabulary: {tmp_path / 'klingon.yaml'}\n")
     assert (error.line, error.key) == (3, "speech.vocabulary")
     assert "klingon.yaml" in error.message
+
+
+def test_run_refuses_to_start_on_a_bad_configuration(tmp_path: Path) -> None:
+    bad = tmp_path / "dgt-bridge.yaml"
+    bad.write_text("rules:\n  settle_time: -1\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "daemon", "run", "--config", str(bad), "--no-speech"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert f"configuration error: {bad}, line 2: rules.settle_time:" in result.stderr
+    assert "Traceback" not in result.stderr
