@@ -104,6 +104,7 @@ class Result:
     wrong: int  # moves the daemon got wrong or missed
     unspoken: int  # moves with no player start before the next move
     journal: list[float] = field(default_factory=list)  # record_event of each move
+    rest: list[float] = field(default_factory=list)  # to event, less the journal's write
 
 
 async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: str) -> Result:
@@ -140,7 +141,7 @@ async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: s
         resume=False,
         on_event=on_event,
     )
-    journal_times: list[float] = []
+    journal_times: dict[int, float] = {}
     record_event = daemon.journal.record_event
 
     def timed_record(event: dict[str, Any]) -> Any:
@@ -150,7 +151,7 @@ async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: s
             return record_event(event)
         finally:
             if event.get("type") == "move":
-                journal_times.append(time.perf_counter() - before)
+                journal_times[int(event["ply"])] = time.perf_counter() - before
 
     daemon.journal.record_event = timed_record  # type: ignore[method-assign]
     try:
@@ -175,7 +176,7 @@ async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: s
     starts = sorted(
         float(line.split()[0]) for line in player_log.read_text().splitlines() if line.strip()
     )
-    result = Result([], [], 0, 0, journal_times)
+    result = Result([], [], 0, 0)
     for ply in range(1, moves + 1):
         seen = moves_seen.get(ply)
         if seen is None or seen[0] != expected[ply - 1]:
@@ -189,6 +190,9 @@ async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: s
         decided = byte_time + (0.0 if with_clock else settle)
         event_time = seen[1]
         result.to_event.append(event_time - decided)
+        if ply in journal_times:
+            result.journal.append(journal_times[ply])
+            result.rest.append(event_time - decided - journal_times[ply])
         following = moves_seen.get(ply + 1, (None, float("inf")))[1]
         spoken = [s for s in starts if event_time <= s < following]
         if spoken:
@@ -220,11 +224,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         all_events: list[float] = []
         all_speech: list[float] = []
         all_journal: list[float] = []
+        all_rest: list[float] = []
         for run in range(1, args.runs + 1):
             result = asyncio.run(run_once(game, args.moves, with_clock, args.engine))
             all_events += result.to_event
             all_speech += result.to_speech
             all_journal += result.journal
+            all_rest += result.rest
             if result.to_event:
                 p99_events.append(percentile(result.to_event, 0.99))
             if result.to_speech:
@@ -250,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{mode}: of which the journal's write of the move (fsync, PGN), before "
                 f"any output sees it: {spread_ms(all_journal)}"
             )
+            print(f"{mode}: to event without the journal's write: {spread_ms(all_rest)}")
     if failed:
         print("WARNING: some moves were wrong, missed or not spoken (see above)")
     footer()
