@@ -181,6 +181,8 @@ class RulesCore:
         #: legal positions the board showed since the last commit, each one move from the
         #: current node or from another of them (dgtdriver's reachable-position map)
         self._seen: list[Node] = []
+        self._lifts: list[Lift] = []  # the last pieces lifted, with their times
+        self._touch_floor = 0.0  # touches before this time no longer count
         self._changed_at = 0.0  # time of the last board change
 
     # ------------------------------------------------------------------ public API
@@ -299,12 +301,9 @@ class RulesCore:
         after = ord(event.piece) if event.piece else EMPTY
         if before == after:
             return
-        node = self._node
-        if event.piece is None and node is not None and self._playing:
-            square = self._true_square(raw_square)
-            fresh = all(lift.square != square for lift in node.lifts)
-            if node.key[square] == before and len(node.lifts) < _MAX_LIFTS and fresh:
-                node.lifts.append(Lift(square, chr(before)))
+        if event.piece is None and self._playing:
+            self._lifts.append(Lift(event.t, self._true_square(raw_square), chr(before)))
+            del self._lifts[:-_MAX_LIFTS]
         self._raw[raw_square] = after
         self._on_board_change(event.t, out)
 
@@ -330,13 +329,14 @@ class RulesCore:
             self._orientation_open = False
         if self._blocked_key is not None and key != self._blocked_key:
             self._blocked_key = None
-        self._follow(key)
+        self._follow(t, key, out)
+        node = self._node
         if key == node.key:
             if self._irregular:
                 self._irregular = False
                 self._reported_key = None
                 if not self._touch_survives:
-                    node.lifts = []  # touches while putting things right are no 4.3 touches
+                    self._touch_floor = t  # touches while putting things right are no 4.3 touches
                 out.append(PositionRestored(t, node.board.fen()))
             if not self._press_pending:
                 self._deadline = None
@@ -345,7 +345,7 @@ class RulesCore:
             return
         self._arm(t)
 
-    def _follow(self, key: bytes) -> None:
+    def _follow(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
         """Remember legal positions the board passes through (a fast reply, a slide).
 
         Every position seen stays reachable until the next commit, so a captured
@@ -361,9 +361,20 @@ class RulesCore:
             move = base.match(key)
             if move is None:
                 continue
-            if not any(n.parent is base and n.move == move for n in seen):
-                seen.append(base.child(move))
-                del seen[:-_MAX_SEEN]
+            if any(n.parent is base and n.move == move for n in seen):
+                return
+            child = base.child(move)
+            child.seen_at = t
+            seen.append(child)
+            if len(seen) > _MAX_SEEN:
+                leaves = [n for n in seen if not any(m.parent is n for m in seen)]
+                seen.remove(leaves[0])
+            path = self._seen_path(child)
+            if len(path) >= 2 and self._by_settle():
+                # the opponent's reply stands on the board: the moves before it are made
+                for done in path[:-1]:
+                    assert done.move is not None
+                    self._commit(t, done.move, out, settled=False, node_child=done)
             return
 
     def _seen_path(self, target: Node) -> list[Node]:
@@ -386,6 +397,7 @@ class RulesCore:
                 self._resume_pending = False
                 self._irregular = False
                 self._reported_key = None
+                node.seen_at = node.current_at = t
                 out.append(GameResumed(t, node.ply, node.board.fen()))
                 return
         if not self._irregular:
@@ -494,7 +506,12 @@ class RulesCore:
         if move is None:
             return False
         changed = set(differing_squares(node.key, key))
-        if any(lift.square not in changed for lift in node.lifts):
+        touched = [
+            lift
+            for lift in self._lifts_between(node.seen_at, t)
+            if chr(node.key[lift.square]) == lift.piece
+        ]
+        if any(lift.square not in changed for lift in touched):
             return False  # the opponent touched something of his own
         self._repetitions[node.identity()] -= 1
         self._node = parent
@@ -558,7 +575,7 @@ class RulesCore:
         return True
 
     def _set_current(self, node: Node) -> None:
-        node.lifts = []
+        node.seen_at = node.current_at = self._changed_at
         node.pressed = False
         self._node = node
         self._seen = []
@@ -595,7 +612,9 @@ class RulesCore:
             child.correctable_until = t + self.settings.settle_time
         else:
             child.correctable_until = None
-        child.lifts = []
+        if child.seen_at is None:
+            child.seen_at = self._changed_at  # a correction or a request: seen just now
+        child.current_at = t
         out.append(
             Move(
                 t,
@@ -610,7 +629,7 @@ class RulesCore:
             )
         )
         if touch_check:
-            out.extend(self._touch_irregularities(t, node, move))
+            out.extend(self._touch_irregularities(t, node, move, child))
         self._node = child
         self._seen = [n for n in self._seen if n is not child and _descends(n, child)]
         self._press_pending = False
@@ -645,11 +664,33 @@ class RulesCore:
         self._deadline = None
         out.append(GameEnd(t, result, reason))
 
-    def _touch_irregularities(self, t: float, node: Node, move: chess.Move) -> list[DomainEvent]:
-        """4.3 and 4.4: the first piece lifted decides what had to be moved."""
-        if not node.lifts:
+    def _lifts_between(self, start: float | None, end: float | None) -> list[Lift]:
+        start = max(start or 0.0, self._touch_floor)
+        end = float("inf") if end is None else end
+        return [lift for lift in self._lifts if start <= lift.t <= end]
+
+    def _touch_irregularities(
+        self, t: float, node: Node, move: chess.Move, child: Node
+    ) -> list[DomainEvent]:
+        """4.3 and 4.4: the first piece lifted decides what had to be moved.
+
+        The touches that count are those made between the board first showing
+        the position and first showing the move's result, of pieces standing on
+        their squares in that position: with fast hands the opponent's next
+        touch can come before the move was decided.
+        """
+        mover_letters = "PNBRQK" if node.turn == chess.WHITE else "pnbrqk"
+        lifts = [
+            lift
+            for lift in self._lifts_between(node.seen_at, child.seen_at)
+            if chr(node.key[lift.square]) == lift.piece
+            # an opposing piece touched before this position was decided may be the
+            # other player still centring the piece he has just moved
+            and (lift.piece in mover_letters or lift.t >= node.current_at)
+        ]
+        if not lifts:
             return []
-        first = node.lifts[0]
+        first = lifts[0]
         board = node.board
         mover = COLOUR_NAMES[board.turn]
         touched = chess.square_name(first.square)
@@ -912,6 +953,9 @@ class RulesCore:
         return chess.Board(fen, chess960=chess960)
 
     def _start_tree(self, root: Node) -> None:
+        root.seen_at = root.current_at = self._changed_at
+        self._lifts = []
+        self._touch_floor = 0.0
         self._node = root
         self._seen = []
         self._repetitions = Counter({root.identity(): 1})
@@ -935,7 +979,9 @@ class RulesCore:
         board.chess960 = chess960
         self._chess960 = chess960
         self._flipped = flipped
-        self._start_tree(Node.root(board))
+        root = Node.root(board)
+        self._start_tree(root)
+        root.seen_at = root.current_at = t
         self._playing = True
         out.append(GameStart(t, board.fen(), flipped=flipped, chess960=chess960))
 

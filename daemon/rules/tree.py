@@ -19,10 +19,11 @@ _BLACK = frozenset(b"pnbrqk")
 _KING_OR_ROOK = frozenset(b"KkRr")
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Lift:
-    """A piece lifted from the square it stands on in the node's position (4.3 touch)."""
+    """A piece lifted from a square (4.3: lifted = touched, Appendix E.2.2)."""
 
+    t: float
     square: int
     piece: str  # FEN letter
 
@@ -38,7 +39,8 @@ class Node:
     #: a short window when decided on the settle time (if the opponent touches
     #: nothing), one settle time when completed by a press, never otherwise
     correctable_until: float | None = None
-    lifts: list[Lift] = field(default_factory=list)  # first lifts while this node is current
+    seen_at: float | None = None  # when the board first showed it: touches count from here
+    current_at: float = 0.0  # when it became the game's position (the move into it decided)
     pressed: bool = False  # the player on move has already pressed his clock in this node
     _children: dict[bytes, chess.Move] | None = None
     _matches: dict[bytes, chess.Move | None] = field(default_factory=dict)
