@@ -93,6 +93,7 @@ class Daemon:
         self._tasks: list[asyncio.Task[Any]] = []
         self._link_task: asyncio.Task[Any] | None = None
         self._clock_frames: asyncio.Queue[bytes] | None = None
+        self._pending_clock_end: asyncio.TimerHandle | None = None
         self.exit_code = 0
 
         self.headers = _game_headers(settings)
@@ -172,6 +173,7 @@ class Daemon:
         self._clock_frames = asyncio.Queue()
         self._spawn(self._send_clock_frames(), "clock display")
         self._spawn(self.notifier.watchdog(), "watchdog")
+        self._spawn(self._report_battery(), "battery")
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, self.stop)
@@ -200,6 +202,8 @@ class Daemon:
         self.notifier.stopping()
         if self._timer is not None:
             self._timer.cancel()
+        if self._pending_clock_end is not None:
+            self._pending_clock_end.cancel()
         if self.link is not None:
             self.link.close()
             with contextlib.suppress(Exception):  # let the link end its own way
@@ -336,9 +340,20 @@ class Daemon:
         self._hub_status(event)
 
     def _hub_status(self, event: ConnectionChange) -> None:
-        if self.hub is not None and hasattr(self.hub, "set_status"):
-            with contextlib.suppress(Exception):
-                self.hub.set_status(BOARD_ID, connected=event.state == "connected")
+        if self.hub is not None:
+            self.hub.set_status(BOARD_ID, connected=event.state == "connected")
+
+    async def _report_battery(self) -> None:
+        """A Bluetooth board's battery for the page and ``/state.json``: the link asks
+        at start-up; the answer arrives whenever the board sends it."""
+        last: int | None = None
+        while True:
+            await asyncio.sleep(5)
+            battery = getattr(self.link, "battery", None)
+            percent = battery.percent if battery is not None else None
+            if percent is not None and percent != last and self.hub is not None:
+                self.hub.set_status(BOARD_ID, battery=percent)
+                last = percent
 
     # -- outputs -------------------------------------------------------------------------------
 
@@ -379,8 +394,19 @@ class Daemon:
         model = getattr(self.clock_interpreter, "model", None)
         if model:
             self.clock_writer.model = model
-        for frame in self.clock_writer.frames_for(event):
-            self._clock_frames.put_nowait(frame)
+        schedule = self.clock_writer.schedule_for(event)
+        if not schedule:
+            return
+        if self._pending_clock_end is not None:  # newer text: the old one's END is moot
+            self._pending_clock_end.cancel()
+            self._pending_clock_end = None
+        for delay, frame in schedule:
+            if delay <= 0:
+                self._clock_frames.put_nowait(frame)
+            else:  # back to the times after the move was shown (real seconds)
+                self._pending_clock_end = asyncio.get_running_loop().call_later(
+                    delay, self._clock_frames.put_nowait, frame
+                )
 
     async def _send_clock_frames(self) -> None:
         """Clock display commands, one at a time; a failure costs only the display."""

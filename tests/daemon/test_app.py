@@ -11,6 +11,7 @@ from daemon.app import Daemon, describe_event, turned_round
 from daemon.config import load_text
 from daemon.events import Irregularity, Move
 from drivers.dgt.emulator import BoardEmulator
+from drivers.dgt.protocol import Clock
 from drivers.handling import human_sensor_log
 from drivers.sensors import BoardDump, ClockReport, SquareChange
 
@@ -81,3 +82,50 @@ async def test_an_unwritable_storage_directory_is_reported_and_the_game_goes_on(
     assert "STORAGE FAILURE" in notices[0]["message"]
     assert [e["uci"] for e in feed if e["type"] == "move"] == [m.uci() for m in moves]
     assert [m.uci for m in daemon.journal.record.moves] == [m.uci() for m in moves]
+
+
+async def test_each_move_is_shown_on_the_clock_then_the_times_come_back(tmp_path: Path) -> None:
+    """A DGT 3000 keeps a text until told otherwise: after each move's text the daemon
+    sends END, so the players see their times again; a newer move's text cancels the
+    END still pending for the older one."""
+    settings = load_text(
+        "broadcast:\n  enabled: false\nrules:\n  settle_time: 0.1\n", "test.yaml", environ={}
+    )
+    moves = [chess.Move.from_uci(u) for u in ("e2e4", "e7e5", "g1f3")]
+    log = human_sensor_log(chess.Board(), moves, seed=5, with_clock=True)
+    feed: list[dict] = []
+    with BoardEmulator(tmp_path) as emulator:
+        daemon = Daemon(
+            settings,
+            port=emulator.port_path,
+            speech=False,
+            storage_dir=tmp_path / "games",
+            resume=False,
+            on_event=feed.append,
+            time_scale=6.0,
+        )
+        daemon.clock_writer.hold_seconds = 0.4
+        await daemon.start()
+        try:
+            for _ in range(100):
+                if daemon.link.connected:
+                    break
+                await asyncio.sleep(0.1)
+            emulator.play(log, speed=6.0)
+            await asyncio.to_thread(emulator.wait_played, 60)
+            for _ in range(100):
+                clock_commands = [c.clock for c in emulator.received if c.clock is not None]
+                if sum(e["type"] == "move" for e in feed) == len(moves) and (
+                    clock_commands and clock_commands[-1] == Clock.END
+                ):
+                    break
+                await asyncio.sleep(0.1)
+        finally:
+            daemon.stop()
+            await daemon.close()
+    shown = [
+        c.payload[:8].decode("ascii").strip() for c in emulator.received if c.clock == Clock.ASCII
+    ]
+    assert shown[-3:] == ["1.e4", "1...e5", "2.Nf3"]
+    clock_commands = [c.clock for c in emulator.received if c.clock is not None]
+    assert clock_commands[-1] == Clock.END  # the last move's text gives way to the times
