@@ -277,6 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=100, help="live-page clients (100)")
     parser.add_argument("--starts", type=int, default=5, help="start-up measurements (5)")
     parser.add_argument("--idle", type=float, default=20.0, help="idle CPU window, s (20)")
+    parser.add_argument("--speed", type=float, default=2.0, help="hands this many times faster (2)")
     parser.add_argument("--quick", action="store_true", help="small game, few clients")
     args = parser.parse_args(argv)
     if args.quick:
@@ -320,9 +321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             game = long_game(args.plies)
             events, expected = game_log(game, args.plies)
-            played_for = events[-1].t - events[0].t
-            print(f"playing {args.plies} plies of a real game ({played_for:.0f} s at speed 1)...")
-            emulator.play(events)
+            played_for = (events[-1].t - events[0].t) / args.speed
+            print(
+                f"playing {args.plies} plies of a real game, every move completed by a clock "
+                f"press ({played_for:.0f} s, hands x{args.speed:g})..."
+            )
+            emulator.play(events, speed=args.speed)
             emulator.wait_played(played_for + 60)
             daemon.wait_for(lambda e: e.get("type") == "move" and int(e["ply"]) == args.plies, 15)
             time.sleep(2.0)
