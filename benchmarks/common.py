@@ -58,8 +58,12 @@ def header(title: str) -> None:
 def footer() -> None:
     print(f"load average at end: {load_average()}")
     command = " ".join(shlex.quote(a) for a in sys.argv[1:])
-    module = Path(sys.argv[0]).stem
-    print(f"reproduce: cd {ROOT} && python -m benchmarks.{module} {command}".rstrip())
+    script = Path(sys.argv[0]).resolve()
+    try:
+        module = ".".join(script.relative_to(ROOT).with_suffix("").parts)
+    except ValueError:
+        module = f"benchmarks.{script.stem}"
+    print(f"reproduce: cd {ROOT} && python -m {module} {command}".rstrip())
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:

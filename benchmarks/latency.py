@@ -105,6 +105,7 @@ class Result:
     unspoken: int  # moves with no player start before the next move
     journal: list[float] = field(default_factory=list)  # record_event of each move
     rest: list[float] = field(default_factory=list)  # to event, less the journal's write
+    problems: list[str] = field(default_factory=list)  # speech failures reported
 
 
 async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: str) -> Result:
@@ -125,8 +126,11 @@ async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: s
     moves_seen: dict[int, tuple[str, float]] = {}
     expected = [m.uci() for m in list(game.mainline_moves())[:moves]]
     done = threading.Event()
+    speech_problems: list[str] = []  # an engine that failed: the figure is another engine's
 
     def on_event(event: dict[str, Any]) -> None:
+        if event.get("type") == "notice" and "speech" in str(event.get("code")):
+            speech_problems.append(str(event.get("message")))
         if event.get("type") == "move":
             moves_seen[int(event["ply"])] = (str(event["uci"]), time.time())
             if len(moves_seen) >= moves:
@@ -176,7 +180,7 @@ async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: s
     starts = sorted(
         float(line.split()[0]) for line in player_log.read_text().splitlines() if line.strip()
     )
-    result = Result([], [], 0, 0)
+    result = Result([], [], 0, 0, problems=speech_problems)
     for ply in range(1, moves + 1):
         seen = moves_seen.get(ply)
         if seen is None or seen[0] != expected[ply - 1]:
@@ -235,7 +239,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 p99_events.append(percentile(result.to_event, 0.99))
             if result.to_speech:
                 p99_speech.append(percentile(result.to_speech, 0.99))
-            failed |= bool(result.wrong or result.unspoken)
+            failed |= bool(result.wrong or result.unspoken or result.problems)
+            for problem in result.problems[:3]:
+                print(f"SPEECH PROBLEM (the engine fell back): {problem}")
             print(
                 f"{mode}, run {run}: to event {spread_ms(result.to_event)}; "
                 f"to speech {spread_ms(result.to_speech)}; "
