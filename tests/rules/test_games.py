@@ -12,7 +12,7 @@ import pytest
 from rules_support import kinds, lawful_moves, played, run, set_position_request
 
 from daemon.rules import RulesSettings
-from drivers.handling import human_sensor_log
+from drivers.handling import Timing, human_sensor_log
 from drivers.sensorlog import read_log
 
 GAMES = 1000
@@ -83,6 +83,22 @@ def test_a_thousand_real_games_every_move_recognised_with_and_without_clock(game
         f"{elapsed:.1f} s: {len(games) / elapsed:.0f} games/s, "
         f"{events_fed / elapsed:.0f} events/s; {cut_short} games end early in a dead position"
     )
+    assert failures == []
+
+
+def test_fast_hands_moves_inside_one_settle_window_are_all_recognised(games):
+    """Bullet speed: think times of 0.1-0.9 s, replies often before the settle time."""
+    fast = Timing(think=(0.1, 0.9))
+    failures = []
+    for game in games[:150]:
+        with_clock = game.index % 3 == 0
+        log = human_sensor_log(
+            game.start, game.moves, seed=game.index + 77, with_clock=with_clock, timing=fast
+        )
+        out = run(set_position_request(game) + log, RulesSettings(chess960=True))
+        corrections = [e for e in out if e.type == "move" and e.correction]
+        if played(out) != lawful_moves(game) or kinds(out) or corrections:
+            failures.append((game.index, with_clock, kinds(out)[:3]))
     assert failures == []
 
 
