@@ -101,7 +101,7 @@ from drivers.sensors import (
 )
 
 COLOUR_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
-_MAX_LIFTS = 16
+_MAX_LIFTS = 256  # the touch windows look back over a few moves at most
 _MAX_SEEN = 12
 #: How long after a move decided on the settle time the same hand may still change
 #: it (a slow slide, the king after the rook): a hand that goes on moving does so at
