@@ -296,6 +296,9 @@ class BoardLink:
             self._reported_lost = False
             self._emit([ConnectionChange(self.time_source(), "connected", self.port_path or "")])
         self._emit(self._shadow.dump(self.time_source(), dump, force=True))  # type: ignore[arg-type]
+        # The clock's times now, not at its next change: the clock interpreter learns
+        # which side is White from them before anybody presses (a resumed game).
+        self._write(protocol.request_clock())
         for command in (protocol.request_serial(), protocol.request_long_serial()):
             self._write(command)
         self._write(protocol.request_trademark())

@@ -65,6 +65,8 @@ async def test_start_up_sets_update_nice_reads_version_then_dumps_the_board(rig)
     assert r.link.long_serial_number == "3000147740"
     assert r.link.trademark.startswith("Digital Game Technology")
     assert r.emulator.forbidden_received == []
+    # The clock's times are asked for at once (sides known before the first press).
+    assert protocol.Command.SEND_CLK in [c.code for c in r.emulator.received]
 
 
 async def test_field_updates_pass_through_in_board_order_including_odd_sensor_orders(rig):
@@ -257,7 +259,8 @@ async def test_a_port_that_does_not_exist_is_reported_and_retried(tmp_path):
     emulator = BoardEmulator(tmp_path, "nothing").start()
     try:
         await until(lambda: link.connected)
-        assert isinstance(events[-1], BoardDump) and events[-2].state == "connected"
+        board_events = [e for e in events if not isinstance(e, ClockReport)]
+        assert isinstance(board_events[-1], BoardDump) and board_events[-2].state == "connected"
     finally:
         link.close()
         await asyncio.wait_for(task, 10)
@@ -291,7 +294,7 @@ async def test_without_a_port_the_link_connects_to_the_board_it_finds():
             emulator_path = emulator.port_path
             await until(lambda: link.connected)
             assert link.port_path == emulator.port_path
-            assert isinstance(events[-1], BoardDump)
+            assert isinstance([e for e in events if not isinstance(e, ClockReport)][-1], BoardDump)
     finally:
         link.close()
         await asyncio.wait_for(task, 10)
