@@ -20,10 +20,12 @@ Articles implemented (FIDE Laws of Chess 2009 numbering):
 
 The game is a tree of positions (``daemon.rules.tree.Node``): position, side to
 move, castling and en-passant rights. What the board shows is a placement key;
-it is looked up among the current node's children (one legal move away), its
-grandchildren (a reply made inside one settle window), its siblings (a
-correction of a move decided on time alone) and its ancestors (takebacks in
-casual mode, restorations).
+it is looked up among the current node's children (one legal move away), among
+the children of every legal position the board has shown since the last
+decision (a reachable-position map: a reply made inside one settle window, a
+slide), its siblings (a correction of a move decided on time alone) and its
+ancestors (takebacks in casual mode, restorations). Touches (4.3) are the lifts
+between the board first showing a position and first showing the move's result.
 
 The states a move passes through:
   at rest        the board shows the current node. Lifts are recorded (touch-move).
