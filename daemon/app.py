@@ -39,6 +39,13 @@ from daemon.events import DomainEvent, Notice
 from daemon.gamerecord import GameHeaders, today_pgn_date
 from daemon.journal import Journal, ResumePoint, find_unfinished
 from daemon.notify import Notifier
+from daemon.rules import RulesCore
+from daemon.speech.announcer import Announcer
+from daemon.speech.engines import build_engine
+from daemon.speech.phrases import make_describer
+from daemon.speech.vocabulary import load_vocabulary
+from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
+from drivers.dgt.link import BoardLink
 from drivers.sensors import (
     BoardDump,
     ConnectionChange,
@@ -101,9 +108,9 @@ class Daemon:
         self.core = self._make_core()
         self.clock_interpreter = _make_clock_interpreter(settings)
         self.clock_writer = _make_clock_writer(settings)
-        self.link: Any = None
-        self.announcer: Any = None
-        self.hub: Any = None
+        self.link: BoardLink | None = None
+        self.announcer: Announcer | None = None
+        self.hub: Any = None  # daemon.broadcast.Broadcaster, imported only when enabled
         self.http_url: str | None = None
 
     # -- time ---------------------------------------------------------------------------
@@ -114,31 +121,21 @@ class Daemon:
 
     # -- wiring ---------------------------------------------------------------------------
 
-    def _make_core(self) -> Any:
-        from daemon.rules import RulesCore
-
-        rules = self.settings.rules
-        describer = self._describer()
-        if describer is not None and hasattr(rules, "describe_move"):
-            rules = replace(rules, describe_move=describer)
+    def _make_core(self) -> RulesCore:
+        """The rules core, with the speech's Appendix E phrasing for the Move events'
+        ``speech`` field and the clock section's say on clock and buttons."""
+        speech = self.settings.speech
+        describer = make_describer(
+            load_vocabulary(speech.vocabulary), form=speech.form, say_pawn=speech.say_pawn
+        )
+        rules = replace(self.settings.rules, describe_move=describer)
         clock = self.settings.clock
-        if hasattr(rules, "use_clock") and getattr(clock, "device", "dgt") == "none":
+        if clock.device == "none":
             rules = replace(rules, use_clock=False)
-        if hasattr(rules, "button_actions") and getattr(clock, "button_actions", None):
+        if clock.button_actions:
             actions = {b: a for b, a in clock.button_actions.items() if a != "none"}
             rules = replace(rules, button_actions=actions)
         return RulesCore(rules)
-
-    def _describer(self) -> Callable[..., str] | None:
-        """The speech part's Appendix E phrasing for the Move events' ``speech`` field."""
-        try:
-            from daemon.speech.phrases import make_describer
-            from daemon.speech.vocabulary import load_vocabulary
-        except ImportError:
-            return None
-        speech = self.settings.speech
-        vocabulary = load_vocabulary(speech.vocabulary)
-        return make_describer(vocabulary, form=speech.form, say_pawn=speech.say_pawn)
 
     async def start(self) -> None:
         """Start every output, resume an unfinished game, then the board link."""
@@ -151,17 +148,12 @@ class Daemon:
                 text = sys.stderr  # stdout carries the JSON feed
             self.announcer = await _start_announcer(self.settings, self._speech_problem, text)
             if self.announcer is not None:
-                record = getattr(self.announcer, "record", None)
-                for event in self.journal.game_events:  # a resumed game: known, not spoken
-                    if record is not None:
-                        record.apply(event)
+                self.announcer.catch_up(self.journal.game_events)  # known, not spoken
                 self._spawn(self.announcer.run(), "announcer")
         self.hub, self.http_url = await _start_broadcast(self.settings, self._on_request, self.now)
         if self.hub is not None:
             for event in self.journal.game_events:  # a resumed game, for the page
                 self.hub.publish(BOARD_ID, event)
-        from drivers.dgt.link import BoardLink
-
         port = None if self.port in (None, "", "auto") else self.port
         self.link = BoardLink(
             port,
@@ -208,7 +200,7 @@ class Daemon:
             self.link.close()
             with contextlib.suppress(Exception):  # let the link end its own way
                 await asyncio.wait_for(asyncio.shield(self._link_task), 5)
-        if self.announcer is not None and hasattr(self.announcer, "drain"):
+        if self.announcer is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.announcer.drain(), 30)
         for task in self._tasks:
@@ -216,7 +208,7 @@ class Daemon:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        if self.announcer is not None and hasattr(self.announcer, "close"):
+        if self.announcer is not None:
             with contextlib.suppress(Exception):
                 await self.announcer.close()
         if self.hub is not None:
@@ -265,7 +257,7 @@ class Daemon:
     def _resume_clock(self, point: ResumePoint) -> None:
         """Tell the clock interpreter whose clock should be running: in a resumed game
         the side seen running first is the player on move, not necessarily White."""
-        if self.clock_interpreter is None or not hasattr(self.clock_interpreter, "resume_game"):
+        if self.clock_interpreter is None:
             return
         board = chess.Board(point.start_fen, chess960=point.chess960)
         for uci in point.uci_moves:
@@ -455,24 +447,16 @@ def _game_headers(settings: Settings) -> GameHeaders:
     )
 
 
-def _make_clock_interpreter(settings: Settings) -> Any:
+def _make_clock_interpreter(settings: Settings) -> DgtClockInterpreter | None:
     clock = settings.clock
-    if clock is None or clock.device != "dgt":
-        return None
-    try:
-        from drivers.clock.dgt3000 import DgtClockInterpreter
-    except ImportError:
+    if clock.device != "dgt":
         return None
     return DgtClockInterpreter(clock.sides, clock.parsed_time_control)
 
 
-def _make_clock_writer(settings: Settings) -> Any:
+def _make_clock_writer(settings: Settings) -> ClockWriter | None:
     clock = settings.clock
-    if clock is None or clock.device != "dgt":
-        return None
-    try:
-        from drivers.clock.dgt3000 import ClockWriter
-    except ImportError:
+    if clock.device != "dgt":
         return None
     return ClockWriter(
         time_control=clock.parsed_time_control,
@@ -485,18 +469,11 @@ async def _start_announcer(
     settings: Settings,
     on_problem: Callable[[str], None] | None = None,
     text_stream: TextIO | None = None,
-) -> Any:
+) -> Announcer | None:
     """The speech part's announcer, started, or None (logged) when it cannot start.
 
     ``text_stream`` is where the text engine (the last fallback) writes: never the
     stdout that carries the JSON event feed."""
-    try:
-        from daemon.speech.announcer import Announcer
-        from daemon.speech.engines import build_engine
-        from daemon.speech.vocabulary import load_vocabulary
-    except ImportError as exc:
-        log.warning("speech is not available (%s): moves are only logged", exc)
-        return None
     try:
         speech = settings.speech
         vocabulary = load_vocabulary(speech.vocabulary)
@@ -515,13 +492,10 @@ async def _start_broadcast(
 ) -> tuple[Any, str | None]:
     """The broadcast part's Broadcaster, started (or None when disabled or missing)."""
     broadcast = settings.broadcast
-    if broadcast is None or not broadcast.enabled:
+    if not broadcast.enabled:
         return None, None
-    try:
-        from daemon.broadcast import Broadcaster
-    except ImportError as exc:
-        log.warning("the live page is not available (%s)", exc)
-        return None, None
+    from daemon.broadcast import Broadcaster  # aiohttp only when the page is wanted
+
     _fill_broadcast_headers(broadcast, settings.game)
     broadcaster = Broadcaster(broadcast, on_request, now=now)
     try:
