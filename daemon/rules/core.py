@@ -177,6 +177,8 @@ class RulesCore:
         self._clock: tuple[float, float, str | None, tuple[str, ...]] | None = None
         self._flag_reported = False
         self._resume_pending = False
+        self._resume_clock_open = False  # the first clock report after resume not yet seen
+        self._board_known = False  # a BoardDump has told every square
         self._chess960 = False
         self._orientation_open = False  # set_position before the board showed it
         self._touch_survives = False  # 7.4a: 4.3 applies to the move replacing an illegal one
@@ -228,6 +230,7 @@ class RulesCore:
                 self._on_square(event, out)
             case BoardDump():
                 self._raw[:] = key_from_placement(event.placement)
+                self._board_known = True
                 self._on_board_change(event.t, out)
             case ClockReport():
                 if self.settings.use_clock:
@@ -276,6 +279,7 @@ class RulesCore:
         self._playing = not node.board.is_game_over()
         self._illegal_counts = {"white": 0, "black": 0, **(illegal_counts or {})}
         self._resume_pending = True
+        self._resume_clock_open = True
         return []
 
     # ------------------------------------------------------------------ timers
@@ -389,29 +393,72 @@ class RulesCore:
             path.append(parent)
         return path[::-1]
 
-    def _check_resume(self, t: float, out: list[DomainEvent]) -> None:
+    def _check_resume(self, t: float, out: list[DomainEvent], settled: bool = False) -> None:
+        """After ``resume``: does the board agree with the journal, or explain a move?
+
+        The player on move may have completed a move while the daemon was down
+        (or be in the middle of one): a legal child of the journal's position or
+        a move in progress resumes the game at the journal's position, and the
+        move then completes by the usual rules (a press, the settle time). Only
+        a board no move explains is displaced pieces; the core waits for it.
+        An unexplained board must stand for the settle time, as in play: the
+        picture taken at the reconnection may catch a hand mid-move. Until the
+        first whole board picture the board is unknown: nothing is decided.
+        """
         node = self._node
         assert node is not None
+        if not self._board_known:
+            return
         raw = bytes(self._raw)
-        for flipped, key in ((self._flipped, self._key()), (not self._flipped, turned(raw))):
+        views = ((self._flipped, self._key()), (not self._flipped, turned(raw)))
+        for flipped, key in views:
             if key == node.key:
-                self._flipped = flipped
-                self._resume_pending = False
-                self._irregular = False
-                self._reported_key = None
-                node.seen_at = node.current_at = t
-                out.append(GameResumed(t, node.ply, node.board.fen()))
+                self._end_resume(t, flipped, out)
                 return
-        if not self._irregular:
-            self._irregular = True
+        for flipped, key in views:
+            if (
+                node.match(key) is not None
+                or self._in_progress(node, key)
+                or self._between(node, key)
+            ):
+                self._end_resume(t, flipped, out)
+                self._on_board_change(t, out)  # the move under way, by the usual rules
+                return
+        if not settled:
+            self._arm(t)
+        elif not self._irregular:
             key = self._key()
+            self._irregular = True
             self._reported_key = key
             out.append(self._irregularity(t, "displaced_pieces", None, key, detail="resume"))
+
+    def _between(self, node: Node, key: bytes) -> bool:
+        """Each square as in ``node`` or as in one legal move of it, or emptied by a hand.
+
+        A piece set down on its new square before its old one is lifted, a captured
+        piece still standing: the board between a position and a legal move of it.
+        """
+        for child_key in node.legal_children():
+            if all(k in (c, n, EMPTY) for k, c, n in zip(key, child_key, node.key, strict=True)):
+                return True
+        return False
+
+    def _end_resume(self, t: float, flipped: bool, out: list[DomainEvent]) -> None:
+        node = self._node
+        assert node is not None
+        self._flipped = flipped
+        self._resume_pending = False
+        self._irregular = False
+        self._reported_key = None
+        self._touch_floor = t  # lifts before the restart are unknown, not touches
+        node.seen_at = node.current_at = t
+        out.append(GameResumed(t, node.ply, node.board.fen()))
 
     # ------------------------------------------------------------------ decisions
 
     def _decide(self, t: float, out: list[DomainEvent]) -> None:
         if self._resume_pending:
+            self._check_resume(t, out, settled=True)
             return
         key = self._key()
         if not self._playing:
@@ -968,6 +1015,7 @@ class RulesCore:
         self._blocked_key = None
         self._flag_reported = False
         self._resume_pending = False
+        self._resume_clock_open = False
         self._deadline = None
 
     def _start_game(
@@ -1002,6 +1050,12 @@ class RulesCore:
             out.append(ClockUpdate(event.t, event.white, event.black, event.running))
         before = previous[2] if previous else None
         node = self._node
+        if self._resume_clock_open and event.running and node is not None:
+            # the first report after a restart: the opponent's clock running means the
+            # player on move pressed while the daemon was down; that press is spent
+            self._resume_clock_open = False
+            if event.running != COLOUR_NAMES[node.turn]:
+                node.pressed = True
         if (
             self._playing
             and node is not None

@@ -174,7 +174,8 @@ def test_resume_agreeing_board_emits_game_resumed_without_announcing():
 def test_resume_disagreeing_board_asks_for_restore_then_resumes():
     core = RulesCore(NO_CLOCK)
     core.resume(0.0, chess.STARTING_FEN, ["e2e4"], {})
-    out = core.feed(BoardDump(1.0, START))
+    assert core.feed(BoardDump(1.0, START)) == []  # it must stand for the settle time
+    out = core.tick(core.next_deadline())
     assert [(e.type, e.kind) for e in out] == [("irregularity", "displaced_pieces")]
     assert out[0].restore == [{"square": "e2", "piece": None}, {"square": "e4", "piece": "P"}]
     out = core.feed(SquareChange(2.0, "e2", None)) + core.feed(SquareChange(2.3, "e4", "P"))

@@ -1,0 +1,148 @@
+"""Resume after a restart: the board may have moved on while the daemon was down.
+
+A legal move of the player on move (complete or in progress) is that move, once
+it completes by the usual rules; only a board no move explains is displaced
+pieces (7.3). One ``game_resumed`` per restart, whatever the board does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import chess
+from rules_support import Script, kinds, of_type, played
+
+from daemon.events import DomainEvent
+from daemon.rules import RulesCore, RulesSettings
+from drivers.sensors import SensorEvent, SquareChange
+
+NO_CLOCK = RulesSettings(use_clock=False)
+OPENING = ["e2e4", "e7e5", "g1f3", "b8c6"]
+
+
+def position(moves: Sequence[str]) -> chess.Board:
+    board = chess.Board()
+    for uci in moves:
+        board.push_uci(uci)
+    return board
+
+
+def after_restart(
+    journal: Sequence[str],
+    events: Sequence[SensorEvent],
+    settings: RulesSettings = NO_CLOCK,
+) -> tuple[RulesCore, list[DomainEvent]]:
+    """A core resumed from ``journal`` fed ``events``, every timer run out."""
+    core = RulesCore(settings)
+    assert core.resume(0.0, chess.STARTING_FEN, journal, {}) == []
+    out: list[DomainEvent] = []
+    for event in events:
+        out += core.feed(event)
+    while (deadline := core.next_deadline()) is not None:
+        out += core.tick(deadline)
+    return core, out
+
+
+def board_of(moves: Sequence[str], flipped: bool = False) -> Script:
+    """The board as the players left it: ``moves`` played, one second after the restart."""
+    return Script(position(moves).fen(), flipped=flipped).wait(1.0)
+
+
+def test_a_move_completed_while_the_daemon_was_down_is_that_move():
+    script = board_of([*OPENING, "f1b5"]).dump()
+    core, out = after_restart(OPENING, script.events)
+    assert [e.type for e in out] == ["game_resumed", "move"]
+    assert (out[0].ply, out[0].fen) == (4, position(OPENING).fen())
+    assert (out[1].ply, out[1].uci, out[1].by) == (5, "f1b5", "white")
+    assert core.board.fen() == position([*OPENING, "f1b5"]).fen()
+
+
+def test_a_move_in_progress_at_the_restart_completes_by_the_usual_rules():
+    script = board_of(OPENING).lift("f1").dump().wait(2.0)  # the bishop in the hand
+    script.put("b5", "B").settle()
+    _, out = after_restart(OPENING, script.events)
+    assert [e.type for e in out] == ["game_resumed", "move"]
+    assert played(out) == ["f1b5"]
+    assert kinds(out) == []
+
+
+def test_a_piece_on_two_squares_at_the_restart_is_a_move_under_way():
+    """The bishop set down on b5 before f1 reported empty, when the picture was taken."""
+    script = board_of(OPENING).put("b5", "B").dump().wait(0.3).lift("f1").settle()
+    _, out = after_restart(OPENING, script.events)
+    assert [e.type for e in out] == ["game_resumed", "move"]
+    assert played(out) == ["f1b5"]
+
+
+def test_a_capture_half_done_at_the_restart_is_no_displaced_piece():
+    moves = ["e2e4", "d7d5"]
+    script = board_of(moves).lift("d5").dump().wait(1.0)  # the victim off, e4 still home
+    script.lift("e4").put("d5", "P").settle()
+    _, out = after_restart(moves, script.events)
+    assert [e.type for e in out] == ["game_resumed", "move"]
+    assert played(out) == ["e4d5"]
+
+
+def test_with_a_clock_the_move_waits_for_the_press():
+    script = board_of([*OPENING, "f1b5"]).dump().start_clock("white").wait(3.0)
+    _, waiting = after_restart(OPENING, script.events, RulesSettings())
+    assert of_type(waiting, "move") == []  # no press yet: the hand may go on (6.7)
+    script.press()
+    _, out = after_restart(OPENING, script.events, RulesSettings())
+    assert [e.type for e in out if e.type != "clock"] == ["game_resumed", "move"]
+    assert played(out) == ["f1b5"]
+
+
+def test_a_press_made_while_the_daemon_was_down_is_not_waited_for():
+    """The opponent's clock already runs: the mover pressed before the restart."""
+    script = board_of([*OPENING, "f1b5"]).start_clock("black").dump().settle()
+    _, out = after_restart(OPENING, script.events, RulesSettings())
+    assert [e.type for e in out if e.type != "clock"] == ["game_resumed", "move"]
+    assert played(out) == ["f1b5"]
+    assert kinds(out) == []
+
+
+def test_a_board_turned_round_showing_the_move_is_that_move():
+    script = board_of([*OPENING, "f1c4"], flipped=True).dump()
+    _, out = after_restart(OPENING, script.events)
+    assert [e.type for e in out] == ["game_resumed", "move"]
+    assert played(out) == ["f1c4"]
+
+
+def test_a_board_no_move_explains_is_displaced_then_resumed_once():
+    # white's knight and black's bishop both off their squares: no move of white's
+    script = board_of(OPENING).lift("f3").put("g5", "N").lift("f8").put("c5", "b").dump()
+    script.wait(2.0).lift("c5").put("f8", "b").lift("g5").put("f3", "N").settle()
+    script.move("f1", "b5").settle()
+    _, out = after_restart(OPENING, script.events)
+    assert [e.type for e in out] == ["irregularity", "game_resumed", "move"]
+    assert kinds(out) == [("displaced_pieces", "7.3")]
+    restore = {item["square"]: item["piece"] for item in out[0].restore}
+    assert restore == {"f3": "N", "g5": None, "c5": None, "f8": "b"}
+    assert played(out) == ["f1b5"]
+
+
+def test_the_previous_position_on_the_board_is_displaced_not_a_move():
+    """The journal has a move the board no longer shows (taken back while down)."""
+    script = board_of(OPENING[:3]).dump()
+    _, out = after_restart(OPENING, script.events)
+    assert kinds(out) == [("displaced_pieces", "7.3")]
+    assert of_type(out, "game_resumed") == []
+
+
+def test_nothing_is_decided_before_the_first_whole_board_picture():
+    """Square reports before the board dump describe an unknown board."""
+    early = [SquareChange(0.5, "f1", None)]
+    _, silent = after_restart(OPENING, early)
+    assert silent == []
+    script = board_of(OPENING).dump()
+    _, out = after_restart(OPENING, [*early, *script.events])
+    assert [e.type for e in out] == ["game_resumed"]
+
+
+def test_one_game_resumed_per_restart_through_a_whole_game_of_changes():
+    script = board_of(OPENING).dump().move("f1", "c4").settle().move("g8", "f6").settle()
+    script.move("d2", "d3").settle()
+    _, out = after_restart(OPENING, script.events)
+    assert len(of_type(out, "game_resumed")) == 1
+    assert played(out) == ["f1c4", "g8f6", "d2d3"]
