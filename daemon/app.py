@@ -101,6 +101,7 @@ class Daemon:
         self._link_task: asyncio.Task[Any] | None = None
         self._clock_frames: asyncio.Queue[bytes] | None = None
         self._pending_clock_end: asyncio.TimerHandle | None = None
+        self._journal_sync_pending = False
         self.exit_code = 0
 
         self.headers = _game_headers(settings)
@@ -354,7 +355,7 @@ class Daemon:
             self._output(event.to_dict())
 
     def _output(self, event: dict[str, Any]) -> None:
-        notices = self.journal.record_event(event)  # disk first
+        notices = self.journal.append(event)  # disk first: the line survives a crash
         if self.events_out is not None:
             try:
                 self.events_out.write(json.dumps(event, ensure_ascii=False) + "\n")
@@ -376,7 +377,26 @@ class Daemon:
             self._clock_event(event)
         if self.on_event is not None:
             self.on_event(event)
+        self._sync_journal_soon()
         for notice in notices:
+            self._output(notice)
+
+    def _sync_journal_soon(self) -> None:
+        """fsync and the PGN rewrite once the outputs have the event (the speech must not
+        wait for an SD card); one sync serves every event of the same loop turn."""
+        if self._journal_sync_pending:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a caller outside the daemon's): at once
+            self._sync_journal()
+            return
+        self._journal_sync_pending = True
+        loop.call_soon(self._sync_journal)
+
+    def _sync_journal(self) -> None:
+        self._journal_sync_pending = False
+        for notice in self.journal.sync():
             self._output(notice)
 
     def _clock_event(self, event: dict[str, Any]) -> None:

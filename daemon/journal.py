@@ -185,6 +185,8 @@ class Journal:
         self._written = 0  # how many of them are on disk
         self._handle: TextIO | None = None
         self._rewrite = False  # the file must be written afresh (after a failure)
+        self._fsync_due = False  # appended events wait for sync() to be fsynced
+        self._pgn_due = False  # ... and for the PGN to be rewritten
         self.failed: str | None = None  # the error while storage is failing
 
     # -- resuming -----------------------------------------------------------------
@@ -221,21 +223,47 @@ class Journal:
         return self.path.with_suffix(".pgn") if self.path else None
 
     def record_event(self, event: dict[str, Any]) -> list[dict[str, Any]]:
-        """Append one feed event; returns notices to publish (possibly none)."""
+        """Append one feed event and make it durable at once; returns notices to
+        publish (possibly none)."""
+        return self.append(event) + self.sync()
+
+    def append(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """Write one feed event's line and flush it: from here it survives a crash or
+        ``kill -9`` of the daemon (it is in the kernel's page cache).
+
+        The slow steps (fsync, the PGN's atomic rewrite) wait for ``sync()``, so the
+        daemon can hand a move to the speech before the disk has finished with it:
+        an fsync on a Pi's SD card takes tens of milliseconds, and the blind player
+        must hear the move at once. A power cut inside that window loses at most the
+        last event from disk, which the board itself still shows; the resume compares
+        the board with the journal."""
         kind = event.get("type")
         notices = self._start_game() if kind == "game_start" else []
         if self.path is None or self._record is None:
             return []  # no game yet: the feed on stdout/broadcast still has it
         self._events.append(event)
         self._record.apply(event)
-        return notices + self._flush(durable=kind in DURABLE_TYPES, pgn=kind in PGN_TYPES)
+        self._fsync_due |= kind in DURABLE_TYPES
+        self._pgn_due |= kind in PGN_TYPES
+        return notices + self._flush(durable=False, pgn=False)
+
+    def sync(self) -> list[dict[str, Any]]:
+        """Finish what ``append`` left: fsync the journal when the game changed, and
+        rewrite the PGN beside it."""
+        if self.path is None or self._record is None or not (self._fsync_due or self._pgn_due):
+            return []
+        durable, pgn = self._fsync_due, self._pgn_due
+        self._fsync_due = self._pgn_due = False
+        return self._flush(durable=durable, pgn=pgn)
 
     def close(self) -> None:
+        self.sync()
         self._close_handle()
 
     def _start_game(self) -> list[dict[str, Any]]:
+        notices = self.sync()  # the previous game, finished on disk
         self._close_handle()
-        notices = self._ensure_directory()
+        notices += self._ensure_directory()
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(self._clock()))
         number = 1
         while (self.directory / f"{stamp}-{number:02d}{JOURNAL_SUFFIX}").exists():

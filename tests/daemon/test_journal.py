@@ -31,6 +31,33 @@ def test_every_event_is_on_disk_and_the_pgn_follows_each_move(tmp_path: Path) ->
     assert not list(tmp_path.glob(".*.tmp")), "the PGN's temporary file was left behind"
 
 
+def test_append_puts_the_line_on_disk_and_leaves_fsync_and_pgn_to_sync(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The daemon hands a move to the speech between append and sync: the line must be
+    readable from the file at once (a crashed daemon loses nothing), and the slow
+    steps (fsync, the PGN) must come only with sync."""
+    import daemon.journal as journal_module
+
+    synced: list[int] = []
+    real_fsync = journal_module.os.fsync
+    monkeypatch.setattr(journal_module.os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    journal = Journal(tmp_path, fsync=True)
+    feed = feed_of_game(OPENING[:2])
+    for event in feed[:2]:
+        assert journal.append(event) == []
+    assert [json.loads(line) for line in journal.path.read_text().splitlines()] == feed[:2]
+    assert synced == [] and not journal.pgn_path.exists()
+    assert journal.sync() == []
+    assert synced and pgn_moves(journal.pgn_path.read_text()) == OPENING[:1]
+    synced.clear()
+    assert journal.sync() == []  # nothing new: nothing to do
+    assert synced == []
+    journal.append(feed[2])
+    journal.close()  # closing finishes what append left
+    assert pgn_moves(journal.pgn_path.read_text()) == OPENING[:2]
+
+
 def test_each_game_gets_its_own_journal(tmp_path: Path) -> None:
     journal = Journal(tmp_path, clock=lambda: 1_700_000_000.0)
     for event in feed_of_game(OPENING[:2], result="1-0") + feed_of_game(OPENING[:4]):
