@@ -103,7 +103,7 @@ class Result:
     to_speech: list[float]
     wrong: int  # moves the daemon got wrong or missed
     unspoken: int  # moves with no player start before the next move
-    journal: list[float] = field(default_factory=list)  # record_event of each move
+    journal: list[float] = field(default_factory=list)  # journal append of each move
     rest: list[float] = field(default_factory=list)  # to event, less the journal's write
     problems: list[str] = field(default_factory=list)  # speech failures reported
 
@@ -146,18 +146,19 @@ async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: s
         on_event=on_event,
     )
     journal_times: dict[int, float] = {}
-    record_event = daemon.journal.record_event
+    append = daemon.journal.append
 
-    def timed_record(event: dict[str, Any]) -> Any:
-        """Only times the journal's write (disk first: every output waits for it)."""
+    def timed_append(event: dict[str, Any]) -> Any:
+        """Only times the journal's write that comes before every output (disk first);
+        its fsync and PGN rewrite follow the outputs (``Journal.sync``)."""
         before = time.perf_counter()
         try:
-            return record_event(event)
+            return append(event)
         finally:
             if event.get("type") == "move":
                 journal_times[int(event["ply"])] = time.perf_counter() - before
 
-    daemon.journal.record_event = timed_record  # type: ignore[method-assign]
+    daemon.journal.append = timed_append  # type: ignore[method-assign]
     try:
         await daemon.start()
         for _ in range(300):
