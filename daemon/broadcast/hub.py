@@ -22,7 +22,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from daemon.broadcast.settings import BoardSettings, BroadcastSettings
 from daemon.gamerecord import GameHeaders, GameRecord, today_pgn_date
@@ -48,12 +48,52 @@ def figurine(san: str) -> str:
 
 @dataclass(slots=True)
 class Message:
-    """One message for viewers, already serialised."""
+    """One message for viewers, already serialised; each wire format is encoded
+    on first use and then shared by every viewer of that format."""
 
     kind: str  # "event", "snapshot", "status"
     data: str  # JSON
     seq: int | None = None  # the SSE id, for feed events only
     board: str | None = None
+    _sse: bytes | None = field(default=None, repr=False, compare=False)
+    _chunk: bytes | None = field(default=None, repr=False, compare=False)
+    _ws: bytes | None = field(default=None, repr=False, compare=False)
+
+    def sse(self) -> bytes:
+        """The Server-Sent Events frame (``id:`` for feed events, then ``data:``)."""
+        if self._sse is None:
+            head = f"id: {self.seq}\n" if self.seq is not None else ""
+            self._sse = f"{head}data: {self.data}\n\n".encode()
+        return self._sse
+
+    def sse_chunk(self) -> bytes:
+        """The SSE frame as one HTTP/1.1 chunk (a streamed response's framing)."""
+        if self._chunk is None:
+            frame = self.sse()
+            self._chunk = b"%x\r\n%b\r\n" % (len(frame), frame)
+        return self._chunk
+
+    def ws_frame(self) -> bytes:
+        """An unmasked, uncompressed WebSocket text frame, as a server sends it."""
+        if self._ws is None:
+            payload = self.data.encode()
+            size = len(payload)
+            if size < 126:
+                head = bytes((0x81, size))
+            elif size < 1 << 16:
+                head = bytes((0x81, 126)) + size.to_bytes(2, "big")
+            else:
+                head = bytes((0x81, 127)) + size.to_bytes(8, "big")
+            self._ws = head + payload
+        return self._ws
+
+
+class Sink(Protocol):
+    """Where a viewer's messages go when they are written at once (see viewers.py)."""
+
+    def send(self, message: Message) -> bool: ...
+
+    def send_backlog(self, messages: list[Message]) -> bool: ...
 
 
 @dataclass(slots=True)
@@ -77,13 +117,22 @@ class BoardFeed:
 
 
 class Subscriber:
-    """One viewer's bounded queue; ``dropped`` once it fell too far behind."""
+    """One viewer. With a ``sink`` (the web app's viewers) each message is written
+    at once; without one it waits in a bounded queue for ``get``. Either way a
+    viewer too far behind is ``dropped`` on the spot, never waited for."""
 
-    def __init__(self, boards: frozenset[str] | None, with_state: bool, limit: int) -> None:
+    def __init__(
+        self,
+        boards: frozenset[str] | None,
+        with_state: bool,
+        limit: int,
+        sink: Sink | None = None,
+    ) -> None:
         self.boards = boards
         self.with_state = with_state
         self.limit = max(1, limit)
         self.queue: deque[Message] = deque()
+        self.sink = sink
         self.dropped = False
         self.closed = False
         self._wakeup = asyncio.Event()
@@ -93,8 +142,14 @@ class Subscriber:
         return board is None or self.boards is None or board in self.boards
 
     def offer(self, message: Message) -> bool:
-        """Queue without waiting; False (and dropped) when the viewer is too far behind."""
+        """Deliver or queue without waiting; False (and dropped) when the viewer is
+        gone or too far behind."""
         if self.dropped or self.closed:
+            return False
+        if self.sink is not None:
+            if self.sink.send(message):
+                return True
+            self.drop()
             return False
         if len(self.queue) >= self.limit:
             self.drop()
@@ -115,12 +170,19 @@ class Subscriber:
             except Exception:
                 log.debug("closing a dropped viewer failed", exc_info=True)
 
+    async def wait_dropped(self) -> None:
+        """Until the viewer is dropped (it went away, fell behind, or the server stops)."""
+        while not self.dropped:
+            self._wakeup.clear()
+            await self._wakeup.wait()
+
     async def get(self, timeout: float) -> Message | None:
-        """The next message, or None after ``timeout`` seconds of silence or a drop."""
+        """The next queued message, or None after ``timeout`` seconds of silence or a drop."""
         if not self.queue and not self.dropped:
             self._wakeup.clear()
             try:
-                await asyncio.wait_for(self._wakeup.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._wakeup.wait()
             except TimeoutError:
                 return None
         if self.dropped or not self.queue:
@@ -246,13 +308,14 @@ class Hub:
             separators=(",", ":"),
         )
         self.history.append((self.seq, board_id, event, lean))
+        lean_message = Message("event", lean, self.seq, board_id)
+        full_message: Message | None = None
         page_state: dict[str, Any] | None = None
-        full: str | None = None
         for subscriber in list(self.subscribers):
             if not subscriber.wants(board_id):
                 continue
             if subscriber.with_state:
-                if full is None:
+                if full_message is None:
                     page_state = self.page_state(board_id)
                     full = json.dumps(
                         {
@@ -264,9 +327,10 @@ class Hub:
                         },
                         separators=(",", ":"),
                     )
-                message = Message("event", full, self.seq, board_id)
+                    full_message = Message("event", full, self.seq, board_id)
+                message = full_message
             else:
-                message = Message("event", lean, self.seq, board_id)
+                message = lean_message
             if not subscriber.offer(message):
                 self._forget(subscriber)
         if self.listeners:
@@ -302,10 +366,9 @@ class Hub:
             {"kind": "status", "board": board_id, "status": feed.status.to_dict()},
             separators=(",", ":"),
         )
+        message = Message("status", data, None, board_id)
         for subscriber in list(self.subscribers):
-            if subscriber.wants(board_id) and not subscriber.offer(
-                Message("status", data, None, board_id)
-            ):
+            if subscriber.wants(board_id) and not subscriber.offer(message):
                 self._forget(subscriber)
         for listener in list(self.listeners):
             try:
@@ -343,21 +406,32 @@ class Hub:
         *,
         with_state: bool = False,
         last_seq: int | None = None,
+        sink: Sink | None = None,
     ) -> Subscriber:
         """A new viewer. With ``last_seq`` it first gets what it missed, if the
-        history still holds it, else (and without ``last_seq``) a snapshot."""
+        history still holds it, else (and without ``last_seq``) a snapshot. With a
+        ``sink`` that backlog is written at once, and every message after it."""
         subscriber = Subscriber(
             frozenset(boards) if boards is not None else None,
             with_state,
             self.settings.client_queue,
+            sink,
         )
         backlog = self.since(last_seq) if last_seq is not None else None
+        first: list[Message]
         if backlog is None or with_state:
-            subscriber.queue.append(self.snapshot(subscriber.boards))
+            first = [self.snapshot(subscriber.boards)]
         else:
-            for seq, board_id, _event, lean in backlog:
-                if subscriber.wants(board_id):
-                    subscriber.queue.append(Message("event", lean, seq, board_id))
+            first = [
+                Message("event", lean, seq, board_id)
+                for seq, board_id, _event, lean in backlog
+                if subscriber.wants(board_id)
+            ]
+        if sink is None:
+            subscriber.queue.extend(first)
+        elif not sink.send_backlog(first):
+            subscriber.drop()
+            return subscriber
         self.subscribers.add(subscriber)
         return subscriber
 

@@ -13,16 +13,17 @@ import contextlib
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import chess
 import chess.svg
-from aiohttp import WSMsgType, web
+from aiohttp import HttpVersion11, WSMsgType, web
 
 from daemon.broadcast.controls import ACTIONS, ControlError, build_request, token_ok
-from daemon.broadcast.hub import Hub, Message, Subscriber
+from daemon.broadcast.hub import Hub, Subscriber
 from daemon.broadcast.page import PAGE
+from daemon.broadcast.viewers import SSE_CHUNKED, SSE_PLAIN, WS_TEXT, TransportSink, http_chunk
 from drivers.sensors import Request
 
 log = logging.getLogger(__name__)
@@ -136,11 +137,6 @@ async def state_json(request: web.Request) -> web.Response:
     )
 
 
-def _sse_frame(message: Message) -> bytes:
-    head = f"id: {message.seq}\n" if message.seq is not None else ""
-    return f"{head}data: {message.data}\n\n".encode()
-
-
 def _closer(request: web.Request) -> Callable[[], None]:
     """Closes a viewer's connection when the hub drops it, even mid-write."""
 
@@ -165,22 +161,32 @@ async def events_sse(request: web.Request) -> web.StreamResponse:
             "X-Accel-Buffering": "no",
         }
     )
+    # HTTP/1.1 streams in chunks; we frame them ourselves when writing directly.
+    chunked = request.version >= HttpVersion11
+    if chunked:
+        response.enable_chunked_encoding()
     await response.prepare(request)
-    subscriber = hub.subscribe(boards, with_state=with_state, last_seq=_last_seq(request))
-    subscriber.on_drop = _closer(request)
-    settings = hub.settings
-    ping = b"event: ping\ndata: {}\n\n" if with_state else b": keep-alive\n\n"
     try:
-        await response.write(b"retry: 1000\n\n")
-        while not subscriber.dropped:
-            message = await subscriber.get(settings.keepalive)
-            transport = request.transport
-            if subscriber.dropped or transport is None or transport.is_closing():
-                break  # dropped, or the viewer went away
-            frame = ping if message is None else _sse_frame(message)
-            await asyncio.wait_for(response.write(frame), settings.write_timeout)
-    except (ConnectionError, TimeoutError, RuntimeError):
-        log.debug("an SSE viewer went away")
+        await response.write(b"retry: 1000\n\n")  # also sends the headers
+    except (ConnectionError, RuntimeError):
+        return response
+    transport = request.transport
+    if transport is None or transport.is_closing():
+        return response
+    ping = b"event: ping\ndata: {}\n\n" if with_state else b": keep-alive\n\n"
+    sink = TransportSink(
+        transport,
+        SSE_CHUNKED if chunked else SSE_PLAIN,
+        ping=http_chunk(ping) if chunked else ping,
+        max_messages=hub.settings.client_queue,
+    )
+    # From here on the hub writes every message straight to the transport.
+    subscriber = hub.subscribe(
+        boards, with_state=with_state, last_seq=_last_seq(request), sink=sink
+    )
+    subscriber.on_drop = _closer(request)
+    try:
+        await subscriber.wait_dropped()
     finally:
         hub.unsubscribe(subscriber)
     return response
@@ -191,43 +197,63 @@ async def events_ws(request: web.Request) -> web.StreamResponse:
     boards = _boards_param(request, hub) if "board" in request.query else None
     if isinstance(boards, web.Response):
         return boards
-    ws = web.WebSocketResponse(heartbeat=hub.settings.keepalive, max_msg_size=4096)
+    # Uncompressed, so that one encoded frame serves every viewer.
+    ws = web.WebSocketResponse(heartbeat=hub.settings.keepalive, max_msg_size=4096, compress=False)
     await ws.prepare(request)
+    transport = request.transport
+    if transport is None or transport.is_closing():
+        return ws
+    sink = TransportSink(transport, WS_TEXT, ping=None, max_messages=hub.settings.client_queue)
     subscriber = hub.subscribe(
         boards,
         with_state=request.query.get("state") in ("1", "true", "yes"),
         last_seq=_last_seq(request),
+        sink=sink,
     )
     subscriber.on_drop = _closer(request)
-
-    async def reader() -> None:
-        # Read-only feed: incoming messages are ignored, but reading notices a close.
-        async for msg in ws:
-            if msg.type in (WSMsgType.CLOSE, WSMsgType.ERROR):
-                break
-        subscriber.closed = True
-        subscriber.drop()
-
-    reading = asyncio.create_task(reader())
     try:
-        while not subscriber.dropped:
-            message = await subscriber.get(hub.settings.keepalive)
-            if subscriber.dropped or ws.closed:
+        # Read-only feed: incoming messages are ignored, but reading notices a
+        # close, and a drop (the connection aborted) ends the reading.
+        async for msg in ws:
+            if msg.type in (WSMsgType.CLOSE, WSMsgType.ERROR) or subscriber.dropped:
                 break
-            if message is None:
-                continue  # the heartbeat keeps the socket alive
-            await asyncio.wait_for(ws.send_str(message.data), hub.settings.write_timeout)
-    except (ConnectionError, TimeoutError, RuntimeError):
-        subscriber.drop()
+    except (ConnectionError, RuntimeError):
+        log.debug("a WebSocket viewer went away")
     finally:
+        subscriber.closed = True
         hub.unsubscribe(subscriber)
-        reading.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await reading
         if not ws.closed:
             with contextlib.suppress(Exception):
                 await ws.close()
     return ws
+
+
+async def _tick_viewers(hub: Hub) -> None:
+    """One timer for every viewer: keep-alives for idle streams, and dropping a
+    connection that went away or whose buffer has not moved for ``write_timeout``."""
+    settings = hub.settings
+    period = max(0.05, min(settings.keepalive, settings.write_timeout) / 2)
+    while True:
+        await asyncio.sleep(period)
+        for subscriber in list(hub.subscribers):
+            sink = subscriber.sink
+            if not isinstance(sink, TransportSink) or subscriber.dropped:
+                continue
+            if sink.transport.is_closing():
+                subscriber.drop()  # the viewer went away
+            elif not sink.tick(period, settings.keepalive, settings.write_timeout):
+                log.info("dropped a viewer whose connection stalled for %.0f s",
+                         settings.write_timeout)  # fmt: skip
+                subscriber.drop()
+                hub._forget(subscriber)
+
+
+async def _viewer_ticker(app: web.Application) -> AsyncIterator[None]:
+    task = asyncio.create_task(_tick_viewers(app[HUB_KEY]))
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def _offered_token(request: web.Request) -> str | None:
@@ -291,6 +317,7 @@ def build_app(
     app[ON_REQUEST_KEY] = on_request
     loop_time = asyncio.get_running_loop().time if now is None else None
     app[NOW_KEY] = now or loop_time
+    app.cleanup_ctx.append(_viewer_ticker)
     app.router.add_get("/", page)
     app.router.add_get("/board.svg", board_svg)
     app.router.add_get("/game.pgn", game_pgn)
