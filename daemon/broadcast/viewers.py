@@ -127,7 +127,7 @@ class TransportSink:
             self.idle = 0.0
         else:
             self.idle += period
-        if self.ping is not None and self.idle + period > keepalive:
+        if self.ping is not None and self.idle + period >= keepalive - 1e-9:
             self._write(self.ping)
             self.wrote = False
             self.idle = 0.0
