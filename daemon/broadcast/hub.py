@@ -3,13 +3,15 @@
 The daemon calls ``publish`` for every feed event. The hub numbers it (the
 sequence number is the SSE event id), folds it into that board's
 ``GameRecord``, keeps it in a bounded history for viewers that resume, and
-offers it to every subscriber's bounded queue. Offering never waits: a viewer
-whose queue is full is dropped on the spot (it reconnects and resumes with
-``Last-Event-ID``), so a thousand viewers or one stalled phone cannot slow the
-rules core. Listeners (the MQTT publisher) are called synchronously and must
-not block either.
+offers it to every subscriber: the web app's viewers have it written at once to
+their connection (``viewers.TransportSink``), others get a bounded queue.
+Offering never waits: a viewer too far behind is dropped on the spot (it
+reconnects and resumes with ``Last-Event-ID``), so a thousand viewers or one
+stalled phone cannot slow the rules core. Listeners (the MQTT publisher) are
+called synchronously and must not block either.
 
-Messages are serialised once per event, not once per viewer.
+Messages are serialised once per event, not once per viewer, and each wire
+format (SSE frame, HTTP chunk, WebSocket frame) is encoded once per message.
 """
 
 from __future__ import annotations
@@ -439,11 +441,20 @@ class Hub:
         subscriber.closed = True
         self.subscribers.discard(subscriber)
 
+    def drop_viewer(self, subscriber: Subscriber, why: str) -> None:
+        """Drop a viewer the web app found stuck (counted like one fallen behind)."""
+        subscriber.drop()
+        if subscriber in self.subscribers:
+            self.subscribers.discard(subscriber)
+            self.dropped_viewers += 1
+            log.info("dropped a viewer: %s", why)
+
     def _forget(self, subscriber: Subscriber) -> None:
         if subscriber in self.subscribers:
             self.subscribers.discard(subscriber)
             self.dropped_viewers += 1
-            log.info("dropped a viewer that fell %d messages behind", subscriber.limit)
+            log.info("dropped a viewer that fell behind (%d messages or its buffer's bound)",
+                     subscriber.limit)  # fmt: skip
 
     def since(self, last_seq: int) -> list[tuple[int, str, dict[str, Any], str]] | None:
         """Feed entries after ``last_seq``; None when the history cannot tell

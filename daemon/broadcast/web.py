@@ -242,10 +242,7 @@ async def _tick_viewers(hub: Hub) -> None:
             if sink.transport.is_closing():
                 subscriber.drop()  # the viewer went away
             elif not sink.tick(period, settings.keepalive, settings.write_timeout):
-                log.info("dropped a viewer whose connection stalled for %.0f s",
-                         settings.write_timeout)  # fmt: skip
-                subscriber.drop()
-                hub._forget(subscriber)
+                hub.drop_viewer(subscriber, f"its connection stalled {settings.write_timeout} s")
 
 
 async def _viewer_ticker(app: web.Application) -> AsyncIterator[None]:
