@@ -179,6 +179,8 @@ class RulesCore:
         self._resume_pending = False
         self._resume_clock_open = False  # the first clock report after resume not yet seen
         self._board_known = False  # a BoardDump has told every square
+        #: the position whose move was under way at a restart: its first touch is unknown
+        self._touches_unknown: list[Node] = []
         self._chess960 = False
         self._orientation_open = False  # set_position before the board showed it
         self._touch_survives = False  # 7.4a: 4.3 applies to the move replacing an illegal one
@@ -397,9 +399,11 @@ class RulesCore:
         """After ``resume``: does the board agree with the journal, or explain a move?
 
         The player on move may have completed a move while the daemon was down
-        (or be in the middle of one): a legal child of the journal's position or
-        a move in progress resumes the game at the journal's position, and the
-        move then completes by the usual rules (a press, the settle time). Only
+        (or be in the middle of one, or the opponent already replying, as inside
+        one settle window in play): a legal child of the journal's position or a
+        move in progress, or a reply to one, resumes the game at the journal's
+        position, and the moves complete by the usual rules (a press, the settle
+        time). Only
         a board no move explains is displaced pieces; the core waits for it.
         An unexplained board must stand for the settle time, as in play: the
         picture taken at the reconnection may catch a hand mid-move. Until the
@@ -416,14 +420,30 @@ class RulesCore:
                 self._end_resume(t, flipped, out)
                 return
         for flipped, key in views:
-            if (
-                node.match(key) is not None
-                or self._in_progress(node, key)
-                or self._between(node, key)
-            ):
-                self._end_resume(t, flipped, out)
-                self._on_board_change(t, out)  # the move under way, by the usual rules
-                return
+            replied = None  # the move made, when the board shows the opponent replying
+            if self._explains(node, key):
+                if not is_subset(key, node.key):  # the move stood, then a reply's lift
+                    replied = next(
+                        (
+                            node.child(move)
+                            for child_key, move in node.legal_children().items()
+                            if is_subset(key, child_key) and key != child_key
+                        ),
+                        None,
+                    )
+            else:
+                children = (node.child(move) for move in node.legal_children().values())
+                replied = next((c for c in children if self._explains(c, key)), None)
+                if replied is None:
+                    continue
+            self._end_resume(t, flipped, out)
+            self._touches_unknown = [node]  # the move began before the restart (4.3)
+            if replied is not None:  # the board showed that move before the restart
+                replied.seen_at = t
+                self._seen = [replied]
+                self._touches_unknown.append(replied)
+            self._on_board_change(t, out)  # the move under way, by the usual rules
+            return
         if not settled:
             self._arm(t)
         elif not self._irregular:
@@ -431,6 +451,12 @@ class RulesCore:
             self._irregular = True
             self._reported_key = key
             out.append(self._irregularity(t, "displaced_pieces", None, key, detail="resume"))
+
+    def _explains(self, node: Node, key: bytes) -> bool:
+        """A legal move of ``node`` on the board, or under way."""
+        return (
+            node.match(key) is not None or self._in_progress(node, key) or self._between(node, key)
+        )
 
     def _between(self, node: Node, key: bytes) -> bool:
         """Each square as in ``node`` or as in one legal move of it, or emptied by a hand.
@@ -677,7 +703,7 @@ class RulesCore:
                 correction=correction,
             )
         )
-        if touch_check:
+        if touch_check and all(node is not n for n in self._touches_unknown):
             out.extend(self._touch_irregularities(t, node, move, child))
         self._node = child
         self._seen = [n for n in self._seen if n is not child and _descends(n, child)]

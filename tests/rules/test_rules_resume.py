@@ -7,14 +7,18 @@ pieces (7.3). One ``game_resumed`` per restart, whatever the board does.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
+from dataclasses import replace
 
 import chess
-from rules_support import Script, kinds, of_type, played
+import pytest
+from rules_support import Script, kinds, lawful_moves, of_type, played, read_games
 
 from daemon.events import DomainEvent
 from daemon.rules import RulesCore, RulesSettings
-from drivers.sensors import SensorEvent, SquareChange
+from drivers.handling import human_sensor_log
+from drivers.sensors import BoardDump, ClockReport, SensorEvent, SquareChange
 
 NO_CLOCK = RulesSettings(use_clock=False)
 OPENING = ["e2e4", "e7e5", "g1f3", "b8c6"]
@@ -74,6 +78,15 @@ def test_a_piece_on_two_squares_at_the_restart_is_a_move_under_way():
     assert played(out) == ["f1b5"]
 
 
+def test_a_reply_under_way_at_the_restart_completes_both_moves():
+    """White moved, black is already replying: as with a fast reply in play."""
+    script = board_of([*OPENING, "f1c4"]).lift("f8").dump().wait(0.4).put("c5", "b").settle()
+    _, out = after_restart(OPENING, script.events)
+    assert [e.type for e in out] == ["game_resumed", "move", "move"]
+    assert played(out) == ["f1c4", "f8c5"]
+    assert kinds(out) == []
+
+
 def test_a_capture_half_done_at_the_restart_is_no_displaced_piece():
     moves = ["e2e4", "d7d5"]
     script = board_of(moves).lift("d5").dump().wait(1.0)  # the victim off, e4 still home
@@ -110,15 +123,15 @@ def test_a_board_turned_round_showing_the_move_is_that_move():
 
 
 def test_a_board_no_move_explains_is_displaced_then_resumed_once():
-    # white's knight and black's bishop both off their squares: no move of white's
-    script = board_of(OPENING).lift("f3").put("g5", "N").lift("f8").put("c5", "b").dump()
-    script.wait(2.0).lift("c5").put("f8", "b").lift("g5").put("f3", "N").settle()
+    # two of white's pieces moved: no move of white's, nor a reply, explains that
+    script = board_of(OPENING).lift("f3").put("g5", "N").lift("f1").put("c4", "B").dump()
+    script.wait(2.0).lift("c4").put("f1", "B").lift("g5").put("f3", "N").settle()
     script.move("f1", "b5").settle()
     _, out = after_restart(OPENING, script.events)
     assert [e.type for e in out] == ["irregularity", "game_resumed", "move"]
     assert kinds(out) == [("displaced_pieces", "7.3")]
     restore = {item["square"]: item["piece"] for item in out[0].restore}
-    assert restore == {"f3": "N", "g5": None, "c5": None, "f8": "b"}
+    assert restore == {"f3": "N", "g5": None, "f1": "B", "c4": None}
     assert played(out) == ["f1b5"]
 
 
@@ -146,3 +159,46 @@ def test_one_game_resumed_per_restart_through_a_whole_game_of_changes():
     _, out = after_restart(OPENING, script.events)
     assert len(of_type(out, "game_resumed")) == 1
     assert played(out) == ["f1c4", "g8f6", "d2d3"]
+
+
+def board_at(log: Sequence[SensorEvent], cut: int) -> str:
+    """What the board shows after the first ``cut`` sensor events: the reconnection's dump."""
+    squares = chess.BaseBoard.empty()
+    for event in log[:cut]:
+        if isinstance(event, BoardDump):
+            squares = chess.BaseBoard(event.placement)
+        elif isinstance(event, SquareChange):
+            square = chess.parse_square(event.square)
+            piece = chess.Piece.from_symbol(event.piece) if event.piece else None
+            squares.set_piece_at(square, piece)
+    return squares.board_fen()
+
+
+@pytest.mark.parametrize("with_clock", [True, False])
+def test_killed_anywhere_in_real_games_the_game_goes_on_without_a_false_alarm(
+    shared, with_clock: bool
+):
+    """Restarted at random sensor events of real games: the journal holds the moves
+    decided so far, the board is as the hands left it. Every move is recognised once,
+    one game_resumed per restart, no irregularity (the players did nothing wrong)."""
+    rng = random.Random(8)
+    games = read_games(shared / "data" / "games.pgn", limit=60)
+    games = [g for g in games if not g.needs_set_position][:30]
+    settings = RulesSettings(use_clock=with_clock)
+    for game in games:
+        log = human_sensor_log(game.start, game.moves, seed=game.index, with_clock=with_clock)
+        cut = rng.randrange(2, len(log) - 1)
+        before = RulesCore(settings)
+        for event in log[:cut]:
+            before.feed(event)  # the daemon until the kill; the journal has its moves
+        journal = [m.uci() for m in before.moves]
+        t = log[cut].t
+        restart: list[SensorEvent] = [BoardDump(t, board_at(log, cut))]
+        clocks = [e for e in log[:cut] if isinstance(e, ClockReport)]
+        if clocks:  # the link asks the clock for its times at start-up
+            restart.append(replace(clocks[-1], t=t))
+        _, out = after_restart(journal, [*restart, *log[cut:]], settings)
+        context = f"game {game.index}, cut {cut}/{len(log)}, journal ply {len(journal)}"
+        assert len(of_type(out, "game_resumed")) == 1, context
+        assert kinds(out) == [], context
+        assert journal + played(out) == lawful_moves(game), context
