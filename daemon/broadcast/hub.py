@@ -97,6 +97,8 @@ class Sink(Protocol):
 
     def send_backlog(self, messages: list[Message]) -> bool: ...
 
+    def gone(self) -> bool: ...
+
 
 @dataclass(slots=True)
 class BoardStatus:
@@ -151,6 +153,7 @@ class Subscriber:
         if self.sink is not None:
             if self.sink.send(message):
                 return True
+            self.closed = self.sink.gone()  # it left by itself: not counted as dropped
             self.drop()
             return False
         if len(self.queue) >= self.limit:
@@ -450,7 +453,9 @@ class Hub:
             log.info("dropped a viewer: %s", why)
 
     def _forget(self, subscriber: Subscriber) -> None:
-        if subscriber in self.subscribers:
+        if subscriber.closed:
+            self.subscribers.discard(subscriber)
+        elif subscriber in self.subscribers:
             self.subscribers.discard(subscriber)
             self.dropped_viewers += 1
             log.info("dropped a viewer that fell behind (%d messages or its buffer's bound)",

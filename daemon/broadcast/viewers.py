@@ -75,6 +75,10 @@ class TransportSink:
         self.stalled = 0.0  # seconds with a buffer that did not move
         self.last_delivered = 0
 
+    def gone(self) -> bool:
+        """The viewer closed its connection (or it was aborted)."""
+        return self.transport.is_closing()
+
     def _delivered(self) -> tuple[int, int]:
         """(bytes waiting in the transport, bytes it passed on to the kernel)."""
         buffered = self.transport.get_write_buffer_size()
