@@ -68,7 +68,7 @@ async def test_an_http10_viewer_gets_a_plain_event_stream(live):
     writer.write(b"GET /events HTTP/1.0\r\nHost: localhost\r\n\r\n")
     head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), WAIT)
     assert head.startswith(b"HTTP/1.0 200") and b"chunked" not in head.lower()
-    for _ in range(20):  # the viewer is registered once the snapshot is written
+    for _ in range(int(WAIT * 20)):  # registered once the snapshot is written
         if server.broadcaster.hub.subscribers:
             break
         await asyncio.sleep(0.05)
