@@ -260,8 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{mode}: all runs pooled: to event {spread_ms(all_events)}")
             print(f"{mode}: all runs pooled: to speech {spread_ms(all_speech)}")
             print(
-                f"{mode}: of which the journal's write of the move (fsync, PGN), before "
-                f"any output sees it: {spread_ms(all_journal)}"
+                f"{mode}: of which the journal's append of the move, before any output "
+                f"sees it (fsync and PGN follow the outputs): {spread_ms(all_journal)}"
             )
             print(f"{mode}: to event without the journal's write: {spread_ms(all_rest)}")
     if failed:
