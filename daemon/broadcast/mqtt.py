@@ -8,15 +8,25 @@ Topics, one set per board::
     <prefix>/<tournament>/<round>/<board>/status   {"online": ...}, retained;
                                                     the last will says offline
 
-An event payload is ``{"origin", "seq", "board", "event"}``: ``origin`` names
-this run of the daemon (its numbering restarts with it), ``seq`` orders the
-events, so a subscriber drops the duplicates a reconnect can bring.
+An event payload is ``{"origin", "seq", "prev", "board", "event"}``: ``origin``
+names this run of the daemon (its numbering restarts with it), ``seq`` orders the
+events, so a subscriber drops the duplicates a reconnect can bring; ``prev`` is
+the ``seq`` of this board's previous event of this run (0 for its first), so a
+subscriber knows whether it holds everything before an event.
 
-Nothing is lost while the broker is away: paho keeps every QoS 1 message until
-the broker acknowledges it and sends them again after reconnecting; beyond
-paho's queue (``buffer`` messages) the events wait in our own bounded queue and
-go out as acknowledgements free room. State and PGN are "latest wins": they
-are published again on every connect, never queued.
+Nothing is lost while the broker is away, and the events reach the broker in
+their order. An event is handed to paho only while connected: paho keeps it
+until the broker acknowledges it and sends it again after a reconnect. While
+not connected the events wait in our own bounded queue (``buffer`` messages)
+and go out, oldest first, once connected and as acknowledgements free room in
+paho's (``buffer`` unacknowledged messages). Handing them to paho while not
+connected would reorder them: paho 2.x stores a message published before its
+socket exists and sends it only after the CONNACK, but writes one published
+while CONNACK is awaited at once, so a burst around the connect arrived with
+its later events first (and a relay dropped the earlier ones as duplicates).
+Each event also names the board's previous ``seq`` (``prev``), so a subscriber
+can tell a gap from a duplicate. State and PGN are "latest wins": they are
+published again on every connect, never queued.
 
 The hub calls ``on_feed`` on the event loop; it only hands messages to paho
 (which never waits for the network: its own thread does the I/O).
@@ -91,6 +101,8 @@ class MqttPublisher:
         self.waiting: deque[bytes] = deque()  # events paho had no room for
         self.lost = 0  # events dropped because even our buffer was full
         self.published = 0
+        # the seq of this board's last event: each event names it as its ``prev``
+        self.last_seq = hub.boards[board_id].seq
         self._last_pgn: str | None = None
         self._pgn_key: tuple[Any, ...] | None = None
         self._last_state: bytes | None = None
@@ -144,10 +156,15 @@ class MqttPublisher:
         if board_id != self.board_id:
             return
         if not event.get("type", "").startswith("_"):
-            payload = json.dumps(
-                {"origin": self.origin, "seq": seq, "board": board_id, "event": event},
-                separators=(",", ":"),
-            ).encode()
+            envelope = {
+                "origin": self.origin,
+                "seq": seq,
+                "prev": self.last_seq,
+                "board": board_id,
+                "event": event,
+            }
+            self.last_seq = seq
+            payload = json.dumps(envelope, separators=(",", ":")).encode()
             self._send_event(payload)
         elif self.connected:  # the link or battery changed
             self.client.publish(
@@ -158,7 +175,7 @@ class MqttPublisher:
     def _send_event(self, payload: bytes) -> None:
         if self.waiting:
             self._flush()
-        if not self.waiting and self._hand_to_paho(payload):
+        if not self.waiting and self.connected and self._hand_to_paho(payload):
             return
         self.waiting.append(payload)
         while len(self.waiting) > max(1, self.mqtt.buffer):
@@ -174,7 +191,9 @@ class MqttPublisher:
         return False
 
     def _flush(self) -> None:
-        while self.waiting and self._hand_to_paho(self.waiting[0]):
+        """Hand the waiting events to paho in order, while connected (see the
+        module's docstring: paho reorders what it is given before the CONNACK)."""
+        while self.waiting and self.connected and self._hand_to_paho(self.waiting[0]):
             self.waiting.popleft()
 
     def _publish_state(self, state: dict[str, Any]) -> None:

@@ -8,8 +8,15 @@ lichess broadcast polls), ``/state.json``.
 A retained ``state`` gives a board joining late its whole game; ``events``
 then continue it. The relay keeps a persistent session (fixed client id, clean
 session off), so events published while it reconnects after a broker restart
-wait at the broker for it. Duplicates (a resend after a lost acknowledgement)
-are dropped by ``(origin, seq)``.
+wait at the broker for it.
+
+The relay joins at any moment and messages may come in any order (a relay
+subscribing in the middle of a burst, a resend after a reconnect), so a board's
+record only ever grows without a hole: an event is applied when it follows the
+last one applied (its ``prev`` is that ``seq``, or 0 for the first event of a
+daemon's run); one after a hole waits until the missing events or a ``state``
+covering them arrive; one at or below the last applied ``seq`` is a duplicate.
+A ``state`` is loaded unless the record, complete, is already that far.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 import paho.mqtt.client as mqtt
@@ -28,6 +36,39 @@ from daemon.broadcast.settings import BroadcastSettings
 from daemon.broadcast.web import build_app
 
 log = logging.getLogger(__name__)
+
+#: Events held per board after a hole, waiting for the missing ones or a state.
+MAX_HELD = 10000
+
+
+@dataclass
+class BoardSync:
+    """How far one board's record is known to be complete, for one origin.
+
+    ``last`` is the ``seq`` of the last event folded into the record (or of the
+    state loaded), None while the relay holds no base for this origin yet.
+    ``held`` maps an event's ``prev`` to ``(seq, event)`` for events after a hole.
+    """
+
+    origin: str
+    last: int | None = None
+    held: dict[int, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+
+    def hold(self, prev: int, seq: int, event: dict[str, Any]) -> None:
+        self.held[prev] = (seq, event)
+        while len(self.held) > MAX_HELD:
+            del self.held[min(self.held)]
+            log.error("relay: too many events after a hole; the oldest was dropped")
+
+    def forget_through(self, seq: int) -> None:
+        """Drop what a state up to ``seq`` already covers."""
+        self.held = {p: held for p, held in self.held.items() if held[0] > seq}
+
+    def next_ready(self) -> tuple[int, dict[str, Any]] | None:
+        """The held event that follows the last one applied, if it came."""
+        if self.last is None:
+            return None
+        return self.held.pop(self.last, None)
 
 
 class Relay:
@@ -56,7 +97,7 @@ class Relay:
         )
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
-        self.seen: dict[str, tuple[str, int]] = {}  # board -> (origin, last seq)
+        self.sync: dict[str, BoardSync] = {}
         self.duplicates = 0
         self.port: int | None = None
         self._runner: web.AppRunner | None = None
@@ -114,22 +155,44 @@ class Relay:
 
     def _on_state(self, board: str, state: dict[str, Any]) -> None:
         origin, seq = str(state.get("origin", "")), int(state.get("seq") or 0)
-        known = self.seen.get(board)
-        if known and known[0] == origin and known[1] >= seq:
-            return  # the events already brought us this far
-        self.seen[board] = (origin, seq)
+        sync = self.sync.get(board)
+        if sync and sync.origin == origin and sync.last is not None and sync.last >= seq:
+            return  # the record is complete up to a later event already
+        if sync is None or sync.origin != origin:
+            sync = self.sync[board] = BoardSync(origin)
+        sync.last = seq
+        sync.forget_through(seq)
         self.hub.load_state(board, state)
+        self._apply_held(board, sync)
 
     def _on_events(self, board: str, envelope: dict[str, Any]) -> None:
         origin, seq, event = str(envelope["origin"]), int(envelope["seq"]), envelope["event"]
         if not isinstance(event, dict):
             raise TypeError("event must be an object")
-        known = self.seen.get(board)
-        if known and known[0] == origin and seq <= known[1]:
+        raw_prev = envelope.get("prev")
+        prev = int(raw_prev) if raw_prev is not None else None
+        sync = self.sync.get(board)
+        if sync is None or sync.origin != origin:
+            sync = self.sync[board] = BoardSync(origin)
+        if sync.last is None and prev in (0, None):
+            # The first event of a daemon's run (or from a publisher that does not
+            # say): it continues what we show. Any later one waits for its state.
+            sync.last = 0
+        if sync.last is not None and seq <= sync.last:
             self.duplicates += 1
             return
-        self.seen[board] = (origin, seq)
+        if sync.last is None or (prev is not None and prev != sync.last):
+            sync.hold(prev if prev is not None else seq, seq, event)
+            return
+        sync.last = seq
         self.hub.publish(board, event)
+        self._apply_held(board, sync)
+
+    def _apply_held(self, board: str, sync: BoardSync) -> None:
+        while (ready := sync.next_ready()) is not None:
+            seq, event = ready
+            sync.last = seq
+            self.hub.publish(board, event)
 
     def _on_status(self, board: str, status: dict[str, Any]) -> None:
         online = bool(status.get("online"))
