@@ -153,7 +153,7 @@ class Daemon:
                 self._spawn(self.announcer.run(), "announcer")
         self.hub, self.http_url = await _start_broadcast(self.settings, self._on_request, self.now)
         if self.hub is not None:
-            for event in self.journal.game_events:  # a resumed game, for the page
+            for event in journal_history(self.journal.game_events):  # a resumed game
                 self.hub.publish(BOARD_ID, event)
         port = None if self.port in (None, "", "auto") else self.port
         self.link = BoardLink(
@@ -546,6 +546,13 @@ def _fill_broadcast_headers(broadcast: Any, game: Any) -> None:
 
 
 # --- the log: one line per event ---------------------------------------------------------------
+
+
+def journal_history(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A resumed game's journal, for the page: its moves, not an earlier restart's
+    ``game_resumed`` (published again it reads as a second resume, at the old ply,
+    just before this restart's own)."""
+    return [event for event in events if event.get("type") != "game_resumed"]
 
 
 def describe_event(event: dict[str, Any]) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import chess
 
-from daemon.app import Daemon, describe_event, turned_round
+from daemon.app import Daemon, describe_event, journal_history, turned_round
 from daemon.config import load_text
 from daemon.events import Irregularity, Move
 from drivers.dgt.emulator import BoardEmulator
@@ -129,3 +129,16 @@ async def test_each_move_is_shown_on_the_clock_then_the_times_come_back(tmp_path
     assert shown[-3:] == ["1.e4", "1...e5", "2.Nf3"]
     clock_commands = [c.clock for c in emulator.received if c.clock is not None]
     assert clock_commands[-1] == Clock.END  # the last move's text gives way to the times
+
+
+def test_a_second_restart_does_not_republish_the_first_restarts_resume() -> None:
+    """The page gets the journal again at start; only this restart's game_resumed is news."""
+    journal = [
+        {"t": 0.0, "type": "game_start", "fen": chess.STARTING_FEN},
+        {"t": 1.0, "type": "move", "ply": 1, "uci": "e2e4"},
+        {"t": 5.0, "type": "game_resumed", "ply": 1, "fen": ""},
+        {"t": 6.0, "type": "move", "ply": 2, "uci": "e7e5"},
+    ]
+    history = journal_history(journal)
+    assert [e["type"] for e in history] == ["game_start", "move", "move"]
+    assert [e.get("ply") for e in history if e["type"] == "move"] == [1, 2]
