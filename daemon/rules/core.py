@@ -110,6 +110,9 @@ _MAX_SEEN = 12
 #: once; later, a piece of the side not on move that moves was knocked (7.3).
 CORRECTION_WINDOW = 2.5
 
+#: What a player may ask for (Appendix E.2.9d), by a clock button or the web "say" control.
+INFO_REQUESTS = ("last", "clock", "move_number", "board", "square", "piece")
+
 ARTICLES = {
     "touch_move": "4.3",
     "castling_rook_first": "4.4",
@@ -1170,10 +1173,33 @@ class RulesCore:
                     if result not in ("1-0", "0-1", "1/2-1/2"):
                         raise ValueError("result needs args.result: 1-0, 0-1 or 1/2-1/2")
                     self._end(t, result, "arbiter", out)
+                case "say":
+                    out.append(self._info_request(t, args))
                 case _:
                     out.append(Notice(t, "unknown_request", f"unknown request {event.action!r}"))
         except (ValueError, TypeError) as error:
             out.append(Notice(t, "bad_request", f"{event.action}: {error}"))
+
+    def _info_request(self, t: float, args: dict) -> InfoRequest:
+        """The web "say" control: the same question a clock button asks (E.2.9d).
+
+        Checked here, so the answer never goes wrong on a square or piece that
+        cannot be: a bad one is a ``bad_request`` notice, not a spoken muddle.
+        """
+        what = args.get("what")
+        if what not in INFO_REQUESTS:
+            raise ValueError(f"say needs args.what: one of {', '.join(INFO_REQUESTS)}")
+        extra = {key: value for key, value in args.items() if key != "what"}
+        if what == "square" or "square" in extra:
+            square = str(extra.get("square", "")).lower()
+            if square not in chess.SQUARE_NAMES:
+                raise ValueError(f"say {what} needs args.square, a square such as e4")
+            extra["square"] = square
+        if what == "piece" or "piece" in extra:
+            piece = extra.get("piece")
+            if not (isinstance(piece, str) and len(piece) == 1 and piece in "KQRBNPkqrbnp"):
+                raise ValueError(f"say {what} needs args.piece, a FEN letter such as N or p")
+        return InfoRequest(t, what, extra)
 
     def _explicit_takeback(self, t: float, out: list[DomainEvent]) -> None:
         node = self._node

@@ -80,6 +80,56 @@ def test_buttons_map_to_info_requests():
     assert [e.what for e in run([ButtonPress(1.0, "run")], custom)] == ["square"]
 
 
+def test_the_web_say_control_asks_what_a_clock_button_asks():
+    requests = [
+        Request(1.0, "say", {"what": "last"}),
+        Request(1.1, "say", {"what": "clock"}),
+        Request(1.2, "say", {"what": "move_number"}),
+        Request(1.3, "say", {"what": "board"}),
+        Request(1.4, "say", {"what": "square", "square": "E4"}),
+        Request(1.5, "say", {"what": "piece", "piece": "N", "colour": "both"}),
+    ]
+    out = run([BoardDump(0.0, START), *requests])
+    asked = of_type(out, "info_request")
+    assert [(e.t, e.what) for e in asked] == [
+        (1.0, "last"),
+        (1.1, "clock"),
+        (1.2, "move_number"),
+        (1.3, "board"),
+        (1.4, "square"),
+        (1.5, "piece"),
+    ]
+    assert asked[4].args == {"square": "e4"}
+    assert asked[5].args == {"piece": "N", "colour": "both"}
+    assert asked[5].to_dict()["args"] == {"piece": "N", "colour": "both"}
+    assert of_type(out, "notice") == []
+    assert core_board_after(requests) == chess.Board().fen()  # asking changes nothing
+
+
+def core_board_after(events) -> str:
+    core = RulesCore()
+    core.feed(BoardDump(0.0, START))
+    for event in events:
+        core.feed(event)
+    return core.board.fen()
+
+
+def test_a_bad_say_request_is_a_clear_notice_not_a_question():
+    bad = [
+        Request(1.0, "say", {}),
+        Request(1.1, "say", {"what": "weather"}),
+        Request(1.2, "say", {"what": "square", "square": "z9"}),
+        Request(1.3, "say", {"what": "square"}),
+        Request(1.4, "say", {"what": "piece", "piece": "X"}),
+    ]
+    out = run([BoardDump(0.0, START), *bad])
+    assert of_type(out, "info_request") == []
+    notices = of_type(out, "notice")
+    assert [n.code for n in notices] == ["bad_request"] * 5
+    assert "last, clock" in notices[0].message and "square" in notices[2].message
+    assert "piece" in notices[4].message
+
+
 def test_penalty_and_arbiter_result_requests():
     out = run(
         [
