@@ -129,8 +129,12 @@ class Daemon:
         describer = make_describer(
             load_vocabulary(speech.vocabulary), form=speech.form, say_pawn=speech.say_pawn
         )
-        rules = replace(self.settings.rules, describe_move=describer)
         clock = self.settings.clock
+        rules = replace(
+            self.settings.rules,
+            describe_move=describer,
+            time_control=clock.parsed_time_control,  # 6.11: both flags in the last period
+        )
         if clock.device == "none":
             rules = replace(rules, use_clock=False)
         if clock.button_actions:

@@ -310,8 +310,12 @@ def _field_named_in(message: str, seen: Mapping[str, yaml.Node]) -> str | None:
 
 #: Fields of a part's settings that the daemon derives from another section, so that
 #: one thing is said in one place: the rules core's clock use and button mapping come
-#: from ``clock:`` (``device: none`` means no clock; ``button_actions``).
-DERIVED_FIELDS = {("RulesSettings", "use_clock"), ("RulesSettings", "button_actions")}
+#: from ``clock:`` (``device: none`` means no clock; ``button_actions``; the time control).
+DERIVED_FIELDS = {
+    ("RulesSettings", "use_clock"),
+    ("RulesSettings", "button_actions"),
+    ("RulesSettings", "time_control"),
+}
 
 
 def settable_fields(cls: type) -> dict[str, dataclasses.Field]:

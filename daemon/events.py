@@ -118,6 +118,9 @@ class FlagFall(DomainEvent):
     side: Colour | None
     both: bool = False
     draw: bool = False  # the opponent cannot mate by any series of legal moves (6.9)
+    #: 6.11, both flags: True before the last period (the game goes on), False when the
+    #: flag ends the game; None when the core cannot tell (no time control: the arbiter)
+    game_continues: bool | None = None
     type: ClassVar[str] = "flag"
 
 

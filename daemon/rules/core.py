@@ -91,6 +91,7 @@ from daemon.rules.placement import (
 from daemon.rules.settings import RulesSettings
 from daemon.rules.tree import Lift, Node
 from daemon.rules.words import describe_move as fallback_describe
+from daemon.timecontrol import is_last_period
 from drivers.sensors import (
     BoardDump,
     ButtonPress,
@@ -179,6 +180,7 @@ class RulesCore:
         self._blocked_key: bytes | None = None
         self._clock: tuple[float, float, str | None, tuple[str, ...]] | None = None
         self._flag_reported = False
+        self._flags_may_fall_again = False  # both flags fell before the last period (6.11)
         self._resume_pending = False
         self._resume_clock_open = False  # the first clock report after resume not yet seen
         self._board_known = False  # a BoardDump has told every square
@@ -1043,6 +1045,7 @@ class RulesCore:
         self._reported_key = None
         self._blocked_key = None
         self._flag_reported = False
+        self._flags_may_fall_again = False
         self._resume_pending = False
         self._resume_clock_open = False
         self._deadline = None
@@ -1110,7 +1113,28 @@ class RulesCore:
             return
         self._arm(t)
 
+    def _both_flags(self, t: float, out: list[DomainEvent]) -> None:
+        """6.11: which flag fell first is unknown. Drawn in the last period; in an
+        earlier one the game goes on (the clocks gain the next period's time)."""
+        tc = self.settings.time_control
+        node = self._node
+        assert node is not None
+        if tc is None:
+            out.append(FlagFall(t, None, both=True))  # the arbiter decides
+            return
+        board = node.board  # the move number counts, also in a game set up from a FEN
+        ply = 2 * (board.fullmove_number - 1) + (board.turn == chess.BLACK)
+        last = is_last_period(tc, ply)
+        out.append(FlagFall(t, None, both=True, game_continues=not last))
+        if last:
+            self._end(t, "1/2-1/2", "both_flags", out)
+        else:
+            self._flags_may_fall_again = True
+
     def _check_flags(self, event: ClockReport, out: list[DomainEvent]) -> None:
+        if self._flags_may_fall_again and not event.flags and min(event.white, event.black) > 0:
+            # the next period's time is on both clocks: a flag may fall again there
+            self._flags_may_fall_again = self._flag_reported = False
         if self._flag_reported or not self._playing or self._node is None:
             return
         fallen = set(event.flags)
@@ -1122,12 +1146,12 @@ class RulesCore:
             return
         self._flag_reported = True
         if len(fallen) == 2:
-            out.append(FlagFall(event.t, None, both=True))
+            self._both_flags(event.t, out)
             return
         side = fallen.pop()
         opponent = chess.BLACK if side == "white" else chess.WHITE
         draw = self._node.board.has_insufficient_material(opponent)
-        out.append(FlagFall(event.t, side, draw=draw))
+        out.append(FlagFall(event.t, side, draw=draw, game_continues=False))
         if draw:
             self._end(event.t, "1/2-1/2", "flag_draw", out)
         else:

@@ -8,6 +8,8 @@ from typing import Literal
 
 import chess
 
+from daemon.timecontrol import TimeControl
+
 DEFAULT_BUTTON_ACTIONS = {"back": "last", "plus": "clock", "minus": "move_number", "ok": "board"}
 
 
@@ -20,6 +22,10 @@ class RulesSettings:
     a square while sliding (the board scans about every 0.2 s) and short enough
     to be heard as "at once". An irregular placement must stand as long before
     the core calls it irregular, so passing states never raise an alarm.
+
+    ``time_control``: the game's periods, so both flags fallen (6.11) can be
+    decided: drawn in the last period, the game goes on in an earlier one.
+    Without it the arbiter decides.
     """
 
     mode: Literal["tournament", "casual"] = "tournament"
@@ -28,6 +34,7 @@ class RulesSettings:
     use_clock: bool = True
     button_actions: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_BUTTON_ACTIONS))
     describe_move: Callable[[chess.Board, chess.Move], str] | None = None
+    time_control: TimeControl | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in ("tournament", "casual"):

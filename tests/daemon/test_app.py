@@ -142,3 +142,15 @@ def test_a_second_restart_does_not_republish_the_first_restarts_resume() -> None
     history = journal_history(journal)
     assert [e["type"] for e in history] == ["game_start", "move", "move"]
     assert [e.get("ply") for e in history if e["type"] == "move"] == [1, 2]
+
+
+def test_the_clock_sections_time_control_reaches_the_rules_core(tmp_path: Path) -> None:
+    """6.11 needs the periods: both flags in the last one draw the game."""
+    text = "broadcast:\n  enabled: false\nclock:\n  time_control: '40/5400+30:1800+30'\n"
+    settings = load_text(text, "test.yaml", environ={})
+    daemon = Daemon(settings, speech=False, storage_dir=tmp_path, resume=False)
+    tc = daemon.core.settings.time_control
+    assert tc is not None and len(tc.periods) == 2
+    daemon.journal.close()
+    untimed = load_text("broadcast:\n  enabled: false\n", "test.yaml", environ={})
+    assert Daemon(untimed, speech=False, storage_dir=tmp_path).core.settings.time_control is None

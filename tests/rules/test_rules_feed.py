@@ -6,6 +6,7 @@ import chess
 from rules_support import Script, kinds, of_type, played, run
 
 from daemon.rules import RulesCore, RulesSettings
+from daemon.timecontrol import parse_time_control
 from drivers.sensors import (
     BoardDump,
     ButtonPress,
@@ -61,8 +62,56 @@ def test_article_6_9_flag_is_a_draw_when_the_opponent_cannot_mate():
 def test_article_6_11_both_flags_at_once_order_unknown():
     events = [BoardDump(0.0, START), ClockReport(0.1, 0, 0, "white", ("white", "black"))]
     out = run(events)
-    assert [(f.side, f.both) for f in of_type(out, "flag")] == [(None, True)]
-    assert of_type(out, "game_end") == []  # 6.11: the arbiter decides
+    assert [(f.side, f.both, f.game_continues) for f in of_type(out, "flag")] == [
+        (None, True, None)
+    ]
+    assert of_type(out, "game_end") == []  # 6.11 without a time control: the arbiter decides
+
+
+TWO_PERIODS = parse_time_control("40/5400+30:1800+30")
+#: Black to move at move 40 (still the first period), and White at move 41 (the last).
+MOVE_40 = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 40"
+MOVE_41 = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 4 41"
+
+
+def both_flags_at(fen: str, time_control) -> list:
+    settings = RulesSettings(time_control=time_control)
+    running = "black" if " b " in fen else "white"
+    events = [
+        Request(0.0, "set_position", {"fen": fen}),
+        ClockReport(0.1, 0, 0, running, ("white", "black")),
+    ]
+    return run(events, settings)
+
+
+def test_article_6_11_both_flags_in_the_last_period_draw_the_game():
+    out = both_flags_at(MOVE_41, TWO_PERIODS)
+    assert [(f.side, f.both, f.game_continues) for f in of_type(out, "flag")] == [
+        (None, True, False)
+    ]
+    assert [(e.result, e.reason) for e in of_type(out, "game_end")] == [("1/2-1/2", "both_flags")]
+    sudden_death = both_flags_at(MOVE_40, parse_time_control("5400+30"))
+    assert [(e.result, e.reason) for e in of_type(sudden_death, "game_end")] == [
+        ("1/2-1/2", "both_flags")
+    ]
+
+
+def test_article_6_11_both_flags_before_the_last_period_the_game_goes_on():
+    for fen, tc in ((MOVE_40, TWO_PERIODS), (MOVE_41, parse_time_control("40/7200"))):
+        out = both_flags_at(fen, tc)
+        assert [(f.both, f.game_continues) for f in of_type(out, "flag")] == [(True, True)]
+        assert of_type(out, "game_end") == []
+    # the game goes on: the next period's time on the clocks, then a flag may fall again
+    settings = RulesSettings(time_control=TWO_PERIODS)
+    events = [
+        Request(0.0, "set_position", {"fen": MOVE_40}),
+        ClockReport(0.1, 0, 0, "black", ("white", "black")),
+        ClockReport(1.0, 1800, 1800, "black"),
+        ClockReport(2.0, 1800, 0, "black"),
+    ]
+    out = run(events, settings)
+    assert [(f.side, f.both) for f in of_type(out, "flag")] == [(None, True), ("black", False)]
+    assert [(e.result, e.reason) for e in of_type(out, "game_end")] == [("1-0", "flag")]
 
 
 def test_use_clock_false_ignores_clock_reports():
