@@ -710,6 +710,7 @@ class RulesCore:
         )
         if touch_check and all(node is not n for n in self._touches_unknown):
             out.extend(self._touch_irregularities(t, node, move, child))
+        self._touches_unknown = [n for n in self._touches_unknown if n is not node]
         self._node = child
         self._seen = [n for n in self._seen if n is not child and _descends(n, child)]
         self._press_pending = False
@@ -1048,6 +1049,7 @@ class RulesCore:
         self._flags_may_fall_again = False
         self._resume_pending = False
         self._resume_clock_open = False
+        self._touches_unknown = []
         self._deadline = None
 
     def _start_game(

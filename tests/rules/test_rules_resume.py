@@ -202,3 +202,14 @@ def test_killed_anywhere_in_real_games_the_game_goes_on_without_a_false_alarm(
         assert len(of_type(out, "game_resumed")) == 1, context
         assert kinds(out) == [], context
         assert journal + played(out) == lawful_moves(game), context
+
+
+def test_article_4_4_castling_begun_before_the_restart_is_not_called_rook_first():
+    """The king went to g1 before the restart; only the rook's lift is seen after it."""
+    moves = [*OPENING, "f1c4", "g8f6"]
+    script = board_of(moves).lift("e1").put("g1", "K").dump().wait(1.0)
+    script.move("h1", "f1").settle()
+    _, out = after_restart(moves, script.events)
+    assert [e.type for e in out] == ["game_resumed", "move"]
+    assert played(out) == ["e1g1"]
+    assert kinds(out) == []
