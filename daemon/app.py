@@ -43,7 +43,7 @@ from daemon.rules import RulesCore
 from daemon.speech.announcer import Announcer
 from daemon.speech.engines import build_engine
 from daemon.speech.phrases import make_describer
-from daemon.speech.vocabulary import load_vocabulary
+from daemon.speech.vocabulary import Vocabulary, load_vocabulary
 from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
 from drivers.dgt.link import BoardLink
 from drivers.sensors import (
@@ -102,10 +102,12 @@ class Daemon:
         self._clock_frames: asyncio.Queue[bytes] | None = None
         self._pending_clock_end: asyncio.TimerHandle | None = None
         self._journal_sync_pending = False
+        self._speech_running = False  # the announcer's engines have started
         self.exit_code = 0
 
         self.headers = _game_headers(settings)
         self.journal = Journal(self.storage_dir, headers=self.headers, fsync=settings.storage.fsync)
+        self.vocabulary = load_vocabulary(settings.speech.vocabulary)  # once, for all parts
         self.core = self._make_core()
         self.clock_interpreter = _make_clock_interpreter(settings)
         self.clock_writer = _make_clock_writer(settings)
@@ -126,9 +128,7 @@ class Daemon:
         """The rules core, with the speech's Appendix E phrasing for the Move events'
         ``speech`` field and the clock section's say on clock and buttons."""
         speech = self.settings.speech
-        describer = make_describer(
-            load_vocabulary(speech.vocabulary), form=speech.form, say_pawn=speech.say_pawn
-        )
+        describer = make_describer(self.vocabulary, form=speech.form, say_pawn=speech.say_pawn)
         clock = self.settings.clock
         rules = replace(
             self.settings.rules,
@@ -151,10 +151,12 @@ class Daemon:
             text = self.speech_text
             if text is None and self.events_out is not None and self.events_out is sys.stdout:
                 text = sys.stderr  # stdout carries the JSON feed
-            self.announcer = await _start_announcer(self.settings, self._speech_problem, text)
+            self.announcer = _make_announcer(
+                self.settings, self.vocabulary, self._speech_problem, text
+            )
             if self.announcer is not None:
                 self.announcer.catch_up(self.journal.game_events)  # known, not spoken
-                self._spawn(self.announcer.run(), "announcer")
+                self._spawn(self._run_announcer(self.announcer), "announcer")
         self.hub, self.http_url = await _start_broadcast(self.settings, self._on_request, self.now)
         if self.hub is not None:
             for event in journal_history(self.journal.game_events):  # a resumed game
@@ -179,6 +181,19 @@ class Daemon:
             where += f", live page {self.http_url}"
         log.info("dgt-bridge running: %s, games in %s", where, self.storage_dir)
         self.notifier.ready(f"reading {port or 'auto-detected board'}")
+
+    async def _run_announcer(self, announcer: Announcer) -> None:
+        """The speech engines start (pyttsx3's worker process takes about a second,
+        more on a Pi) while the link and the page come up; what is to be said
+        meanwhile waits in the announcer's queue."""
+        try:
+            await announcer.engine.start()
+        except Exception as exc:  # the game goes on unspoken, and says so
+            log.error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)
+            self.announcer = None
+            return
+        self._speech_running = True
+        await announcer.run()
 
     async def run(self) -> int:
         await self.start()
@@ -205,7 +220,7 @@ class Daemon:
             self.link.close()
             with contextlib.suppress(Exception):  # let the link end its own way
                 await asyncio.wait_for(asyncio.shield(self._link_task), 5)
-        if self.announcer is not None:
+        if self.announcer is not None and self._speech_running:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.announcer.drain(), 30)
         for task in self._tasks:
@@ -400,6 +415,7 @@ class Daemon:
 
     def _sync_journal(self) -> None:
         self._journal_sync_pending = False
+        self._speech_running = False  # the announcer's engines have started
         for notice in self.journal.sync():
             self._output(notice)
 
@@ -489,22 +505,22 @@ def _make_clock_writer(settings: Settings) -> ClockWriter | None:
     )
 
 
-async def _start_announcer(
+def _make_announcer(
     settings: Settings,
+    vocabulary: Vocabulary,
     on_problem: Callable[[str], None] | None = None,
     text_stream: TextIO | None = None,
 ) -> Announcer | None:
-    """The speech part's announcer, started, or None (logged) when it cannot start.
+    """The speech part's announcer (its engines not yet started), or None (logged)
+    when it cannot be made.
 
     ``text_stream`` is where the text engine (the last fallback) writes: never the
     stdout that carries the JSON event feed."""
     try:
         speech = settings.speech
-        vocabulary = load_vocabulary(speech.vocabulary)
         engine = build_engine(
             speech, speech.voice or vocabulary.voice, text_stream=text_stream, on_problem=on_problem
         )
-        await engine.start()
         return Announcer(speech, engine, vocabulary=vocabulary)
     except Exception as exc:  # the game goes on unspoken, and says so
         log.error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)
