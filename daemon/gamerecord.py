@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -326,15 +327,22 @@ class GameRecord:
 
     def _replay(self) -> chess.Board:
         board = chess.Board(self.start_fen, chess960=self.chess960)
+        for _ in self._legal_moves(board):
+            pass
+        return board
+
+    def _legal_moves(self, board: chess.Board) -> Iterator[tuple[RecordedMove, chess.Move]]:
+        """Each recorded move, pushed on ``board`` from the start position, up to the
+        first that is not legal there (a damaged journal must not end the display)."""
         for move in self.moves:
             try:
                 parsed = chess.Move.from_uci(move.uci)
             except ValueError:
-                break
+                return
             if not board.is_legal(parsed):
-                break
+                return
             board.push(parsed)
-        return board
+            yield move, parsed
 
     def clock_at(self, ply: int) -> dict[str, float] | None:
         """Both clocks when the half-move ``ply`` was completed, when known."""
@@ -368,16 +376,8 @@ class GameRecord:
         game.headers.clear()
         for key, value in self.pgn_headers().items():
             game.headers[key] = value
-        board = chess.Board(self.start_fen, chess960=self.chess960)
         node: chess.pgn.GameNode = game
-        for move in self.moves:
-            try:
-                parsed = chess.Move.from_uci(move.uci)
-            except ValueError:
-                break
-            if not board.is_legal(parsed):
-                break
-            board.push(parsed)
+        for move, parsed in self._legal_moves(chess.Board(self.start_fen, chess960=self.chess960)):
             node = node.add_variation(parsed)
             if move.clock and move.by in move.clock:
                 node.comment = f"[%clk {format_clock(move.clock[move.by])}]"
