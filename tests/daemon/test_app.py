@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import chess
@@ -39,6 +40,58 @@ def test_log_lines_say_the_move_and_the_irregularity_plainly() -> None:
     assert line.startswith("IRREGULARITY illegal_move by white #2 (7.4)") and "g1 g3" in line
 
 
+SETTINGS = "broadcast:\n  enabled: false\nrules:\n  settle_time: 0.1\n"
+
+
+async def play_against_daemon(
+    tmp_path: Path,
+    ucis: tuple[str, ...],
+    *,
+    seed: int,
+    storage_dir: Path,
+    done: Callable[[BoardEmulator, list[dict]], bool],
+    hold_seconds: float | None = None,
+) -> tuple[Daemon, BoardEmulator, list[dict]]:
+    """The daemon in-process against the emulator, which plays the moves by hand with a
+    clock; returns once ``done(emulator, feed)`` holds (or after a generous wait)."""
+    settings = load_text(SETTINGS, "test.yaml", environ={})
+    moves = [chess.Move.from_uci(u) for u in ucis]
+    log = human_sensor_log(chess.Board(), moves, seed=seed, with_clock=True)
+    feed: list[dict] = []
+    with BoardEmulator(tmp_path) as emulator:
+        daemon = Daemon(
+            settings,
+            port=emulator.port_path,
+            speech=False,
+            storage_dir=storage_dir,
+            resume=False,
+            on_event=feed.append,
+            time_scale=6.0,
+        )
+        if hold_seconds is not None:
+            daemon.clock_writer.hold_seconds = hold_seconds
+        await daemon.start()
+        try:
+            for _ in range(100):
+                if daemon.link.connected:
+                    break
+                await asyncio.sleep(0.1)
+            emulator.play(log, speed=6.0)
+            await asyncio.to_thread(emulator.wait_played, 60)
+            for _ in range(100):
+                if done(emulator, feed):
+                    break
+                await asyncio.sleep(0.1)
+        finally:
+            daemon.stop()
+            await daemon.close()
+    return daemon, emulator, feed
+
+
+def moves_in(feed: list[dict]) -> list[str]:
+    return [e["uci"] for e in feed if e["type"] == "move"]
+
+
 async def test_an_unwritable_storage_directory_is_reported_and_the_game_goes_on(
     tmp_path: Path,
 ) -> None:
@@ -46,89 +99,38 @@ async def test_an_unwritable_storage_directory_is_reported_and_the_game_goes_on(
     file: a loud notice, every move still decided and published."""
     blocked = tmp_path / "games"
     blocked.write_text("not a directory")
-    settings = load_text(
-        "broadcast:\n  enabled: false\nrules:\n  settle_time: 0.1\n", "test.yaml", environ={}
+    ucis = ("e2e4", "e7e5", "g1f3", "b8c6")
+    daemon, _, feed = await play_against_daemon(
+        tmp_path, ucis, seed=3, storage_dir=blocked, done=lambda _, f: len(moves_in(f)) == 4
     )
-    moves = [chess.Move.from_uci(u) for u in ("e2e4", "e7e5", "g1f3", "b8c6")]
-    log = human_sensor_log(chess.Board(), moves, seed=3, with_clock=True)
-    feed: list[dict] = []
-    with BoardEmulator(tmp_path) as emulator:
-        daemon = Daemon(
-            settings,
-            port=emulator.port_path,
-            speech=False,
-            storage_dir=blocked,
-            resume=False,
-            on_event=feed.append,
-            time_scale=6.0,
-        )
-        await daemon.start()
-        try:
-            for _ in range(100):
-                if daemon.link.connected:
-                    break
-                await asyncio.sleep(0.1)
-            emulator.play(log, speed=6.0)
-            await asyncio.to_thread(emulator.wait_played, 60)
-            for _ in range(100):
-                if sum(e["type"] == "move" for e in feed) == len(moves):
-                    break
-                await asyncio.sleep(0.1)
-        finally:
-            daemon.stop()
-            await daemon.close()
     notices = [e for e in feed if e["type"] == "notice"]
     assert [n["code"] for n in notices] == ["storage_error"]
     assert "STORAGE FAILURE" in notices[0]["message"]
-    assert [e["uci"] for e in feed if e["type"] == "move"] == [m.uci() for m in moves]
-    assert [m.uci for m in daemon.journal.record.moves] == [m.uci() for m in moves]
+    assert moves_in(feed) == list(ucis)
+    assert [m.uci for m in daemon.journal.record.moves] == list(ucis)
+
+
+def clock_commands(emulator: BoardEmulator) -> list[int]:
+    return [c.clock for c in emulator.received if c.clock is not None]
 
 
 async def test_each_move_is_shown_on_the_clock_then_the_times_come_back(tmp_path: Path) -> None:
     """A DGT 3000 keeps a text until told otherwise: after each move's text the daemon
     sends END, so the players see their times again; a newer move's text cancels the
     END still pending for the older one."""
-    settings = load_text(
-        "broadcast:\n  enabled: false\nrules:\n  settle_time: 0.1\n", "test.yaml", environ={}
+    _, emulator, _ = await play_against_daemon(
+        tmp_path,
+        ("e2e4", "e7e5", "g1f3"),
+        seed=5,
+        storage_dir=tmp_path / "games",
+        hold_seconds=0.4,
+        done=lambda e, f: len(moves_in(f)) == 3 and clock_commands(e)[-1:] == [Clock.END],
     )
-    moves = [chess.Move.from_uci(u) for u in ("e2e4", "e7e5", "g1f3")]
-    log = human_sensor_log(chess.Board(), moves, seed=5, with_clock=True)
-    feed: list[dict] = []
-    with BoardEmulator(tmp_path) as emulator:
-        daemon = Daemon(
-            settings,
-            port=emulator.port_path,
-            speech=False,
-            storage_dir=tmp_path / "games",
-            resume=False,
-            on_event=feed.append,
-            time_scale=6.0,
-        )
-        daemon.clock_writer.hold_seconds = 0.4
-        await daemon.start()
-        try:
-            for _ in range(100):
-                if daemon.link.connected:
-                    break
-                await asyncio.sleep(0.1)
-            emulator.play(log, speed=6.0)
-            await asyncio.to_thread(emulator.wait_played, 60)
-            for _ in range(100):
-                clock_commands = [c.clock for c in emulator.received if c.clock is not None]
-                if sum(e["type"] == "move" for e in feed) == len(moves) and (
-                    clock_commands and clock_commands[-1] == Clock.END
-                ):
-                    break
-                await asyncio.sleep(0.1)
-        finally:
-            daemon.stop()
-            await daemon.close()
     shown = [
         c.payload[:8].decode("ascii").strip() for c in emulator.received if c.clock == Clock.ASCII
     ]
     assert shown[-3:] == ["1.e4", "1...e5", "2.Nf3"]
-    clock_commands = [c.clock for c in emulator.received if c.clock is not None]
-    assert clock_commands[-1] == Clock.END  # the last move's text gives way to the times
+    assert clock_commands(emulator)[-1] == Clock.END  # the last text gives way to the times
 
 
 def test_a_second_restart_does_not_republish_the_first_restarts_resume() -> None:
