@@ -627,6 +627,10 @@ class RulesCore:
             # squares b4 and c2 empty), but nobody set a piece down; never guess
             return False
         for child_key, move in node.legal_children().items():
+            if key[move.from_square] == node.key[move.from_square]:
+                # the first move's piece has left its square, and no reply can put the
+                # same piece back there: not this move (and no child built for it)
+                continue
             changed = sum(1 for a, b in zip(child_key, key, strict=True) if a != b)
             if changed > 4:
                 continue
