@@ -166,12 +166,17 @@ class _Binder:
         self.source = source
         self._constructor = yaml.SafeLoader("")
 
-    def error(self, node: yaml.Node | None, key: str, message: str) -> ConfigError:
-        if (
+    @staticmethod
+    def from_environment(node: yaml.Node | None) -> bool:
+        return (
             node is not None
             and isinstance(node.start_mark.name, str)
-            and (node.start_mark.name.startswith("environment "))
-        ):
+            and node.start_mark.name.startswith("environment ")
+        )
+
+    def error(self, node: yaml.Node | None, key: str, message: str) -> ConfigError:
+        if self.from_environment(node):
+            assert node is not None
             return ConfigError(node.start_mark.name, None, key, message)
         line = node.start_mark.line + 1 if node is not None else None
         return ConfigError(self.source, line, key, message)
@@ -241,6 +246,8 @@ class _Binder:
         elif tp is str:
             if isinstance(value, str):
                 return value
+            if self.from_environment(node) and node.value:
+                return node.value  # a variable is text: DEVICE=null is ALSA's null device
             if isinstance(value, int | float) and not isinstance(value, bool):
                 return node.value  # a round number or a port given as digits is fine as text
         elif tp is Path:

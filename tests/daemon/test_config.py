@@ -131,6 +131,19 @@ def test_environment_overrides_single_keys() -> None:
     assert settings.speech.sides == ("black",)
 
 
+def test_an_environment_override_of_a_text_key_is_taken_as_written() -> None:
+    """A variable is text: ``null`` is ALSA's null device, ``5`` a round, ``yes`` a name."""
+    env = {
+        "DGT_BRIDGE_SPEECH__DEVICE": "null",
+        "DGT_BRIDGE_GAME__ROUND": "5",
+        "DGT_BRIDGE_GAME__WHITE": "yes",
+    }
+    settings = load_text("", "test.yaml", environ=env)
+    assert settings.speech.device == "null"
+    assert settings.game.round == "5"
+    assert settings.game.white == "yes"
+
+
 def test_a_bad_environment_override_names_the_variable() -> None:
     error = error_of("", {"DGT_BRIDGE_RULES__SETTLE_TIME": "soon"})
     assert error.source == "environment DGT_BRIDGE_RULES__SETTLE_TIME"
