@@ -103,6 +103,7 @@ class Daemon:
         self._pending_clock_end: asyncio.TimerHandle | None = None
         self._journal_sync_pending = False
         self._speech_running = False  # the announcer's engines have started
+        self._board_connected = False  # the board link has read the board
         self.exit_code = 0
 
         self.headers = _game_headers(settings)
@@ -302,6 +303,9 @@ class Daemon:
             event = turned_round(event)
         if isinstance(event, ConnectionChange):
             self._board_status(event)
+        elif isinstance(event, BoardDump) and not self._board_connected:
+            # The link reports "connected" only after a loss; its first dump says it.
+            self._board_status(ConnectionChange(event.t, "connected"))
         try:
             events = self.core.feed(event)
         except Exception:  # a bug in the core must not silence the board
@@ -344,7 +348,8 @@ class Daemon:
         self._output(Notice(t=self.now(), code="speech_error", message=message).to_dict())
 
     def _board_status(self, event: ConnectionChange) -> None:
-        """``systemctl status`` shows whether the board is there."""
+        """``systemctl status`` and the page show whether the board is there."""
+        self._board_connected = event.state == "connected"
         if event.state == "connected":
             self.notifier.status(f"board connected ({self.link.port_path if self.link else ''})")
         else:
@@ -416,6 +421,7 @@ class Daemon:
     def _sync_journal(self) -> None:
         self._journal_sync_pending = False
         self._speech_running = False  # the announcer's engines have started
+        self._board_connected = False  # the board link has read the board
         for notice in self.journal.sync():
             self._output(notice)
 

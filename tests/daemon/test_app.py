@@ -156,3 +156,36 @@ def test_the_clock_sections_time_control_reaches_the_rules_core(tmp_path: Path) 
     daemon.journal.close()
     untimed = load_text("broadcast:\n  enabled: false\n", "test.yaml", environ={})
     assert Daemon(untimed, speech=False, storage_dir=tmp_path).core.settings.time_control is None
+
+
+async def test_the_page_says_the_board_is_connected_from_the_first_reading(
+    tmp_path: Path,
+) -> None:
+    """The link reports "connected" only after a loss; the arbiter's page and
+    /state.json must still show a board that answered at start-up as connected."""
+    import aiohttp
+
+    settings = load_text("broadcast:\n  port: 0\n  address: 127.0.0.1\n", "test.yaml", environ={})
+    with BoardEmulator(tmp_path) as emulator:
+        daemon = Daemon(
+            settings,
+            port=emulator.port_path,
+            speech=False,
+            storage_dir=tmp_path / "games",
+            resume=False,
+        )
+        await daemon.start()
+        try:
+            status: dict = {}
+            async with aiohttp.ClientSession() as session:
+                for _ in range(100):
+                    async with session.get(daemon.http_url + "state.json") as response:
+                        state = await response.json()
+                    status = next(iter(state["boards"].values()), {}).get("status", {})
+                    if status.get("connected"):
+                        break
+                    await asyncio.sleep(0.1)
+        finally:
+            daemon.stop()
+            await daemon.close()
+    assert status.get("connected") is True
