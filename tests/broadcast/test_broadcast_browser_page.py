@@ -114,6 +114,18 @@ async def _open_chromium(url: str, profile: Path) -> tuple[subprocess.Popen[byte
     return process, tools
 
 
+async def _close_chromium(process: subprocess.Popen[bytes], tools: DevTools, profile: Path) -> None:
+    """Close the DevTools connection, end the browser, remove its profile."""
+    await tools.ws.close()
+    await tools.session.close()  # type: ignore[attr-defined]
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 async def test_the_page_follows_the_game_in_a_real_browser():
     settings = BroadcastSettings(
@@ -189,15 +201,8 @@ async def test_the_page_follows_the_game_in_a_real_browser():
             timeout=2 * WAIT,
         )
     finally:
-        await tools.ws.close()
-        await tools.session.close()  # type: ignore[attr-defined]
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        await _close_chromium(process, tools, profile)
         await broadcaster.stop()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 GRID_PROBE = """(() => JSON.stringify({
@@ -269,12 +274,5 @@ async def test_several_boards_show_as_a_grid_that_fits_a_phone():
         shot = await tools.call("Page.captureScreenshot", format="png")
         (ARTIFACTS / "broadcast-grid-phone.png").write_bytes(base64.b64decode(shot["data"]))
     finally:
-        await tools.ws.close()
-        await tools.session.close()  # type: ignore[attr-defined]
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        await _close_chromium(process, tools, profile)
         await broadcaster.stop()
-        shutil.rmtree(profile, ignore_errors=True)
