@@ -56,7 +56,15 @@ from drivers.sensors import (
 
 log = logging.getLogger("dgt-bridge")
 
-BOARD_ID = "1"
+#: The board's id when the configuration names none (no broadcast section).
+DEFAULT_BOARD_ID = "1"
+
+
+def configured_board_id(settings: Settings) -> str:
+    """The id this daemon's board has in URLs, MQTT topics and ``/game.pgn``: the first
+    of ``broadcast.boards`` (a hall gives each daemon its own), else "1"."""
+    boards = getattr(settings.broadcast, "boards", None)
+    return boards[0].id if boards else DEFAULT_BOARD_ID
 
 
 class Daemon:
@@ -65,7 +73,8 @@ class Daemon:
     ``port`` overrides ``settings.board.port``; ``events_out`` receives the event feed
     as JSON lines; ``speech`` False leaves the announcer out (the log still has every
     move); ``on_event`` is called with each feed dict (the demo watches the game end);
-    ``speech_text`` is where the text engine (speech's last fallback) writes.
+    ``speech_text`` is where the text engine (speech's last fallback) writes;
+    ``board_id`` names the board (default: :func:`configured_board_id`).
     """
 
     def __init__(
@@ -81,8 +90,10 @@ class Daemon:
         on_event: Callable[[dict[str, Any]], None] | None = None,
         notifier: Notifier | None = None,
         speech_text: TextIO | None = None,
+        board_id: str | None = None,
     ) -> None:
         self.settings = settings
+        self.board_id = board_id or configured_board_id(settings)
         self.port = port or settings.board.port
         self.events_out = events_out
         self.speech_enabled = speech
@@ -161,7 +172,7 @@ class Daemon:
         self.hub, self.http_url = await _start_broadcast(self.settings, self._on_request, self.now)
         if self.hub is not None:
             for event in journal_history(self.journal.game_events):  # a resumed game
-                self.hub.publish(BOARD_ID, event)
+                self.hub.publish(self.board_id, event)
         port = None if self.port in (None, "", "auto") else self.port
         self.link = BoardLink(
             port,
@@ -316,7 +327,7 @@ class Daemon:
 
     def _on_request(self, board_id: str, request: SensorEvent) -> None:
         """A web control (arbiter): a Request for this board, at the daemon's time."""
-        if board_id == BOARD_ID:
+        if board_id == self.board_id:
             self.submit(replace(request, t=self.now()))
 
     def _schedule_tick(self) -> None:
@@ -358,7 +369,7 @@ class Daemon:
 
     def _hub_status(self, event: ConnectionChange) -> None:
         if self.hub is not None:
-            self.hub.set_status(BOARD_ID, connected=event.state == "connected")
+            self.hub.set_status(self.board_id, connected=event.state == "connected")
 
     async def _report_battery(self) -> None:
         """A Bluetooth board's battery for the page and ``/state.json``: the link asks
@@ -369,7 +380,7 @@ class Daemon:
             battery = getattr(self.link, "battery", None)
             percent = battery.percent if battery is not None else None
             if percent is not None and percent != last and self.hub is not None:
-                self.hub.set_status(BOARD_ID, battery=percent)
+                self.hub.set_status(self.board_id, battery=percent)
                 last = percent
 
     # -- outputs -------------------------------------------------------------------------------
@@ -396,7 +407,7 @@ class Daemon:
         if self.announcer is not None:
             self.announcer.handle(event)
         if self.hub is not None:
-            self.hub.publish(BOARD_ID, event)
+            self.hub.publish(self.board_id, event)
         if self.clock_writer is not None and self._clock_frames is not None:
             self._clock_event(event)
         if self.on_event is not None:
