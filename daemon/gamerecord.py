@@ -31,13 +31,18 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
+import logging
 import math
+import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import chess
 import chess.pgn
+
+log = logging.getLogger(__name__)
 
 #: Headers of the Seven Tag Roster, in the order PGN requires.
 SEVEN_TAG_ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
@@ -46,6 +51,38 @@ _HEADER_FIELDS = ("event", "site", "date", "round", "white", "black")
 
 #: Result strings PGN knows; anything else is shown as an unfinished game.
 PGN_RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*"})
+
+#: A tag name as the PGN standard (8.1.1) allows it: letters, digits, underscore
+#: (and the few signs python-chess and lichess read), starting with a letter or digit.
+PGN_TAG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+#=:-]{0,63}$")
+
+#: The PGN standard caps a string token at 255 characters.
+PGN_STRING_LIMIT = 255
+
+#: Unicode categories that have no place in a tag value: control characters
+#: (newline, NUL, ESC...), format characters (bidi overrides, zero-width) and
+#: line/paragraph separators. Each becomes a space, so a name can never break
+#: out of its tag or make a reader see something else than it says.
+_UNPRINTABLE = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+
+
+def clean_tag_value(value: object) -> str:
+    """A header value with nothing a PGN reader could mistake: every control or
+    invisible formatting character replaced by a space, runs of blanks folded,
+    trimmed to PGN's 255 characters. (Quotes and backslashes stay: they are
+    escaped when written, see ``pgn_tag``.)"""
+    text = "".join(" " if unicodedata.category(ch) in _UNPRINTABLE else ch for ch in str(value))
+    text = " ".join(text.split())[:PGN_STRING_LIMIT]
+    while len(text) + text.count("\\") + text.count('"') > PGN_STRING_LIMIT:
+        text = text[:-1]
+    return text
+
+
+def pgn_tag(name: str, value: object) -> str:
+    """One tag pair line, ``[Name "value"]``, the value escaped as the PGN standard
+    (8.1.1) says: a backslash as two, a quote as backslash-quote."""
+    text = clean_tag_value(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'[{name} "{text}"]'
 
 
 @dataclass(slots=True)
@@ -94,6 +131,14 @@ class GameHeaders:
             "black": self.black,
             "extra": dict(self.extra),
         }
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> GameHeaders:
+        """The headers back from ``to_dict`` (a state heard from elsewhere)."""
+        return cls(
+            **{k: str(raw[k]) for k in _HEADER_FIELDS if raw.get(k) is not None},
+            extra={str(k): str(v) for k, v in (raw.get("extra") or {}).items()},
+        )
 
 
 def format_clock(seconds: float) -> str:
@@ -149,11 +194,7 @@ class GameRecord:
     def from_state(cls, state: dict[str, Any]) -> GameRecord:
         """The record back from its ``state()`` (a retained MQTT state, a display
         joining late); the inverse of ``state`` for everything it carries."""
-        raw_headers = state.get("headers") or {}
-        headers = GameHeaders(
-            **{k: str(raw_headers[k]) for k in _HEADER_FIELDS if raw_headers.get(k) is not None},
-            extra={str(k): str(v) for k, v in (raw_headers.get("extra") or {}).items()},
-        )
+        headers = GameHeaders.from_dict(state.get("headers") or {})
         record = cls(headers, start_fen=str(state.get("start_fen") or chess.STARTING_FEN))
         record.chess960 = bool(state.get("chess960"))
         record.flipped = bool(state.get("flipped"))
@@ -367,22 +408,32 @@ class GameRecord:
         if self.chess960:
             headers["Variant"] = "Chess960"
         for key, value in self.headers.extra.items():
+            if not PGN_TAG_NAME.match(str(key)):
+                log.warning("PGN: dropped a header with an invalid tag name %r", key)
+                continue
             headers.setdefault(str(key), str(value))
-        return headers
+        return {key: clean_tag_value(value) for key, value in headers.items()}
 
     def pgn(self) -> str:
-        """The game so far as PGN (Seven Tag Roster first, ``[%clk]`` per move)."""
+        """The game so far as PGN (Seven Tag Roster first, ``[%clk]`` per move).
+
+        The tags are written here, escaped (``pgn_tag``): python-chess writes a
+        value as given, so a name with a quote and a newline could end its tag
+        and add a forged one (a ``[Result "1-0"]`` mid-game).
+        """
+        start = chess.Board(self.start_fen, chess960=self.chess960)
         game = chess.pgn.Game()
-        game.headers.clear()
-        for key, value in self.pgn_headers().items():
-            game.headers[key] = value
+        game.setup(start)  # the movetext's numbering starts where the game did
         node: chess.pgn.GameNode = game
-        for move, parsed in self._legal_moves(chess.Board(self.start_fen, chess960=self.chess960)):
+        for move, parsed in self._legal_moves(start.copy()):
             node = node.add_variation(parsed)
             if move.clock and move.by in move.clock:
                 node.comment = f"[%clk {format_clock(move.clock[move.by])}]"
-        exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
-        return game.accept(exporter) + "\n"
+        headers = self.pgn_headers()
+        game.headers["Result"] = headers["Result"]  # the movetext ends with it
+        exporter = chess.pgn.StringExporter(headers=False, variations=False, comments=True)
+        tags = "\n".join(pgn_tag(key, value) for key, value in headers.items())
+        return f"{tags}\n\n{game.accept(exporter)}\n"
 
     def state(self) -> dict[str, Any]:
         """The JSON-ready picture for ``/state.json`` and retained MQTT state."""

@@ -34,6 +34,7 @@ from daemon.broadcast.hub import BOARD_ID, Hub
 from daemon.broadcast.mqtt import new_client, topic_level
 from daemon.broadcast.settings import BroadcastSettings
 from daemon.broadcast.web import build_app
+from daemon.gamerecord import GameHeaders
 
 log = logging.getLogger(__name__)
 
@@ -83,10 +84,13 @@ class Relay:
         port: int = 8080,
         prefix: str = "dgt-bridge",
         client_id: str | None = None,
+        event: str | None = None,
     ) -> None:
         self.broker, self.broker_port = broker, broker_port
+        self.event = event or tournament
+        self.round = round_
         self.settings = BroadcastSettings(
-            address=address, port=port, boards=[], event=tournament, round=round_
+            address=address, port=port, boards=[], event=self.event, round=round_
         )
         self.hub = Hub(self.settings)
         self.hub.sort_boards = True
@@ -156,14 +160,33 @@ class Relay:
     def _on_state(self, board: str, state: dict[str, Any]) -> None:
         origin, seq = str(state.get("origin", "")), int(state.get("seq") or 0)
         sync = self.sync.get(board)
+        state = self._house_headers(board, state)
         if sync and sync.origin == origin and sync.last is not None and sync.last >= seq:
-            return  # the record is complete up to a later event already
+            # The record is complete up to a later event already; but the names
+            # (set at the board, or changed for the next game) come with states only.
+            self.hub._call(self._take_headers, board, state["headers"])
+            return
         if sync is None or sync.origin != origin:
             sync = self.sync[board] = BoardSync(origin)
         sync.last = seq
         sync.forget_through(seq)
         self.hub.load_state(board, state)
         self._apply_held(board, sync)
+
+    def _house_headers(self, board: str, state: dict[str, Any]) -> dict[str, Any]:
+        """The state with the headers the relay owns: one Event and Round for the
+        whole round (a board's own daemon may say "?" or last year's name), and
+        the Board tag from the topic the state came on."""
+        headers = dict(state.get("headers") or {})
+        extra = dict(headers.get("extra") or {})
+        extra["Board"] = board
+        headers.update(event=self.event, round=self.round, extra=extra)
+        return {**state, "headers": headers}
+
+    def _take_headers(self, board: str, headers: dict[str, Any]) -> None:
+        """On the loop: the board's names from a state whose moves we hold already."""
+        if board in self.hub.boards:
+            self.hub.boards[board].record.headers = GameHeaders.from_dict(headers)
 
     def _on_events(self, board: str, envelope: dict[str, Any]) -> None:
         origin, seq, event = str(envelope["origin"]), int(envelope["seq"]), envelope["event"]

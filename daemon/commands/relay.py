@@ -41,7 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the MQTT broker (default localhost:1883)",
     )
     parser.add_argument("--tournament", required=True, help="tournament topic level")
-    parser.add_argument("--round", required=True, help="round topic level")
+    parser.add_argument("--round", required=True, help="round topic level (also PGN Round)")
+    parser.add_argument(
+        "--event",
+        default=None,
+        help="the tournament's name in every game's PGN Event (default: --tournament)",
+    )
     parser.add_argument("--port", type=int, default=8080, help="web port (default 8080)")
     parser.add_argument("--address", default="0.0.0.0", help="web address (default 0.0.0.0)")
     parser.add_argument("--prefix", default="dgt-bridge", help="first topic level")
@@ -57,7 +62,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 async def _serve(args: argparse.Namespace) -> None:
     host, port = args.broker
     relay = Relay(host, port, args.tournament, args.round, address=args.address,
-                  port=args.port, prefix=args.prefix, client_id=args.client_id)  # fmt: skip
+                  port=args.port, prefix=args.prefix, client_id=args.client_id,
+                  event=args.event)  # fmt: skip
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
