@@ -4,24 +4,38 @@ A POST from the arbiter's phone becomes a ``drivers.sensors.Request`` handed to
 the daemon, which feeds it to the rules core like any sensor event: the core
 stays the one place that decides (a "set position" the core refuses is refused
 there, and the refusal comes back through the feed). Here we only check that a
-request is well formed, so a typo gets a clear 400 instead of a silent nothing.
+request is well formed, against the schema below (each action's fields, their
+types and ranges; an unknown field is refused, so a typo is never silently
+ignored), and that it makes sense in the game as the display knows it, so a bad
+request gets a clear 400 (or 409) naming the field instead of a silent nothing
+or a NaN on every viewer's screen.
+
+The schema is a table of small checks rather than a schema library: the bodies
+are a handful of flat objects, and the checks need the chess knowledge
+(FEN, UCI, squares) that only python-chess has.
 """
 
 from __future__ import annotations
 
 import hmac
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import chess
 
+from daemon.broadcast.strictjson import NonFinite
 from drivers.sensors import Request
 
 #: Actions the arbiter may request, with what each needs.
 ACTIONS = {
-    "new_game": "start a new game (optional fen)",
-    "set_position": "set the position (fen required)",
+    "new_game": "start a new game (optional fen, chess960)",
+    "set_position": "set the position (fen required, optional chess960)",
     "accept_position": "accept the position now on the board as restored",
-    "penalty": "record a penalty (to: white|black, seconds, article)",
+    "penalty": "record a time penalty (to: white|black, seconds 1..3600, article; "
+    "after the game's end only with after_end: true)",
     "result": "declare a result (result: 1-0|0-1|1/2-1/2, optional reason)",
     "correct_last_move": "replace the last move (uci required)",
     "takeback": "take back the last move",
@@ -30,10 +44,24 @@ ACTIONS = {
 
 SAY_WHAT = ("last", "clock", "move_number", "board", "square", "piece")
 RESULTS = ("1-0", "0-1", "1/2-1/2")
+COLOURS = ("white", "black")
+
+PENALTY_MIN = 1.0
+PENALTY_MAX = 3600.0
+"""A time penalty is between one second and one hour (FIDE Laws 12.9)."""
+
+ARTICLE = re.compile(r"^(?:[1-9]|1[0-2]|[A-I])(?:\.\d{1,2}){0,3}[a-z]?$")
+"""An article of the FIDE Laws: chapters 1-12 or appendices A-I, then up to three
+levels and an optional letter (``7.4b``, ``7.5.5``, ``12.9``, ``A.4.2``)."""
 
 
 class ControlError(ValueError):
     """A malformed control request; the message is shown to the arbiter."""
+
+    def __init__(self, message: str, field: str | None = None, status: int = 400) -> None:
+        super().__init__(message)
+        self.field = field
+        self.status = status
 
 
 def token_ok(configured: str | None, offered: str | None) -> bool:
@@ -43,64 +71,186 @@ def token_ok(configured: str | None, offered: str | None) -> bool:
     return hmac.compare_digest(configured.encode(), offered.encode())
 
 
-def _colour(args: dict[str, Any], key: str) -> str:
-    value = args.get(key)
-    if value not in ("white", "black"):
-        raise ControlError(f"{key!r} must be 'white' or 'black'")
+# -- the field checks: each returns the clean value or raises ControlError ------------
+
+
+def _shown(value: Any) -> str:
+    text = repr(value) if not isinstance(value, NonFinite) else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _colour(name: str, value: Any) -> str:
+    if value not in COLOURS:
+        raise ControlError(f"{name!r} must be 'white' or 'black', got {_shown(value)}", name)
     return str(value)
 
 
-def _fen(args: dict[str, Any], *, required: bool) -> str | None:
-    fen = args.get("fen")
-    if fen is None and not required:
-        return None
-    if not isinstance(fen, str):
-        raise ControlError("'fen' is required (a FEN string)")
+def _seconds(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ControlError(f"{name!r} must be a number of seconds, got {_shown(value)}", name)
+    if not math.isfinite(value) or not PENALTY_MIN <= value <= PENALTY_MAX:
+        raise ControlError(
+            f"{name!r} must be between {PENALTY_MIN:g} and {PENALTY_MAX:g} seconds "
+            f"(1 s to 1 hour), got {_shown(value)}",
+            name,
+        )
+    return float(value)
+
+
+def _flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ControlError(f"{name!r} must be true or false, got {_shown(value)}", name)
+    return value
+
+
+def _text(limit: int) -> Callable[[str, Any], str]:
+    def check(name: str, value: Any) -> str:
+        if not isinstance(value, str) or len(value) > limit or not value.isprintable():
+            raise ControlError(
+                f"{name!r} must be printable text of at most {limit} characters, "
+                f"got {_shown(value)}",
+                name,
+            )
+        return value
+
+    return check
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[str, Any], str]:
+    def check(name: str, value: Any) -> str:
+        if value not in options:
+            raise ControlError(
+                f"{name!r} must be one of {', '.join(options)}, got {_shown(value)}", name
+            )
+        return str(value)
+
+    return check
+
+
+def _article(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not ARTICLE.match(value):
+        raise ControlError(
+            f"{name!r} must be an article of the FIDE Laws such as 7.4b or 12.9, "
+            f"got {_shown(value)}",
+            name,
+        )
+    return value
+
+
+def _fen(name: str, value: Any) -> str:
+    if not isinstance(value, str) or len(value) > 100:
+        raise ControlError(f"{name!r} must be a FEN string, got {_shown(value)}", name)
+    return value  # read as a board, with chess960, by _check_fen
+
+
+def _uci(name: str, value: Any) -> str:
     try:
-        chess.Board(fen, chess960=bool(args.get("chess960")))
-    except ValueError as exc:
-        raise ControlError(f"'fen' is not a valid FEN: {exc}") from None
-    return fen
+        if not isinstance(value, str) or len(value) > 5:
+            raise ValueError
+        chess.Move.from_uci(value)
+    except ValueError:
+        raise ControlError(
+            f"{name!r} must be a move like e2e4 or e7e8q, got {_shown(value)}", name
+        ) from None
+    return value
 
 
-def build_request(action: str, args: dict[str, Any], t: float) -> Request:
+def _square(name: str, value: Any) -> str:
+    if not isinstance(value, str) or value.lower() not in chess.SQUARE_NAMES:
+        raise ControlError(f"{name!r} must be a square such as e4, got {_shown(value)}", name)
+    return value.lower()
+
+
+def _piece(name: str, value: Any) -> str:
+    if not (isinstance(value, str) and len(value) == 1 and value in "KQRBNPkqrbnp"):
+        raise ControlError(
+            f"{name!r} must be a FEN piece letter such as N or p, got {_shown(value)}", name
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    check: Callable[[str, Any], Any]
+    required: bool = False
+    default: Any = None  # given to the core when the field is absent (None: left out)
+
+
+SCHEMA: dict[str, dict[str, Field]] = {
+    "new_game": {"fen": Field(_fen), "chess960": Field(_flag)},
+    "set_position": {"fen": Field(_fen, required=True), "chess960": Field(_flag)},
+    "accept_position": {},
+    "penalty": {
+        "to": Field(_colour, required=True),
+        "seconds": Field(_seconds, default=120.0),
+        "article": Field(_article, default="7.4b"),
+        "after_end": Field(_flag),
+    },
+    "result": {
+        "result": Field(_choice(RESULTS), required=True),
+        "reason": Field(_text(60), default="arbiter"),
+    },
+    "correct_last_move": {"uci": Field(_uci, required=True)},
+    "takeback": {},
+    "say": {
+        "what": Field(_choice(SAY_WHAT), required=True),
+        "square": Field(_square),
+        "piece": Field(_piece),
+    },
+}
+"""Each action's fields; every other field is refused."""
+
+
+def build_request(action: str, args: Any, t: float) -> Request:
     """The sensor ``Request`` for an arbiter's POST, or ``ControlError``."""
-    if action not in ACTIONS:
+    if action not in SCHEMA:
         raise ControlError(f"unknown action {action!r}; known: {', '.join(ACTIONS)}")
     if not isinstance(args, dict):
-        raise ControlError("the body must be a JSON object")
+        raise ControlError("the body must be a JSON object of arguments")
+    fields = SCHEMA[action]
+    for name in args:
+        if name not in fields:
+            known = ", ".join(fields) or "none"
+            raise ControlError(
+                f"{action}: unknown field {_shown(name)}; its fields: {known}", str(name)[:40]
+            )
     clean: dict[str, Any] = {}
-    if action in ("new_game", "set_position"):
-        fen = _fen(args, required=action == "set_position")
-        if fen is not None:
-            clean["fen"] = fen
-        if args.get("chess960"):
-            clean["chess960"] = True
-    elif action == "penalty":
-        clean["to"] = _colour(args, "to")
-        seconds = args.get("seconds", 120)
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
-            raise ControlError("'seconds' must be a positive number")
-        clean["seconds"] = float(seconds)
-        clean["article"] = str(args.get("article", "7.4b"))[:20]
-    elif action == "result":
-        if args.get("result") not in RESULTS:
-            raise ControlError(f"'result' must be one of {', '.join(RESULTS)}")
-        clean["result"] = args["result"]
-        clean["reason"] = str(args.get("reason", "arbiter"))[:60]
-    elif action == "correct_last_move":
-        uci = args.get("uci")
-        try:
-            chess.Move.from_uci(str(uci))
-        except ValueError:
-            raise ControlError("'uci' must be a move like e2e4 or e7e8q") from None
-        clean["uci"] = str(uci)
-    elif action == "say":
-        what = args.get("what")
-        if what not in SAY_WHAT:
-            raise ControlError(f"'what' must be one of {', '.join(SAY_WHAT)}")
-        clean["what"] = what
-        for key in ("square", "piece"):
-            if key in args:
-                clean[key] = str(args[key])[:8]
+    for name, spec in fields.items():
+        if name in args:
+            value = spec.check(name, args[name])
+            if value is False and spec.check is _flag:
+                continue  # a false flag is the same as none
+            clean[name] = value
+        elif spec.required:
+            raise ControlError(f"{action}: {name!r} is required", name)
+        elif spec.default is not None:
+            clean[name] = spec.default
+    if "fen" in clean:
+        _check_fen(clean["fen"], bool(clean.get("chess960")))
+    if action == "say":
+        for needed in ("square", "piece"):
+            if clean["what"] == needed and needed not in clean:
+                raise ControlError(f"say {needed}: {needed!r} is required", needed)
     return Request(t=t, action=action, args=clean)
+
+
+def _check_fen(fen: str, chess960: bool) -> None:
+    try:
+        chess.Board(fen, chess960=chess960)
+    except ValueError as exc:
+        raise ControlError(f"'fen' is not a valid FEN: {exc}", "fen") from None
+
+
+def check_game_state(request: Request, *, ended: str | None, moves: int) -> None:
+    """What the display knows of the game against the request: a penalty after
+    the end must say so (``after_end: true``), and there is no last move to take
+    back or correct before the first. ``ControlError`` with 409 otherwise."""
+    if request.action == "penalty" and ended and not request.args.get("after_end"):
+        raise ControlError(
+            f"the game has ended ({ended}); send \"after_end\": true to record a "
+            "penalty after the end",
+            "after_end",
+            409,
+        )
+    if request.action in ("takeback", "correct_last_move") and moves == 0:
+        raise ControlError(f"{request.action}: no move has been played", None, 409)

@@ -17,7 +17,6 @@ format (SSE frame, HTTP chunk, WebSocket frame) is encoded once per message.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import threading
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from daemon.broadcast.settings import BoardSettings, BroadcastSettings
+from daemon.broadcast.strictjson import dumps
 from daemon.gamerecord import GameHeaders, GameRecord, today_pgn_date
 
 log = logging.getLogger(__name__)
@@ -308,7 +308,7 @@ class Hub:
         feed.record.apply(event)
         if event.get("type") == "connection" and event.get("state") in ("connected", "lost"):
             feed.status.connected = event["state"] == "connected"
-        lean = json.dumps(
+        lean = dumps(
             {"kind": "event", "seq": self.seq, "board": board_id, "event": event},
             separators=(",", ":"),
         )
@@ -322,7 +322,7 @@ class Hub:
             if subscriber.with_state:
                 if full_message is None:
                     page_state = self.page_state(board_id)
-                    full = json.dumps(
+                    full = dumps(
                         {
                             "kind": "event",
                             "seq": self.seq,
@@ -367,7 +367,7 @@ class Hub:
             feed.status.battery = battery
         if detail is not None:
             feed.status.detail = detail
-        data = json.dumps(
+        data = dumps(
             {"kind": "status", "board": board_id, "status": feed.status.to_dict()},
             separators=(",", ":"),
         )
@@ -490,7 +490,7 @@ class Hub:
 
     def snapshot(self, boards: frozenset[str] | None = None) -> Message:
         chosen = [b for b in self.board_ids() if boards is None or b in boards]
-        data = json.dumps(
+        data = dumps(
             {
                 "kind": "snapshot",
                 "seq": self.seq,

@@ -66,7 +66,9 @@ class BroadcastSettings:
     enabled: bool = True
     """Serve the live page and feed at all."""
     address: str = "0.0.0.0"
-    """Address the web server listens on (``127.0.0.1``: this machine only)."""
+    """Address the web server listens on. ``0.0.0.0`` (the default) serves the page
+    to the whole local network, which is its job (the hall's displays, phones);
+    ``127.0.0.1``: this machine only. Every address listened on is printed."""
     port: int = 8080
     """TCP port of the web server; 0 picks a free one (tests)."""
     token: str | None = None
@@ -95,8 +97,20 @@ class BroadcastSettings:
     """Seconds between keep-alive comments on an idle SSE stream."""
     max_body: int = 16384
     """Largest accepted POST body in bytes (413 beyond)."""
+    body_timeout: float = 10.0
+    """Seconds a POST body may take to arrive (408 beyond): a client dripping its
+    body cannot hold a connection open."""
+    hosts: list[str] = field(default_factory=list)
+    """Host names the page is reached by (``pi.local``, ``192.168.1.20``). Empty: a
+    browser's state-changing request or WebSocket must come from a page of the host
+    it is sent to (``Origin`` equal to ``Host``). Set: the ``Host`` and ``Origin``
+    must be one of these (also refuses a rebound DNS name)."""
     mqtt: MqttSettings = field(default_factory=MqttSettings)
     """Publishing to an MQTT broker (off by default)."""
+
+    def __post_init__(self) -> None:
+        if not self.body_timeout > 0:
+            raise ValueError(f"broadcast.body_timeout must be positive: {self.body_timeout}")
 
     def board(self, board_id: str) -> BoardSettings | None:
         for board in self.boards:

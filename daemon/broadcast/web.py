@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -20,8 +19,16 @@ import chess
 import chess.svg
 from aiohttp import HttpVersion11, WSMsgType, web
 
-from daemon.broadcast.controls import ACTIONS, ControlError, build_request, token_ok
+from daemon.broadcast import security, strictjson
+from daemon.broadcast.controls import (
+    ACTIONS,
+    ControlError,
+    build_request,
+    check_game_state,
+    token_ok,
+)
 from daemon.broadcast.hub import Hub, Subscriber
+from daemon.broadcast.logthrottle import throttled
 from daemon.broadcast.page import PAGE
 from daemon.broadcast.viewers import SSE_CHUNKED, SSE_PLAIN, WS_TEXT, TransportSink, http_chunk
 from drivers.sensors import Request
@@ -38,8 +45,16 @@ IRREGULAR_FILL = "#e0303080"
 PGN_TYPE = "application/x-chess-pgn"
 
 
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status)
+def json_response(data: Any, *, status: int = 200, headers: Any = None) -> web.Response:
+    """A JSON reply, strict (never NaN or Infinity): every route's JSON goes here."""
+    return web.json_response(data, status=status, headers=headers, dumps=strictjson.dumps)
+
+
+def _error(status: int, message: str, field: str | None = None) -> web.Response:
+    body: dict[str, Any] = {"error": message}
+    if field is not None:
+        body["field"] = field
+    return json_response(body, status=status)
 
 
 def _boards_param(request: web.Request, hub: Hub) -> list[str] | web.Response:
@@ -131,7 +146,7 @@ async def state_json(request: web.Request) -> web.Response:
     boards = _boards_param(request, hub)
     if isinstance(boards, web.Response):
         return boards
-    return web.json_response(
+    return json_response(
         {"seq": hub.seq, "boards": {b: hub.page_state(b) for b in boards}},
         headers={"Cache-Control": "no-cache"},
     )
@@ -197,6 +212,10 @@ async def events_ws(request: web.Request) -> web.StreamResponse:
     boards = _boards_param(request, hub) if "board" in request.query else None
     if isinstance(boards, web.Response):
         return boards
+    refused = security.origin_problem(request, hub.settings.hosts)
+    if refused:
+        throttled(log, "origin", logging.WARNING, "refused a WebSocket viewer: %s", refused)
+        return _error(403, refused)
     # Uncompressed, so that one encoded frame serves every viewer.
     ws = web.WebSocketResponse(heartbeat=hub.settings.keepalive, max_msg_size=4096, compress=False)
     await ws.prepare(request)
@@ -261,14 +280,21 @@ def _offered_token(request: web.Request) -> str | None:
 
 
 async def control(request: web.Request) -> web.Response:
+    """An arbiter's POST: Origin, token, body (size, time, strict JSON, schema),
+    then the game's state; only then is it handed to the daemon."""
     hub = request.app[HUB_KEY]
+    settings = hub.settings
     action = request.match_info.get("action", "say")
-    if not hub.settings.token:
+    refused = security.origin_problem(request, settings.hosts)
+    if refused:
+        throttled(log, "origin", logging.WARNING, "refused a control request: %s", refused)
+        return _error(403, refused)
+    if not settings.token:
         return _error(
             403,
             "the arbiter's controls are disabled: set broadcast.token in the configuration",
         )
-    if not token_ok(hub.settings.token, _offered_token(request)):
+    if not token_ok(settings.token, _offered_token(request)):
         return _error(403, "wrong or missing token (send 'Authorization: Bearer <token>')")
     if action not in ACTIONS:
         return _error(404, f"unknown action {action!r}; known: {', '.join(ACTIONS)}")
@@ -276,17 +302,21 @@ async def control(request: web.Request) -> web.Response:
     if isinstance(board_id, web.Response):
         return board_id
     try:
-        raw = await request.read()
+        async with asyncio.timeout(settings.body_timeout):
+            raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
-        return _error(413, f"request body too large (limit {hub.settings.max_body} bytes)")
+        return _error(413, f"request body too large (limit {settings.max_body} bytes)")
+    except TimeoutError:
+        return _error(408, f"the body did not arrive within {settings.body_timeout:g} s")
     try:
-        args = json.loads(raw) if raw.strip() else {}
-    except (ValueError, UnicodeDecodeError):
-        return _error(400, "the body must be JSON (an object of arguments)")
-    try:
+        args = strictjson.loads_body(raw)
         sensor_request = build_request(action, args, float(request.app[NOW_KEY]()))
+        record = hub.boards[board_id].record
+        check_game_state(sensor_request, ended=record.result, moves=len(record.moves))
+    except strictjson.BodyError as exc:
+        return _error(400, str(exc), exc.field)
     except ControlError as exc:
-        return _error(400, str(exc))
+        return _error(exc.status, str(exc), exc.field)
     on_request = request.app[ON_REQUEST_KEY]
     if on_request is None:
         return _error(503, "no rules core is listening for requests")
@@ -297,10 +327,27 @@ async def control(request: web.Request) -> web.Response:
     except Exception as exc:
         log.exception("the request callback failed")
         return _error(500, f"the daemon could not take the request: {exc}")
-    return web.json_response(
+    return json_response(
         {"accepted": True, "board": board_id, "action": action, "args": sensor_request.args},
         status=202,
     )
+
+
+@web.middleware
+async def _no_tracebacks(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Whatever goes wrong in a handler, the client gets a short JSON error and the
+    log one throttled line: never a traceback, never a flood."""
+    try:
+        return await handler(request)
+    except web.HTTPException:
+        raise
+    except ConnectionError:
+        raise
+    except Exception as exc:
+        throttled(log, f"handler:{type(exc).__name__}", logging.ERROR,
+                  "%s %s failed: %s: %s", request.method, request.path,
+                  type(exc).__name__, exc)  # fmt: skip
+        return _error(500, "the server could not answer this request")
 
 
 def build_app(
@@ -309,7 +356,10 @@ def build_app(
     now: Callable[[], float] | None = None,
 ) -> web.Application:
     """The aiohttp application over a hub (the daemon's, or a relay's)."""
-    app = web.Application(client_max_size=max(1024, hub.settings.max_body))
+    app = web.Application(
+        client_max_size=max(1024, hub.settings.max_body), middlewares=[_no_tracebacks]
+    )
+    security.install(app)
     app[HUB_KEY] = hub
     app[ON_REQUEST_KEY] = on_request
     loop_time = asyncio.get_running_loop().time if now is None else None

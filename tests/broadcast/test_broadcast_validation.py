@@ -1,0 +1,132 @@
+"""Every control body is checked against its schema, and every JSON the server
+sends is strict JSON, on the real server over loopback."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from broadcast_feed import OPERA_GAME, game_feed
+
+from daemon import events
+
+AUTH = {"Authorization": "Bearer s3cret", "Content-Type": "application/json"}
+
+
+def strict_loads(text: str):
+    """What a browser's JSON.parse accepts: no NaN, no Infinity."""
+
+    def refuse(constant: str):
+        raise AssertionError(f"{constant} is not JSON; a browser's JSON.parse throws")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+async def post(server, path: str, body: str | bytes, headers=AUTH):
+    async with server.session.post(server.url + path, data=body, headers=headers) as response:
+        return response.status, await response.text()
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e308", "1e999", "0",
+                                    "-5", "0.5", "3601", "true", '"120"'])  # fmt: skip
+async def test_a_penalty_must_be_a_finite_number_between_1_s_and_1_hour(live, number):
+    server = await live(token="s3cret")
+    server.publish(game_feed(OPERA_GAME[:2]))
+    status, text = await post(server, "/control/penalty", f'{{"to": "white", "seconds": {number}}}')
+    assert status == 400, text
+    reply = strict_loads(text)
+    assert reply["field"] == "seconds" and "seconds" in reply["error"]
+    assert server.requests == []
+
+
+async def test_a_sane_penalty_is_handed_to_the_rules_core(live):
+    server = await live(token="s3cret")
+    server.publish(game_feed(OPERA_GAME[:2]))
+    status, _ = await post(server, "/control/penalty",
+                           '{"to": "black", "seconds": 120, "article": "7.5.5"}')  # fmt: skip
+    assert status == 202
+    assert [r.args for _, r in server.requests] == [
+        {"to": "black", "seconds": 120.0, "article": "7.5.5"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/control/penalty", {"to": "purple"}, "to"),
+        ("/control/penalty", {"to": "white", "article": "99.9"}, "article"),
+        ("/control/penalty", {"to": "white", "article": ["7.4b"]}, "article"),
+        ("/control/penalty", {"to": "white", "secnods": 60}, "secnods"),
+        ("/control/result", {"result": "1-0", "reason": "x" * 61}, "reason"),
+        ("/control/result", {"result": 1}, "result"),
+        ("/control/new_game", {"fen": 7}, "fen"),
+        ("/control/new_game", {"chess960": "yes"}, "chess960"),
+        ("/control/set_position", {}, "fen"),
+        ("/control/correct_last_move", {"uci": "e2e4e5"}, "uci"),
+        ("/say", {"what": "square", "square": "z9"}, "square"),
+        ("/say", {"what": "piece"}, "piece"),
+    ],
+)
+async def test_a_bad_field_gets_400_naming_it(live, path, body, field):
+    server = await live(token="s3cret")
+    server.publish(game_feed(OPERA_GAME[:2]))
+    status, text = await post(server, path, json.dumps(body))
+    assert status == 400
+    assert strict_loads(text)["field"] == field
+    assert field in strict_loads(text)["error"]
+    assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["[" * 5000 + "]" * 5000, '{"a":' * 1500 + "1" + "}" * 1500, "{'to': 'white'}",
+     "\xff\xfe", '{"to": "white"', "[1, 2]", '"white"'],
+    ids=["10k-nested-arrays", "nested-objects", "python-repr", "not-utf8", "torn",
+         "array", "string"],
+)  # fmt: skip
+async def test_a_body_that_is_not_a_flat_json_object_gets_400_not_500(live, body):
+    server = await live(token="s3cret")
+    status, text = await post(server, "/control/penalty", body.encode("latin-1"))
+    assert status == 400, text
+    assert "Traceback" not in text and strict_loads(text)["error"]
+    assert server.requests == []
+
+
+async def test_no_penalty_after_the_end_unless_the_arbiter_says_so(live):
+    server = await live(token="s3cret")
+    server.publish(game_feed(OPERA_GAME[:2]))
+    server.publish([events.GameEnd(t=50.0, result="1-0", reason="resignation").to_dict()])
+    status, text = await post(server, "/control/penalty", '{"to": "white", "seconds": 60}')
+    assert status == 409
+    assert strict_loads(text)["field"] == "after_end" and "1-0" in strict_loads(text)["error"]
+    assert server.requests == []
+    status, _ = await post(server, "/control/penalty",
+                           '{"to": "white", "seconds": 60, "after_end": true}')  # fmt: skip
+    assert status == 202 and server.requests[0][1].args["after_end"] is True
+
+
+async def test_no_takeback_before_the_first_move(live):
+    server = await live(token="s3cret")
+    status, text = await post(server, "/control/takeback", "{}")
+    assert status == 409 and "no move" in strict_loads(text)["error"]
+
+
+async def test_state_json_and_the_sse_snapshot_never_carry_nan(live):
+    """Whatever gets into the feed (here a penalty of NaN seconds and a battery of
+    infinity, as an older daemon produced), viewers get strict JSON."""
+    server = await live()
+    server.publish(game_feed(OPERA_GAME[:2]))
+    server.publish([events.Penalty(t=9.0, to="white", seconds=math.nan, article="7.4b").to_dict()])
+    server.broadcaster.set_status("1", battery=math.inf)
+    async with server.session.get(server.url + "/state.json") as response:
+        state = strict_loads(await response.text())["boards"]["1"]
+    assert state["penalties"][0]["seconds"] is None
+    assert state["status"]["battery"] is None
+    async with server.session.get(server.url + "/events?state=1") as response:
+        line = b""
+        while not line.startswith(b"data:"):
+            line = await response.content.readline()
+    snapshot = strict_loads(line[5:].decode())
+    assert snapshot["kind"] == "snapshot"
+    assert snapshot["boards"]["1"]["penalties"][0]["seconds"] is None
