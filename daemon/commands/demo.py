@@ -35,6 +35,10 @@ from daemon import resources
 #: The plies before which the demo's irregularities happen (if the game is that long).
 ILLEGAL_MOVE_BEFORE_PLY = 6
 KNOCKED_PIECE_BEFORE_PLY = 11
+#: The emulated clock's time control (minutes, seconds per move): the daemon is told
+#: it, as an arbiter configures the clock he set.
+CLOCK_MINUTES = 90
+CLOCK_INCREMENT = 30
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -102,7 +106,13 @@ def demo_sensor_log(game: chess.pgn.Game, seed: int) -> list[Any]:
     """The game as human hands play it on a board with a clock, with two irregularities."""
     from drivers.handling import ALL, Hands
 
-    hands = Hands(game.board(), seed=seed, with_clock=True)
+    hands = Hands(
+        game.board(),
+        seed=seed,
+        with_clock=True,
+        clock_seconds=CLOCK_MINUTES * 60.0,
+        increment=float(CLOCK_INCREMENT),
+    )
     for ply, move in enumerate(game.mainline_moves(), 1):
         hands.think()
         if ply == ILLEGAL_MOVE_BEFORE_PLY:
@@ -289,6 +299,7 @@ async def _demo(args: argparse.Namespace, chosen: DemoGame) -> int:
         print(f"dgt-bridge demo: port {port} is taken; the page gets a free one", flush=True)
         port = 0
     settings.broadcast = replace(settings.broadcast, port=port)
+    settings.clock = replace(settings.clock, time_control=f"{CLOCK_MINUTES}+{CLOCK_INCREMENT}")
     settings.game = replace(
         settings.game,
         event=chosen.game.headers.get("Event", "?"),

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from daemon.timecontrol import TimeControl
-from drivers.clock.tracker import ClockReading, ClockTracker, Side, SideMapping
+from drivers.clock.tracker import CONFIRMATIONS, ClockReading, ClockTracker, Side, SideMapping
 from drivers.dgt import protocol
 from drivers.dgt.protocol import ClockAck, ClockSideTime, ClockTimes
 from drivers.sensors import ButtonPress, Colour, SensorEvent
@@ -78,7 +78,7 @@ class DgtClockInterpreter:
         self,
         sides: SideMapping = "auto",
         time_control: TimeControl | None = None,
-        confirmations: int = 3,
+        confirmations: int = CONFIRMATIONS,
     ) -> None:
         self.tracker = ClockTracker(sides, time_control, confirmations)
         self.clock_connected: bool | None = None  # None until a clock message came

@@ -9,12 +9,14 @@ left and right. :class:`ClockTracker` then does what real clocks demand:
   a game is White's; a configuration override fixes it. The board's
   orientation plays no part: turning the board round does not move the clock.
 - **Implausible times.** A time that goes up is ignored unless the clock is
-  being set (stopped, or a set-and-run was sent) or it is the increment the
-  time control gives at that side's press. A running time that drops faster
-  than time passes is ignored too (a false zero would announce a false flag).
-  A changed time that the clock keeps reporting consistently is accepted after
-  ``confirmations`` readings, so that an unexpected but real change (a period's
-  time added without a known time control, a correction) is never lost.
+  being set (stopped, or a set-and-run was sent) or it is the increment of that
+  side's press: what the time control gives, or, with no time control
+  configured, the increment learnt from the clock itself (the first press of a
+  game shows it; every later press is held to it). A running time that drops
+  faster than time passes is ignored too (a false zero would announce a false
+  flag). A changed time that the clock keeps reporting is accepted once seen
+  ``confirmations`` (two) times, so that an unexpected but real change (a
+  period's time, an arbiter's correction) costs one reading, never more.
 
 Pure: time is an argument, nothing here reads a clock or a device.
 """
@@ -35,9 +37,11 @@ TOLERANCE = 1.5
 #: Slack for a running time falling faster than time passes (reports may be
 #: delayed unevenly on a busy line); a false zero is still caught.
 DROP_TOLERANCE = 3.0
-#: The largest increment accepted at a press when the time control is unknown
-#: but the clock shows its time-per-move (Fischer) indicator.
+#: The largest increment learnt at a press when no time control is configured.
 UNKNOWN_INCREMENT_LIMIT = 60.0
+#: How often an unexpected time must be seen before it is believed: a glitch is
+#: one reading; a real change (the arbiter adding time) stays on the display.
+CONFIRMATIONS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +124,7 @@ class ClockTracker:
         self,
         sides: SideMapping = "auto",
         time_control: TimeControl | None = None,
-        confirmations: int = 3,
+        confirmations: int = CONFIRMATIONS,
     ) -> None:
         self.mapper = SideMapper(sides)
         self.time_control = time_control
@@ -130,6 +134,9 @@ class ClockTracker:
         self._last_runner: Side | None = None
         self._presses: dict[Side, int] = {"left": 0, "right": 0}
         self._press_base: dict[Side, float | None] = {"left": None, "right": None}
+        # When the base was read and when the press came: the time run off between.
+        self._press_times: dict[Side, tuple[float, float]] = {}
+        self._increment: float | None = None  # learnt, when no time control is known
         self._pending: dict[Side, _Pending | None] = {"left": None, "right": None}
         self._setting = False
         self._resume_counts: dict[str, int] | None = None
@@ -147,6 +154,7 @@ class ClockTracker:
         self.mapper.new_game()
         self._presses = {"left": 0, "right": 0}
         self._press_base = {"left": None, "right": None}
+        self._increment = None
         self._last_runner = None
 
     def resume_game(self, to_move: Colour, white_moves: int, black_moves: int) -> None:
@@ -176,6 +184,12 @@ class ClockTracker:
     def presses(self, side: Side) -> int:
         return self._presses[side]
 
+    @property
+    def learnt_increment(self) -> float | None:
+        """The increment seen at this game's presses (None: not yet, or a time
+        control is configured and says it)."""
+        return self._increment
+
     # --- readings ---------------------------------------------------------------
 
     def feed(self, t: float, reading: ClockReading) -> list[ClockReport]:
@@ -184,7 +198,7 @@ class ClockTracker:
         if previous is None:
             accepted = reading
         else:
-            self._count_press(previous, reading)
+            self._count_press(t, previous, reading)
             accepted = ClockReading(
                 left=self._checked_time(t, "left", previous, reading),
                 right=self._checked_time(t, "right", previous, reading),
@@ -213,6 +227,8 @@ class ClockTracker:
         elapsed = max(0.0, t - self._last_t)
         if self._plausible(side, old, new, elapsed, previous, reading):
             self._pending[side] = None
+            if new > old + TOLERANCE:
+                self._learn_increment(side, new, reading)
             return new
         pending = self._pending[side]
         if pending is not None:
@@ -221,6 +237,8 @@ class ClockTracker:
                 pending.count += 1
                 if pending.count >= self.confirmations:
                     self._pending[side] = None
+                    if new > old + TOLERANCE:
+                        self._learn_increment(side, new, reading)
                     return new
                 self.rejected += 1
                 return old
@@ -230,6 +248,21 @@ class ClockTracker:
             return new
         self.rejected += 1
         return old
+
+    def _learn_increment(self, side: Side, new: float, reading: ClockReading) -> None:
+        """A rise taken at ``side``'s press, with no time control configured: the
+        first of a game sets the increment; a larger one the clock confirmed (a
+        Bronstein delay's full amount, say) raises it, up to the limit."""
+        base = self._press_base[side]
+        if self.time_control is not None or base is None or reading.running == side:
+            return
+        base_t, press_t = self._press_times.get(side, (0.0, 0.0))
+        # The side's time ran on between the base reading and the press; whole seconds.
+        estimate = float(round(new - base + max(0.0, press_t - base_t)))
+        if 0 < estimate <= UNKNOWN_INCREMENT_LIMIT and (
+            self._increment is None or estimate > self._increment
+        ):
+            self._increment = estimate
 
     def _plausible(
         self,
@@ -257,15 +290,21 @@ class ClockTracker:
         return True
 
     def _press_allowance(self, side: Side, reading: ClockReading) -> float:
+        """What a press may add: the time control's amount; without one, the
+        increment learnt from this game's presses, or (not yet learnt) any
+        increment a clock is set to."""
         if self.time_control is not None:
             return self.time_control.added_on_press(max(1, self._presses[side]))
-        return UNKNOWN_INCREMENT_LIMIT if reading.per_move_indicator else 0.0
+        if self._increment is not None:
+            return self._increment
+        return UNKNOWN_INCREMENT_LIMIT
 
-    def _count_press(self, previous: ClockReading, reading: ClockReading) -> None:
+    def _count_press(self, t: float, previous: ClockReading, reading: ClockReading) -> None:
         runner = previous.running or self._last_runner
         if runner is not None and reading.running == other(runner):
             self._presses[runner] += 1
             self._press_base[runner] = previous.time(runner)
+            self._press_times[runner] = (self._last_t, t)
 
     @staticmethod
     def _is_new_setup(previous: ClockReading, accepted: ClockReading) -> bool:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import itertools
+import math
 import os
 import re
 import subprocess
@@ -12,6 +14,9 @@ from pathlib import Path
 import chess.pgn
 
 from daemon import resources
+from daemon.commands.demo import ILLEGAL_MOVE_BEFORE_PLY, demo_sensor_log
+from daemon.gamerecord import format_clock
+from drivers.sensors import ClockReport
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,3 +101,25 @@ def test_demo_once_plays_the_game_to_the_end_and_prints_every_move(tmp_path: Pat
     journal_dir = re.search(r"journal and PGN in (\S+)", out).group(1)
     pgn = chess.pgn.read_game(io.StringIO(next(Path(journal_dir).glob("*.pgn")).read_text()))
     assert [m.uci() for m in pgn.mainline_moves()] == [m.uci() for m in game.mainline_moves()]
+    # Every [%clk] is what the emulated clock showed the mover after his press.
+    assert [node.comment for node in pgn.mainline()] == [
+        f"[%clk {format_clock(seconds)}]" for seconds in clock_after_each_press(game)
+    ]
+
+
+def clock_after_each_press(game: chess.pgn.Game) -> list[int]:
+    """The mover's time as the demo's emulated clock shows it after each of his
+    presses (whole seconds, rounded up as a clock counts down)."""
+    reports = [e for e in demo_sensor_log(game, seed=1) if isinstance(e, ClockReport)]
+    after: dict[str, list[int]] = {"white": [], "black": []}
+    for before, now in itertools.pairwise(reports):
+        for colour, times in after.items():
+            if before.running == colour and now.running != colour:
+                shown = math.ceil(getattr(now, colour) - 1e-6)
+                if not times or times[-1] != shown:  # the arbiter's restore: no press
+                    times.append(shown)
+    # The demo's illegal move is pressed (its increment lands) and then taken back.
+    illegal_mover = "white" if ILLEGAL_MOVE_BEFORE_PLY % 2 else "black"
+    del after[illegal_mover][(ILLEGAL_MOVE_BEFORE_PLY - 1) // 2]
+    plies = len(list(game.mainline_moves()))
+    return [after["white" if ply % 2 == 0 else "black"][ply // 2] for ply in range(plies)]
