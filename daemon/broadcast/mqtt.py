@@ -40,12 +40,13 @@ import logging
 import re
 import uuid
 from collections import deque
+from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
 
 from daemon.broadcast.hub import Hub
-from daemon.broadcast.settings import BroadcastSettings
+from daemon.broadcast.settings import BroadcastSettings, MqttSettings
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,17 @@ def board_topic(prefix: str, tournament: str, round_: str, board: str, leaf: str
     return "/".join(topic_level(level) for level in levels) + "/" + leaf
 
 
-def new_client(client_id: str, *, clean_session: bool = True) -> mqtt.Client:
+class MqttSetupError(ValueError):
+    """The broker settings cannot be used (a certificate file missing...): said
+    before connecting, with the setting to fix."""
+
+
+def new_client(
+    client_id: str, settings: MqttSettings | None = None, *, clean_session: bool = True
+) -> mqtt.Client:
+    """A paho client with the login and TLS of ``settings``, through paho's own
+    options (``username_pw_set``, ``tls_set``), so the board's publisher and the
+    relay are secured the same way."""
     client = mqtt.Client(
         mqtt.CallbackAPIVersion.VERSION2,
         client_id=client_id,
@@ -70,7 +81,29 @@ def new_client(client_id: str, *, clean_session: bool = True) -> mqtt.Client:
         clean_session=clean_session,
     )
     client.reconnect_delay_set(min_delay=1, max_delay=5)
+    if settings is not None:
+        if settings.username:
+            client.username_pw_set(settings.username, settings.password or None)
+        if settings.tls or settings.ca_file or settings.cert_file:
+            _set_tls(client, settings)
     return client
+
+
+def _set_tls(client: mqtt.Client, settings: MqttSettings) -> None:
+    if settings.key_file and not settings.cert_file:
+        raise MqttSetupError("mqtt.key_file (relay: --key) is set without a certificate")
+    for key, option in (("ca_file", "--ca"), ("cert_file", "--cert"), ("key_file", "--key")):
+        path = getattr(settings, key)
+        if path and not Path(path).is_file():
+            raise MqttSetupError(f"mqtt.{key} (relay: {option}): no such file {path!r}")
+    try:
+        client.tls_set(
+            ca_certs=settings.ca_file or None,
+            certfile=settings.cert_file or None,
+            keyfile=settings.key_file or None,
+        )
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        raise MqttSetupError(f"mqtt TLS files cannot be used: {exc}") from None
 
 
 class MqttPublisher:
@@ -87,9 +120,7 @@ class MqttPublisher:
             leaf: board_topic(self.mqtt.topic_prefix, self.mqtt.tournament, round_, board_id, leaf)
             for leaf in ("events", "state", "pgn", "status")
         }
-        self.client = new_client(f"dgt-bridge-{topic_level(board_id)}-{self.origin}")
-        if self.mqtt.username:
-            self.client.username_pw_set(self.mqtt.username, self.mqtt.password)
+        self.client = new_client(f"dgt-bridge-{topic_level(board_id)}-{self.origin}", self.mqtt)
         self.client.will_set(
             self.topics["status"], self._status_payload(online=False), qos=1, retain=True
         )

@@ -17,13 +17,19 @@ last one applied (its ``prev`` is that ``seq``, or 0 for the first event of a
 daemon's run); one after a hole waits until the missing events or a ``state``
 covering them arrive; one at or below the last applied ``seq`` is a duplicate.
 A ``state`` is loaded unless the record, complete, is already that far.
+
+Every message is checked first (``relaycheck``: schema, sizes, the board it
+names, a state's moves legal); a bad one is dropped and counted per board and
+reason, shown in ``/relay.json``, and never reaches a record. The broker's login,
+TLS and ACL (``config/mosquitto/``) decide who may write a board's topics.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
+import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +38,14 @@ from aiohttp import web
 
 from daemon.broadcast.hub import BOARD_ID, Hub
 from daemon.broadcast.mqtt import new_client, topic_level
-from daemon.broadcast.settings import BroadcastSettings
+from daemon.broadcast.relaycheck import (
+    Rejected,
+    check_envelope,
+    check_state,
+    check_status,
+    replays,
+)
+from daemon.broadcast.settings import BroadcastSettings, MqttSettings
 from daemon.broadcast.web import build_app
 from daemon.gamerecord import GameHeaders
 
@@ -73,6 +86,8 @@ class BoardSync:
 
 
 class Relay:
+    """One round of a hall, from the broker to one web app (see the module)."""
+
     def __init__(
         self,
         broker: str,
@@ -85,6 +100,7 @@ class Relay:
         prefix: str = "dgt-bridge",
         client_id: str | None = None,
         event: str | None = None,
+        mqtt_settings: MqttSettings | None = None,
     ) -> None:
         self.broker, self.broker_port = broker, broker_port
         self.event = event or tournament
@@ -97,18 +113,25 @@ class Relay:
         self.base = "/".join(topic_level(p) for p in (prefix, tournament, round_))
         self.client = new_client(
             client_id or f"dgt-bridge-relay-{topic_level(tournament)}-{topic_level(round_)}",
+            mqtt_settings,
             clean_session=False,
         )
         self.client.on_connect = self._on_connect
+        self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
         self.sync: dict[str, BoardSync] = {}
         self.duplicates = 0
+        self.connected = False
+        self.refusal = ""  # why the broker refused us, if it did
+        self.rejected: Counter[tuple[str, str]] = Counter()  # (board, reason) -> count
+        self._lock = threading.Lock()
         self.port: int | None = None
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
         self.hub.bind_loop(asyncio.get_running_loop())
         app = build_app(self.hub)
+        app.router.add_get("/relay.json", self._status_view)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.settings.address, self.settings.port)
@@ -131,47 +154,96 @@ class Relay:
         self.client.disconnect()
         self.client.loop_stop()
 
+    # -- the relay's own status ----------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """What ``/relay.json`` shows: the broker link, and per board how far its
+        record is complete and how many messages were dropped, and why."""
+        with self._lock:
+            rejected = dict(self.rejected)
+            boards = {
+                board: {"origin": sync.origin, "last_seq": sync.last, "held": len(sync.held)}
+                for board, sync in self.sync.items()
+            }
+        for (board, reason), count in rejected.items():
+            entry = boards.setdefault(board, {"origin": None, "last_seq": None, "held": 0})
+            entry.setdefault("rejected", {})[reason] = count
+        return {
+            "broker": f"{self.broker}:{self.broker_port}",
+            "connected": self.connected,
+            "refused": self.refusal or None,
+            "topics": f"{self.base}/+/(state|events|status)",
+            "event": self.event,
+            "round": self.round,
+            "rejected": sum(rejected.values()),
+            "duplicates": self.duplicates,
+            "boards": dict(sorted(boards.items())),
+        }
+
+    async def _status_view(self, request: web.Request) -> web.Response:
+        return web.json_response(self.status(), headers={"Cache-Control": "no-cache"})
+
+    def _reject(self, board: str, reason: str) -> None:
+        with self._lock:
+            self.rejected[(board, reason)] += 1
+            count = self.rejected[(board, reason)]
+        if count == 1 or count % 100 == 0:  # said once, then every hundredth time
+            log.warning("relay: dropped a message for board %s (%s; %d so far)",
+                        board, reason, count)  # fmt: skip
+
     # -- paho's thread -------------------------------------------------------------
 
     def _on_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any,
                     properties: Any) -> None:  # fmt: skip
         if reason.is_failure:
+            self.refusal = str(reason)
             log.warning("MQTT broker refused the relay: %s", reason)
             return
+        self.connected, self.refusal = True, ""
         client.subscribe([(f"{self.base}/+/{leaf}", 1) for leaf in ("state", "events", "status")])
 
+    def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any,
+                       properties: Any) -> None:  # fmt: skip
+        self.connected = False
+
     def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
-        rest = message.topic[len(self.base) + 1 :]
-        board, _, leaf = rest.partition("/")
+        if not message.topic.startswith(self.base + "/"):
+            return
+        board, _, leaf = message.topic[len(self.base) + 1 :].partition("/")
         if not BOARD_ID.match(board) or leaf not in ("state", "events", "status"):
+            self._reject(board if BOARD_ID.match(board) else "?", "not a board's topic")
             return
+        payload = bytes(message.payload)
         try:
-            payload = json.loads(message.payload)
-        except (ValueError, UnicodeDecodeError):
-            log.warning("relay: ignoring a malformed message on %s", message.topic)
-            return
-        if not isinstance(payload, dict):
-            return
-        try:
-            getattr(self, f"_on_{leaf}")(board, payload)
-        except (KeyError, TypeError, ValueError):
-            log.warning("relay: ignoring a malformed message on %s", message.topic)
+            if leaf == "events":
+                self._on_events(board, *check_envelope(payload, board))
+            elif leaf == "state":
+                self._on_state(board, check_state(payload, board))
+            else:
+                self._on_status(board, check_status(payload, board))
+        except Rejected as exc:
+            self._reject(board, str(exc))
+        except Exception:  # a check missed something: drop it, keep the relay up
+            log.exception("relay: a message for board %s could not be applied", board)
+            self._reject(board, "could not be applied")
 
     def _on_state(self, board: str, state: dict[str, Any]) -> None:
         origin, seq = str(state.get("origin", "")), int(state.get("seq") or 0)
-        sync = self.sync.get(board)
         state = self._house_headers(board, state)
-        if sync and sync.origin == origin and sync.last is not None and sync.last >= seq:
-            # The record is complete up to a later event already; but the names
-            # (set at the board, or changed for the next game) come with states only.
-            self.hub._call(self._take_headers, board, state["headers"])
-            return
-        if sync is None or sync.origin != origin:
-            sync = self.sync[board] = BoardSync(origin)
-        sync.last = seq
-        sync.forget_through(seq)
-        self.hub.load_state(board, state)
-        self._apply_held(board, sync)
+        with self._lock:
+            sync = self.sync.get(board)
+            if sync and sync.origin == origin and sync.last is not None and sync.last >= seq:
+                # The record is complete up to a later event already; but the names
+                # (set at the board, or changed for the next game) come with states only.
+                self.hub._call(self._take_headers, board, state["headers"])
+                return
+            replays(state)  # only now: a state that is loaded must be a real game
+            if sync is None or sync.origin != origin:
+                sync = self.sync[board] = BoardSync(origin)
+            sync.last = seq
+            sync.forget_through(seq)
+            self.hub.load_state(board, state)
+            self._apply_held(board, sync)
 
     def _house_headers(self, board: str, state: dict[str, Any]) -> dict[str, Any]:
         """The state with the headers the relay owns: one Event and Round for the
@@ -188,28 +260,26 @@ class Relay:
         if board in self.hub.boards:
             self.hub.boards[board].record.headers = GameHeaders.from_dict(headers)
 
-    def _on_events(self, board: str, envelope: dict[str, Any]) -> None:
-        origin, seq, event = str(envelope["origin"]), int(envelope["seq"]), envelope["event"]
-        if not isinstance(event, dict):
-            raise TypeError("event must be an object")
-        raw_prev = envelope.get("prev")
-        prev = int(raw_prev) if raw_prev is not None else None
-        sync = self.sync.get(board)
-        if sync is None or sync.origin != origin:
-            sync = self.sync[board] = BoardSync(origin)
-        if sync.last is None and prev in (0, None):
-            # The first event of a daemon's run (or from a publisher that does not
-            # say): it continues what we show. Any later one waits for its state.
-            sync.last = 0
-        if sync.last is not None and seq <= sync.last:
-            self.duplicates += 1
-            return
-        if sync.last is None or (prev is not None and prev != sync.last):
-            sync.hold(prev if prev is not None else seq, seq, event)
-            return
-        sync.last = seq
-        self.hub.publish(board, event)
-        self._apply_held(board, sync)
+    def _on_events(
+        self, board: str, origin: str, seq: int, prev: int | None, event: dict[str, Any]
+    ) -> None:
+        with self._lock:
+            sync = self.sync.get(board)
+            if sync is None or sync.origin != origin:
+                sync = self.sync[board] = BoardSync(origin)
+            if sync.last is None and prev in (0, None):
+                # The first event of a daemon's run (or from a publisher that does
+                # not say): it continues what we show. Any later one waits for its state.
+                sync.last = 0
+            if sync.last is not None and seq <= sync.last:
+                self.duplicates += 1
+                return
+            if sync.last is None or (prev is not None and prev != sync.last):
+                sync.hold(prev if prev is not None else seq, seq, event)
+                return
+            sync.last = seq
+            self.hub.publish(board, event)
+            self._apply_held(board, sync)
 
     def _apply_held(self, board: str, sync: BoardSync) -> None:
         while (ready := sync.next_ready()) is not None:

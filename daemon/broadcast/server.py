@@ -72,10 +72,14 @@ class Broadcaster:
         """Start the web server (and the MQTT publishers); ``port`` is then known."""
         self.hub.bind_loop(asyncio.get_running_loop())
         if self.settings.mqtt.enabled:
-            from daemon.broadcast.mqtt import MqttPublisher
+            from daemon.broadcast.mqtt import MqttPublisher, MqttSetupError
 
             for board_id in self.hub.boards:
-                publisher = MqttPublisher(self.settings, board_id, self.hub)
+                try:
+                    publisher = MqttPublisher(self.settings, board_id, self.hub)
+                except MqttSetupError as exc:  # a certificate missing: the game goes on
+                    log.error("MQTT NOT AVAILABLE for board %s: broadcast.%s", board_id, exc)
+                    continue
                 publisher.start()
                 self.mqtt.append(publisher)
         if not self.settings.enabled:

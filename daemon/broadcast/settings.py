@@ -47,6 +47,15 @@ class MqttSettings:
     """Broker login, when the broker wants one."""
     password: str | None = None
     """Broker password, with ``username``."""
+    tls: bool = False
+    """Talk to the broker over TLS (its port is then usually 8883); the broker's
+    certificate is checked against ``ca_file`` (empty: the system's CAs)."""
+    ca_file: str = ""
+    """The CA certificate (PEM) that signed the broker's certificate; implies ``tls``."""
+    cert_file: str = ""
+    """This board's client certificate (PEM), for a broker that wants one; implies ``tls``."""
+    key_file: str = ""
+    """The private key (PEM) of ``cert_file``."""
     topic_prefix: str = "dgt-bridge"
     """First level of every topic: ``<prefix>/<tournament>/<round>/<board>/events``."""
     tournament: str = "tournament"

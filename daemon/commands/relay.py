@@ -6,10 +6,16 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
+from pathlib import Path
 
+from daemon.broadcast.mqtt import MqttSetupError
 from daemon.broadcast.relay import Relay
+from daemon.broadcast.settings import MqttSettings
+
+PASSWORD_ENV = "DGT_BRIDGE_RELAY_PASSWORD"
 
 
 def _broker(text: str) -> tuple[str, int]:
@@ -56,14 +62,45 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="MQTT client id (default from tournament and round; give two "
         "relays of one round different ids)",
     )
+    secure = parser.add_argument_group(
+        "broker login and TLS (see config/mosquitto/ and docs/broadcast.md)"
+    )
+    secure.add_argument("--username", default=None, help="the relay's broker login")
+    secure.add_argument(
+        "--password-file",
+        default=None,
+        metavar="FILE",
+        help=f"a file holding the password (or set {PASSWORD_ENV}; never on the command line)",
+    )
+    secure.add_argument("--tls", action="store_true", help="TLS to the broker (port 8883)")
+    secure.add_argument("--ca", default="", metavar="FILE", help="CA of the broker (implies --tls)")
+    secure.add_argument("--cert", default="", metavar="FILE", help="client certificate (PEM)")
+    secure.add_argument("--key", default="", metavar="FILE", help="client key (PEM)")
     parser.set_defaults(func=run)  # fmt: skip
+
+
+def _mqtt_settings(args: argparse.Namespace) -> MqttSettings:
+    password = os.environ.get(PASSWORD_ENV) or None
+    if args.password_file:
+        try:
+            password = Path(args.password_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MqttSetupError(f"--password-file: cannot read it: {exc}") from None
+    return MqttSettings(
+        username=args.username,
+        password=password,
+        tls=args.tls,
+        ca_file=args.ca,
+        cert_file=args.cert,
+        key_file=args.key,
+    )
 
 
 async def _serve(args: argparse.Namespace) -> None:
     host, port = args.broker
     relay = Relay(host, port, args.tournament, args.round, address=args.address,
                   port=args.port, prefix=args.prefix, client_id=args.client_id,
-                  event=args.event)  # fmt: skip
+                  event=args.event, mqtt_settings=_mqtt_settings(args))  # fmt: skip
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -88,4 +125,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"dgt-bridge relay: {exc}", file=sys.stderr)
         return 1
+    except MqttSetupError as exc:
+        print(f"dgt-bridge relay: {exc}", file=sys.stderr)
+        return 2
     return 0

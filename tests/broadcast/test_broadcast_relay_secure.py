@@ -1,0 +1,318 @@
+"""An authenticated, validating relay: the shipped Mosquitto example (logins,
+TLS with a test CA, the ACL) started for real, and every message checked before
+it touches a board."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+
+import aiohttp
+import paho.mqtt.client as mqtt
+import pytest
+from broadcast_feed import OPERA_GAME, game_feed
+from hall_broker import TOURNAMENT, HallBroker
+from mqtt_helpers import MOSQUITTO, wait_until
+from pgn_check import validated_games
+
+from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, Hub, MqttSettings
+from daemon.broadcast.mqtt import MqttPublisher, MqttSetupError, new_client
+from daemon.broadcast.relay import Relay
+
+ROUND = "3"
+BASE = f"dgt-bridge/{TOURNAMENT}/{ROUND}"
+
+
+@pytest.fixture
+def hall(tmp_path):
+    if MOSQUITTO is None:
+        pytest.skip("mosquitto is not installed (apt-get install mosquitto)")
+    server = HallBroker(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+async def _wait(condition, timeout: float = 60.0) -> bool:
+    return await asyncio.to_thread(wait_until, condition, timeout)
+
+
+def _board(hall: HallBroker, board: str) -> Broadcaster:
+    return Broadcaster(BroadcastSettings(
+        enabled=False, round=ROUND, event="1992",
+        boards=[BoardSettings(id=board, white=f"White {board}", black=f"Black {board}")],
+        mqtt=hall.login(f"board-{board}"),
+    ))  # fmt: skip
+
+
+class Client:
+    """A bare paho client of the hall: publishes, and says how the broker took it."""
+
+    def __init__(self, settings: MqttSettings) -> None:
+        self.result: object = None
+        self.done = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self.client = new_client(f"probe-{settings.username}-{id(self)}", settings)
+
+        def on_connect(client, userdata, flags, reason, properties):
+            loop.call_soon_threadsafe(self._settle, reason)
+
+        def on_disconnect(client, userdata, flags, reason, properties):
+            loop.call_soon_threadsafe(self._settle, f"disconnected: {reason}")
+
+        self.client.on_connect = on_connect
+        self.client.on_disconnect = on_disconnect
+        self.client.reconnect_delay_set(30, 60)
+
+    def _settle(self, value: object) -> None:
+        if not self.done.done():
+            self.done.set_result(value)
+
+    async def connect(self, port: int) -> object:
+        try:
+            await asyncio.to_thread(self.client.connect, "127.0.0.1", port, 10)
+        except (OSError, ssl.SSLError) as exc:
+            return exc
+        self.client.loop_start()
+        try:
+            return await asyncio.wait_for(self.done, 20)
+        except TimeoutError:
+            return "no answer"
+
+    async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
+        info = self.client.publish(topic, payload, qos=1, retain=retain)
+        await asyncio.to_thread(info.wait_for_publish, 20)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def _let_in(outcome: object) -> bool:
+    """The broker accepted the login (a CONNACK that is no failure); a refusal, a
+    TLS error or a dropped connection is not."""
+    return getattr(outcome, "is_failure", None) is False
+
+
+def _moves(relay: Relay, board: str) -> list[str]:
+    feed = relay.hub.boards.get(board)
+    return [m.uci for m in feed.record.moves] if feed else []
+
+
+async def test_the_shipped_acl_lets_a_board_write_only_its_own_topics_over_tls(hall):
+    relay = Relay("127.0.0.1", hall.port, TOURNAMENT, ROUND, address="127.0.0.1", port=0,
+                  event="Club Open 2026", mqtt_settings=hall.login("relay"))  # fmt: skip
+    one, two = _board(hall, "1"), _board(hall, "2")
+    probes: list[Client] = []
+    await relay.start()
+    await one.start()
+    await two.start()
+    try:
+        feed = game_feed(OPERA_GAME[:10])
+        for event in feed[:-4]:
+            one.publish("1", event)
+        for event in game_feed(OPERA_GAME[:2]):
+            two.publish("2", event)
+        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:8]), relay.status()
+        assert await _wait(lambda: _moves(relay, "2") == OPERA_GAME[:2]), relay.status()
+
+        # Board 2's login forges board 1's game: the broker drops it (ACL).
+        forged_state = json.loads(one.mqtt[0]._last_state)
+        forged_state["moves"] = forged_state["moves"][:2]
+        forged_state["headers"]["white"] = "Forger"
+        forged_state["seq"] += 10**6
+        forger = Client(hall.login("board-2"))
+        probes.append(forger)
+        assert _let_in(await forger.connect(hall.port))
+        await forger.publish(f"{BASE}/1/state", json.dumps(forged_state).encode(), retain=True)
+        # The relay's own login cannot write either (it only reads).
+        reader = Client(hall.login("relay"))
+        probes.append(reader)
+        assert _let_in(await reader.connect(hall.port))
+        await reader.publish(f"{BASE}/1/state", json.dumps(forged_state).encode(), retain=True)
+        # Both were acknowledged, so the broker has dealt with them before this:
+        for event in feed[-4:]:
+            one.publish("1", event)
+        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:10]), relay.status()
+        assert relay.hub.boards["1"].record.headers.white == "White 1"
+        assert relay.status()["rejected"] == 0, "the forgeries never reached the relay"
+
+        games = validated_games(relay.hub.pgn(), 2)
+        assert [g.headers["White"] for g in games] == ["White 1", "White 2"]
+        assert {g.headers["Event"] for g in games} == {"Club Open 2026"}
+        assert [g.headers["Board"] for g in games] == ["1", "2"]
+
+        # No login, a wrong password, or no client certificate: not let in.
+        anonymous = MqttSettings(host="127.0.0.1", port=hall.port, tls=True,
+                                 ca_file=hall.login("relay").ca_file)  # fmt: skip
+        wrong = hall.login("board-1")
+        wrong.password = "guess"
+        for settings in (anonymous, wrong, hall.login("board-1", certificate=False)):
+            probe = Client(settings)
+            probes.append(probe)
+            outcome = await probe.connect(hall.port)
+            assert not _let_in(outcome), (settings, outcome)
+        # A plain (non-TLS) client gets nowhere either.
+        plain = Client(MqttSettings(host="127.0.0.1", port=hall.port, username="relay",
+                                    password="pw-relay"))  # fmt: skip
+        probes.append(plain)
+        outcome = await plain.connect(hall.port)
+        assert not _let_in(outcome), outcome
+    finally:
+        for probe in probes:
+            probe.close()
+        await one.stop()
+        await two.stop()
+        await relay.stop()
+
+
+def test_missing_certificate_files_are_said_before_connecting(tmp_path):
+    settings = MqttSettings(enabled=True, tls=True, ca_file=str(tmp_path / "nope.crt"))
+    with pytest.raises(MqttSetupError, match=r"ca_file .*no such file"):
+        new_client("x", settings)
+    (tmp_path / "bad.crt").write_text("not a certificate")
+    settings.ca_file = str(tmp_path / "bad.crt")
+    with pytest.raises(MqttSetupError, match="cannot be used"):
+        new_client("x", settings)
+
+
+# -- validation: the relay fed directly, as paho would -------------------------------
+
+
+def _real_messages(board: str, ucis: list[str]) -> tuple[list[bytes], list[bytes]]:
+    """What a board's real publisher sends (never connected, so it keeps them)."""
+    settings = BroadcastSettings(
+        enabled=False, round=ROUND,
+        boards=[BoardSettings(id=board, white=f"White {board}", black=f"Black {board}")],
+        mqtt=MqttSettings(enabled=True, tournament=TOURNAMENT),
+    )  # fmt: skip
+    hub = Hub(settings, start_seq=100)
+    publisher = MqttPublisher(settings, board, hub)
+    hub.listeners.append(publisher.on_feed)
+    states = []
+    for event in game_feed(ucis):
+        hub.publish(board, event)
+        states.append(publisher._last_state)
+    return list(publisher.waiting), states
+
+
+def _deliver(relay: Relay, board: str, leaf: str, payload: bytes) -> None:
+    message = mqtt.MQTTMessage(topic=f"{relay.base}/{board}/{leaf}".encode())
+    message.payload = payload
+    relay._on_message(relay.client, None, message)
+
+
+def _forged_states(good: bytes) -> dict[str, bytes]:
+    def edit(change) -> bytes:
+        state = json.loads(good)
+        change(state)
+        return json.dumps(state).encode()
+
+    def illegal(state):
+        state["moves"][1]["uci"] = "e7e4"
+
+    return {
+        "bad tag name": edit(lambda s: s["headers"]["extra"].update({'Bad "Tag"\n': "x"})),
+        "another board": edit(lambda s: s.update(board="1")),
+        "illegal move": edit(illegal),
+        "bad fen": edit(lambda s: s.update(start_fen="rnbqkbnr/pppppppp/8/8/8 w")),
+        "bad result": edit(lambda s: s.update(result="1-0\n[Forged]")),
+        "huge": edit(lambda s: s["headers"].update(white="x" * (2 * 1024 * 1024))),
+        "not json": b'{"moves": [',
+        "not an object": b"[1, 2]",
+        "long name": edit(lambda s: s["headers"].update(white="y" * 300)),
+        "bad clock": edit(lambda s: s.update(clock={"white": "soon", "black": 1})),
+    }
+
+
+def test_a_bad_or_forged_message_is_dropped_counted_and_never_breaks_another_board():
+    relay = Relay("127.0.0.1", 1883, TOURNAMENT, ROUND, address="127.0.0.1", port=0)
+    events_1, states_1 = _real_messages("1", OPERA_GAME[:6])
+    events_2, states_2 = _real_messages("2", OPERA_GAME[:4])
+    for payload in events_1:
+        _deliver(relay, "1", "events", payload)
+    _deliver(relay, "1", "state", states_1[-1])
+    for payload in events_2[:3]:
+        _deliver(relay, "2", "events", payload)
+    _deliver(relay, "2", "state", states_2[2])  # the names come with the state
+    assert _moves(relay, "1") == OPERA_GAME[:6]
+    assert _moves(relay, "2") == OPERA_GAME[:1]
+
+    forged = _forged_states(states_2[-1])
+    for payload in forged.values():  # each one on board 2's state topic
+        _deliver(relay, "2", "state", payload)
+    envelope = json.loads(events_2[3])
+    bad_events = {
+        "another board": {**envelope, "board": "1"},
+        "prev after seq": {**envelope, "prev": envelope["seq"] + 1},
+        "unknown type": {**envelope, "event": {"type": "rewrite", "t": 1}},
+        "bad move": {**envelope, "event": {**envelope["event"], "uci": "e2e9"}},
+        "bad fen": {**envelope, "event": {**envelope["event"], "fen": "8/8 w"}},
+        "seq text": {**envelope, "seq": "12"},
+        "bad result": {**envelope, "event": {"type": "game_end", "t": 1, "result": "2-0"}},
+    }
+    for payload in bad_events.values():
+        _deliver(relay, "2", "events", json.dumps(payload).encode())
+    _deliver(relay, "2", "events", b"x" * 20000)
+    _deliver(relay, "2", "status", json.dumps({"online": "yes"}).encode())
+    _deliver(relay, "2", "nonsense", b"{}")
+
+    status = relay.status()
+    dropped = status["boards"]["2"]["rejected"]
+    expected = len(forged) + len(bad_events) + 3
+    assert sum(dropped.values()) == expected == status["rejected"], dropped
+    assert "rejected" not in status["boards"]["1"]
+    assert _moves(relay, "2") == OPERA_GAME[:1], "board 2's game untouched"
+    assert _moves(relay, "1") == OPERA_GAME[:6], "board 1 untouched"
+    assert relay.hub.boards["2"].record.headers.white == "White 2"
+
+    # The real messages still go through after all that.
+    _deliver(relay, "2", "events", events_2[3])
+    for payload in events_2[4:]:
+        _deliver(relay, "2", "events", payload)
+    _deliver(relay, "2", "state", states_2[-1])
+    assert _moves(relay, "2") == OPERA_GAME[:4]
+    games = validated_games(relay.hub.pgn(), 2)
+    assert [g.headers["White"] for g in games] == ["White 1", "White 2"]
+
+
+async def test_the_relay_status_page_shows_what_was_dropped():
+    relay = Relay("127.0.0.1", 9, TOURNAMENT, ROUND, address="127.0.0.1", port=0)
+    await relay.start()
+    try:
+        _deliver(relay, "4", "events", b"not json")
+        async with aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{relay.port}/relay.json"
+            async with session.get(url) as response:
+                shown = await response.json()
+            async with session.get(f"http://127.0.0.1:{relay.port}/game.pgn") as response:
+                assert response.status == 200
+        assert shown["rejected"] == 1
+        assert shown["boards"]["4"]["rejected"] == {"event message is not JSON": 1}
+        assert shown["connected"] is False and shown["broker"] == "127.0.0.1:9"
+    finally:
+        await relay.stop()
+
+
+def test_the_relay_command_takes_the_login_and_tls_without_a_password_on_its_command_line(
+    tmp_path, monkeypatch
+):
+    import argparse
+
+    from daemon.commands import relay as command
+
+    parser = argparse.ArgumentParser()
+    command.register(parser.add_subparsers())
+    (tmp_path / "pw").write_text("s3cret\n")
+    args = parser.parse_args(
+        ["relay", "--tournament", "t", "--round", "1", "--username", "relay",
+         "--password-file", str(tmp_path / "pw"), "--ca", "ca.crt", "--cert", "c.crt",
+         "--key", "c.key"]
+    )  # fmt: skip
+    settings = command._mqtt_settings(args)
+    assert (settings.username, settings.password) == ("relay", "s3cret")
+    assert (settings.ca_file, settings.cert_file, settings.key_file) == ("ca.crt", "c.crt", "c.key")
+    monkeypatch.setenv(command.PASSWORD_ENV, "from-env")
+    args = parser.parse_args(["relay", "--tournament", "t", "--round", "1", "--username", "r"])
+    assert command._mqtt_settings(args).password == "from-env"
