@@ -27,25 +27,26 @@ slide), its siblings (a correction of a move decided on time alone) and its
 ancestors (takebacks in casual mode, restorations). Touches (4.3) are the lifts
 between the board first showing a position and first showing the move's result.
 
-The states a move passes through:
+The phases (``daemon.rules.state``: one enum, one transition table, one
+``enter`` that resets what the old phase held):
+  NO_GAME -START-> PLAYING -PRESS-> PRESSED -MOVE-> PLAYING
+  PLAYING -REPORT-> IRREGULAR -RESTORE-> PLAYING;  any -END-> OVER -START-> PLAYING
+  RESUMING (after resume()) -AGREE-> PLAYING
+What the board shows inside a phase is read off the placement each time
+(``daemon.rules.shapes``), never stored:
   at rest        the board shows the current node. Lifts are recorded (touch-move).
   piece in hand  pieces are missing from the node or from one of its children
                  (a capture or castling half done, a slide): never alarming.
-  move shaped    the board shows a child (a legal move) or an illegal move-shaped
-                 change, or a half-move (king on its castling square, pawn on the
-                 last rank).
-  awaiting the clock
-                 with a running clock, a legal child waits for the mover's press
-                 (6.7); the press completes it. A move that ends the game completes
-                 after the settle time without a press.
-  settled        without a clock (or after the press was already spent), a child
-                 that stands for the settle time is the move. Until the opponent
-                 touches anything, and for 2.5 s at most, it may still be corrected
-                 (same ply); after a press, only within one settle time (a board
-                 report that lags the clock's).
-  irregular      a placement no move in progress explains stood for the settle time
-                 (or the clock was pressed on it): an Irregularity with a restore
-                 list; PositionRestored when the board shows the node again.
+  move shaped    a child (a legal move), an illegal move-shaped change, or a
+                 half-move (king on its castling square, pawn on the last rank).
+A legal child completes: with a running clock at the mover's press (PRESSED; a
+move that ends the game after the settle time without one); without a clock, or
+once the press is spent, after it stood for the settle time (then it may still
+be corrected by the same hand for 2.5 s at most, until the opponent touches
+anything; after a press only within one settle time). A placement no move in
+progress explains that stands for the settle time (or is pressed on) is an
+Irregularity with a restore list (IRREGULAR); PositionRestored when the node
+stands again.
 
 No I/O, no threads, no clock: time comes with each event; ``tick(t)`` runs the
 settle timer when no event arrives.
@@ -80,7 +81,6 @@ from daemon.rules.placement import (
     STANDARD_START_KEY,
     castling_squares,
     chess960_start_index,
-    colour_of,
     differing_squares,
     is_subset,
     key_from_placement,
@@ -89,6 +89,17 @@ from daemon.rules.placement import (
     turned,
 )
 from daemon.rules.settings import RulesSettings
+from daemon.rules.shapes import (
+    MAX_SEEN,
+    captured_square,
+    descends,
+    explains,
+    half_moves,
+    in_progress,
+    move_shaped,
+    seen_path,
+)
+from daemon.rules.state import GameState, Phase, Trigger
 from daemon.rules.tree import Lift, Node
 from daemon.rules.words import describe_move as fallback_describe
 from daemon.timecontrol import is_last_period
@@ -105,7 +116,6 @@ from drivers.sensors import (
 
 COLOUR_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 _MAX_LIFTS = 256  # the touch windows look back over a few moves at most
-_MAX_SEEN = 12
 #: How long after a move decided on the settle time the same hand may still change
 #: it (a slow slide, the king after the rook): a hand that goes on moving does so at
 #: once; later, a piece of the side not on move that moves was knocked (7.3).
@@ -130,26 +140,6 @@ def _other(colour_name: str) -> str:
     return "black" if colour_name == "white" else "white"
 
 
-def _captured_square(board: chess.Board, move: chess.Move) -> int | None:
-    if board.is_en_passant(move):
-        return move.to_square - 8 if board.turn == chess.WHITE else move.to_square + 8
-    if board.is_castling(move):
-        return None
-    return move.to_square if board.piece_at(move.to_square) else None
-
-
-def _descends(node: Node, ancestor: Node) -> bool:
-    """``ancestor`` is on the way to ``node`` (seen positions are a few plies deep)."""
-    parent = node.parent
-    for _ in range(_MAX_SEEN + 1):
-        if parent is None:
-            return False
-        if parent is ancestor:
-            return True
-        parent = parent.parent
-    return False
-
-
 def _san(board: chess.Board, move: chess.Move, after: chess.Board) -> str:
     """SAN without python-chess pushing the move again (the child is already built)."""
     try:
@@ -170,25 +160,20 @@ class RulesCore:
         self._raw = bytearray(b"." * 64)
         self._flipped = False
         self._node: Node | None = None
-        self._playing = False
+        self._state = GameState()
         self._illegal_counts = {"white": 0, "black": 0}
         self._repetitions: Counter[tuple] = Counter()
         self._deadline: float | None = None
-        self._press_pending = False
-        self._irregular = False
-        self._reported_key: bytes | None = None
         self._blocked_key: bytes | None = None
         self._clock: tuple[float, float, str | None, tuple[str, ...]] | None = None
         self._flag_reported = False
         self._flags_may_fall_again = False  # both flags fell before the last period (6.11)
-        self._resume_pending = False
         self._resume_clock_open = False  # the first clock report after resume not yet seen
         self._board_known = False  # a BoardDump has told every square
         #: the position whose move was under way at a restart: its first touch is unknown
         self._touches_unknown: list[Node] = []
         self._chess960 = False
         self._orientation_open = False  # set_position before the board showed it
-        self._touch_survives = False  # 7.4a: 4.3 applies to the move replacing an illegal one
         #: legal positions the board showed since the last commit, each one move from the
         #: current node or from another of them (dgtdriver's reachable-position map)
         self._seen: list[Node] = []
@@ -283,9 +268,8 @@ class RulesCore:
             node = node.child(move)
             self._repetitions[node.identity()] += 1
         self._node = node
-        self._playing = not node.board.is_game_over()
+        self._state.enter(Trigger.RESUME)
         self._illegal_counts = {"white": 0, "black": 0, **(illegal_counts or {})}
-        self._resume_pending = True
         self._resume_clock_open = True
         return []
 
@@ -314,7 +298,7 @@ class RulesCore:
         after = ord(event.piece) if event.piece else EMPTY
         if before == after:
             return
-        if event.piece is None and self._playing:
+        if event.piece is None and self._state.in_game:
             self._lifts.append(Lift(event.t, self._true_square(raw_square), chr(before)))
             del self._lifts[:-_MAX_LIFTS]
         self._raw[raw_square] = after
@@ -322,11 +306,12 @@ class RulesCore:
 
     def _on_board_change(self, t: float, out: list[DomainEvent]) -> None:
         self._changed_at = t
-        if self._resume_pending:
+        phase = self._state.phase
+        if phase is Phase.RESUMING:
             self._check_resume(t, out)
             return
         key = self._key()
-        if not self._playing:
+        if phase in (Phase.NO_GAME, Phase.OVER):
             start = self._standard_start_orientation(bytes(self._raw))
             if start is not None:
                 self._start_game(t, chess.Board(), flipped=start, out=out)
@@ -345,16 +330,15 @@ class RulesCore:
         self._follow(t, key, out)
         node = self._node
         if key == node.key:
-            if self._irregular:
-                self._irregular = False
-                self._reported_key = None
-                if not self._touch_survives:
+            if self._state.owed_restore:
+                if not self._state.touch_binds:
                     self._touch_floor = t  # touches while putting things right are no 4.3 touches
+                self._state.enter(Trigger.RESTORE)
                 out.append(PositionRestored(t, node.board.fen()))
-            if not self._press_pending:
+            if not self._state.press_pending:
                 self._deadline = None
                 return
-        elif self._press_pending and self._commit_if_move(t, key, out, by_press=True):
+        elif self._state.press_pending and self._commit_if_move(t, key, out, by_press=True):
             return
         self._arm(t)
 
@@ -379,7 +363,7 @@ class RulesCore:
             child = base.child(move)
             child.seen_at = t
             seen.append(child)
-            if len(seen) > _MAX_SEEN:
+            if len(seen) > MAX_SEEN:
                 leaves = [n for n in seen if not any(m.parent is n for m in seen)]
                 seen.remove(leaves[0])
             path = self._seen_path(child)
@@ -392,13 +376,8 @@ class RulesCore:
 
     def _seen_path(self, target: Node) -> list[Node]:
         """The seen nodes from the current node's child down to ``target``."""
-        path = [target]
-        while path[-1].parent is not self._node:
-            parent = path[-1].parent
-            if parent is None or parent not in self._seen:
-                return []
-            path.append(parent)
-        return path[::-1]
+        assert self._node is not None
+        return seen_path(self._node, self._seen, target)
 
     def _check_resume(self, t: float, out: list[DomainEvent], settled: bool = False) -> None:
         """After ``resume``: does the board agree with the journal, or explain a move?
@@ -426,7 +405,7 @@ class RulesCore:
                 return
         for flipped, key in views:
             replied = None  # the move made, when the board shows the opponent replying
-            if self._explains(node, key):
+            if explains(node, key):
                 if not is_subset(key, node.key):  # the move stood, then a reply's lift
                     replied = next(
                         (
@@ -438,7 +417,7 @@ class RulesCore:
                     )
             else:
                 children = (node.child(move) for move in node.legal_children().values())
-                replied = next((c for c in children if self._explains(c, key)), None)
+                replied = next((c for c in children if explains(c, key)), None)
                 if replied is None:
                     continue
             self._end_resume(t, flipped, out)
@@ -451,53 +430,36 @@ class RulesCore:
             return
         if not settled:
             self._arm(t)
-        elif not self._irregular:
+        elif self._state.reported is None:
             key = self._key()
-            self._irregular = True
-            self._reported_key = key
+            self._state.enter(Trigger.REPORT, reported=key)
             out.append(self._irregularity(t, "displaced_pieces", None, key, detail="resume"))
-
-    def _explains(self, node: Node, key: bytes) -> bool:
-        """A legal move of ``node`` on the board, or under way."""
-        return (
-            node.match(key) is not None or self._in_progress(node, key) or self._between(node, key)
-        )
-
-    def _between(self, node: Node, key: bytes) -> bool:
-        """Each square as in ``node`` or as in one legal move of it, or emptied by a hand.
-
-        A piece set down on its new square before its old one is lifted, a captured
-        piece still standing: the board between a position and a legal move of it.
-        """
-        for child_key in node.legal_children():
-            if all(k in (c, n, EMPTY) for k, c, n in zip(key, child_key, node.key, strict=True)):
-                return True
-        return False
 
     def _end_resume(self, t: float, flipped: bool, out: list[DomainEvent]) -> None:
         node = self._node
         assert node is not None
         self._flipped = flipped
-        self._resume_pending = False
-        self._irregular = False
-        self._reported_key = None
+        self._state.enter(Trigger.AGREE)
         self._touch_floor = t  # lifts before the restart are unknown, not touches
         node.seen_at = node.current_at = t
         out.append(GameResumed(t, node.ply, node.board.fen()))
+        if node.board.is_game_over():
+            self._state.enter(Trigger.END)  # a finished game: nothing more to decide
 
     # ------------------------------------------------------------------ decisions
 
     def _decide(self, t: float, out: list[DomainEvent]) -> None:
-        if self._resume_pending:
+        phase = self._state.phase
+        if phase is Phase.RESUMING:
             self._check_resume(t, out, settled=True)
             return
         key = self._key()
-        if not self._playing:
+        if phase in (Phase.NO_GAME, Phase.OVER):
             self._check_setup(t, key, out)
             return
         node = self._node
         assert node is not None
-        press = self._press_pending
+        press = self._state.press_pending
         if key == node.key:
             if press:
                 self._press_irregularity(t, key, out)
@@ -607,7 +569,7 @@ class RulesCore:
         progress, or pieces in hand.
         """
         for target in reversed(self._seen):
-            if not (key == target.key or self._in_progress(target, key)):
+            if not (key == target.key or in_progress(target, key)):
                 continue
             path = self._seen_path(target)
             if not path:
@@ -663,9 +625,7 @@ class RulesCore:
         node.pressed = False
         self._node = node
         self._seen = []
-        self._press_pending = False
-        self._irregular = False
-        self._reported_key = None
+        self._state.enter(Trigger.MOVE)
 
     # ------------------------------------------------------------------ committing
 
@@ -716,10 +676,8 @@ class RulesCore:
             out.extend(self._touch_irregularities(t, node, move, child))
         self._touches_unknown = [n for n in self._touches_unknown if n is not node]
         self._node = child
-        self._seen = [n for n in self._seen if n is not child and _descends(n, child)]
-        self._press_pending = False
-        self._irregular = False
-        self._reported_key = None
+        self._seen = [n for n in self._seen if n is not child and descends(n, child)]
+        self._state.enter(Trigger.MOVE)
         self._blocked_key = None
         self._after_move(t, node, child, out)
 
@@ -744,8 +702,7 @@ class RulesCore:
             out.append(DrawClaimable(t, "fifty_moves", child.ply))
 
     def _end(self, t: float, result: str, reason: str, out: list[DomainEvent]) -> None:
-        self._playing = False
-        self._press_pending = False
+        self._state.enter(Trigger.END)
         self._deadline = None
         out.append(GameEnd(t, result, reason))
 
@@ -806,9 +763,9 @@ class RulesCore:
                     )
                 ]
             return []
-        if _captured_square(board, move) == first.square:
+        if captured_square(board, move) == first.square:
             return []
-        if any(_captured_square(board, m) == first.square for m in board.legal_moves):
+        if any(captured_square(board, m) == first.square for m in board.legal_moves):
             return [
                 self._plain_irregularity(
                     t,
@@ -863,92 +820,24 @@ class RulesCore:
             t, kind=kind, article=ARTICLES[kind], by=by, squares=squares, detail=detail
         )  # type: ignore[arg-type]
 
-    def _half_moves(self, node: Node) -> dict[bytes, str]:
-        """King alone on its castling square, pawn alone on the last rank: moves not yet made."""
-        shapes: dict[bytes, str] = {}
-        board = node.board
-        for move in board.legal_moves:
-            if board.is_castling(move):
-                king_from, king_to, _, _ = castling_squares(board, move)
-                if king_from != king_to:
-                    squares = bytearray(node.key)
-                    squares[king_to], squares[king_from] = squares[king_from], EMPTY
-                    shapes[bytes(squares)] = "incomplete_castling"
-            elif move.promotion == chess.QUEEN:
-                squares = bytearray(node.key)
-                squares[move.to_square], squares[move.from_square] = (
-                    squares[move.from_square],
-                    EMPTY,
-                )
-                shapes[bytes(squares)] = "incomplete_promotion"
-        return shapes
-
-    def _in_progress(self, node: Node, key: bytes) -> bool:
-        """Pieces in hand, a half-made move, a captured piece on its way off the board."""
-        if is_subset(key, node.key) or key in self._half_moves(node):
-            return True
-        board = node.board
-        for child_key, move in node.legal_children().items():
-            if is_subset(key, child_key):
-                return True
-            victim_square = _captured_square(board, move)
-            if victim_square is None:
-                continue
-            extra = [s for s in range(64) if key[s] != child_key[s]]
-            if (
-                len(extra) == 1
-                and child_key[extra[0]] == EMPTY
-                and key[extra[0]] == node.key[victim_square]
-            ):
-                return True
-        return False
-
-    def _move_shaped(self, node: Node, key: bytes) -> bool:
-        """The mover's piece taken to another square, maybe removing an opposing one."""
-        mover = node.turn
-        vacated, arrived, removed = [], [], []
-        for square in differing_squares(node.key, key):
-            before, after = node.key[square], key[square]
-            if colour_of(before) == mover and after == EMPTY:
-                vacated.append(square)
-            elif colour_of(after) == mover and colour_of(before) != mover:
-                arrived.append(square)
-            elif colour_of(before) == (not mover) and after == EMPTY:
-                removed.append(square)
-            else:
-                return False
-        if len(vacated) == 1 and len(arrived) == 1 and len(removed) <= 1:
-            piece, placed = node.key[vacated[0]], key[arrived[0]]
-            if removed and node.key[arrived[0]] != EMPTY:
-                return False
-            last_rank = chess.square_rank(arrived[0]) in (0, 7)
-            return piece == placed or (chr(piece) in "Pp" and last_rank)
-        if len(vacated) == 2 and len(arrived) == 2 and not removed:
-            return sorted(node.key[s] for s in vacated) == sorted(key[s] for s in arrived)
-        return False
-
     def _judge_unexplained(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
         node = self._node
         assert node is not None
-        if key == self._reported_key:
+        if key == self._state.reported:
             return
-        if key != self._blocked_key and any(
-            self._in_progress(base, key) for base in (node, *self._seen)
-        ):
+        if key != self._blocked_key and any(in_progress(base, key) for base in (node, *self._seen)):
             return  # a move under way, from here or from a reply seen in passing
         mover = COLOUR_NAMES[node.turn]
-        if key != self._blocked_key and self._move_shaped(node, key):
+        if key != self._blocked_key and move_shaped(node, key):
             if not self._by_settle():
                 return  # an illegal move is complete only with the press (6.7)
             out.append(self._illegal_move(t, mover, key))
+            self._state.enter(Trigger.REPORT, reported=key, touch_binds=True)
         else:
-            self._touch_survives = False
             out.append(self._irregularity(t, "displaced_pieces", None, key))
-        self._irregular = True
-        self._reported_key = key
+            self._state.enter(Trigger.REPORT, reported=key, touch_binds=False)
 
     def _illegal_move(self, t: float, mover: str, key: bytes) -> Irregularity:
-        self._touch_survives = True
         self._illegal_counts[mover] += 1
         count = self._illegal_counts[mover]
         if count < 3:
@@ -967,22 +856,21 @@ class RulesCore:
         node = self._node
         assert node is not None
         mover = COLOUR_NAMES[node.turn]
-        self._press_pending = False
         node.pressed = True
-        half = self._half_moves(node).get(key)
-        self._touch_survives = True
+        half = half_moves(node).get(key)
         if key == node.key or (half is None and is_subset(key, node.key)):
             event = self._irregularity(t, "clock_without_move", mover, key)
         elif half is not None:
             event = self._irregularity(t, half, mover, key)
-        elif self._move_shaped(node, key):
+        elif move_shaped(node, key):
             event = self._illegal_move(t, mover, key)
         else:
             event = self._irregularity(t, "displaced_pieces", None, key)
         out.append(event)
-        if key != node.key:
-            self._irregular = True
-            self._reported_key = key
+        if key == node.key:
+            self._state.enter(Trigger.JUDGED, touch_binds=True)
+        else:
+            self._state.enter(Trigger.REPORT, reported=key, touch_binds=True)
 
     # ------------------------------------------------------------------ setup (7.1)
 
@@ -1012,11 +900,11 @@ class RulesCore:
             board, flipped, is960 = start
             self._start_game(t, board, flipped=flipped, out=out, chess960=is960)
             return
-        if not looks_like_a_setup(raw) or raw == self._reported_key:
+        if not looks_like_a_setup(raw) or raw == self._state.reported:
             return
         flipped = raw[8:16] == b"p" * 8
         true_key = turned(raw) if flipped else raw
-        self._reported_key = raw
+        self._state.enter(Trigger.REPORT, reported=raw)
         out.append(
             self._irregularity(
                 t,
@@ -1045,13 +933,9 @@ class RulesCore:
         self._seen = []
         self._repetitions = Counter({root.identity(): 1})
         self._illegal_counts = {"white": 0, "black": 0}
-        self._press_pending = False
-        self._irregular = False
-        self._reported_key = None
         self._blocked_key = None
         self._flag_reported = False
         self._flags_may_fall_again = False
-        self._resume_pending = False
         self._resume_clock_open = False
         self._touches_unknown = []
         self._deadline = None
@@ -1070,7 +954,7 @@ class RulesCore:
         root = Node.root(board)
         self._start_tree(root)
         root.seen_at = root.current_at = t
-        self._playing = True
+        self._state.enter(Trigger.START)
         out.append(GameStart(t, board.fen(), flipped=flipped, chess960=chess960))
 
     # ------------------------------------------------------------------ clock (6)
@@ -1095,7 +979,7 @@ class RulesCore:
             if event.running != COLOUR_NAMES[node.turn]:
                 node.pressed = True
         if (
-            self._playing
+            self._state.in_game
             and node is not None
             and before
             and event.running
@@ -1111,10 +995,10 @@ class RulesCore:
     def _on_press(self, t: float, out: list[DomainEvent]) -> None:
         node = self._node
         assert node is not None
-        if self._resume_pending:
+        if self._state.phase is Phase.RESUMING:
             return
         key = self._key()
-        self._press_pending = True
+        self._state.enter(Trigger.PRESS)
         if key != node.key and self._commit_if_move(t, key, out, by_press=True):
             return
         self._arm(t)
@@ -1141,7 +1025,7 @@ class RulesCore:
         if self._flags_may_fall_again and not event.flags and min(event.white, event.black) > 0:
             # the next period's time is on both clocks: a flag may fall again there
             self._flags_may_fall_again = self._flag_reported = False
-        if self._flag_reported or not self._playing or self._node is None:
+        if self._flag_reported or not self._state.in_game or self._node is None:
             return
         fallen = set(event.flags)
         if event.running == "white" and event.white <= 0:
@@ -1240,7 +1124,6 @@ class RulesCore:
         parent = node.parent
         out.append(Takeback(t, node.ply, parent.board.fen()))
         self._set_current(parent)
-        self._playing = True
         self._blocked_key = node.key
         if self._key() != parent.key:
             self._arm(t)

@@ -1,0 +1,184 @@
+"""What a placement looks like next to a position: pure predicates, no state.
+
+The rules core asks these on every board change: is this a move under way (a
+piece in the hand, a capture half done), a half-made castling or promotion, a
+move-shaped change that is no legal move (7.4), the board between a position
+and one of its moves; which square a move captures on; which of the positions
+seen in passing lie on a line of moves. None of them looks at time or at the
+core's phase, so each is true or false of the placements alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import chess
+
+from daemon.rules.placement import EMPTY, castling_squares, colour_of, is_subset
+from daemon.rules.tree import Node
+
+#: how many plies deep the positions seen in passing go at most
+MAX_SEEN = 12
+
+
+def captured_square(board: chess.Board, move: chess.Move) -> int | None:
+    """The square of the piece ``move`` captures (en passant: beside the target), or None."""
+    if board.is_en_passant(move):
+        return move.to_square - 8 if board.turn == chess.WHITE else move.to_square + 8
+    if board.is_castling(move):
+        return None
+    return move.to_square if board.piece_at(move.to_square) else None
+
+
+def descends(node: Node, ancestor: Node) -> bool:
+    """``ancestor`` is on the way to ``node`` (seen positions are a few plies deep)."""
+    parent = node.parent
+    for _ in range(MAX_SEEN + 1):
+        if parent is None:
+            return False
+        if parent is ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
+def seen_path(current: Node, seen: Sequence[Node], target: Node) -> list[Node]:
+    """The seen nodes from ``current``'s child down to ``target``; [] when not a line."""
+    path = [target]
+    while path[-1].parent is not current:
+        parent = path[-1].parent
+        if parent is None or parent not in seen:
+            return []
+        path.append(parent)
+    return path[::-1]
+
+
+def half_moves(node: Node) -> dict[bytes, str]:
+    """King alone on its castling square, pawn alone on the last rank: moves not yet made (4.6)."""
+    shapes: dict[bytes, str] = {}
+    board = node.board
+    for move in board.legal_moves:
+        if board.is_castling(move):
+            king_from, king_to, _, _ = castling_squares(board, move)
+            if king_from != king_to:
+                squares = bytearray(node.key)
+                squares[king_to], squares[king_from] = squares[king_from], EMPTY
+                shapes[bytes(squares)] = "incomplete_castling"
+        elif move.promotion == chess.QUEEN:
+            squares = bytearray(node.key)
+            squares[move.to_square], squares[move.from_square] = squares[move.from_square], EMPTY
+            shapes[bytes(squares)] = "incomplete_promotion"
+    return shapes
+
+
+def promotion_before_pawn(node: Node, key: bytes) -> bool:
+    """The new piece already on the promotion square, the pawn not yet lifted (4.6c).
+
+    A player may set the queen down first and then take the pawn away: for a
+    moment both stand. With a capture the victim may be gone or still there
+    (the code replaced by the new piece's).
+    """
+    board = node.board
+    own = "QRBN" if board.turn == chess.WHITE else "qrbn"
+    for move in board.legal_moves:
+        if not move.promotion:
+            continue
+        placed = key[move.to_square]
+        if placed == node.key[move.to_square] or chr(placed) not in own:
+            continue
+        if key[move.from_square] != node.key[move.from_square]:
+            continue
+        if all(
+            k == n
+            for s, (k, n) in enumerate(zip(key, node.key, strict=True))
+            if s != move.to_square
+        ):
+            return True
+    return False
+
+
+def in_progress(node: Node, key: bytes) -> bool:
+    """Pieces in hand, a half-made move, a captured piece on its way off the board."""
+    if is_subset(key, node.key) or key in half_moves(node):
+        return True
+    board = node.board
+    for child_key, move in node.legal_children().items():
+        if is_subset(key, child_key):
+            return True
+        victim_square = captured_square(board, move)
+        if victim_square is None:
+            continue
+        extra = [s for s in range(64) if key[s] != child_key[s]]
+        if (
+            len(extra) == 1
+            and child_key[extra[0]] == EMPTY
+            and key[extra[0]] == node.key[victim_square]
+        ):
+            return True
+    return promotion_before_pawn(node, key)
+
+
+def between(node: Node, key: bytes) -> bool:
+    """Each square as in ``node`` or as in one legal move of it, or emptied by a hand.
+
+    A piece set down on its new square before its old one is lifted, a captured
+    piece still standing: the board between a position and a legal move of it.
+    """
+    for child_key in node.legal_children():
+        if all(k in (c, n, EMPTY) for k, c, n in zip(key, child_key, node.key, strict=True)):
+            return True
+    return False
+
+
+def explains(node: Node, key: bytes) -> bool:
+    """A legal move of ``node`` on the board, or under way."""
+    return node.match(key) is not None or in_progress(node, key) or between(node, key)
+
+
+def move_shaped(node: Node, key: bytes) -> bool:
+    """The mover's piece taken to another square, maybe removing an opposing one (7.4a).
+
+    Also a pawn on the last rank replaced by a piece of the wrong colour: a
+    promotion that fails its requirements is an illegal move, not a displacement.
+    """
+    mover = node.turn
+    vacated, arrived, removed, foreign = [], [], [], []
+    for square in _changed(node.key, key):
+        before, after = node.key[square], key[square]
+        if colour_of(before) == mover and after == EMPTY:
+            vacated.append(square)
+        elif colour_of(after) == mover and colour_of(before) != mover:
+            arrived.append(square)
+        elif colour_of(before) == (not mover) and after == EMPTY:
+            removed.append(square)
+        elif colour_of(after) == (not mover) and colour_of(before) != mover:
+            foreign.append(square)
+        else:
+            return False
+    if foreign:
+        return _wrong_colour_promotion(node, vacated, removed, foreign, arrived)
+    if len(vacated) == 1 and len(arrived) == 1 and len(removed) <= 1:
+        piece, placed = node.key[vacated[0]], key[arrived[0]]
+        if removed and node.key[arrived[0]] != EMPTY:
+            return False
+        last_rank = chess.square_rank(arrived[0]) in (0, 7)
+        return piece == placed or (chr(piece) in "Pp" and last_rank)
+    if len(vacated) == 2 and len(arrived) == 2 and not removed:
+        return sorted(node.key[s] for s in vacated) == sorted(key[s] for s in arrived)
+    return False
+
+
+def _wrong_colour_promotion(
+    node: Node, vacated: list[int], removed: list[int], foreign: list[int], arrived: list[int]
+) -> bool:
+    """The mover's pawn gone from the seventh rank, an opposing piece on the last rank."""
+    if len(vacated) != 1 or len(foreign) != 1 or arrived or removed:
+        return False
+    pawn, target = vacated[0], foreign[0]
+    if chr(node.key[pawn]) not in "Pp" or chess.square_rank(target) not in (0, 7):
+        return False
+    return abs(chess.square_file(pawn) - chess.square_file(target)) <= 1
+
+
+def _changed(a: bytes, b: bytes) -> Iterable[int]:
+    return (s for s in range(64) if a[s] != b[s])
