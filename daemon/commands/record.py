@@ -12,10 +12,13 @@ import asyncio
 import contextlib
 import signal
 import sys
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from drivers.sensorlog import write_event
-from drivers.sensors import SensorEvent
+
+if TYPE_CHECKING:
+    from daemon.config import Settings
+    from drivers.sensors import SensorEvent
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,7 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("out", metavar="OUT.jsonl", help="the sensor log to write ('-' = stdout)")
     parser.add_argument(
-        "--port", metavar="PATH", help="the board's serial port (default: auto-detect)"
+        "--config",
+        metavar="FILE",
+        help="the YAML configuration: the board's port and clock sides, as `run` reads them "
+        "(default: as for `run`, else the shipped defaults)",
+    )
+    parser.add_argument(
+        "--port", metavar="PATH", help="the board's serial port (default: board.port)"
     )
     parser.add_argument(
         "--duration", type=float, metavar="SECONDS", help="stop after this many seconds"
@@ -54,12 +63,18 @@ class LogWriter:
         self.count += 1
 
 
-async def record_to(stream: IO[str], port: str | None, duration: float | None) -> int:
-    """Record until ``duration`` seconds passed or SIGINT/SIGTERM; return lines written."""
-    from drivers.dgt.link import BoardLink
+async def record_to(
+    stream: IO[str], port: str | None, duration: float | None, settings: Settings | None = None
+) -> int:
+    """Record until ``duration`` seconds passed or SIGINT/SIGTERM; return lines written.
+
+    The link and its clock interpreter are the daemon's own (``daemon.compose``), so
+    the log holds the clock times exactly as ``run`` would have seen them."""
+    from daemon.compose import build_link
+    from daemon.config import Settings
 
     writer = LogWriter(stream)
-    link = BoardLink(port, writer)
+    link = build_link(settings or Settings(), writer, port=port)
     task = asyncio.create_task(link.run())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -79,9 +94,18 @@ async def record_to(stream: IO[str], port: str | None, duration: float | None) -
 
 
 def record(args: argparse.Namespace) -> int:
+    from daemon.compose import board_port
+    from daemon.config import ConfigError, load
+
     if args.duration is not None and args.duration <= 0:
         print("record: --duration must be a positive number of seconds", file=sys.stderr)
         return 2
+    try:
+        settings = load(args.config)
+    except ConfigError as exc:
+        print(f"record: configuration error: {exc}", file=sys.stderr)
+        return 2
+    port = board_port(settings, args.port)
     try:
         stream = (
             sys.stdout
@@ -91,10 +115,10 @@ def record(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"record: cannot write {args.out}: {error.strerror}", file=sys.stderr)
         return 2
-    where = args.port or "an auto-detected board"
+    where = port or "an auto-detected board"
     print(f"recording {where} to {args.out} (Ctrl-C to stop)", file=sys.stderr)
     try:
-        count = asyncio.run(record_to(stream, args.port, args.duration))
+        count = asyncio.run(record_to(stream, port, args.duration, settings))
     finally:
         if stream is not sys.stdout:
             stream.close()

@@ -1,31 +1,40 @@
-"""``dgt-bridge replay LOG.jsonl``: run a sensor log through the rules core.
+"""``dgt-bridge replay LOG.jsonl``: run a sensor log through the daemon's own pipeline.
 
-Prints the event feed as JSON lines on stdout. ``--fast`` runs on simulated
-time as fast as the machine allows; without it the log plays in real time.
+Prints the event feed as JSON lines on stdout, exactly as ``run --events -`` would
+have for the same sensor events: the rules core, the board orientation, the clock
+buttons, the time control and the moves' Appendix E phrasing all come from the
+configuration (``--config``, else what ``run`` reads, else the shipped defaults),
+built by the same composition root (``daemon.compose``). ``--fast`` runs on
+simulated time as fast as the machine allows; without it the log plays in real time.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING, TextIO
 
-from daemon.events import DomainEvent
-from daemon.rules import RulesCore, RulesSettings
-from drivers.sensorlog import SensorLogError, read_events
-from drivers.sensors import SensorEvent
+if TYPE_CHECKING:
+    from daemon.config import Settings
+    from drivers.sensors import SensorEvent
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "replay",
         help="run a sensor log through the rules core and print the event feed",
-        description="Replay a sensor log (JSON lines) through the rules core; "
-        "print the event feed (JSON lines) on stdout.",
+        description="Replay a sensor log (JSON lines) through the daemon's pipeline, "
+        "configured as `run` is; print the event feed (JSON lines) on stdout.",
     )
     parser.add_argument("log", help="the sensor log (.jsonl)")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the YAML configuration (default: as for `run`, else the shipped defaults)",
+    )
     parser.add_argument("--fast", action="store_true", help="simulated time, as fast as possible")
     parser.add_argument(
         "--no-clock", action="store_true", help="ignore clock lines (board-only mode)"
@@ -33,67 +42,95 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--settle",
         type=float,
-        default=RulesSettings().settle_time,
         metavar="SECONDS",
-        help="how long a placement must stand before it counts (default %(default)s)",
+        help="how long a placement must stand before it counts (default: rules.settle_time)",
     )
     parser.add_argument("--casual", action="store_true", help="casual mode: takebacks allowed")
     parser.add_argument("--chess960", action="store_true", help="allow Chess960 start positions")
     parser.set_defaults(func=run)
 
 
-def replay(
+def replay_feed(
     events: Iterable[SensorEvent],
-    core: RulesCore,
-    emit: Callable[[DomainEvent], None],
+    settings: Settings,
+    out: TextIO,
+    *,
     sleep: Callable[[float], None] | None = None,
+    board_id: str | None = None,
 ) -> None:
-    """Feed every event (sleeping until its time when ``sleep`` is given), then the timers."""
+    """Feed every event to a board pipeline built from ``settings`` (sleeping until
+    its time when ``sleep`` is given, else on simulated time), then let its timers
+    run out; the feed goes to ``out`` as JSON lines."""
+    from daemon.compose import build_board_parts, configured_board_id
+    from daemon.pipeline import BoardPipeline, FeedWriter, SimulatedScheduler
+
+    scheduler = SimulatedScheduler()
+    pipeline = BoardPipeline(
+        board_id or configured_board_id(settings),
+        build_board_parts(settings),
+        scheduler,
+        outputs=[FeedWriter(out, flush=sleep is not None)],
+    )
+    wait_until = _real_time(sleep) if sleep is not None else None
+    for event in events:
+        scheduler.run_before(event.t, wait_until)
+        if wait_until is not None:
+            wait_until(event.t)
+        pipeline.submit(event)
+    scheduler.run_before(None, wait_until)
+
+
+def _real_time(sleep: Callable[[float], None]) -> Callable[[float], None]:
+    """Sleeps until a log time, counted from the log's first time (a log need not
+    start at 0)."""
     started = time.monotonic()
-    origin: list[float] = []  # the log's first time: a log need not start at 0
+    origin: list[float] = []
 
     def wait_until(t: float) -> None:
-        if sleep is not None:
-            if not origin:
-                origin.append(t)
-            delay = t - origin[0] - (time.monotonic() - started)
-            if delay > 0:
-                sleep(delay)
+        if not origin:
+            origin.append(t)
+        delay = t - origin[0] - (time.monotonic() - started)
+        if delay > 0:
+            sleep(delay)
 
-    for event in events:
-        while (deadline := core.next_deadline()) is not None and deadline < event.t:
-            wait_until(deadline)
-            for out in core.tick(deadline):
-                emit(out)
-        wait_until(event.t)
-        for out in core.feed(event):
-            emit(out)
-    while (deadline := core.next_deadline()) is not None:
-        wait_until(deadline)
-        for out in core.tick(deadline):
-            emit(out)
+    return wait_until
+
+
+def configured(args: argparse.Namespace) -> Settings:
+    """The configuration, with the command line's rules options on top."""
+    from daemon.config import load
+
+    settings = load(args.config)
+    rules = settings.rules
+    if args.settle is not None:
+        rules = replace(rules, settle_time=args.settle)
+    if args.casual:
+        rules = replace(rules, mode="casual")
+    if args.chess960:
+        rules = replace(rules, chess960=True)
+    if args.no_clock:
+        rules = replace(rules, use_clock=False)
+        settings.clock = replace(settings.clock, device="none")
+    settings.rules = rules
+    return settings
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.settle <= 0:
+    from daemon.config import ConfigError
+    from drivers.sensorlog import SensorLogError, read_events
+
+    if args.settle is not None and not args.settle > 0:
         print("dgt-bridge replay: --settle must be a positive number of seconds", file=sys.stderr)
         return 2
-    settings = RulesSettings(
-        mode="casual" if args.casual else "tournament",
-        settle_time=args.settle,
-        chess960=args.chess960,
-        use_clock=not args.no_clock,
-    )
-    core = RulesCore(settings)
-
-    def emit(event: DomainEvent) -> None:
-        sys.stdout.write(json.dumps(event.to_dict(), separators=(", ", ": ")) + "\n")
-        if not args.fast:
-            sys.stdout.flush()
-
+    try:
+        settings = configured(args)
+    except ConfigError as exc:
+        print(f"dgt-bridge replay: configuration error: {exc}", file=sys.stderr)
+        return 2
     try:
         with open(args.log, encoding="utf-8") as handle:
-            replay(read_events(handle), core, emit, sleep=None if args.fast else time.sleep)
+            sleep = None if args.fast else time.sleep
+            replay_feed(read_events(handle), settings, sys.stdout, sleep=sleep)
     except FileNotFoundError:
         print(f"dgt-bridge replay: no such file: {args.log}", file=sys.stderr)
         return 2
@@ -106,5 +143,6 @@ def run(args: argparse.Namespace) -> int:
     except SensorLogError as error:
         print(f"dgt-bridge replay: {args.log}: {error}", file=sys.stderr)
         return 2
-    sys.stdout.flush()
+    finally:
+        sys.stdout.flush()
     return 0

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from daemon.commands.record import record_to
+from daemon.config import load_text
 from drivers.dgt.emulator import BoardEmulator
 from drivers.sensorlog import read_events, read_log
 from drivers.sensors import BoardDump, ClockReport, ConnectionChange, SquareChange
@@ -29,8 +30,11 @@ def board_lines(events) -> list[tuple]:
 async def test_recording_the_emulated_capture_gives_back_its_board_changes_and_clock(shared):
     source = read_log(str(shared / "data" / "dgt-capture-1" / "sensor-log.jsonl"))
     out = io.StringIO()
+    # The daemon's own clock interpreter, told the capture's time control (3 minutes,
+    # 2 seconds a move) so that it takes each press's increment at once, as `run` does.
+    settings = load_text("clock:\n  time_control: '3+2'\n", "test.yaml", environ={})
     with BoardEmulator() as emulator:
-        recording = asyncio.create_task(record_to(out, emulator.port_path, 60))
+        recording = asyncio.create_task(record_to(out, emulator.port_path, 60, settings))
         await asyncio.sleep(0.5)  # let the link start up
         emulator.play(source, speed=60)
         loop = asyncio.get_running_loop()

@@ -1,0 +1,73 @@
+"""What a DGT clock's display shows: each move's text, then the times again.
+
+An output of the board's pipeline: it only queues frames; one task sends them to the
+board, one at a time, so a slow or absent clock never holds up the next move.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
+    from drivers.dgt.link import BoardLink
+
+log = logging.getLogger("dgt-bridge")
+
+
+class ClockDisplay:
+    """Feed events in (``__call__``), clock display commands out (``run``)."""
+
+    def __init__(
+        self,
+        writer: ClockWriter,
+        interpreter: DgtClockInterpreter | None,
+        link: Callable[[], BoardLink | None],
+    ) -> None:
+        self.writer = writer
+        self.interpreter = interpreter
+        self._link = link
+        self._frames: asyncio.Queue[bytes] = asyncio.Queue()
+        self._pending_end: asyncio.TimerHandle | None = None
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "game_start" and self.interpreter is not None:
+            with contextlib.suppress(Exception):
+                self.interpreter.new_game()
+        model = getattr(self.interpreter, "model", None)
+        if model:
+            self.writer.model = model
+        schedule = self.writer.schedule_for(event)
+        if not schedule:
+            return
+        if self._pending_end is not None:  # newer text: the old one's END is moot
+            self._pending_end.cancel()
+            self._pending_end = None
+        for delay, frame in schedule:
+            if delay <= 0:
+                self._frames.put_nowait(frame)
+            else:  # back to the times after the move was shown (real seconds)
+                self._pending_end = asyncio.get_running_loop().call_later(
+                    delay, self._frames.put_nowait, frame
+                )
+
+    async def run(self) -> None:
+        """Clock display commands, one at a time; a failure costs only the display."""
+        while True:
+            frame = await self._frames.get()
+            link = self._link()
+            if link is None or not link.connected:
+                continue
+            try:
+                await link.send_clock_command(frame)
+            except Exception as exc:
+                log.debug("clock command %s not acknowledged: %s", frame.hex(), exc)
+
+    def close(self) -> None:
+        if self._pending_end is not None:
+            self._pending_end.cancel()
+            self._pending_end = None

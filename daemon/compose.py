@@ -1,0 +1,261 @@
+"""The composition root: every part the daemon runs is made here, from ``Settings``.
+
+``run``, ``demo``, ``replay`` and ``record`` all build their rules core, clock
+interpreter, link and outputs through these functions, and nowhere else. That is what
+makes the README's promise hold: a sensor log replayed gives the feed the daemon gave
+live, with the same Appendix E phrasing in each move's ``speech``, the same time
+control (6.11), the same clock buttons and the same board orientation.
+
+Imports of the heavier parts (speech engines, the link's pyserial, aiohttp) happen
+inside the functions that need them, so ``replay`` does not pay for a web server.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TextIO
+
+from daemon.config import Settings
+from daemon.rules import RulesCore
+from drivers.sensors import BoardDump, MagicPiece, SensorEvent, SquareChange
+
+if TYPE_CHECKING:
+    from daemon.gamerecord import GameHeaders
+    from daemon.speech.announcer import Announcer
+    from daemon.speech.vocabulary import Vocabulary
+    from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
+    from drivers.dgt.link import BoardLink
+
+log = logging.getLogger("dgt-bridge")
+
+
+#: The board's id when the configuration names none (no broadcast section).
+DEFAULT_BOARD_ID = "1"
+
+
+def configured_board_id(settings: Settings) -> str:
+    """The id this daemon's board has in URLs, MQTT topics and ``/game.pgn``: the first
+    of ``broadcast.boards`` (a hall gives each daemon its own), else "1"."""
+    boards = getattr(settings.broadcast, "boards", None)
+    return boards[0].id if boards else DEFAULT_BOARD_ID
+
+
+# --- the rules side: what decides the feed ---------------------------------------------------
+
+
+def load_vocabulary(settings: Settings) -> Vocabulary:
+    """The configured vocabulary, read once for every part that speaks or phrases."""
+    from daemon.speech.vocabulary import load_vocabulary as load
+
+    return load(settings.speech.vocabulary)
+
+
+def build_core(settings: Settings, vocabulary: Vocabulary | None = None) -> RulesCore:
+    """The rules core, with the speech's Appendix E phrasing for the Move events'
+    ``speech`` field, the clock section's time control (6.11: both flags in the last
+    period) and what the clock buttons ask for."""
+    from daemon.speech.phrases import make_describer
+
+    speech = settings.speech
+    vocabulary = vocabulary if vocabulary is not None else load_vocabulary(settings)
+    describer = make_describer(vocabulary, form=speech.form, say_pawn=speech.say_pawn)
+    clock = settings.clock
+    rules = replace(
+        settings.rules,
+        describe_move=describer,
+        time_control=clock.parsed_time_control,
+    )
+    if clock.device == "none":
+        rules = replace(rules, use_clock=False)
+    if clock.button_actions:
+        actions = {b: a for b, a in clock.button_actions.items() if a != "none"}
+        rules = replace(rules, button_actions=actions)
+    return RulesCore(rules)
+
+
+def build_orientation(settings: Settings) -> Callable[[SensorEvent], SensorEvent]:
+    """How sensor squares map to true squares: turned round for ``board.orientation:
+    flipped``, as they are otherwise (the core recognises a turned start itself)."""
+    if settings.board.orientation == "flipped":
+        return turned_round
+    return _as_is
+
+
+def _as_is(event: SensorEvent) -> SensorEvent:
+    return event
+
+
+def turned_round(event: SensorEvent) -> SensorEvent:
+    """A board configured as standing turned by 180 degrees (``board.orientation:
+    flipped``): its sensors' a1 is the true h8. Mapped here, in the shell, so the rules
+    core sees a board the right way round (it still recognises a turned start itself
+    with ``auto``)."""
+    import chess
+
+    if isinstance(event, SquareChange | MagicPiece):
+        return replace(event, square=chess.square_name(63 - chess.parse_square(event.square)))
+    if isinstance(event, BoardDump):
+        board = chess.BaseBoard(event.placement).transform(chess.flip_vertical)
+        board = board.transform(chess.flip_horizontal)
+        return replace(event, placement=board.board_fen())
+    return event
+
+
+@dataclass
+class BoardParts:
+    """What one board's pipeline is made of, before anything runs."""
+
+    core: RulesCore
+    orient: Callable[[SensorEvent], SensorEvent]
+    clock_interpreter: DgtClockInterpreter | None
+    clock_writer: ClockWriter | None
+
+
+def build_board_parts(settings: Settings, vocabulary: Vocabulary | None = None) -> BoardParts:
+    """The rules core, orientation and clock parts of one board, from its settings."""
+    return BoardParts(
+        core=build_core(settings, vocabulary),
+        orient=build_orientation(settings),
+        clock_interpreter=build_clock_interpreter(settings),
+        clock_writer=build_clock_writer(settings),
+    )
+
+
+# --- the board side: link and clock -----------------------------------------------------------
+
+
+def build_clock_interpreter(settings: Settings) -> DgtClockInterpreter | None:
+    """The DGT clock's BWTIME interpreter (sides, time control), or None when the
+    clock is not a DGT clock on the board (the link then reads times as they come)."""
+    clock = settings.clock
+    if clock.device != "dgt":
+        return None
+    from drivers.clock.dgt3000 import DgtClockInterpreter
+
+    return DgtClockInterpreter(clock.sides, clock.parsed_time_control)
+
+
+def build_clock_writer(settings: Settings) -> ClockWriter | None:
+    """What the daemon shows on a DGT clock's display, or None without one."""
+    clock = settings.clock
+    if clock.device != "dgt":
+        return None
+    from drivers.clock.dgt3000 import ClockWriter
+
+    return ClockWriter(
+        time_control=clock.parsed_time_control,
+        show_moves=clock.show_moves_on_clock,
+        set_and_run_at_start=clock.set_and_run_at_start,
+    )
+
+
+def board_port(settings: Settings, override: str | None = None) -> str | None:
+    """The serial port to open: ``override`` (``--port``), else ``board.port``; None
+    means auto-detect."""
+    port = override or settings.board.port
+    return None if port in (None, "", "auto") else port
+
+
+def build_link(
+    settings: Settings,
+    on_event: Callable[[SensorEvent], None],
+    *,
+    port: str | None = None,
+    clock_interpreter: DgtClockInterpreter | None = None,
+    time_source: Callable[[], float] | None = None,
+) -> BoardLink:
+    """The board's serial link. Pass the pipeline's own clock interpreter (the daemon
+    tells it about resumed games); without one, a fresh one from the settings."""
+    from drivers.dgt.link import BoardLink
+
+    if clock_interpreter is None:
+        clock_interpreter = build_clock_interpreter(settings)
+    return BoardLink(
+        board_port(settings, port),
+        on_event,
+        clock_interpreter=clock_interpreter,
+        time_source=time_source,
+    )
+
+
+# --- the outputs ---------------------------------------------------------------------------------
+
+
+def build_headers(settings: Settings) -> GameHeaders:
+    """The PGN headers of the games this daemon records (from ``game:``)."""
+    from daemon.gamerecord import GameHeaders, today_pgn_date
+
+    game = settings.game
+    return GameHeaders(
+        event=game.event,
+        site=game.site,
+        date=today_pgn_date(),
+        round=game.round,
+        white=game.white,
+        black=game.black,
+    )
+
+
+def build_announcer(
+    settings: Settings,
+    vocabulary: Vocabulary,
+    on_problem: Callable[[str], None] | None = None,
+    text_stream: TextIO | None = None,
+) -> Announcer | None:
+    """The speech part's announcer (its engines not yet started), or None (logged)
+    when it cannot be made.
+
+    ``text_stream`` is where the text engine (the last fallback) writes: never the
+    stdout that carries the JSON event feed."""
+    try:
+        from daemon.speech.announcer import Announcer
+        from daemon.speech.engines import build_engine
+
+        speech = settings.speech
+        engine = build_engine(
+            speech, speech.voice or vocabulary.voice, text_stream=text_stream, on_problem=on_problem
+        )
+        return Announcer(speech, engine, vocabulary=vocabulary)
+    except Exception as exc:  # the game goes on unspoken, and says so
+        log.error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)
+        return None
+
+
+async def start_broadcast(
+    settings: Settings, on_request: Callable[[str, Any], None], now: Callable[[], float]
+) -> tuple[Any, str | None]:
+    """The broadcast part's Broadcaster, started (or None when disabled or missing)."""
+    broadcast = settings.broadcast
+    if not broadcast.enabled:
+        return None, None
+    from daemon.broadcast import Broadcaster  # aiohttp only when the page is wanted
+
+    _fill_broadcast_headers(broadcast, settings.game)
+    broadcaster = Broadcaster(broadcast, on_request, now=now)
+    try:
+        await broadcaster.start()
+    except OSError as exc:
+        log.error(
+            "LIVE PAGE NOT AVAILABLE: cannot listen on %s:%s: %s (the game goes on)",
+            broadcast.address,
+            broadcast.port,
+            exc,
+        )
+        return None, None
+    host = broadcast.address if broadcast.address not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    return broadcaster, f"http://{host}:{broadcaster.port}/"
+
+
+def _fill_broadcast_headers(broadcast: Any, game: Any) -> None:
+    """The ``game:`` section names the event and players; the broadcast's own keys win
+    where set, so a hall configured for the broadcast keeps its names."""
+    for key in ("event", "site", "round"):
+        if getattr(broadcast, key, "?") in ("?", "") and getattr(game, key) not in ("?", ""):
+            setattr(broadcast, key, getattr(game, key))
+    boards = getattr(broadcast, "boards", None)
+    if boards:
+        for key in ("white", "black"):
+            if getattr(boards[0], key, "?") in ("?", "") and getattr(game, key) not in ("?", ""):
+                setattr(boards[0], key, getattr(game, key))

@@ -1,0 +1,311 @@
+"""One board's pipeline: sensor events in, the rules core's decisions out to every output.
+
+``BoardPipeline`` is the part of the daemon that exists once per board: it maps the
+board's orientation, feeds the rules core, runs its timers (the settle time) on a
+``Scheduler``, and hands each decided event, in order, to the journal first (disk
+first: a lost move is the worst failure) and then to the outputs. It owns no event
+loop and opens no port, so the same object serves the live daemon (on the asyncio
+loop, with the board's link) and ``replay`` (on simulated time): that is why a
+replayed sensor log gives exactly the daemon's feed.
+
+The board id is a parameter: a daemon reading several boards makes one pipeline each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
+
+from daemon.events import DomainEvent, Notice
+from daemon.formatting import describe_event
+from drivers.sensors import BoardDump, ConnectionChange, SensorEvent
+
+if TYPE_CHECKING:
+    from daemon.compose import BoardParts
+    from daemon.journal import Journal, ResumePoint
+
+log = logging.getLogger("dgt-bridge")
+
+#: One output: takes each feed event (a dict, as the journal stores it).
+Output = Callable[[dict[str, Any]], None]
+
+
+# --- time ---------------------------------------------------------------------------------------
+
+
+class Cancellable(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Scheduler(Protocol):
+    """The pipeline's clock: game seconds, and a timer at a game time."""
+
+    def now(self) -> float: ...
+
+    def call_at(self, t: float, callback: Callable[[], None]) -> Cancellable: ...
+
+
+class LoopScheduler:
+    """Game seconds on the monotonic clock, timers on the running asyncio loop.
+
+    ``time_scale`` runs game time faster (the demo); ``offset`` continues a resumed
+    game's journal time, so a game's journal stays in order after a restart."""
+
+    def __init__(self, time_scale: float = 1.0) -> None:
+        self.time_scale = time_scale
+        self.offset = 0.0
+        self._t0 = time.monotonic()
+
+    def now(self) -> float:
+        return self.offset + (time.monotonic() - self._t0) * self.time_scale
+
+    def call_at(self, t: float, callback: Callable[[], None]) -> Cancellable:
+        delay = max(0.0, (t - self.now()) / self.time_scale)
+        return asyncio.get_running_loop().call_later(delay, callback)
+
+
+class _SimulatedTimer:
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class SimulatedScheduler:
+    """Simulated time for replays: timers fire when the replay moves time past them,
+    in order, at exactly their time."""
+
+    def __init__(self, t: float = 0.0) -> None:
+        self.t = t
+        self._timers: list[tuple[float, int, _SimulatedTimer, Callable[[], None]]] = []
+        self._order = itertools.count()
+
+    def now(self) -> float:
+        return self.t
+
+    def call_at(self, t: float, callback: Callable[[], None]) -> Cancellable:
+        timer = _SimulatedTimer()
+        heapq.heappush(self._timers, (max(t, self.t), next(self._order), timer, callback))
+        return timer
+
+    def next_time(self) -> float | None:
+        """When the next live timer fires (None: no timer)."""
+        while self._timers and self._timers[0][2].cancelled:
+            heapq.heappop(self._timers)
+        return self._timers[0][0] if self._timers else None
+
+    def run_before(
+        self, t: float | None, wait_until: Callable[[float], None] | None = None
+    ) -> None:
+        """Fire every timer due before ``t`` (every timer: None), then stand at ``t``.
+        ``wait_until`` is called with each timer's time first (a real-time replay
+        sleeps there)."""
+        while (due := self.next_time()) is not None and (t is None or due < t):
+            _, _, _, callback = heapq.heappop(self._timers)
+            if wait_until is not None:
+                wait_until(due)
+            self.t = due
+            callback()
+        if t is not None:
+            self.t = max(self.t, t)
+
+
+# --- outputs ------------------------------------------------------------------------------------
+
+
+class FeedWriter:
+    """The event feed as JSON lines on a stream (stdout, a file); a failing stream is
+    reported once and dropped, the game goes on."""
+
+    def __init__(self, stream: TextIO, *, flush: bool = True) -> None:
+        self.stream: TextIO | None = stream
+        self.flush = flush
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if self.stream is None:
+            return
+        try:
+            self.stream.write(json.dumps(event, ensure_ascii=False) + "\n")
+            if self.flush:
+                self.stream.flush()
+        except (OSError, ValueError) as exc:
+            log.error("event feed output failed: %s", exc)
+            self.stream = None
+
+
+def log_line(event: dict[str, Any]) -> None:
+    """One line per event in the log; clock times (every second) only on demand."""
+    level = logging.DEBUG if event.get("type") == "clock" else logging.INFO
+    if log.isEnabledFor(level):
+        log.log(level, "%s", describe_event(event))
+
+
+class JournalSync:
+    """fsync and the PGN rewrite once the outputs have the event (the speech must not
+    wait for an SD card); one sync serves every event of the same loop turn. What the
+    sync reports (a storage failure) goes to ``report``."""
+
+    def __init__(self, journal: Journal, report: Output) -> None:
+        self.journal = journal
+        self.report = report
+        self._pending = False
+
+    def soon(self) -> None:
+        if self._pending:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a replay, a caller outside the daemon's): at once
+            self.sync()
+            return
+        self._pending = True
+        loop.call_soon(self.sync)
+
+    def sync(self) -> None:
+        self._pending = False
+        for notice in self.journal.sync():
+            self.report(notice)
+
+
+# --- the pipeline -------------------------------------------------------------------------------
+
+
+class BoardPipeline:
+    """One board: sensor events -> orientation -> rules core -> journal -> outputs.
+
+    ``outputs`` are called in order with every feed event; add to the list to add an
+    output. ``on_connection`` hears whether the board is there (the link's
+    ConnectionChange, and the first dump after start or a loss, since the link
+    reports "connected" only after a loss)."""
+
+    def __init__(
+        self,
+        board_id: str,
+        parts: BoardParts,
+        scheduler: Scheduler,
+        *,
+        journal: Journal | None = None,
+        outputs: list[Output] | None = None,
+        on_connection: Callable[[ConnectionChange], None] | None = None,
+    ) -> None:
+        self.board_id = board_id
+        self.core = parts.core
+        self.orient = parts.orient
+        self.clock_interpreter = parts.clock_interpreter
+        self.scheduler = scheduler
+        self.journal = journal
+        self.outputs: list[Output] = list(outputs or [])
+        self.on_connection = on_connection
+        self.board_connected = False  # the board has been read since start or a loss
+        self._timer: Cancellable | None = None
+        self._sync = JournalSync(journal, self.output) if journal is not None else None
+
+    def now(self) -> float:
+        return self.scheduler.now()
+
+    # -- in ---------------------------------------------------------------------------------
+
+    def submit(self, event: SensorEvent) -> None:
+        """Feed one sensor event (the link, the web controls, a replay)."""
+        event = self.orient(event)
+        if isinstance(event, ConnectionChange):
+            self._connection(event)
+        elif isinstance(event, BoardDump) and not self.board_connected:
+            self._connection(ConnectionChange(event.t, "connected"))
+        try:
+            events = self.core.feed(event)
+        except Exception:  # a bug in the core must not silence the board
+            log.exception("the rules core failed on %r", event)
+            events = [Notice(t=self.now(), code="internal_error", message="rules core error")]
+        self.publish(events)
+        self._schedule_tick()
+
+    def _connection(self, event: ConnectionChange) -> None:
+        self.board_connected = event.state == "connected"
+        if self.on_connection is not None:
+            self.on_connection(event)
+
+    def resume(self, point: ResumePoint) -> None:
+        """Continue a journal's unfinished game: the core waits for the board to agree."""
+        events = self.core.resume(
+            self.now(),
+            point.start_fen,
+            point.uci_moves,
+            point.illegal_counts,
+            chess960=point.chess960,
+        )
+        self._resume_clock(point)
+        self.publish(events)
+        self._schedule_tick()
+
+    def _resume_clock(self, point: ResumePoint) -> None:
+        """Tell the clock interpreter whose clock should be running: in a resumed game
+        the side seen running first is the player on move, not necessarily White."""
+        if self.clock_interpreter is None:
+            return
+        import chess
+
+        first_white = chess.Board(point.start_fen, chess960=point.chess960).turn == chess.WHITE
+        plies = len(point.uci_moves)
+        first_moves, second_moves = (plies + 1) // 2, plies // 2
+        white, black = (first_moves, second_moves) if first_white else (second_moves, first_moves)
+        white_to_move = first_white == (plies % 2 == 0)
+        to_move = "white" if white_to_move else "black"
+        log.debug("clock: resumed game, %s to move, moves w%d b%d", to_move, white, black)
+        self.clock_interpreter.resume_game(to_move, white, black)
+
+    # -- timers -----------------------------------------------------------------------------
+
+    def _schedule_tick(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        deadline = self.core.next_deadline()
+        if deadline is not None:
+            self._timer = self.scheduler.call_at(deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        deadline = self.core.next_deadline()
+        t = self.now()
+        if deadline is not None and t < deadline:
+            t = deadline  # the loop's timer may fire a hair early
+        try:
+            events = self.core.tick(t)
+        except Exception:
+            log.exception("the rules core failed on tick(%s)", t)
+            events = []
+        self.publish(events)
+        self._schedule_tick()
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    # -- out --------------------------------------------------------------------------------
+
+    def publish(self, events: list[DomainEvent]) -> None:
+        for event in events:
+            self.output(event.to_dict())
+
+    def output(self, event: dict[str, Any]) -> None:
+        """One feed event to the journal (disk first), then to every output in order."""
+        notices = self.journal.append(event) if self.journal is not None else []
+        for output in self.outputs:
+            output(event)
+        if self._sync is not None:
+            self._sync.soon()
+        for notice in notices:
+            self.output(notice)
+
+    def notice(self, code: str, message: str) -> None:
+        """A notice of this board's (e.g. speech failed) into its feed."""
+        self.output(Notice(t=self.now(), code=code, message=message).to_dict())
