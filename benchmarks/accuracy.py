@@ -26,11 +26,10 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from benchmarks.common import GAMES_PGN, ROOT, footer, header
-
-sys.path.insert(0, str(ROOT / "tests" / "rules"))  # the rules tests' generator (see README)
-
-from rules_support import (
+from benchmarks.common import GAMES_PGN, footer, header
+from daemon.rules import RulesSettings
+from daemon.simulation import run
+from drivers.gamelogs import (
     CLOCK_ONLY,
     EXPECTED,
     INJECTIONS,
@@ -39,11 +38,8 @@ from rules_support import (
     injection_ply,
     lawful_moves,
     read_games,
-    run,
     set_position_request,
 )
-
-from daemon.rules import RulesSettings
 from drivers.handling import ALL, human_sensor_log
 
 

@@ -22,13 +22,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.common import CAPTURE_LOG, GAMES_PGN, ROOT, footer, header, percentile
-
-sys.path.insert(0, str(ROOT / "tests" / "rules"))  # the rules tests' game reader
-
-from rules_support import read_games, set_position_request
-
+from benchmarks.common import CAPTURE_LOG, GAMES_PGN, footer, header, percentile
 from daemon.rules import RulesCore, RulesSettings
+from drivers.gamelogs import read_games, set_position_request
 from drivers.handling import human_sensor_log
 from drivers.sensorlog import read_log
 from drivers.sensors import SensorEvent

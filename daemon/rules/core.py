@@ -102,7 +102,6 @@ from daemon.rules.shapes import (
 from daemon.rules.state import GameState, Phase, Trigger
 from daemon.rules.tree import Lift, Node
 from daemon.rules.words import describe_move as fallback_describe
-from daemon.timecontrol import is_last_period
 from drivers.sensors import (
     BoardDump,
     ButtonPress,
@@ -113,6 +112,7 @@ from drivers.sensors import (
     SensorEvent,
     SquareChange,
 )
+from drivers.timecontrol import is_last_period
 
 COLOUR_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 _MAX_LIFTS = 256  # the touch windows look back over a few moves at most

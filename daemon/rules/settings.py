@@ -8,7 +8,7 @@ from typing import Literal
 
 import chess
 
-from daemon.timecontrol import TimeControl
+from drivers.timecontrol import TimeControl
 
 DEFAULT_BUTTON_ACTIONS = {"back": "last", "plus": "clock", "minus": "move_number", "ok": "board"}
 

@@ -24,11 +24,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from daemon.timecontrol import TimeControl
 from drivers.clock.tracker import CONFIRMATIONS, ClockReading, ClockTracker, Side, SideMapping
 from drivers.dgt import protocol
 from drivers.dgt.protocol import ClockAck, ClockSideTime, ClockTimes
 from drivers.sensors import ButtonPress, Colour, SensorEvent
+from drivers.timecontrol import TimeControl
 
 ClockModel = Literal["dgt3000", "xl"]
 
@@ -233,7 +233,7 @@ def set_and_run(
 
     ``running`` is the side whose time should run; ``None`` sets the clock
     paused. Used at game start and after an arbiter's correction (a penalty,
-    7.4b / 9.5b: ``daemon.timecontrol.apply_penalty`` gives the new times).
+    7.4b / 9.5b: ``drivers.timecontrol.apply_penalty`` gives the new times).
     Without knowing which side is White's the times cannot be placed unless
     they are equal; then the clock is set paused.
     """

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from daemon.timecontrol import TimeControl, TimeControlError, parse_time_control
 from drivers.sensors import CLOCK_BUTTONS
+from drivers.timecontrol import TimeControl, TimeControlError, parse_time_control
 
 ClockSource = Literal["dgt", "usb", "none"]
 SideMapping = Literal["auto", "left_white", "right_white"]
@@ -131,7 +131,7 @@ class ClockSettings:
       from the side that runs first (White's clock is started first, 6.5);
       ``left_white`` / ``right_white`` fix it. Never taken from the board's
       orientation: turning the board round does not move the clock.
-    - ``time_control``: the time control string (see ``daemon.timecontrol``),
+    - ``time_control``: the time control string (see ``drivers.timecontrol``),
       empty for none. Known, it lets the driver tell an increment from a glitch.
     - ``set_and_run_at_start``: put the time control on a DGT clock at each
       game start.

@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from daemon.timecontrol import TimeControl
 from drivers.sensors import ClockReport, Colour
+from drivers.timecontrol import TimeControl
 
 Side = Literal["left", "right"]
 SideMapping = Literal["auto", "left_white", "right_white"]

@@ -23,10 +23,10 @@ from collections.abc import Callable
 import usb.core
 import usb.util
 
-from daemon.timecontrol import TimeControl
 from drivers.clock.settings import UsbClockSettings, UsbReportLayout
 from drivers.clock.tracker import ClockReading, ClockTracker, SideMapping
 from drivers.sensors import ClockReport, SensorEvent
+from drivers.timecontrol import TimeControl
 
 log = logging.getLogger(__name__)
 

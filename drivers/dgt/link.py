@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 
 import serial
 
-from drivers.dgt import protocol
+from drivers.dgt import ports, protocol
 from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
 from drivers.dgt.protocol import (
     BatteryStatus,
@@ -42,13 +42,11 @@ from drivers.dgt.protocol import (
     Trademark,
     Version,
 )
+from drivers.dgt.serialport import open_serial
 from drivers.dgt.shadow import BoardShadow
 from drivers.sensors import ConnectionChange, SensorEvent
 
 log = logging.getLogger(__name__)
-
-BAUD_RATE = 9600
-
 
 class LinkLost(Exception):
     """The board went away (internal: caught by ``run``, reported as an event)."""
@@ -65,23 +63,6 @@ class BoardNotConnected(ClockCommandError):
 def _monotonic_since_start() -> Callable[[], float]:
     start = time.monotonic()
     return lambda: time.monotonic() - start
-
-
-def open_serial(path: str) -> serial.Serial:
-    """Open a DGT board's port: 9600 baud 8N1, no flow control, non-blocking."""
-    return serial.Serial(
-        path,
-        BAUD_RATE,
-        bytesize=serial.EIGHTBITS,
-        parity=serial.PARITY_NONE,
-        stopbits=serial.STOPBITS_ONE,
-        xonxoff=False,
-        rtscts=False,
-        dsrdtr=False,
-        timeout=0,
-        write_timeout=2,
-        exclusive=True,  # two programs reading one board would each miss updates
-    )
 
 
 class BoardLink:
@@ -261,8 +242,6 @@ class BoardLink:
     async def _find_port(self) -> str | None:
         if self._port_finder is not None:
             return await self._port_finder()
-        from drivers.dgt import ports
-
         return await asyncio.get_running_loop().run_in_executor(None, ports.find_board)
 
     def _disconnect(self) -> None:

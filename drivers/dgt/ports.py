@@ -20,7 +20,7 @@ from pathlib import Path
 import serial
 
 from drivers.dgt import protocol
-from drivers.dgt.link import open_serial
+from drivers.dgt.serialport import open_serial
 
 DGT_USB_VENDOR_ID = 0x045B
 PORT_PATTERNS = ("/dev/ttyACM*", "/dev/ttyUSB*", "/dev/rfcomm*")

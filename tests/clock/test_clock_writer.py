@@ -8,9 +8,9 @@ import chess
 import chess.pgn
 import pytest
 
-from daemon.timecontrol import apply_penalty, parse_time_control
 from drivers.clock.dgt3000 import ClockWriter, move_text_3000, set_and_run
 from drivers.dgt.protocol import XL_GLYPHS, Clock, CommandParser
+from drivers.timecontrol import apply_penalty, parse_time_control
 
 GLYPH_TO_CHAR = {}
 for char, glyph in XL_GLYPHS.items():

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.timecontrol import parse_time_control
 from drivers.clock.dgt3000 import DgtClockInterpreter
 from drivers.dgt import protocol
 from drivers.dgt.protocol import (
@@ -22,6 +21,7 @@ from drivers.dgt.protocol import (
     side_time,
 )
 from drivers.sensors import ButtonPress, ClockReport
+from drivers.timecontrol import parse_time_control
 
 
 def decode(frame: bytes):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.timecontrol import (
+from drivers.timecontrol import (
     ILLEGAL_MOVE_PENALTY,
     INCORRECT_CLAIM_PENALTY,
     Period,

@@ -6,7 +6,6 @@ import chess
 from rules_support import Script, kinds, of_type, played, run
 
 from daemon.rules import RulesCore, RulesSettings
-from daemon.timecontrol import parse_time_control
 from drivers.sensors import (
     BoardDump,
     ButtonPress,
@@ -16,6 +15,7 @@ from drivers.sensors import (
     Request,
     SquareChange,
 )
+from drivers.timecontrol import parse_time_control
 
 START = chess.STARTING_BOARD_FEN
 NO_CLOCK = RulesSettings(use_clock=False)

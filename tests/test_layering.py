@@ -1,0 +1,120 @@
+"""The layers point one way: board -> drivers -> daemon, and tools use the package.
+
+- ``drivers/`` never imports ``daemon/`` (not even inside a function): the drivers
+  are reusable without the daemon, and the daemon's changes never break them;
+- no two modules import each other, directly or round a longer loop;
+- ``benchmarks/`` import the package, never ``tests/``.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules(package: str) -> dict[str, Path]:
+    return {module_name(p): p for p in sorted((ROOT / package).rglob("*.py"))}
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.Name | ast.Attribute)
+        and "TYPE_CHECKING" in ast.unparse(node.test)
+    )
+
+
+def imports_of(path: Path, name: str) -> set[str]:
+    """Every module ``path`` imports when it runs, at the top or inside a function
+    (what only a type checker reads, under ``if TYPE_CHECKING:``, is left out)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if _type_checking_only(node):
+            skipped |= {id(n) for child in node.body for n in ast.walk(child)}
+    found: set[str] = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
+def test_importing_every_driver_does_not_import_the_daemon() -> None:
+    names = [name for name in modules("drivers") if not name.endswith("__main__")]
+    code = (
+        "import importlib, sys\n"
+        f"for name in {names!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(sorted(m for m in sys.modules if m == 'daemon' or m.startswith('daemon.')))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_no_driver_imports_the_daemon_even_inside_a_function() -> None:
+    offenders = {
+        name: sorted(i for i in imports_of(path, name) if i.split(".")[0] == "daemon")
+        for name, path in modules("drivers").items()
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
+@pytest.mark.parametrize("package", ["drivers", "daemon"])
+def test_no_modules_import_each_other(package: str) -> None:
+    known = modules(package)
+    graph = {
+        name: {i for i in imports_of(path, name) if i in known and i != name}
+        for name, path in known.items()
+    }
+    for name in graph:  # a package's __init__ importing its own modules is no loop
+        graph[name] = {i for i in graph[name] if not name.startswith(i + ".")}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                cycles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
+
+
+def test_benchmarks_use_the_package_not_the_tests() -> None:
+    for name, path in modules("benchmarks").items():
+        source = path.read_text(encoding="utf-8")
+        imported = imports_of(path, name)
+        assert not {i for i in imported if i.split(".")[0] in ("tests", "rules_support")}, name
+        assert "sys.path" not in source, f"{name} changes sys.path"
