@@ -4,16 +4,35 @@ The Pi may stand in a hall without internet, so everything the page needs is
 here or on the daemon (``/board.svg``, ``/events``). The page subscribes to
 ``/events?state=1``: each message carries the board's whole display state, so
 the page never folds events itself and cannot drift from the server's record.
-The SVG is fetched from the server (python-chess draws it) and swapped only once
-loaded, so the board never flickers. Clocks count down in the browser between
+The first response already holds the board (SVG), names, clocks and moves,
+drawn here in the script's own markup (``render_page``), so the page is never
+empty, even before the event stream connects. Later boards are fetched from
+the server (python-chess draws them) and swapped only once loaded, so the
+board never flickers. Clocks count down in the browser between
 clock reports. ``EventSource`` reconnects by itself; a watchdog reopens it
 should the browser give up (the daemon was down longer than a retry).
 
 Readable across a room: large type, black on white, a red banner for an
-irregularity until the position is restored.
+irregularity until the position is restored. One board never makes the page
+scroll: on a wall screen (landscape) the board is on the left, the players and
+moves on the right; on a phone (portrait) a clock above and below the board and
+the move list below, scrolling inside its own box. Board and both clocks are
+always in view.
 """
 
 from __future__ import annotations
+
+import base64
+import contextlib
+import html
+import math
+from typing import TYPE_CHECKING, Any
+
+import chess
+import chess.svg
+
+if TYPE_CHECKING:
+    from daemon.broadcast.hub import Hub
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -22,33 +41,53 @@ PAGE = """<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>dgt-bridge live</title>
 <style>
-:root { color-scheme: light; --fg: #000; --bg: #fff; --dim: #444; --alert: #b00020; }
+:root { color-scheme: light; --fg: #000; --bg: #fff; --dim: #444; --alert: #b00020;
+  --pad: 1vmin; --status: max(18px, 2.6vmin); --vh: 1vh; }
+@supports (height: 1dvh) { :root { --vh: 1dvh; } }  /* a phone's browser bars come and go */
 * { box-sizing: border-box; }
 html, body { margin: 0; background: var(--bg); color: var(--fg);
   font-family: "DejaVu Sans", "Noto Sans", Arial, sans-serif; }
-body { padding: 1vmin; }
-#status-line { font-size: 2.2vmin; color: var(--dim); min-height: 2.6vmin; }
+body { padding: 0 var(--pad) var(--pad); }
+#status-line { height: var(--status); line-height: var(--status);
+  font-size: calc(var(--status) * 0.72); color: var(--dim); white-space: nowrap;
+  overflow: hidden; text-overflow: ellipsis; }
 #status-line.offline { color: var(--alert); font-weight: bold; }
-.single { display: flex; gap: 2vmin; align-items: flex-start; justify-content: center; }
-.single .boardbox { height: 88vh; width: 88vh; max-width: 60vw; max-height: 60vw; flex: none; }
+/* One board: the page never scrolls; board and both clocks always in view, the
+   move list scrolls inside its own box. Wall screen / landscape: board left. */
+.single { display: grid; overflow: hidden; column-gap: 2vmin;
+  height: calc(100 * var(--vh) - var(--status) - var(--pad));
+  --board: min(calc(100 * var(--vh) - var(--status) - var(--pad)), 62vw);
+  grid-template-columns: var(--board) minmax(0, 1fr);
+  grid-template-rows: auto auto auto auto minmax(0, 1fr) auto;
+  grid-template-areas: "board title" "board top" "board banner" "board result"
+    "board moves" "board bottom"; }
+.single > * { min-width: 0; }
+.single .title { grid-area: title; }
+.single .top { grid-area: top; }
+.single .bottom { grid-area: bottom; }
+.single .banner { grid-area: banner; }
+.single .result { grid-area: result; }
+.single .moves { grid-area: moves; }
+.single .boardbox { grid-area: board; width: var(--board); height: var(--board); }
 .boardbox img { width: 100%; height: 100%; display: block; }
-.panel { flex: 1 1 auto; min-width: 0; max-width: 38vw; display: flex; flex-direction: column;
-  gap: 1.2vmin; height: 88vh; }
-.title { font-size: 3.4vmin; font-weight: bold; }
+.title { font-size: 3.4vmin; font-weight: bold; white-space: nowrap; overflow: hidden;
+  text-overflow: ellipsis; margin-bottom: 0.8vmin; }
 .player { display: flex; justify-content: space-between; align-items: baseline; gap: 2vmin;
-  font-size: 4.2vmin; border: 0.4vmin solid var(--fg); padding: 0.6vmin 1.2vmin; }
-.player .name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.player .clock { font-variant-numeric: tabular-nums; font-weight: bold; font-size: 5.6vmin; }
+  font-size: 4.2vmin; border: 0.4vmin solid var(--fg); padding: 0.6vmin 1.2vmin;
+  margin-bottom: 0.8vmin; }
+.player .name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; }
+.player .clock { font-variant-numeric: tabular-nums; font-weight: bold; font-size: 5.6vmin;
+  white-space: nowrap; }
 .player.running { background: var(--fg); color: var(--bg); }
 .player.low .clock { text-decoration: underline; }
 .banner { display: none; background: var(--alert); color: #fff; font-weight: bold;
-  font-size: 3.6vmin; padding: 1vmin 1.4vmin; }
+  font-size: 3.6vmin; padding: 1vmin 1.4vmin; margin-bottom: 0.8vmin; }
 .banner.shown { display: block; }
 .result { display: none; font-size: 4.4vmin; font-weight: bold; text-align: center;
-  border: 0.5vmin double var(--fg); padding: 0.6vmin; }
+  border: 0.5vmin double var(--fg); padding: 0.6vmin; margin-bottom: 0.8vmin; }
 .result.shown { display: block; }
-.moves { flex: 1 1 auto; overflow-y: auto; font-size: 3.6vmin; line-height: 1.35;
-  column-gap: 2vmin; }
+.moves { position: relative; min-height: 0; overflow-y: auto; overscroll-behavior: contain;
+  font-size: 3.6vmin; line-height: 1.35; margin-bottom: 0.8vmin; }
 .moves .row { display: grid; grid-template-columns: 4ch 1fr 1fr; }
 .moves .no { color: var(--dim); }
 .moves .last { background: #ffe066; font-weight: bold; }
@@ -56,21 +95,28 @@ body { padding: 1vmin; }
   grid-template-columns: repeat(auto-fill, minmax(min(100%, 30vmax), 1fr)); }
 .card { border: 0.3vmin solid var(--fg); padding: 0.8vmin; display: flex;
   flex-direction: column; gap: 0.6vmin; color: inherit; text-decoration: none; }
-.card .title { font-size: 2.4vmin; }
-.card .player { font-size: 2.4vmin; }
+.card img { width: 100%; aspect-ratio: 1 / 1; display: block; }
+.card .title { font-size: 2.4vmin; margin: 0; }
+.card .player { font-size: 2.4vmin; margin: 0; }
 .card .player .clock { font-size: 2.8vmin; }
-.card .banner { font-size: 2.2vmin; }
-.card .result { font-size: 2.4vmin; }
+.card .banner { font-size: 2.2vmin; margin: 0; }
+.card .result { font-size: 2.4vmin; margin: 0; }
 .card .lastmove { font-size: 2.4vmin; min-height: 3vmin; }
+/* A phone or a tablet upright: clocks above and below the board, the move list
+   below them takes what is left (at least 18% of the height). */
 @media (orientation: portrait) {
-  .single { flex-direction: column; align-items: stretch; }
-  .single .boardbox { width: 100%; height: auto; max-width: none; max-height: none;
-    aspect-ratio: 1 / 1; }
-  .panel { max-width: none; height: auto; }
-  .player { font-size: 5.5vw; } .player .clock { font-size: 7vw; }
-  .banner { font-size: 5vw; } .result { font-size: 5.5vw; }
-  .moves { font-size: 5vw; max-height: none; }
-  .title { font-size: 5vw; }
+  :root { --u: min(1vw, 0.6 * var(--vh)); --status: max(18px, calc(4 * var(--u))); }
+  .single { --board: min(calc(100vw - 2 * var(--pad)),
+      calc(82 * var(--vh) - var(--status) - 40 * var(--u)));
+    grid-template-columns: minmax(0, 1fr);
+    grid-template-rows: auto auto auto auto auto auto minmax(0, 1fr);
+    grid-template-areas: "title" "top" "board" "bottom" "banner" "result" "moves"; }
+  .single .boardbox { justify-self: center; margin-bottom: 0.8vmin; }
+  .title { font-size: calc(5 * var(--u)); }
+  .player { font-size: calc(5.5 * var(--u)); padding: calc(0.6 * var(--u)) calc(1.2 * var(--u)); }
+  .player .clock { font-size: calc(7 * var(--u)); }
+  .banner { font-size: calc(5 * var(--u)); } .result { font-size: calc(5.5 * var(--u)); }
+  .moves { font-size: calc(5 * var(--u)); }
   .card .title, .card .player, .card .lastmove { font-size: 4.5vw; }
   .card .player .clock { font-size: 5vw; }
 }
@@ -78,7 +124,7 @@ body { padding: 1vmin; }
 </head>
 <body>
 <div id="status-line" role="status">connecting…</div>
-<main id="app" aria-live="polite"></main>
+<!--APP-->
 <script>
 "use strict";
 const params = new URLSearchParams(location.search);
@@ -147,48 +193,61 @@ function noteText(st) {
 function sides(st) {
   return st.orientation === "black" ? ["white", "black"] : ["black", "white"];
 }
-function playerHtml(st, side) {
+function playerHtml(st, side, where) {
   const name = st.headers[side] && st.headers[side] !== "?" ? st.headers[side] :
     (side === "white" ? "White" : "Black");
-  return '<div class="player" data-side="' + side + '"><span class="name">' + esc(name) +
-    '</span><span class="clock">–</span></div>';
+  return '<div class="player ' + where + '" data-side="' + side + '"><span class="name">' +
+    esc(name) + '</span><span class="clock">–</span></div>';
 }
 function svgUrl(st, size) {
   return "/board.svg?board=" + encodeURIComponent(st.board) + "&seq=" + st.seq +
     (size ? "&size=" + size : "");
 }
+function singleHtml(st) {
+  const [top, bottom] = sides(st);
+  return '<div class="title"></div>' + playerHtml(st, top, "top") +
+    '<div class="boardbox"><img id="board" alt="board" data-fen=""></div>' +
+    playerHtml(st, bottom, "bottom") + '<div class="banner" role="alert"></div>' +
+    '<div class="result"></div><div class="moves" id="moves"></div>';
+}
 function layout() {
   const app = document.getElementById("app");
   const ids = chosen ? [chosen] : boardOrder;
+  const key = ids.map(id => id + ":" + (states[id] ? states[id].orientation : "")).join(",");
+  if (app.dataset.layout === key && app.children.length) {
+    for (const id of ids) render(id);  // the server drew it already: no flash
+    return;
+  }
   if (ids.length === 1) {
     const st = states[ids[0]];
-    if (!st) { app.innerHTML = "<p class='title'>No board " + esc(ids[0]) + "</p>"; return; }
-    const [top, bottom] = sides(st);
+    if (!st) { app.className = ""; app.removeAttribute("data-board");
+      app.innerHTML = "<p class='title'>No board " + esc(ids[0]) + "</p>"; return; }
     app.className = "single";
-    app.innerHTML = '<div class="boardbox"><img id="board" alt="board" data-fen=""></div>' +
-      '<div class="panel" data-board="' + esc(st.board) + '"><div class="title"></div>' +
-      playerHtml(st, top) + '<div class="banner" role="alert"></div>' +
-      '<div class="result"></div><div class="moves" id="moves"></div>' +
-      playerHtml(st, bottom) + "</div>";
+    app.dataset.board = st.board;
+    app.innerHTML = singleHtml(st);
   } else {
     app.className = "grid";
+    app.removeAttribute("data-board");
     app.innerHTML = ids.map(id => {
       const st = states[id];
       const [top, bottom] = sides(st);
       return '<a class="card" href="?board=' + encodeURIComponent(id) + '" data-board="' +
-        esc(id) + '"><div class="title"></div>' + playerHtml(st, top) +
-        '<img alt="board ' + esc(id) + '" data-fen="">' + playerHtml(st, bottom) +
+        esc(id) + '"><div class="title"></div>' + playerHtml(st, top, "top") +
+        '<img alt="board ' + esc(id) + '" data-fen="">' + playerHtml(st, bottom, "bottom") +
         '<div class="banner" role="alert"></div><div class="result"></div>' +
         '<div class="lastmove"></div></a>';
     }).join("");
   }
-  app.dataset.layout = ids.join(",");
+  app.dataset.layout = key;
   for (const id of ids) render(id);
 }
-function swapBoard(img, st, size) {
+function boardKey(st) {
   const marked = st.irregularity ? (st.irregularity.squares || []).join(",") : "";
-  const key = st.fen + "|" + st.orientation + "|" + (st.last_move ? st.last_move.uci : "") +
+  return st.fen + "|" + st.orientation + "|" + (st.last_move ? st.last_move.uci : "") +
     "|" + marked;
+}
+function swapBoard(img, st, size) {
+  const key = boardKey(st);
   if (img.dataset.key === key) return;
   img.dataset.key = key;
   const next = new Image();
@@ -225,7 +284,7 @@ function render(id) {
   const st = states[id];
   const root = document.querySelector('[data-board="' + CSS.escape(id) + '"]');
   if (!st || !root) return;
-  const single = root.classList.contains("panel");
+  const single = root.id === "app";
   const round = st.headers.round && st.headers.round !== "?" ? " · Round " + st.headers.round
     : "";
   root.querySelector(".title").textContent = st.label + round;
@@ -241,15 +300,24 @@ function render(id) {
   swapBoard(img, st, single ? 0 : 360);
   if (single) {
     const moves = document.getElementById("moves");
-    moves.innerHTML = movesHtml(st);
-    const last = moves.querySelector(".last");
-    if (last) last.scrollIntoView({block: "nearest"});
+    const html = movesHtml(st);
+    if (moves.dataset.html !== html) { moves.innerHTML = html; moves.dataset.html = html; }
+    scrollToLast(moves);
   } else {
     const lm = st.last_move;
     root.querySelector(".lastmove").textContent = lm ?
       moveNumber(st, lm.ply) + (lm.by === "white" ? ". " : "… ") + lm.figurine : "";
   }
   tickBoard(id);
+}
+function scrollToLast(box) {
+  // Only the move list's own box scrolls (scrollIntoView would scroll the page too).
+  const last = box.querySelector(".last");
+  if (!last) return;
+  const top = last.offsetTop, bottom = top + last.offsetHeight;
+  if (top < box.scrollTop || bottom > box.scrollTop + box.clientHeight) {
+    box.scrollTop = Math.max(0, bottom - box.clientHeight + 4);
+  }
 }
 function tickBoard(id) {
   const st = states[id];
@@ -320,3 +388,192 @@ connect();
 </body>
 </html>
 """
+
+
+# -- the first response: the page drawn on the server -----------------------------
+#
+# The page must never be empty while the event stream connects (or when it
+# cannot): the first HTML already holds the board as SVG, the names, the clocks
+# and the moves, in exactly the markup the script builds, so the script's first
+# snapshot finds its layout in place and only updates it (no flash).
+
+IRREGULAR_FILL = "#e0303080"
+#: Boards drawn into the first response of the grid; beyond, the script fetches them.
+INLINE_GRID_BOARDS = 32
+GRID_BOARD_SIZE = 360
+
+
+def board_svg(hub: Hub, board_id: str, size: int | None = None) -> str:
+    """The board's position as SVG (python-chess): last move and check marked,
+    the squares of an open irregularity filled, turned as configured."""
+    record = hub.boards[board_id].record
+    board = record.board()
+    last = record.last_move
+    lastmove = None
+    if last is not None:
+        with contextlib.suppress(ValueError):
+            lastmove = chess.Move.from_uci(last.uci)
+    fill: dict[int, str] = {}
+    for name in (record.irregularity or {}).get("squares") or []:
+        with contextlib.suppress(ValueError):
+            fill[chess.parse_square(str(name))] = IRREGULAR_FILL
+    return chess.svg.board(
+        board,
+        orientation=hub.orientation(board_id) != "black",
+        lastmove=lastmove,
+        check=board.king(board.turn) if board.is_check() else None,
+        fill=fill,
+        size=size,
+    )
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def clock_text(seconds: float) -> str:
+    """As the script's ``fmtClock``: 1:29:59, 4:05, and tenths below ten seconds."""
+    seconds = max(0.0, seconds)
+    whole = math.floor(seconds + 1e-6)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if seconds < 10:
+        head = f"{hours}:{minutes:02d}:" if hours else f"{minutes}:"
+        return f"{head}{secs:02d}.{math.floor((seconds % 1) * 10)}"
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _sides(state: dict[str, Any]) -> tuple[str, str]:
+    return ("white", "black") if state["orientation"] == "black" else ("black", "white")
+
+
+def _player(state: dict[str, Any], side: str, where: str) -> str:
+    name = state["headers"].get(side)
+    if not name or name == "?":
+        name = side.capitalize()
+    clock = state.get("clock")
+    running = bool(clock and clock.get("running") == side and not state.get("result"))
+    seconds = clock.get(side) if clock else None
+    low = " low" if isinstance(seconds, int | float) and seconds < 60 else ""
+    shown = clock_text(seconds) if isinstance(seconds, int | float) else "–"
+    return (
+        f'<div class="player {where}{" running" if running else ""}{low}" data-side="{side}">'
+        f'<span class="name">{_esc(name)}</span><span class="clock">{shown}</span></div>'
+    )
+
+
+def _title(state: dict[str, Any]) -> str:
+    round_ = state["headers"].get("round")
+    return state["label"] + (f" · Round {round_}" if round_ and round_ != "?" else "")
+
+
+def _result(state: dict[str, Any]) -> str:
+    result = state.get("result")
+    if not result:
+        return '<div class="result"></div>'
+    text = result.replace("1/2", "½")
+    if state.get("result_reason"):
+        text += f" ({state['result_reason'].replace('_', ' ')})"
+    return f'<div class="result shown">{_esc(text)}</div>'
+
+
+def _move_number(state: dict[str, Any], ply: int) -> int:
+    parts = (state.get("start_fen") or "").split(" ")
+    try:
+        full = int(parts[5]) if len(parts) > 5 else 1
+    except ValueError:
+        full = 1
+    return full + (ply - 1 + (1 if len(parts) > 1 and parts[1] == "b" else 0)) // 2
+
+
+def _moves(state: dict[str, Any]) -> str:
+    """The move list as the script's ``movesHtml`` writes it."""
+    moves, rows, i = state["moves"], [], 0
+    while i < len(moves):
+        move = moves[i]
+        white = black = None
+        if move["by"] == "white":
+            white = move
+            if i + 1 < len(moves) and moves[i + 1]["by"] == "black":
+                black = moves[i + 1]
+                i += 1
+        else:
+            black = move
+        i += 1
+
+        def cell(mv: dict[str, Any] | None) -> str:
+            if mv is None:
+                return "<span>…</span>"
+            last = " last" if mv["ply"] == state["ply"] else ""
+            return f'<span class="mv{last}" data-ply="{mv["ply"]}">{_esc(mv["figurine"])}</span>'
+
+        number = _move_number(state, move["ply"])
+        rows.append(f'<div class="row"><span class="no">{number}.</span>{cell(white)}'
+                    f"{cell(black)}</div>")  # fmt: skip
+    return "".join(rows)
+
+
+def _board_key(state: dict[str, Any]) -> str:
+    """As the script's ``boardKey``: what the drawn board shows."""
+    irregularity = state.get("irregularity") or {}
+    last = state.get("last_move")
+    return "|".join((state["fen"], state["orientation"], last["uci"] if last else "",
+                     ",".join(irregularity.get("squares") or [])))  # fmt: skip
+
+
+def _img(hub: Hub, state: dict[str, Any], *, size: int | None, alt: str, id_: str) -> str:
+    svg = board_svg(hub, state["board"], size).encode()
+    source = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+    return (f'<img{id_} alt="{_esc(alt)}" src="{source}" data-key="{_esc(_board_key(state))}" '
+            f'data-fen="{_esc(state["fen"])}" data-ply="{state["ply"]}">')  # fmt: skip
+
+
+def _single(hub: Hub, state: dict[str, Any]) -> str:
+    top, bottom = _sides(state)
+    moves = _moves(state)
+    layout = f"{state['board']}:{state['orientation']}"
+    return (
+        f'<main id="app" class="single" aria-live="polite" data-board="{_esc(state["board"])}"'
+        f' data-layout="{_esc(layout)}">'
+        f'<div class="title">{_esc(_title(state))}</div>{_player(state, top, "top")}'
+        f'<div class="boardbox">{_img(hub, state, size=None, alt="board", id_=" id=board")}'
+        f"</div>{_player(state, bottom, 'bottom')}"
+        f'<div class="banner" role="alert"></div>{_result(state)}'
+        f'<div class="moves" id="moves" data-html="{_esc(moves)}">{moves}</div></main>'
+    )
+
+
+def _card(hub: Hub, state: dict[str, Any], inline: bool) -> str:
+    top, bottom = _sides(state)
+    board_id = state["board"]
+    if inline:
+        image = _img(hub, state, size=GRID_BOARD_SIZE, alt=f"board {board_id}", id_="")
+    else:
+        image = f'<img alt="board {_esc(board_id)}" data-fen="">'
+    last = state.get("last_move")
+    lastmove = ""
+    if last:
+        lastmove = f"{_move_number(state, last['ply'])}{'. ' if last['by'] == 'white' else '… '}"
+        lastmove += last["figurine"]
+    return (
+        f'<a class="card" href="?board={_esc(board_id)}" data-board="{_esc(board_id)}">'
+        f'<div class="title">{_esc(_title(state))}</div>{_player(state, top, "top")}{image}'
+        f'{_player(state, bottom, "bottom")}<div class="banner" role="alert"></div>'
+        f'{_result(state)}<div class="lastmove">{_esc(lastmove)}</div></a>'
+    )
+
+
+def render_page(hub: Hub, chosen: str | None = None) -> str:
+    """The live page with the game(s) already drawn: ``?board=N`` or all boards."""
+    ids = [chosen] if chosen else hub.board_ids()
+    if len(ids) == 1 and ids[0] in hub.boards:
+        app = _single(hub, hub.page_state(ids[0]))
+    elif len(ids) > 1:
+        states = [hub.page_state(board_id) for board_id in ids]
+        layout = ",".join(f"{st['board']}:{st['orientation']}" for st in states)
+        cards = "".join(_card(hub, st, n < INLINE_GRID_BOARDS) for n, st in enumerate(states))
+        app = (f'<main id="app" class="grid" aria-live="polite" data-layout="{_esc(layout)}">'
+               f"{cards}</main>")  # fmt: skip
+    else:  # no such board (yet): the script says so, or shows it once it comes
+        app = '<main id="app" aria-live="polite"></main>'
+    return PAGE.replace("<!--APP-->", app, 1)

@@ -15,8 +15,6 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-import chess
-import chess.svg
 from aiohttp import HttpVersion11, WSMsgType, web
 
 from daemon.broadcast import security, strictjson
@@ -29,7 +27,8 @@ from daemon.broadcast.controls import (
 )
 from daemon.broadcast.hub import Hub, Subscriber
 from daemon.broadcast.logthrottle import throttled
-from daemon.broadcast.page import PAGE
+from daemon.broadcast.page import board_svg as draw_board
+from daemon.broadcast.page import render_page
 from daemon.broadcast.viewers import SSE_CHUNKED, SSE_PLAIN, WS_TEXT, TransportSink, http_chunk
 from drivers.sensors import Request
 
@@ -41,7 +40,6 @@ HUB_KEY: web.AppKey[Hub] = web.AppKey("hub", Hub)
 ON_REQUEST_KEY: web.AppKey[Any] = web.AppKey("on_request", object)
 NOW_KEY: web.AppKey[Any] = web.AppKey("now", object)
 
-IRREGULAR_FILL = "#e0303080"
 PGN_TYPE = "application/x-chess-pgn"
 
 
@@ -91,7 +89,13 @@ def _last_seq(request: web.Request) -> int | None:
 
 
 async def page(request: web.Request) -> web.Response:
-    return web.Response(text=PAGE, content_type="text/html", headers={"Cache-Control": "no-cache"})
+    hub = request.app[HUB_KEY]
+    chosen = request.query.get("board") or None
+    return web.Response(
+        text=render_page(hub, chosen),
+        content_type="text/html",
+        headers={"Cache-Control": "no-cache"},
+    )
 
 
 async def board_svg(request: web.Request) -> web.Response:
@@ -99,30 +103,10 @@ async def board_svg(request: web.Request) -> web.Response:
     board_id = _one_board(request, hub)
     if isinstance(board_id, web.Response):
         return board_id
-    feed = hub.boards[board_id]
-    board = feed.record.board()
-    last = feed.record.last_move
-    lastmove = None
-    if last is not None:
-        with contextlib.suppress(ValueError):
-            lastmove = chess.Move.from_uci(last.uci)
-    check = board.king(board.turn) if board.is_check() else None
-    fill: dict[int, str] = {}
-    if feed.record.irregularity:
-        for name in feed.record.irregularity.get("squares") or []:
-            with contextlib.suppress(ValueError):
-                fill[chess.parse_square(str(name))] = IRREGULAR_FILL
     size = None
     with contextlib.suppress(ValueError):
         size = max(120, min(2000, int(request.query.get("size", "0")))) or None
-    svg = chess.svg.board(
-        board,
-        orientation=hub.orientation(board_id) != "black",
-        lastmove=lastmove,
-        check=check,
-        fill=fill,
-        size=size,
-    )
+    svg = draw_board(hub, board_id, size)
     return web.Response(
         text=svg, content_type="image/svg+xml", headers={"Cache-Control": "no-cache"}
     )

@@ -10,25 +10,21 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import chess
 import pytest
 from broadcast_feed import OPERA_GAME, game_feed
+from chromium import CHROMIUM, WAIT, close_chromium, open_chromium
 
 from daemon import events
 from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, figurine
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-WAIT = 15.0
 
 DOM_PROBE = """(() => {
   const img = document.getElementById("board");
@@ -47,85 +43,6 @@ DOM_PROBE = """(() => {
 })()"""
 
 
-class DevTools:
-    """Just enough of the Chrome DevTools protocol: evaluate and screenshot."""
-
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
-        self.ws = ws
-        self.next_id = 0
-
-    async def call(self, method: str, **params: Any) -> dict[str, Any]:
-        self.next_id += 1
-        await self.ws.send_json({"id": self.next_id, "method": method, "params": params})
-        while True:
-            reply = json.loads(await self.ws.receive_str(timeout=WAIT))
-            if reply.get("id") == self.next_id:
-                if "error" in reply:
-                    raise RuntimeError(reply["error"])
-                return reply["result"]
-
-    async def dom(self) -> dict[str, Any]:
-        result = await self.call("Runtime.evaluate", expression=DOM_PROBE, returnByValue=True)
-        return json.loads(result["result"]["value"])
-
-    async def until(self, predicate, what: str, timeout: float = WAIT) -> dict[str, Any]:
-        deadline = asyncio.get_running_loop().time() + timeout
-        seen: dict[str, Any] = {}
-        while asyncio.get_running_loop().time() < deadline:
-            seen = await self.dom()
-            if predicate(seen):
-                return seen
-            await asyncio.sleep(0.1)
-        raise AssertionError(f"the page never showed {what}; it shows {seen}")
-
-
-async def _open_chromium(url: str, profile: Path) -> tuple[subprocess.Popen[bytes], DevTools]:
-    assert CHROMIUM is not None
-    process = subprocess.Popen(
-        [
-            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-            "--no-first-run", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", f"--user-data-dir={profile}", "--remote-debugging-port=0",
-            "--remote-allow-origins=*", "--window-size=1920,1080", url,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    port_file = profile / "DevToolsActivePort"
-    for _ in range(int(WAIT * 10)):
-        if port_file.exists() and port_file.read_text().strip():
-            break
-        await asyncio.sleep(0.1)
-    else:
-        process.kill()
-        raise AssertionError("chromium did not open its DevTools port")
-    port = int(port_file.read_text().split()[0])
-    async with aiohttp.ClientSession() as session:
-        for _ in range(int(WAIT * 10)):
-            async with session.get(f"http://127.0.0.1:{port}/json/list") as response:
-                targets = [t for t in await response.json() if t.get("type") == "page"]
-            if targets:
-                break
-            await asyncio.sleep(0.1)
-    session = aiohttp.ClientSession()
-    ws = await session.ws_connect(targets[0]["webSocketDebuggerUrl"], max_msg_size=0)
-    tools = DevTools(ws)
-    tools.session = session  # type: ignore[attr-defined]
-    return process, tools
-
-
-async def _close_chromium(process: subprocess.Popen[bytes], tools: DevTools, profile: Path) -> None:
-    """Close the DevTools connection, end the browser, remove its profile."""
-    await tools.ws.close()
-    await tools.session.close()  # type: ignore[attr-defined]
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-    shutil.rmtree(profile, ignore_errors=True)
-
-
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 async def test_the_page_follows_the_game_in_a_real_browser():
     settings = BroadcastSettings(
@@ -139,7 +56,8 @@ async def test_the_page_follows_the_game_in_a_real_browser():
     for event in feed[:5]:  # game start and two moves before the page opens
         broadcaster.publish("1", event)
     profile = Path(tempfile.mkdtemp(prefix="dgt-bridge-chromium-"))
-    process, tools = await _open_chromium(f"http://127.0.0.1:{broadcaster.port}/", profile)
+    process, tools = await open_chromium(f"http://127.0.0.1:{broadcaster.port}/", profile)
+    tools.probe = DOM_PROBE
     try:
         shown = await tools.until(
             lambda d: d["moves"] == ["e4", "e5"] and d["fen"] == moves[1]["fen"],
@@ -201,7 +119,7 @@ async def test_the_page_follows_the_game_in_a_real_browser():
             timeout=2 * WAIT,
         )
     finally:
-        await _close_chromium(process, tools, profile)
+        await close_chromium(process, tools, profile)
         await broadcaster.stop()
 
 
@@ -227,7 +145,7 @@ async def test_several_boards_show_as_a_grid_that_fits_a_phone():
         for event in feed[:-2]:
             broadcaster.publish(board, event)
     profile = Path(tempfile.mkdtemp(prefix="dgt-bridge-chromium-"))
-    process, tools = await _open_chromium("about:blank", profile)
+    process, tools = await open_chromium("about:blank", profile)
     try:
         await tools.call(
             "Emulation.setDeviceMetricsOverride",
@@ -274,5 +192,5 @@ async def test_several_boards_show_as_a_grid_that_fits_a_phone():
         shot = await tools.call("Page.captureScreenshot", format="png")
         (ARTIFACTS / "broadcast-grid-phone.png").write_bytes(base64.b64decode(shot["data"]))
     finally:
-        await _close_chromium(process, tools, profile)
+        await close_chromium(process, tools, profile)
         await broadcaster.stop()
