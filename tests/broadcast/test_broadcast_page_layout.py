@@ -141,8 +141,7 @@ async def test_board_and_clocks_stay_in_view_on_a_phone_a_tablet_and_a_wall_scre
                 for event in feed[played + 2 * n : played + 2 * n + 2]:
                     broadcaster.publish("1", event)
                 seen = await tools.until(
-                    lambda d, p=plies + 1: d["count"] == p
-                    and d["fen"] == moves[p - 1]["fen"],
+                    lambda d, p=plies + 1: d["count"] == p and d["fen"] == moves[p - 1]["fen"],
                     f"the live move at {width}x{height}",
                 )
                 check_layout(seen, width, height, plies + 1)
