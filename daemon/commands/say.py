@@ -33,8 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="speak the answer to a request (last move, clocks, position...)",
         description=(
             "Answer one request about the current game, as a blind player asks by the "
-            "clock buttons: last (repeat the last move), clock (both times, your own "
-            "first with --by), move_number, board (the whole position), square SQUARE "
+            "clock buttons: last (repeat the last move), moves (the last few), clock "
+            "(both times, your own first with --by), move_number, board (the whole "
+            "position), square SQUARE "
             "(what stands there), piece LETTER (where those pieces stand: N white "
             "knights, n black ones). The game comes from the running daemon (--url) or "
             "from an event file (--events)."

@@ -2,10 +2,15 @@
 
 ``handle(event)`` is called by the daemon for every event-feed dict. It only
 folds the event into its own ``GameRecord``, builds the text (pure functions) and
-offers it to the ``SpeechQueue``: no I/O, no waiting, and no exception ever
-escapes into the caller. ``run()`` is the one task that speaks, one announcement
-at a time; a new move interrupts a stale one by cancelling the engine call, which
-kills the player at once.
+offers it to the ``SpeechSchedule``: no I/O, no waiting, and no exception ever
+escapes into the caller. ``run()`` is the one task that speaks, one phrase at a
+time, as the schedule says (moves first and never cut, answers phrase by phrase,
+composed when spoken). Every outcome (heard, dropped, cancelled) goes to
+``on_outcome`` for the journal, so a complaint can be checked afterwards.
+
+One announcer speaks into one output (an earphone). ``AnnouncerGroup`` holds one
+per player when ``speech.outputs`` names them, and routes a player's questions to
+his own earphone only.
 """
 
 from __future__ import annotations
@@ -19,16 +24,16 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from daemon.gamerecord import GameRecord
-from daemon.speech.answers import answer, move_phrase
-from daemon.speech.engines import Engine, SpeechFailure, build_engine
+from daemon.speech.answers import REQUESTS, answer_phrases, move_phrase
+from daemon.speech.engines import Delivery, Engine, SpeechFailure, build_engine
 from daemon.speech.messages import event_text
-from daemon.speech.queue import Announcement, Kind, SpeechQueue
+from daemon.speech.schedule import Announcement, Kind, Outcome, Phrase, SpeechSchedule
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.vocabulary import Vocabulary, load_vocabulary
 
 log = logging.getLogger("dgt_bridge.speech")
 
-#: How each event type is queued (see ``daemon.speech.queue``).
+#: How each event type is queued (see ``daemon.speech.schedule``).
 EVENT_KINDS: dict[str, Kind] = {
     "irregularity": "important",
     "game_end": "important",
@@ -42,9 +47,12 @@ EVENT_KINDS: dict[str, Kind] = {
     "draw_claimable": "info",
 }
 
+OutcomeSink = Callable[[dict[str, Any]], None]
+
 
 class Announcer:
-    """Speaks the event feed; ``Announcer(settings, engine)``, then ``await run()``."""
+    """Speaks the event feed into one output; ``Announcer(settings, engine)``, then
+    ``await run()``."""
 
     def __init__(
         self,
@@ -53,20 +61,29 @@ class Announcer:
         *,
         vocabulary: Vocabulary | None = None,
         clock: Callable[[], float] = time.monotonic,
+        on_outcome: OutcomeSink | None = None,
     ) -> None:
         self.settings = settings
         self.engine = engine
         self.vocabulary = vocabulary or load_vocabulary(settings.vocabulary)
         self.clock = clock
+        self.on_outcome = on_outcome
         self.record = GameRecord()
-        self.queue = SpeechQueue(settings.stale_after)
-        self.spoken: list[Announcement] = []  # the last few heard (newest last)
+        self.schedule = SpeechSchedule(
+            settings.stale_after,
+            max_interruptions=settings.max_interruptions,
+            joiner=f"{self.vocabulary.words['list_separator']} ",
+        )
+        self.spoken: list[Phrase] = []  # the last phrases heard (newest last)
+        self.deliveries: list[tuple[Phrase, Delivery]] = []  # the same, how they were said
         self._ids = itertools.count(1)
         self._wake = asyncio.Event()
-        self._current: tuple[Announcement, asyncio.Task[None]] | None = None
+        self._current: tuple[Phrase, asyncio.Task[Delivery]] | None = None
         self._closing = False
         self._idle = asyncio.Event()
         self._idle.set()
+        self._clock_seen_at: float | None = None
+        self._last_request: tuple[str, float] | None = None
 
     # -- the feed side: never blocks, never raises --------------------------------
 
@@ -83,11 +100,16 @@ class Announcer:
             raise TypeError(f"an event-feed dict, not {type(event).__name__}")
         kind = str(event.get("type") or "")
         if kind == "info_request":
-            if kind in self.settings.announce:
-                by = event.get("by") or self.settings.own_side or None
+            by = event.get("by") or self.settings.own_side or None
+            if kind in self.settings.announce and self.settings.hears_requests_of(by):
                 self.ask(str(event.get("what") or ""), event.get("args"), by)
             return
+        board_before = self.record.board()  # what a touched piece was, before the move
         self.record.apply(event)
+        if kind == "clock":
+            self._clock_seen_at = self.clock()
+        if kind == "move":
+            self.schedule.note_move(self.clock())
         if kind not in self.settings.announce:
             return
         if kind == "move":
@@ -102,15 +124,30 @@ class Announcer:
                 say_pawn=self.settings.say_pawn,
                 fallback=str(event.get("speech") or ""),
             )
-            if event.get("correction"):
+            if event.get("correction") and self._was_said(ply):
                 phrase = self.vocabulary.message("move_correction", move=phrase)
-            self._offer("move", phrase, ply=ply)
+            self._offer(Announcement(next(self._ids), "move", self.clock(), phrase, ply=ply))
             return
-        text = event_text(event, self.vocabulary, self.record.board())
+        text = event_text(event, self.vocabulary, self.record.board(), board_before)
         if not text:
             return
         takeback = int(event["ply"]) if kind == "takeback" and "ply" in event else None
-        self._offer(EVENT_KINDS.get(kind, "info"), text, takeback_ply=takeback)
+        self._offer(
+            Announcement(
+                next(self._ids),
+                EVENT_KINDS.get(kind, "info"),
+                self.clock(),
+                text,
+                takeback_ply=takeback,
+            )
+        )
+
+    def _was_said(self, ply: int) -> bool:
+        """A correction is said as one only if the player heard (or hears) the move."""
+        playing = self.schedule.playing
+        return ply in (playing.plies if playing else ()) or any(
+            ply in phrase.plies for phrase in self.spoken
+        )
 
     def catch_up(self, events: list[dict[str, Any]]) -> None:
         """Fold earlier events (a resumed game's journal) without saying them, so
@@ -119,83 +156,122 @@ class Announcer:
             self.record.apply(event)
 
     def ask(self, what: str, args: dict[str, Any] | None = None, by: str | None = None) -> str:
-        """Answer a request now (first in the queue) and return the written answer."""
-        text = answer(
-            what,
-            args,
-            self.record,
-            self.vocabulary,
-            by=by,
-            form=self.settings.form,
-            say_pawn=self.settings.say_pawn,
-        )
-        self._offer("answer", text)
-        return text
+        """Queue the answer to a request and return its written text as of now.
 
-    def _offer(
-        self, kind: Kind, written: str, *, ply: int | None = None, takeback_ply: int | None = None
-    ) -> None:
+        The spoken answer is composed phrase by phrase when it is said, so a clock
+        answer gives the times of then. A second "last" within ``repeat_window``
+        seconds asks for the last few moves (the button map in docs/speech.md).
+        """
+        now = self.clock()
+        previous, self._last_request = self._last_request, (what, now)
+        if (
+            what == "last"
+            and previous is not None
+            and previous[0] in ("last", "moves")
+            and now - previous[1] <= self.settings.repeat_window
+        ):
+            what = "moves"
+            self._last_request = (what, now)
+
+        def compose() -> list[tuple[str, ...]]:
+            return answer_phrases(
+                what,
+                args,
+                self.record,
+                self.vocabulary,
+                by=by,
+                form=self.settings.form,
+                say_pawn=self.settings.say_pawn,
+                clock_now=self._clock_now(),
+                recent=self.settings.repeat_moves,
+            )
+
+        request = what if what in REQUESTS else "unknown"
+        name = self.vocabulary.requests.get(request, what)
+        phrases = compose()
         item = Announcement(
-            id=next(self._ids),
-            kind=kind,
-            written=written,
-            spoken=self.vocabulary.pronounce(written),
-            created=self.clock(),
-            ply=ply,
-            takeback_ply=takeback_ply,
+            next(self._ids),
+            "answer",
+            now,
+            ". ".join(phrase[1] for phrase in phrases),
+            compose=compose,
+            resume_text=self.vocabulary.message("answer_resumed", request=name),
+            dropped_text=self.vocabulary.message("answer_dropped", request=name),
         )
-        decision = self.queue.offer(item, item.created)
-        for old in decision.cancelled:
-            log.info("speech: %r cancelled, superseded by %r", old.written, written)
-        if decision.interrupt is not None and self._current is not None:
-            playing, task = self._current
-            if playing.id == decision.interrupt.id:
-                log.info("speech: %r interrupted by %r", playing.written, written)
-                task.cancel()
+        self._offer(item)
+        return item.text
+
+    def _clock_now(self) -> dict[str, float] | None:
+        """Both clocks as they stand now: the running one has gone on since its report."""
+        clock = self.record.clock
+        if not clock or clock.get("white") is None or clock.get("black") is None:
+            return None
+        now = {"white": float(clock["white"]), "black": float(clock["black"])}
+        running = clock.get("running")
+        if running in now and self._clock_seen_at is not None:
+            now[running] = max(0.0, now[running] - (self.clock() - self._clock_seen_at))
+        return now
+
+    def _offer(self, item: Announcement) -> None:
+        self.schedule.offer(item, item.created)
+        self._report()
         self._idle.clear()
         self._wake.set()
+
+    def _report(self) -> None:
+        for outcome in self.schedule.outcomes:
+            level = logging.INFO if outcome.outcome in ("heard", "cancelled") else logging.WARNING
+            log.log(level, "speech %s: %r %s", outcome.outcome, outcome.text, outcome.reason)
+            if self.on_outcome is not None:
+                with contextlib.suppress(Exception):
+                    self.on_outcome(outcome_record(outcome, self.settings.listener))
+        self.schedule.outcomes.clear()
 
     # -- the speaking side ----------------------------------------------------------
 
     async def run(self) -> None:
-        """Speak until ``close()``; one announcement at a time."""
+        """Speak until ``close()``; one phrase at a time."""
         while not self._closing:
-            item = self.queue.next(self.clock())
-            for old in self.queue.expired:
-                log.warning("speech: %r dropped, out of date", old.written)
-            self.queue.expired.clear()
-            if item is None:
+            phrase = self.schedule.next(self.clock())
+            self._report()
+            if phrase is None:
                 self._idle.set()
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            await self._speak(item)
+            await self._speak(phrase)
 
-    async def _speak(self, item: Announcement) -> None:
-        task = asyncio.create_task(self.engine.speak(item.written, item.spoken))
-        self._current = (item, task)
+    async def _speak(self, phrase: Phrase) -> None:
+        spoken = self.vocabulary.pronounce(phrase.written)
+        task = asyncio.create_task(self.engine.speak(phrase.written, spoken, phrase.budget))
+        self._current = (phrase, task)
         try:
             await asyncio.wait({task})
         except asyncio.CancelledError:  # run() itself is being cancelled
             task.cancel()
+            self.schedule.done(phrase, self.clock(), heard=False, reason="cut")
+            self._report()
             raise
         finally:
             self._current = None
-            self.queue.finished(item)
         if task.cancelled():
-            return
-        exc = task.exception()
-        if isinstance(exc, SpeechFailure):
-            log.error("speech: %r was not spoken: %s", item.written, exc)
-        elif exc is not None:
-            log.error("speech: %r failed", item.written, exc_info=exc)
+            self.schedule.done(phrase, self.clock(), heard=False, reason="cut")
+        elif (exc := task.exception()) is not None:
+            if isinstance(exc, SpeechFailure):
+                log.error("speech: %r was not spoken: %s", phrase.written, exc)
+            else:
+                log.error("speech: %r failed", phrase.written, exc_info=exc)
+            self.schedule.done(phrase, self.clock(), heard=False, reason=str(exc))
         else:
-            self.spoken.append(item)
-            del self.spoken[:-50]
+            self.schedule.done(phrase, self.clock())
+            self.spoken.append(phrase)
+            self.deliveries.append((phrase, task.result()))
+            del self.spoken[:-50], self.deliveries[:-50]
+        self._report()
 
     async def drain(self) -> None:
         """Wait until everything queued has been spoken (or dropped)."""
-        while not (self.queue.idle and self._current is None):
+        while not (self.schedule.idle and self._current is None):
             self._idle.clear()
             await self._idle.wait()
 
@@ -206,6 +282,88 @@ class Announcer:
         self._wake.set()
         with contextlib.suppress(Exception):
             await self.engine.close()
+
+
+def outcome_record(outcome: Outcome, listener: str = "") -> dict[str, Any]:
+    """A journal line for what became of an announcement (``type: speech``)."""
+    record: dict[str, Any] = {
+        "type": "speech",
+        "outcome": outcome.outcome,
+        "kind": outcome.kind,
+        "text": outcome.text,
+    }
+    if outcome.plies:
+        record["plies"] = list(outcome.plies)
+    if outcome.reason:
+        record["reason"] = outcome.reason
+    if listener:
+        record["output"] = listener
+    return record
+
+
+class AnnouncerGroup:
+    """One announcer per output (per player's earphone), fed the same events."""
+
+    def __init__(self, announcers: list[Announcer]) -> None:
+        if not announcers:
+            raise ValueError("at least one announcer")
+        self.announcers = announcers
+
+    @property
+    def record(self) -> GameRecord:
+        return self.announcers[0].record
+
+    def handle(self, event: dict[str, Any]) -> None:
+        for announcer in self.announcers:
+            announcer.handle(event)
+
+    def catch_up(self, events: list[dict[str, Any]]) -> None:
+        for announcer in self.announcers:
+            announcer.catch_up(events)
+
+    def ask(self, what: str, args: dict[str, Any] | None = None, by: str | None = None) -> str:
+        """Asked on the web or the command line: said to the asker's earphone."""
+        asker = by or self.announcers[0].settings.own_side or None
+        texts = [
+            a.ask(what, args, by) for a in self.announcers if a.settings.hears_requests_of(asker)
+        ]
+        return texts[0] if texts else ""
+
+    async def start(self) -> None:
+        for announcer in self.announcers:
+            await announcer.engine.start()
+
+    async def run(self) -> None:
+        await asyncio.gather(*(announcer.run() for announcer in self.announcers))
+
+    async def drain(self) -> None:
+        await asyncio.gather(*(announcer.drain() for announcer in self.announcers))
+
+    async def close(self) -> None:
+        for announcer in self.announcers:
+            await announcer.close()
+
+
+def build_announcers(
+    settings: SpeechSettings,
+    vocabulary: Vocabulary,
+    *,
+    on_problem: Callable[[str], None] | None = None,
+    text_stream: TextIO | None = None,
+    on_outcome: OutcomeSink | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> AnnouncerGroup:
+    """One announcer per configured output (``speech.outputs``; none: one shared),
+    engines not yet started (``await group.start()``)."""
+    announcers = []
+    for output in settings.per_output():
+        engine = build_engine(
+            output, output.voice or vocabulary.voice, on_problem=on_problem, text_stream=text_stream
+        )
+        announcers.append(
+            Announcer(output, engine, vocabulary=vocabulary, clock=clock, on_outcome=on_outcome)
+        )
+    return AnnouncerGroup(announcers)
 
 
 async def make_announcer(

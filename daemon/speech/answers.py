@@ -5,10 +5,11 @@ event feed, so the daemon's announcer, the web controls and ``dgt-bridge say``
 (which rebuilds the record from ``/state.json`` or an event file) give the same
 answer. Written text; the voice gets ``vocabulary.pronounce``.
 
-Requests: ``last`` (repeat the last move), ``clock`` (both times, the asker's
-own first), ``move_number``, ``board`` (the position, by colour and piece type),
-``square`` (args ``{"square": "e4"}``), ``piece`` (args ``{"piece": "N"}``: a FEN
-letter, upper case white, lower case black; add ``"colour": "both"`` for both).
+Requests: ``last`` (repeat the last move), ``moves`` (the last few), ``clock``
+(both times, the asker's own first), ``move_number``, ``board`` (the position,
+by colour and piece type), ``square`` (args ``{"square": "e4"}``), ``piece``
+(args ``{"piece": "N"}``: a FEN letter, upper case white, lower case black; add
+``"colour": "both"`` for both).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from daemon.speech.messages import piece_name
 from daemon.speech.phrases import phrase_for_move
 from daemon.speech.vocabulary import Vocabulary
 
-REQUESTS = ("last", "clock", "move_number", "board", "square", "piece")
+REQUESTS = ("last", "moves", "clock", "move_number", "board", "square", "piece")
 
 _ORDER = (chess.KING, chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT, chess.PAWN)
 
@@ -103,45 +104,111 @@ def answer(
     by: str | None = None,
     form: str = "short",
     say_pawn: bool = True,
+    recent: int = 4,
 ) -> str:
     """The written answer to one request; an unknown request is said to be unknown."""
+    phrases = answer_phrases(
+        what, args, record, vocabulary, by=by, form=form, say_pawn=say_pawn, recent=recent
+    )
+    return ". ".join(phrase[1] for phrase in phrases)
+
+
+#: A phrase of an answer: (key, text), or (key, text, text after an interruption).
+Spoken = tuple[str, ...]
+
+
+def answer_phrases(
+    what: str,
+    args: dict[str, Any] | None,
+    record: GameRecord,
+    vocabulary: Vocabulary,
+    *,
+    by: str | None = None,
+    form: str = "short",
+    say_pawn: bool = True,
+    clock_now: dict[str, float] | None = None,
+    recent: int = 4,
+) -> list[Spoken]:
+    """The answer as short phrases, each with a key that stays put as the game goes
+    on (an interrupted answer goes on with the first key not yet said).
+
+    ``clock_now``: both clocks as they stand at this moment (the announcer counts
+    the running one down since its last report); default: the last report.
+    """
     args = args if isinstance(args, dict) else {}
     if what == "last":
         last = record.last_move
         if last is None:
-            return vocabulary.message("answer_no_move")
+            return [("last", vocabulary.message("answer_no_move"))]
         phrase = move_phrase(record, last.ply, vocabulary, form=form, say_pawn=say_pawn)
-        return vocabulary.message("answer_last", move=phrase)
+        return [("last", vocabulary.message("answer_last", move=phrase))]
+    if what == "moves":
+        return _recent_moves(record, vocabulary, recent, form=form, say_pawn=say_pawn)
     if what == "clock":
-        return _clock(record, vocabulary, by)
+        return _clock(record, vocabulary, by, clock_now)
     if what == "move_number":
         board = record.board()
         side = "white" if board.turn == chess.WHITE else "black"
-        return vocabulary.message(
+        text = vocabulary.message(
             "answer_move_number", number=board.fullmove_number, side=vocabulary.colour(side)
         )
+        return [("move_number", text)]
     if what == "board":
         return _board(record.board(), vocabulary)
     if what == "square":
-        return _square(str(args.get("square") or "").lower(), record.board(), vocabulary, what)
+        square = str(args.get("square") or "").lower()
+        return [(what, _square(square, record.board(), vocabulary, what))]
     if what == "piece":
-        return _piece(args, record.board(), vocabulary, what)
-    return vocabulary.message("answer_unknown", what=what)
+        return [(what, _piece(args, record.board(), vocabulary, what))]
+    return [("unknown", vocabulary.message("answer_unknown", what=what))]
 
 
-def _clock(record: GameRecord, vocabulary: Vocabulary, by: str | None) -> str:
-    clock = record.clock
+def _recent_moves(
+    record: GameRecord, vocabulary: Vocabulary, count: int, *, form: str, say_pawn: bool
+) -> list[tuple[str, str]]:
+    """ "Letzte Züge", then each of the last ``count`` half-moves with its number."""
+    moves = record.moves[-count:]
+    if not moves:
+        return [("last", vocabulary.message("answer_no_move"))]
+    phrases = [("intro", vocabulary.message("answer_moves"))]
+    for move in moves:
+        text = move_phrase(record, move.ply, vocabulary, form=form, say_pawn=say_pawn)
+        phrases.append(
+            (
+                f"ply:{move.ply}",
+                vocabulary.message(
+                    "answer_moves_item",
+                    number=(move.ply + 1) // 2,
+                    side=vocabulary.colour(move.by),
+                    move=text,
+                ),
+            )
+        )
+    return phrases
+
+
+def _clock(
+    record: GameRecord,
+    vocabulary: Vocabulary,
+    by: str | None,
+    clock_now: dict[str, float] | None,
+) -> list[tuple[str, str]]:
+    clock = clock_now or record.clock
     if not clock or clock.get("white") is None or clock.get("black") is None:
-        return vocabulary.message("answer_no_clock")
+        return [("clock", vocabulary.message("answer_no_clock"))]
     first = by if by in ("white", "black") else "white"
     second = "black" if first == "white" else "white"
-    return vocabulary.message(
-        "answer_clock",
-        first_side=vocabulary.colour(first),
-        first_time=spoken_time(float(clock[first]), vocabulary),
-        second_side=vocabulary.colour(second),
-        second_time=spoken_time(float(clock[second]), vocabulary),
-    )
+    return [
+        (
+            side,
+            vocabulary.message(
+                "answer_clock_side",
+                side=vocabulary.colour(side),
+                time=spoken_time(float(clock[side]), vocabulary),
+            ),
+        )
+        for side in (first, second)
+    ]
 
 
 def _squares_of(board: chess.Board, piece_type: int, colour: bool, vocabulary: Vocabulary) -> str:
@@ -150,27 +217,39 @@ def _squares_of(board: chess.Board, piece_type: int, colour: bool, vocabulary: V
     return f"{separator} ".join(vocabulary.square(chess.square_name(s)) for s in squares)
 
 
-def _board(board: chess.Board, vocabulary: Vocabulary) -> str:
-    """ "Weiß: Koenig Gustav eins, Tuerme Anna eins, Felix eins ..." per colour."""
+#: At most this many squares in one phrase of a board reading (a phrase holds up a
+#: move at most once, so it must be short).
+BOARD_CHUNK = 3
+
+
+def _board(board: chess.Board, vocabulary: Vocabulary) -> list[Spoken]:
+    """ "Weiß: Koenig Gustav eins", "Tuerme Anna eins, Felix eins", ... per colour,
+    a phrase per piece type (at most ``BOARD_CHUNK`` squares each)."""
     separator = vocabulary.words["list_separator"]
-    sides = []
+    phrases = []
     for colour, side in ((chess.WHITE, "white"), (chess.BLACK, "black")):
-        groups = []
+        first_of_side = True
         for piece_type in _ORDER:
-            count = len(board.pieces(piece_type, colour))
-            if not count:
+            squares = sorted(board.pieces(piece_type, colour), key=lambda s: (s % 8, s // 8))
+            if not squares:
                 continue
             letter = chess.piece_symbol(piece_type).upper()
-            name = vocabulary.pieces[letter] if count == 1 else vocabulary.pieces_plural[letter]
-            groups.append(f"{name} {_squares_of(board, piece_type, colour, vocabulary)}")
-        sides.append(
-            vocabulary.message(
-                "answer_board_side",
-                side=vocabulary.colour(side),
-                pieces=f"{separator} ".join(groups),
+            name = (
+                vocabulary.pieces[letter] if len(squares) == 1 else vocabulary.pieces_plural[letter]
             )
-        )
-    return ". ".join(sides)
+            for start in range(0, len(squares), BOARD_CHUNK):
+                chunk = squares[start : start + BOARD_CHUNK]
+                where = f"{separator} ".join(vocabulary.square(chess.square_name(s)) for s in chunk)
+                pieces = f"{name} {where}"
+                with_side = vocabulary.message(
+                    "answer_board_side", side=vocabulary.colour(side), pieces=pieces
+                )
+                # After an interruption the phrase names its colour again.
+                phrases.append(
+                    (f"{side}:{letter}:{start}", with_side if first_of_side else pieces, with_side)
+                )
+                first_of_side = False
+    return phrases
 
 
 def _square(name: str, board: chess.Board, vocabulary: Vocabulary, what: str) -> str:

@@ -27,9 +27,12 @@ import sys
 import tempfile
 import time
 import wave
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TextIO
 
+from daemon.speech import wavs
+from daemon.speech.schedule import quicker_rate
 from daemon.speech.settings import SpeechSettings
 
 log = logging.getLogger("dgt_bridge.speech")
@@ -54,13 +57,26 @@ class PlaybackFailure(SpeechFailure):
     """The player failed (no sound card, wrong device): every audio engine would too."""
 
 
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """How an announcement was spoken: for the journal and the benchmark."""
+
+    engine: str
+    seconds: float | None = None  # the sound's length (None: no audio, the text engine)
+    rate: int | None = None  # words per minute it was rendered at
+
+
 class Engine(Protocol):
     name: str
 
     async def start(self) -> None: ...
 
-    async def speak(self, written: str, spoken: str) -> None:
-        """Return once it has been heard; cancelling stops the sound at once."""
+    async def speak(self, written: str, spoken: str, budget: float | None = None) -> Delivery:
+        """Return once it has been heard; cancelling stops the sound at once.
+
+        ``budget``: seconds the sound should take (a move in fast play); an audio
+        engine renders it at a quicker rate, up to ``max_rate``, to fit.
+        """
 
     async def close(self) -> None: ...
 
@@ -131,27 +147,37 @@ class _WavEngine:
     async def start(self) -> None:
         return None
 
-    async def synthesize(self, text: str, path: Path) -> None:
+    async def synthesize(self, text: str, path: Path, rate: int) -> None:
         raise NotImplementedError
 
-    async def render(self, text: str) -> Path:
-        """The checked WAV of ``text`` (the caller plays and removes it)."""
+    async def render(self, text: str, rate: int | None = None) -> tuple[Path, float]:
+        """The checked WAV of ``text``, its silence trimmed, and its length in seconds
+        (the caller plays and removes it)."""
         self._count += 1
         path = self._dir / f"{self._count:06d}.wav"
         for leftover in self._dir.glob("*.wav"):  # of announcements cut mid-synthesis
             with contextlib.suppress(OSError):
                 leftover.unlink()
-        await self.synthesize(text, path)
+        await self.synthesize(text, path, int(rate or self.settings.rate))
         check_wav(path, text)
-        return path
+        return path, wavs.trim(path)
 
-    async def speak(self, written: str, spoken: str) -> None:
-        path = await self.render(spoken)
+    async def speak(self, written: str, spoken: str, budget: float | None = None) -> Delivery:
+        rate = int(self.settings.rate)
+        path, seconds = await self.render(spoken, rate)
         try:
+            quicker = quicker_rate(seconds, budget, rate, int(self.settings.max_rate))
+            if quicker is not None:  # fast play: the same words, said quicker
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                rate = quicker
+                path, seconds = await self.render(spoken, rate)
+            wavs.to_channel(path, self.settings.channel)
             await self.player.play(path)
         finally:
             with contextlib.suppress(OSError):
                 path.unlink()
+        return Delivery(self.name, seconds, rate)
 
     async def close(self) -> None:
         shutil.rmtree(self._dir, ignore_errors=True)
@@ -197,18 +223,18 @@ class EspeakEngine(_WavEngine):
             raise SpeechFailure(f"espeak-ng has no voice {self.voice!r} (see espeak-ng --voices)")
         self._voice_checked = True
 
-    async def render(self, text: str) -> Path:
+    async def render(self, text: str, rate: int | None = None) -> tuple[Path, float]:
         if not self._voice_checked:
             await self.start()
-        return await super().render(text)
+        return await super().render(text, rate)
 
-    async def synthesize(self, text: str, path: Path) -> None:
+    async def synthesize(self, text: str, path: Path, rate: int) -> None:
         argv = [
             self.program,
             "-v",
             self.voice,
             "-s",
-            str(int(self.settings.rate)),
+            str(rate),
             "-a",
             str(round(float(self.settings.volume) * 100)),
             "-w",
@@ -311,22 +337,24 @@ class Pyttsx3Engine(_WavEngine):
         with contextlib.suppress(Exception):
             await process.wait()
 
-    async def synthesize(self, text: str, path: Path) -> None:
+    async def synthesize(self, text: str, path: Path, rate: int) -> None:
         async with self._lock:
             try:
-                await self._request(text, path)
+                await self._request(text, path, rate)
             except SpeechFailure:
                 # A dead worker (killed, crashed) is restarted once for this text.
                 if self.process is not None and self.process.returncode is None:
                     raise
                 log.warning("pyttsx3 worker ended; restarting it")
-                await self._request(text, path)
+                await self._request(text, path, rate)
 
-    async def _request(self, text: str, path: Path) -> None:
+    async def _request(self, text: str, path: Path, rate: int) -> None:
         process = await self._ensure_worker()
         self._ids += 1
         ident = self._ids
-        request = json.dumps({"id": ident, "text": text, "file": str(path)}, ensure_ascii=False)
+        request = json.dumps(
+            {"id": ident, "text": text, "file": str(path), "rate": rate}, ensure_ascii=False
+        )
         assert process.stdin is not None
         try:
             process.stdin.write(request.encode("utf-8") + b"\n")
@@ -369,9 +397,10 @@ class TextEngine:
     async def start(self) -> None:
         return None
 
-    async def speak(self, written: str, spoken: str) -> None:
+    async def speak(self, written: str, spoken: str, budget: float | None = None) -> Delivery:
         stream = self.stream or sys.stdout
         print(written, file=stream, flush=True)
+        return Delivery(self.name)
 
     async def close(self) -> None:
         return None
@@ -431,7 +460,7 @@ class FallbackEngine:
             with contextlib.suppress(Exception):
                 self.on_problem(f"{what} failed: {exc}")
 
-    async def speak(self, written: str, spoken: str) -> None:
+    async def speak(self, written: str, spoken: str, budget: float | None = None) -> Delivery:
         now = time.monotonic()
         candidates = [e for e in self.engines if self._broken_until.get(e.name, 0.0) <= now]
         if not candidates:
@@ -443,13 +472,13 @@ class FallbackEngine:
             ):
                 continue  # broken by a shared failure during this very announcement
             try:
-                await engine.speak(written, spoken)
+                delivery = await engine.speak(written, spoken, budget)
             except SpeechFailure as exc:
                 self._failed(engine, exc)
                 continue
             self.used = engine.name
             self._broken_until.pop(engine.name, None)
-            return
+            return delivery
         raise SpeechFailure(f"no engine could speak {written!r}")
 
     async def close(self) -> None:

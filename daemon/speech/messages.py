@@ -108,11 +108,15 @@ def result_text(result: str, vocabulary: Vocabulary) -> str:
 
 
 def event_text(
-    event: dict[str, Any], vocabulary: Vocabulary, board: chess.Board | None = None
+    event: dict[str, Any],
+    vocabulary: Vocabulary,
+    board: chess.Board | None = None,
+    board_before: chess.Board | None = None,
 ) -> str | None:
     """The written announcement of a non-move event, or None if nothing is said for it.
 
-    ``board``: the position as it stands (to name touched pieces).
+    ``board``: the position as it stands (to name touched pieces); ``board_before``:
+    the position before this event (the pieces an irregularity's squares held).
     """
     kind = event.get("type")
     if kind == "irregularity":

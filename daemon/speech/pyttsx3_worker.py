@@ -11,7 +11,8 @@ the daemon checks and plays that file itself with a player it can stop.
 
 Protocol, one JSON object per line: the first line out is ``{"ready": true,
 "voice": "gmw/de"}`` (or ``{"ready": false, "error": ...}``); then for each
-request ``{"id": 1, "text": "...", "file": "/tmp/x.wav"}`` in, one ``{"id": 1,
+request ``{"id": 1, "text": "...", "file": "/tmp/x.wav", "rate": 200}`` in (``rate``
+optional: words per minute for this one text, a quicker one in fast play), one ``{"id": 1,
 "ok": true}`` or ``{"id": 1, "ok": false, "error": "..."}`` out. Standard output
 is kept for the protocol; the driver's prints go to /dev/null.
 """
@@ -79,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             request = json.loads(line)
             ident, text, path = request["id"], str(request["text"]), str(request["file"])
+            rate = int(request.get("rate") or args.rate)
         except (ValueError, KeyError, TypeError) as exc:
             _send(out, {"id": None, "ok": False, "error": f"bad request: {exc}"})
             continue
@@ -87,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         for _attempt in range(2):
             errors.clear()
             try:
+                engine.setProperty("rate", rate)
                 engine.save_to_file(text, path)
                 engine.runAndWait()
             except Exception as exc:

@@ -6,7 +6,7 @@ every field has the default a first-time user should get.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 #: Event types the announcer can speak (the ``type`` of event-feed dicts).
 SPEAKABLE_EVENTS = (
@@ -28,6 +28,33 @@ ENGINES = ("auto", "pyttsx3", "espeak-ng", "text")
 
 
 @dataclass(frozen=True)
+class OutputSettings:
+    """One player's earphone: where his announcements go and which ones he hears.
+
+    player: "white" or "black", whose earphone this is; his questions (clock
+        buttons, ``own_side``, or a request ``by`` him) are answered here only.
+    device: the ALSA device (empty: the speech section's ``device``).
+    channel: "both", "left" or "right" of a stereo output (two players on one card).
+    sides: whose moves he hears (empty: the speech section's ``sides``).
+    announce: which events he hears (empty: the speech section's ``announce``).
+    """
+
+    player: str = "white"
+    device: str = ""
+    channel: str = "both"
+    sides: tuple[str, ...] = ()
+    announce: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.player not in ("white", "black"):
+            raise ValueError(f"speech.outputs: player 'white' or 'black', not {self.player!r}")
+        if self.channel not in ("both", "left", "right"):
+            raise ValueError(
+                f"speech.outputs: channel 'both', 'left' or 'right', not {self.channel!r}"
+            )
+
+
+@dataclass(frozen=True)
 class SpeechSettings:
     """How and what the announcer speaks.
 
@@ -39,9 +66,13 @@ class SpeechSettings:
     voice: the espeak-ng voice ("de", "en", "es", "de+f3"...); empty: the
         vocabulary's own ``voice``. Always set explicitly, as pyttsx3 starts in English.
     rate: words per minute (espeak-ng's unit; 175 is its default speed).
+    max_rate: the quickest rate a move may be said at when moves come faster than
+        speech (``daemon.speech.schedule``); equal to ``rate``: never quicker.
     volume: 0.0 to 1.0.
     device: the ALSA device for playing (``aplay -D``); empty: ALSA's default.
         "null" plays into nothing (tests, machines without a sound card).
+    channel: "both", or "left" / "right": the sound on that channel of a stereo
+        output only (two players, one earphone each, on one sound card).
     player: the command that plays a WAV file, as a list; "{device}" and "{file}"
         are filled in (default: aplay, quiet, on ``device``).
     vocabulary: a shipped vocabulary name ("appendix-e", "en", "es") or the path of
@@ -57,14 +88,24 @@ class SpeechSettings:
         is dropped as out of date (a move is superseded earlier by the next move).
     own_side: the blind player's colour, "white" or "black" (empty: unknown). A
         clock button does not say who pressed it; the clock answer then gives this
-        side's time first ("own time first"), else White's.
+        side's time first ("own time first"), else White's, and with ``outputs``
+        the answer goes to this player's earphone (empty: the first output's).
+    max_interruptions: an answer interrupted by more moves than this is dropped
+        (and the player is told); fewer, and it goes on after the moves.
+    repeat_window: seconds within which a second "last move" press says the last
+        few moves instead.
+    repeat_moves: how many half-moves that second press says.
+    outputs: one entry per player's earphone (``OutputSettings``); empty: one
+        output for everything.
     """
 
     engine: str = "auto"
     voice: str = ""
     rate: int = 150
+    max_rate: int = 360
     volume: float = 1.0
     device: str = ""
+    channel: str = "both"
     player: tuple[str, ...] = ("aplay", "-q", "{device_option}", "{file}")
     vocabulary: str = "appendix-e"
     form: str = "short"
@@ -73,6 +114,11 @@ class SpeechSettings:
     sides: tuple[str, ...] = ("white", "black")
     stale_after: float = 30.0
     own_side: str = ""
+    max_interruptions: int = 2
+    repeat_window: float = 4.0
+    repeat_moves: int = 4
+    outputs: tuple[OutputSettings, ...] = ()
+    _listener: str = ""  # set by ``per_output``: the player of this output
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -83,6 +129,12 @@ class SpeechSettings:
             raise ValueError(f"speech.volume must be between 0 and 1: {self.volume!r}")
         if int(self.rate) <= 0:
             raise ValueError(f"speech.rate must be positive words per minute: {self.rate!r}")
+        if int(self.max_rate) < int(self.rate):
+            raise ValueError(
+                f"speech.max_rate ({self.max_rate!r}) must be at least speech.rate ({self.rate!r})"
+            )
+        if self.channel not in ("both", "left", "right"):
+            raise ValueError(f"speech.channel: 'both', 'left' or 'right', not {self.channel!r}")
         unknown = set(self.announce) - set(SPEAKABLE_EVENTS)
         if unknown:
             raise ValueError(
@@ -91,11 +143,52 @@ class SpeechSettings:
             )
         if self.own_side not in ("", "white", "black"):
             raise ValueError(f"speech.own_side: 'white', 'black' or empty, not {self.own_side!r}")
+        if self.repeat_moves < 1 or self.max_interruptions < 0 or self.repeat_window < 0:
+            raise ValueError(
+                "speech.repeat_moves must be at least 1, speech.max_interruptions and"
+                " speech.repeat_window not negative"
+            )
+        players = [output.player for output in self.outputs]
+        if len(players) != len(set(players)):
+            raise ValueError("speech.outputs: one output per player")
+        for output in self.outputs:
+            if set(output.announce) - set(SPEAKABLE_EVENTS):
+                raise ValueError(
+                    f"speech.outputs: unknown event type in announce of {output.player}"
+                )
         bad_sides = set(self.sides) - {"white", "black"}
         if bad_sides:
             raise ValueError(
                 f"speech.sides: only 'white' and 'black', not {sorted(bad_sides)[0]!r}"
             )
+
+    def per_output(self) -> list[SpeechSettings]:
+        """The settings of each output: this section's, overridden by each entry."""
+        if not self.outputs:
+            return [self]
+        asker = self.own_side or self.outputs[0].player
+        return [
+            replace(
+                self,
+                device=output.device or self.device,
+                channel=output.channel,
+                sides=output.sides or self.sides,
+                announce=output.announce or self.announce,
+                own_side=asker,
+                outputs=(),
+                _listener=output.player,
+            )
+            for output in self.outputs
+        ]
+
+    @property
+    def listener(self) -> str:
+        """The player whose earphone this is ("" when one output serves both)."""
+        return self._listener
+
+    def hears_requests_of(self, asker: str | None) -> bool:
+        """Whether this output says the answers to ``asker``'s questions."""
+        return not self._listener or self._listener == (asker or self.own_side)
 
     def player_command(self, wav_file: str) -> list[str]:
         """The player's argv for one file ("{device_option}" vanishes without a device)."""

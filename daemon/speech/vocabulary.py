@@ -82,7 +82,11 @@ MESSAGES: dict[str, frozenset[str]] = {
         "connection_back": (),
         "answer_last": ("move",),
         "answer_no_move": (),
-        "answer_clock": ("first_side", "first_time", "second_side", "second_time"),
+        "answer_clock_side": ("side", "time"),
+        "answer_moves": (),
+        "answer_moves_item": ("number", "side", "move"),
+        "answer_resumed": ("request",),
+        "answer_dropped": ("request",),
         "answer_no_clock": (),
         "answer_move_number": ("number", "side"),
         "answer_board_side": ("side", "pieces"),
@@ -96,6 +100,9 @@ MESSAGES: dict[str, frozenset[str]] = {
         "time_s": ("seconds",),
     }.items()
 }
+
+#: requests (what a player may ask): their spoken names, for "Stellung abgebrochen".
+REQUEST_NAMES = ("last", "moves", "clock", "move_number", "board", "square", "piece", "unknown")
 
 #: reasons (game end and draw claims): spoken names, each required.
 REASONS = (
@@ -131,6 +138,7 @@ class Vocabulary:
     words: Mapping[str, str]
     messages: Mapping[str, str]
     reasons: Mapping[str, str]
+    requests: Mapping[str, str] = field(default_factory=dict)
     pronunciation: Mapping[str, str] = field(default_factory=dict)
     source: str = ""
     _pattern: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
@@ -253,6 +261,7 @@ def parse_vocabulary(data: Any, source: str = "<vocabulary>") -> Vocabulary:
     words_section = section("words")
     messages_section = section("messages")
     reasons_section = section("reasons")
+    requests_section = section("requests")
 
     messages: dict[str, str] = {}
     for key, allowed in MESSAGES.items():
@@ -299,6 +308,7 @@ def parse_vocabulary(data: Any, source: str = "<vocabulary>") -> Vocabulary:
         },
         messages=messages,
         reasons={r: required(reasons_section, "reasons", r) for r in REASONS},
+        requests={r: required(requests_section, "requests", r) for r in REQUEST_NAMES},
         pronunciation=pronunciation,
         source=source,
         _pattern=pattern,

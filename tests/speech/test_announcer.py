@@ -9,6 +9,7 @@ import pytest
 
 from daemon.events import Irregularity, Move
 from daemon.speech.announcer import Announcer
+from daemon.speech.engines import Delivery
 from daemon.speech.settings import SpeechSettings
 
 WAIT = 10.0  # generous: only hit when something is broken
@@ -30,7 +31,7 @@ class HeldEngine:
     async def start(self) -> None:
         return None
 
-    async def speak(self, written: str, spoken: str) -> None:
+    async def speak(self, written: str, spoken: str, budget: float | None = None) -> Delivery:
         self.started.append(written)
         self.spoken_forms.append(spoken)
         self.playing.set()
@@ -43,6 +44,7 @@ class HeldEngine:
             self.playing.clear()
         self._release.clear()
         self.heard.append(written)
+        return Delivery(self.name)
 
     def release(self) -> None:
         self._release.set()
@@ -86,9 +88,12 @@ async def started(engine: HeldEngine, count: int) -> None:
 async def running():
     made: list[tuple[Announcer, asyncio.Task]] = []
 
-    def make(**settings) -> tuple[Announcer, HeldEngine]:
+    def make(clock=None, on_outcome=None, **settings) -> tuple[Announcer, HeldEngine]:
         engine = HeldEngine()
-        announcer = Announcer(SpeechSettings(engine="text", **settings), engine)
+        extra = {"clock": clock} if clock else {}
+        announcer = Announcer(
+            SpeechSettings(engine="text", **settings), engine, on_outcome=on_outcome, **extra
+        )
         made.append((announcer, asyncio.create_task(announcer.run())))
         return announcer, engine
 
@@ -99,7 +104,7 @@ async def running():
         await asyncio.gather(task, return_exceptions=True)
 
 
-async def test_a_new_move_cuts_the_stale_one(running) -> None:
+async def test_a_move_is_never_cut_and_waiting_moves_are_said_together(running) -> None:
     announcer, engine = running()
     game = Game()
     announcer.handle(game.start())
@@ -107,16 +112,23 @@ async def test_a_new_move_cuts_the_stale_one(running) -> None:
     engine.release()  # "Neue Partie" heard
     announcer.handle(game.move("e4"))
     await started(engine, 2)
-    announcer.handle(game.move("c5"))  # arrives while "Bauer Eva vier" plays
+    announcer.handle(game.move("c5"))  # both arrive while "Bauer Eva vier" plays
+    announcer.handle(game.move("Nf3"))
+    await asyncio.sleep(0.05)
+    assert engine.cut == [] and len(engine.started) == 2
+    engine.release()
     await started(engine, 3)
-    assert engine.cut == ["Bauer Eva vier"]
     engine.release()
     await asyncio.wait_for(announcer.drain(), WAIT)
-    assert engine.heard == ["Neue Partie", "Bauer Cesar fuenf"]
-    assert engine.spoken_forms[-1] == "Bauer Zäsar fünf"  # the voice gets the lexicon
+    assert engine.heard == [
+        "Neue Partie",
+        "Bauer Eva vier",
+        "Bauer Cesar fuenf, Springer Felix drei",  # one phrase: no gap, no backlog
+    ]
+    assert engine.spoken_forms[-1] == "Bauer Zäsar fünf, Springer Felix drei"  # the lexicon
 
 
-async def test_an_irregularity_survives_later_moves_and_a_request_goes_first(running) -> None:
+async def test_moves_and_irregularities_keep_their_order_and_a_request_waits(running) -> None:
     announcer, engine = running()
     game = Game()
     announcer.handle(game.move("e4"))
@@ -127,31 +139,42 @@ async def test_an_irregularity_survives_later_moves_and_a_request_goes_first(run
             restore=[{"square": "g8", "piece": "n"}, {"square": "e5", "piece": None}],
         ).to_dict()
     )  # fmt: skip
-    announcer.handle(game.move("e5"))  # cuts "Bauer Eva vier", never the irregularity
     announcer.handle({"t": 3.0, "type": "info_request", "what": "move_number", "by": "white"})
-    for _ in range(3):
-        await started(engine, len(engine.started) + 1)
+    announcer.handle(game.move("e5"))
+    for count in (2, 3, 4):
         engine.release()
+        await started(engine, count)
+    engine.release()
     await asyncio.wait_for(announcer.drain(), WAIT)
-    assert engine.cut == ["Bauer Eva vier"]
-    assert engine.heard == [
-        "Zug 2, Weiß am Zug",
+    assert engine.cut == []
+    assert engine.heard[:3] == [
+        "Bauer Eva vier",
         "Unmöglicher Zug. Springer zurück auf Gustav acht",
         "Bauer Eva fuenf",
     ]
+    assert engine.heard[3] == "Zug 2, Weiß am Zug"  # composed when said: after e5
 
 
-async def test_a_correction_is_announced_as_such(running) -> None:
+async def test_a_correction_is_said_as_one_only_after_the_move_was_heard(running) -> None:
     announcer, engine = running()
     game = Game()
     announcer.handle(game.move("Nf3"))
     await started(engine, 1)
-    announcer.handle(game.move("Nh3", correction=True))
+    announcer.handle(game.move("Nh3", correction=True))  # while Nf3 plays: not cut
+    engine.release()
     await started(engine, 2)
+    announcer.handle(game.move("e5"))
+    announcer.handle(game.move("Nf6", correction=True))  # e5 not said yet: replaced
+    engine.release()
+    await started(engine, 3)
     engine.release()
     await asyncio.wait_for(announcer.drain(), WAIT)
-    assert engine.cut == ["Springer Felix drei"]
-    assert engine.heard == ["Korrektur: Springer Hector drei"]
+    assert engine.cut == []
+    assert engine.heard == [
+        "Springer Felix drei",
+        "Korrektur: Springer Hector drei",
+        "Springer Felix sechs",
+    ]
 
 
 async def test_only_the_chosen_sides_and_event_types_are_spoken(running) -> None:
@@ -220,5 +243,116 @@ async def test_a_clock_button_gives_the_blind_players_time_first(running) -> Non
     announcer.handle({"t": 1.0, "type": "clock", "white": 600.0, "black": 125.0, "running": None})
     announcer.handle({"t": 2.0, "type": "info_request", "what": "clock", "args": {}, "by": None})
     await started(engine, 1)
-    assert engine.started == ["Schwarz 2 Minuten 5 Sekunden. Weiß 10 Minuten 0 Sekunden"]
     engine.release()
+    await started(engine, 2)
+    engine.release()
+    await asyncio.wait_for(announcer.drain(), WAIT)
+    assert engine.heard == ["Schwarz 2 Minuten 5 Sekunden", "Weiß 10 Minuten 0 Sekunden"]
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_clock_answer_gives_the_times_of_when_it_is_said(running) -> None:
+    clock = FakeClock()
+    announcer, engine = running(clock=clock)
+    game = Game()
+    announcer.handle(
+        {"t": 1.0, "type": "clock", "white": 300.0, "black": 300.0, "running": "white"}
+    )
+    announcer.handle(game.move("e4"))
+    await started(engine, 1)  # the move plays...
+    announcer.handle({"t": 2.0, "type": "info_request", "what": "clock", "by": "white"})
+    clock.now += 12.0  # ...for a long while (White's clock ran on, no report since)
+    engine.release()
+    await started(engine, 2)
+    assert engine.started[-1] == "Weiß 4 Minuten 48 Sekunden"
+
+
+async def test_a_board_reading_gives_way_to_a_move_then_goes_on(running) -> None:
+    announcer, engine = running()
+    game = Game()
+    announcer.handle({"t": 1.0, "type": "info_request", "what": "board", "by": "white"})
+    await started(engine, 1)
+    assert engine.started[0] == "Weiß: Koenig Eva eins"  # a short phrase, not 40 s
+    announcer.handle(game.move("e4"))
+    engine.release()
+    await started(engine, 2)
+    assert engine.started[1] == "Bauer Eva vier"  # at the first phrase boundary
+    engine.release()
+    await started(engine, 3)
+    assert engine.started[2] == "Weiter, Stellung: Weiß: Dame David eins"
+    engine.release()
+    await started(engine, 4)
+    assert engine.started[3] == "Tuerme Anna eins, Hector eins"
+
+
+async def test_an_answer_interrupted_too_often_is_dropped_and_the_player_told(running) -> None:
+    announcer, engine = running(max_interruptions=1)
+    game = Game()
+    announcer.handle({"t": 1.0, "type": "info_request", "what": "board", "by": "white"})
+    for san in ("e4", "e5"):
+        await started(engine, len(engine.started) + 1)
+        announcer.handle(game.move(san))
+        engine.release()
+        await started(engine, len(engine.started) + 1)
+        engine.release()  # the move
+    await started(engine, 5)
+    engine.release()
+    await asyncio.wait_for(announcer.drain(), WAIT)
+    assert engine.heard == [
+        "Weiß: Koenig Eva eins",
+        "Bauer Eva vier",
+        "Weiter, Stellung: Weiß: Dame David eins",
+        "Bauer Eva fuenf",
+        "Stellung abgebrochen",
+    ]
+
+
+async def say_all(announcer: Announcer, engine: HeldEngine) -> None:
+    """Let every phrase play to its end until nothing is left."""
+
+    async def loop() -> None:
+        while not (announcer.schedule.idle and announcer._current is None):
+            if engine.playing.is_set():
+                engine.release()
+            await asyncio.sleep(0.005)
+
+    await asyncio.wait_for(loop(), WAIT)
+
+
+async def test_a_second_press_of_last_move_says_the_last_few_moves(running) -> None:
+    clock = FakeClock()
+    outcomes: list[dict] = []
+    announcer, engine = running(clock=clock, repeat_moves=3, on_outcome=outcomes.append)
+    game = Game()
+    for san in ("e4", "c5", "Nf3", "d6"):
+        announcer.handle(game.move(san))
+    await say_all(announcer, engine)
+    announcer.handle({"t": 9.0, "type": "info_request", "what": "last"})
+    await started(engine, 3)
+    clock.now += 1.0
+    announcer.handle({"t": 9.5, "type": "info_request", "what": "last"})  # pressed again
+    await say_all(announcer, engine)
+    assert engine.heard == [
+        "Bauer Eva vier, Bauer Cesar fuenf, Springer Felix drei",  # three at most
+        "Bauer David sechs",
+        "Letzter Zug: Bauer David sechs",
+        "Letzte Züge",
+        "1. Schwarz: Bauer Cesar fuenf",
+        "2. Weiß: Springer Felix drei",
+        "2. Schwarz: Bauer David sechs",
+    ]
+    assert outcomes[0] == {
+        "type": "speech", "outcome": "heard", "kind": "move",
+        "text": "Bauer Eva vier, Bauer Cesar fuenf, Springer Felix drei", "plies": [1, 2, 3],
+    }  # fmt: skip
+    clock.now += 60.0
+    announcer.handle({"t": 70.0, "type": "info_request", "what": "last"})  # a new first press
+    await say_all(announcer, engine)
+    assert engine.heard[-1] == "Letzter Zug: Bauer David sechs"

@@ -92,7 +92,7 @@ async def test_many_announcements_each_get_their_own_wav(pyttsx3_engine) -> None
     ]
     digests, lengths = set(), {}
     for text in texts:
-        path = await asyncio.wait_for(pyttsx3_engine.render(text), WAIT)
+        path, _ = await asyncio.wait_for(pyttsx3_engine.render(text), WAIT)
         check_wav(path, text)
         digests.add(hashlib.sha256(path.read_bytes()).hexdigest())
         lengths[text] = duration(path)
@@ -106,18 +106,18 @@ async def test_many_announcements_each_get_their_own_wav(pyttsx3_engine) -> None
 
 @needs_pyttsx3
 async def test_a_killed_worker_is_restarted(pyttsx3_engine) -> None:
-    first = await asyncio.wait_for(pyttsx3_engine.render("Springer Felix drei"), WAIT)
+    first, _ = await asyncio.wait_for(pyttsx3_engine.render("Springer Felix drei"), WAIT)
     assert pyttsx3_engine.process is not None
     pyttsx3_engine.process.kill()
     await pyttsx3_engine.process.wait()
-    second = await asyncio.wait_for(pyttsx3_engine.render("Bauer Eva vier"), WAIT)
+    second, _ = await asyncio.wait_for(pyttsx3_engine.render("Bauer Eva vier"), WAIT)
     assert check_wav(second, "Bauer Eva vier") > 0.3
     assert pyttsx3_engine.starts == 2
     assert first != second
 
 
 @needs_pyttsx3
-async def test_a_stale_announcement_is_cut_with_the_real_engine() -> None:
+async def test_a_move_is_not_cut_by_the_next_with_the_real_engine() -> None:
     player = HeldPlayer()
     settings = SpeechSettings(engine="pyttsx3")
     engine = Pyttsx3Engine(settings, "de", player)
@@ -134,17 +134,41 @@ async def test_a_stale_announcement_is_cut_with_the_real_engine() -> None:
                 Move(t=ply, ply=ply, uci=move.uci(), san=san, fen=board.fen(), by=by,
                      speech="").to_dict()
             )  # fmt: skip
-            while len(player.started) < ply:
+            while len(player.started) < 1:
                 await asyncio.sleep(0.02)
         player.release()
+        while len(player.started) < 2:
+            await asyncio.sleep(0.02)
+        player.release()
         await asyncio.wait_for(announcer.drain(), WAIT)
-        assert len(player.cut) == 1 and len(player.finished) == 1
+        assert player.cut == [] and len(player.finished) == 2
         assert player.sizes[0] > 1000 and player.sizes[1] > 1000
-        assert [a.written for a in announcer.spoken] == ["Bauer Eva fuenf"]
+        assert [a.written for a in announcer.spoken] == ["Bauer Eva vier", "Bauer Eva fuenf"]
     finally:
         await announcer.close()
         runner.cancel()
         await asyncio.gather(runner, return_exceptions=True)
+
+
+@needs_espeak
+async def test_a_phrase_over_its_budget_is_said_quicker_and_its_silence_trimmed() -> None:
+    player = HeldPlayer()
+    engine = EspeakEngine(SpeechSettings(engine="espeak-ng", rate=150, max_rate=360), "de", player)
+    text = "Läufer schlägt Zäsar sechs Schach"
+    try:
+        untrimmed = engine._dir / "untrimmed.wav"
+        await engine.synthesize(text, untrimmed, 150)
+        full = duration(untrimmed)
+        player.release()
+        relaxed = await asyncio.wait_for(engine.speak(text, text), WAIT)
+        assert relaxed.rate == 150
+        assert relaxed.seconds is not None and full - 0.45 < relaxed.seconds < full - 0.25
+        player.release()
+        hurried = await asyncio.wait_for(engine.speak(text, text, budget=1.0), WAIT)
+        assert hurried.rate is not None and 200 <= hurried.rate <= 360
+        assert hurried.seconds is not None and hurried.seconds <= 1.05
+    finally:
+        await engine.close()
 
 
 @pytest.mark.parametrize("voice", ["de", "en", "es"])
@@ -152,7 +176,8 @@ async def test_a_stale_announcement_is_cut_with_the_real_engine() -> None:
 async def test_espeak_engine_writes_a_wav(voice: str) -> None:
     engine = EspeakEngine(SpeechSettings(engine="espeak-ng"), voice)
     try:
-        path = await asyncio.wait_for(engine.render("Springer Felix drei"), WAIT)
+        path, seconds = await asyncio.wait_for(engine.render("Springer Felix drei"), WAIT)
+        assert seconds == pytest.approx(duration(path))
         assert 0.3 < duration(path) < 10
     finally:
         await engine.close()
@@ -204,7 +229,7 @@ class FailingEngine:
     async def start(self) -> None:
         return None
 
-    async def speak(self, written: str, spoken: str) -> None:
+    async def speak(self, written: str, spoken: str, budget: float | None = None) -> None:
         self.calls += 1
         raise self.failure
 
@@ -270,7 +295,7 @@ def test_player_command_places_the_device_and_file() -> None:
 
 
 class EmptyWavEngine(FailingEngine):
-    async def speak(self, written: str, spoken: str) -> None:
+    async def speak(self, written: str, spoken: str, budget: float | None = None) -> None:
         self.calls += 1
         raise SpeechFailure(f"empty WAV file for {spoken!r}", "empty WAV file")
 

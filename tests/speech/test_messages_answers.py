@@ -7,7 +7,7 @@ import pytest
 
 from daemon.events import FlagFall, GameEnd, GameResumed, Irregularity, PositionRestored
 from daemon.gamerecord import GameRecord
-from daemon.speech.answers import answer
+from daemon.speech.answers import answer, answer_phrases
 from daemon.speech.messages import event_text
 from daemon.speech.vocabulary import load_vocabulary
 
@@ -128,12 +128,24 @@ def test_the_last_move_is_the_corrected_one(de) -> None:
     assert answer("last", {}, record, de) == "Letzter Zug: Bauer Cesar fuenf"
 
 
-def test_reading_the_board_by_colour_and_piece_type(de) -> None:
+def test_reading_the_board_by_colour_and_piece_type_in_short_phrases(de) -> None:
     record = GameRecord()
     record.apply({"t": 0, "type": "game_start", "fen": "r3k3/8/8/8/8/8/4P3/R4RK1 w q - 0 1"})
     assert answer("board", {}, record, de) == (
-        "Weiß: Koenig Gustav eins, Tuerme Anna eins, Felix eins, Bauer Eva zwei."
-        " Schwarz: Koenig Eva acht, Turm Anna acht"
+        "Weiß: Koenig Gustav eins. Tuerme Anna eins, Felix eins. Bauer Eva zwei."
+        " Schwarz: Koenig Eva acht. Turm Anna acht"
+    )
+    record.apply({"t": 1, "type": "game_start", "fen": chess.STARTING_FEN})
+    phrases = answer_phrases("board", {}, record, de)
+    # Eight pawns are two phrases of four squares: no phrase holds a move up for long.
+    assert [p[1] for p in phrases if p[0].startswith("white:P")] == [
+        "Bauern Anna zwei, Bella zwei, Cesar zwei, David zwei",
+        "Bauern Eva zwei, Felix zwei, Gustav zwei, Hector zwei",
+    ]
+    # After an interruption a phrase names its colour again.
+    assert (
+        dict((p[0], p[2]) for p in phrases)["black:N:0"]
+        == "Schwarz: Springer Bella acht, Gustav acht"
     )
 
 

@@ -1,0 +1,299 @@
+"""What is said next, phrase by phrase: a pure schedule on simulated time.
+
+A blind player follows the game by ear, so the schedule guarantees, in this order:
+
+1. **Every move is heard in full.** A move phrase is never cut, never dropped for a
+   later move, and never waits behind more than the one phrase already playing.
+   When moves come faster than speech, the moves waiting are said together in one
+   phrase ("Springer Felix drei; Bauer Eva fuenf": one synthesis, no gap between
+   them), and each move phrase gets a ``budget`` of seconds from the pace of the
+   game, which the speaker meets by a quicker rate (``daemon.speech.rate``). So the
+   lag stays bounded instead of growing with every move.
+2. **Moves and important messages first**, in the order they happened
+   (irregularities, game end, flag, takeback... are never dropped either).
+3. **An answer gives way at the next phrase boundary.** An answer or a board
+   reading is a list of short phrases, *composed when each phrase is spoken* (a
+   clock answer gives the times of now, not of when it was asked). A move that
+   comes meanwhile is said after the phrase playing; then the answer goes on, with
+   "Weiter" said first, or, after ``max_interruptions`` moves or ``stale_after``
+   seconds, is dropped and the player hears that it was ("Stellung abgebrochen").
+4. ``info`` (position restored, draw claimable) goes stale with the next move.
+
+Nothing is dropped silently: every outcome (heard, dropped, cancelled) is kept in
+``outcomes`` for the announcer to log and journal. No clock and no I/O: ``now`` is
+an argument, so tests and the benchmark run it on simulated time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+Kind = Literal["move", "answer", "important", "info", "notice"]
+
+#: An answer's phrases as the game stands now: (key, written text) pairs, or
+#: (key, text, text to say after an interruption: with its context, "Weiß: Türme...").
+#: The keys stay the same while the game goes on ("white:R:0"), so an answer that
+#: was interrupted goes on with the first phrase not yet said.
+Composer = Callable[[], list[tuple[str, ...]]]
+
+
+@dataclass(slots=True)
+class Announcement:
+    """One thing to say: fixed ``text``, or an answer's ``compose``."""
+
+    id: int
+    kind: Kind
+    created: float
+    text: str = ""
+    compose: Composer | None = None
+    ply: int | None = None  # the half-move a move announcement is about
+    takeback_ply: int | None = None  # a takeback: moves from this ply on are void
+    resume_text: str = ""  # said before an interrupted answer goes on ("Weiter")
+    dropped_text: str = ""  # said when an answer is given up ("Stellung abgebrochen")
+    spoken_keys: set[str] = field(default_factory=set)
+    interruptions: int = 0
+    resume_pending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """One utterance, spoken whole: one WAV, never cut by the schedule."""
+
+    kind: Kind
+    written: str
+    items: tuple[Announcement, ...]
+    composed_at: float
+    budget: float | None = None  # seconds it should take (moves in fast play)
+    key: str = ""  # an answer phrase's key
+    last: bool = True  # the last phrase of its announcement
+
+    @property
+    def plies(self) -> tuple[int, ...]:
+        return tuple(item.ply for item in self.items if item.ply is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What became of an announcement, for the log and the journal."""
+
+    outcome: Literal["heard", "failed", "dropped", "cancelled", "cut"]
+    kind: Kind
+    text: str
+    at: float
+    reason: str = ""
+    plies: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """How move phrases keep up with the game; see ``SpeechSchedule.budget``.
+
+    share: the part of the recent interval between moves a move phrase may take
+        (the rest is margin for the next move, so no backlog forms).
+    min_budget: no budget below this (the rate has a limit anyway).
+    max_combined: at most this many waiting moves in one phrase.
+    pace_window: how many recent intervals between moves give the pace.
+    """
+
+    share: float = 0.55
+    min_budget: float = 0.45
+    max_combined: int = 3
+    pace_window: int = 4
+
+
+class SpeechSchedule:
+    """The announcements waiting, and which phrase is said next."""
+
+    def __init__(
+        self,
+        stale_after: float = 30.0,
+        max_interruptions: int = 2,
+        pacing: Pacing | None = None,
+        joiner: str = "; ",
+    ) -> None:
+        self.stale_after = stale_after
+        self.max_interruptions = max_interruptions
+        self.pacing = pacing or Pacing()
+        self.joiner = joiner
+        self.pending: list[Announcement] = []
+        self.playing: Phrase | None = None
+        self.outcomes: list[Outcome] = []  # the caller drains it
+        self._move_times: list[float] = []
+        self._notice_id = -1
+
+    # -- what comes in ---------------------------------------------------------------
+
+    def note_move(self, t: float) -> None:
+        """A move was made (spoken or not: the pace is the game's, not the speech's)."""
+        self._move_times.append(t)
+        del self._move_times[: -(self.pacing.pace_window + 1)]
+
+    def offer(self, item: Announcement, now: float) -> None:
+        if item.kind == "move":
+            self._cancel(now, lambda old: old.kind == "info", "stale after a move")
+            if item.ply is not None:  # a correction of a move not yet said replaces it
+                self._cancel(
+                    now, lambda old: old.kind == "move" and old.ply == item.ply, "corrected"
+                )
+        if item.takeback_ply is not None:
+            ply = item.takeback_ply
+            self._cancel(
+                now, lambda old: old.kind == "move" and (old.ply or 0) >= ply, "taken back"
+            )
+        self.pending.append(item)
+
+    def _cancel(self, now: float, stale: Callable[[Announcement], bool], reason: str) -> None:
+        keep = []
+        for old in self.pending:
+            if stale(old):
+                self.outcomes.append(
+                    Outcome("cancelled", old.kind, old.text, now, reason, _plies(old))
+                )
+            else:
+                keep.append(old)
+        self.pending = keep
+
+    # -- what goes out ---------------------------------------------------------------
+
+    @property
+    def pace(self) -> float | None:
+        """The median of the recent intervals between moves; None before two moves."""
+        times = self._move_times
+        if len(times) < 2:
+            return None
+        return statistics.median(b - a for a, b in itertools.pairwise(times))
+
+    def budget(self, moves: int) -> float | None:
+        """Seconds a phrase of ``moves`` moves should take so that speech keeps up."""
+        pace = self.pace
+        if pace is None:
+            return None
+        return max(self.pacing.min_budget, self.pacing.share * pace) * moves
+
+    def next(self, now: float) -> Phrase | None:
+        """The phrase to say now (None when there is nothing); call ``done`` after it."""
+        assert self.playing is None, "one phrase at a time"
+        self._expire(now)
+        phrase = self._choose(now)
+        self.playing = phrase
+        return phrase
+
+    def _choose(self, now: float) -> Phrase | None:
+        urgent = [i for i in self.pending if i.kind in ("move", "important", "notice")]
+        if urgent:
+            head = urgent[0]
+            if head.kind != "move":
+                return Phrase(head.kind, head.text, (head,), now)
+            moves = []
+            for item in urgent:
+                if item.kind != "move" or len(moves) == self.pacing.max_combined:
+                    break
+                moves.append(item)
+            for answer in self.pending:
+                if answer.kind == "answer" and answer.spoken_keys:
+                    answer.interruptions += 1
+                    answer.resume_pending = True
+            text = self.joiner.join(item.text for item in moves)
+            return Phrase("move", text, tuple(moves), now, budget=self.budget(len(moves)))
+        while True:
+            answers = [i for i in self.pending if i.kind == "answer"]
+            if not answers:
+                break
+            started = [a for a in answers if a.spoken_keys]
+            answer = started[0] if started else answers[0]
+            if answer.interruptions > self.max_interruptions:
+                self._drop(answer, now, "interrupted by moves")
+                return self._choose(now)  # its notice is urgent now
+            phrases = [p for p in (answer.compose() if answer.compose else []) if p[1]]
+            remaining = [p for p in phrases if p[0] not in answer.spoken_keys]
+            if not remaining:
+                self.pending.remove(answer)
+                self.outcomes.append(Outcome("heard", "answer", answer.text, now))
+                continue
+            key, text = remaining[0][0], remaining[0][1]
+            if answer.resume_pending and answer.resume_text:
+                text = f"{answer.resume_text} {remaining[0][-1]}"
+            answer.resume_pending = False
+            # In fast play an answer's phrase is hurried too (as long as two moves
+            # may take), so the move that comes during it waits less.
+            return Phrase(
+                "answer", text, (answer,), now, budget=self.budget(2), key=key,
+                last=len(remaining) == 1,
+            )  # fmt: skip
+        infos = [i for i in self.pending if i.kind == "info"]
+        if infos:
+            return Phrase("info", infos[0].text, (infos[0],), now)
+        return None
+
+    def _drop(self, answer: Announcement, now: float, reason: str) -> None:
+        self.pending.remove(answer)
+        self.outcomes.append(Outcome("dropped", "answer", answer.text, now, reason))
+        if answer.dropped_text:
+            index = next(
+                (n for n, i in enumerate(self.pending) if i.kind not in ("move", "important")),
+                len(self.pending),
+            )
+            notice = Announcement(self._notice_id, "notice", now, text=answer.dropped_text)
+            self._notice_id -= 1
+            self.pending.insert(index, notice)
+
+    def _expire(self, now: float) -> None:
+        for item in list(self.pending):
+            if item.kind not in ("answer", "info") or now - item.created <= self.stale_after:
+                continue
+            if item.kind == "answer":
+                self._drop(item, now, f"waited over {self.stale_after:g} s")
+            else:
+                self.pending.remove(item)
+                self.outcomes.append(Outcome("dropped", "info", item.text, now, "out of date"))
+
+    def done(self, phrase: Phrase, now: float, heard: bool = True, reason: str = "") -> None:
+        """The phrase ended: heard in full, or not (the engine failed, or closing)."""
+        if self.playing is phrase:
+            self.playing = None
+        outcome = "heard" if heard else ("cut" if reason == "cut" else "failed")
+        if phrase.kind == "answer":
+            answer = phrase.items[0]
+            answer.spoken_keys.add(phrase.key)
+            if not heard:
+                self.outcomes.append(Outcome(outcome, "answer", phrase.written, now, reason))
+            elif phrase.last and answer in self.pending:
+                self.pending.remove(answer)
+                self.outcomes.append(Outcome("heard", "answer", answer.text, now))
+            return
+        for item in phrase.items:
+            if item in self.pending:
+                self.pending.remove(item)
+        self.outcomes.append(
+            Outcome(outcome, phrase.kind, phrase.written, now, reason, phrase.plies)
+        )
+
+    @property
+    def idle(self) -> bool:
+        return self.playing is None and not self.pending
+
+
+def _plies(item: Announcement) -> tuple[int, ...]:
+    return (item.ply,) if item.ply is not None else ()
+
+
+def quicker_rate(seconds: float, budget: float | None, rate: int, max_rate: int) -> int | None:
+    """The rate at which a phrase that takes ``seconds`` at ``rate`` fits ``budget``.
+
+    None when it fits already (or no quicker rate is allowed). Rounded up to
+    ``RATE_STEP``. espeak-ng's length is
+    close to inversely proportional to its rate (measured: 1.32 s at 150 words per
+    minute, 0.70 s at 300), with a 5 % margin for the part that is not.
+    """
+    if budget is None or seconds <= budget or max_rate <= rate:
+        return None
+    wanted = rate * seconds / budget * 1.05
+    return int(min(max_rate, max(rate + RATE_STEP, -(-wanted // RATE_STEP) * RATE_STEP)))
+
+
+#: Quicker rates are whole multiples of this (a few rates, so renders can be cached).
+RATE_STEP = 10

@@ -1,0 +1,171 @@
+"""The schedule on simulated time: what a blind player hears, in which order."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from daemon.speech.schedule import Announcement, Pacing, SpeechSchedule, quicker_rate
+
+_ids = itertools.count(1)
+
+
+def item(kind: str, text: str = "", t: float = 0.0, **kw) -> Announcement:
+    return Announcement(id=next(_ids), kind=kind, created=t, text=text, **kw)
+
+
+def answer(phrases: list[tuple[str, str]], t: float = 0.0) -> Announcement:
+    return item(
+        "answer", "answer", t, compose=lambda: phrases, resume_text="Weiter:",
+        dropped_text="Stellung abgebrochen",
+    )  # fmt: skip
+
+
+def heard(schedule: SpeechSchedule, now: float = 0.0) -> list[str]:
+    """Play everything left, in order, each finishing at once."""
+    out = []
+    while (phrase := schedule.next(now)) is not None:
+        out.append(phrase.written)
+        schedule.done(phrase, now)
+    return out
+
+
+def test_a_move_waits_for_the_move_playing_and_waiting_moves_are_said_together() -> None:
+    schedule = SpeechSchedule()
+    schedule.offer(item("move", "Bauer Eva vier", ply=1), 0.0)
+    playing = schedule.next(0.0)
+    assert playing is not None and playing.written == "Bauer Eva vier"
+    for ply, text in enumerate(["Bauer Cesar fuenf", "Springer Felix drei", "Dame Bella sechs"], 2):
+        schedule.offer(item("move", text, ply=ply), 0.1 * ply)
+    schedule.done(playing, 1.0)  # heard in full: nothing cut it
+    together = schedule.next(1.0)
+    assert together is not None
+    assert together.written == "Bauer Cesar fuenf; Springer Felix drei; Dame Bella sechs"
+    assert together.plies == (2, 3, 4)
+    schedule.done(together, 2.0)
+    assert [o.outcome for o in schedule.outcomes] == ["heard", "heard"]
+    assert schedule.outcomes[1].plies == (2, 3, 4)
+
+
+def test_at_most_max_combined_moves_in_one_phrase() -> None:
+    schedule = SpeechSchedule(pacing=Pacing(max_combined=2))
+    for ply in range(1, 6):
+        schedule.offer(item("move", f"m{ply}", ply=ply), 0.0)
+    assert heard(schedule) == ["m1; m2", "m3; m4", "m5"]
+
+
+def test_the_budget_follows_the_pace_of_the_game() -> None:
+    schedule = SpeechSchedule(pacing=Pacing(share=0.5, min_budget=0.4, pace_window=4))
+    assert schedule.budget(1) is None  # no pace yet: the configured rate
+    for t in (0.0, 30.0, 50.0):
+        schedule.note_move(t)
+    assert schedule.budget(1) == pytest.approx(12.5)  # classical: no hurry
+    for t in (52.0, 54.0, 56.0, 58.0):
+        schedule.note_move(t)
+    assert schedule.budget(1) == pytest.approx(1.0)  # blitz
+    assert schedule.budget(2) == pytest.approx(2.0)
+    for t in (58.5, 59.0, 59.5, 60.0):
+        schedule.note_move(t)
+    assert schedule.budget(1) == pytest.approx(0.4)  # bullet: the floor
+
+
+def test_quicker_rate_fits_the_budget_within_the_limit() -> None:
+    assert quicker_rate(1.0, None, 150, 360) is None
+    assert quicker_rate(1.0, 1.2, 150, 360) is None
+    assert quicker_rate(2.0, 1.0, 150, 360) == 320  # 150 * 2 * 1.05, in steps of 10
+    assert quicker_rate(4.0, 1.0, 150, 360) == 360  # the limit
+    assert quicker_rate(4.0, 1.0, 150, 150) is None  # never quicker when so configured
+
+
+def test_an_answer_gives_way_to_a_move_at_the_phrase_boundary_then_goes_on() -> None:
+    schedule = SpeechSchedule()
+    schedule.offer(answer([("w:K", "Weiß: König Gustav eins"), ("w:Q", "Dame David eins")]), 0.0)
+    first = schedule.next(0.0)
+    assert first is not None and first.written == "Weiß: König Gustav eins"
+    schedule.offer(item("move", "Bauer Eva vier", ply=1), 0.5)  # not cut: waits for the phrase
+    schedule.done(first, 1.0)
+    assert heard(schedule, 1.0) == ["Bauer Eva vier", "Weiter: Dame David eins"]
+    assert schedule.idle
+
+
+def test_an_answer_interrupted_too_often_is_dropped_and_the_player_told() -> None:
+    schedule = SpeechSchedule(max_interruptions=1)
+    phrases = [(str(n), f"phrase {n}") for n in range(5)]
+    schedule.offer(answer(phrases), 0.0)
+    said = []
+    for ply in (1, 2):
+        phrase = schedule.next(0.0)
+        assert phrase is not None
+        said.append(phrase.written)
+        schedule.offer(item("move", f"move {ply}", ply=ply), 0.1)
+        schedule.done(phrase, 0.2)
+        move = schedule.next(0.2)
+        assert move is not None
+        said.append(move.written)
+        schedule.done(move, 0.3)
+    said += heard(schedule, 0.3)
+    assert said == ["phrase 0", "move 1", "Weiter: phrase 1", "move 2", "Stellung abgebrochen"]
+    dropped = [o for o in schedule.outcomes if o.outcome == "dropped"]
+    assert len(dropped) == 1 and dropped[0].reason == "interrupted by moves"
+
+
+def test_an_answer_is_composed_when_each_phrase_is_said() -> None:
+    schedule = SpeechSchedule()
+    seconds = {"white": 300}
+    schedule.offer(
+        item("answer", "clock", compose=lambda: [("white", f"Weiß {seconds['white']}")]), 0.0
+    )
+    schedule.offer(item("move", "Bauer Eva vier", ply=1), 0.0)  # a move first
+    move = schedule.next(0.0)
+    assert move is not None
+    seconds["white"] = 290  # the clock ran while the move was said
+    schedule.done(move, 1.0)
+    assert heard(schedule, 1.0) == ["Weiß 290"]
+
+
+def test_irregularities_keep_their_place_among_moves_and_are_never_dropped() -> None:
+    schedule = SpeechSchedule(stale_after=10.0)
+    schedule.offer(item("move", "Turm Anna eins", ply=9), 0.0)
+    schedule.offer(item("important", "Unmöglicher Zug. Springer zurück auf Gustav eins"), 0.1)
+    schedule.offer(item("move", "Springer Felix drei", ply=10), 0.2)
+    schedule.offer(answer([("c", "Weiß 5 Minuten")]), 0.3)
+    schedule.offer(item("info", "Remis kann beansprucht werden"), 0.3)
+    # The engine was stuck for a minute: the clock answer and the info are out of date.
+    assert heard(schedule, 60.0) == [
+        "Turm Anna eins",
+        "Unmöglicher Zug. Springer zurück auf Gustav eins",
+        "Springer Felix drei",
+        "Stellung abgebrochen",  # the player is told, never left waiting
+    ]
+    dropped = sorted(o.text for o in schedule.outcomes if o.outcome == "dropped")
+    assert dropped == ["Remis kann beansprucht werden", "answer"]
+
+
+def test_a_correction_of_a_move_not_yet_said_replaces_it() -> None:
+    schedule = SpeechSchedule()
+    schedule.offer(item("move", "Springer Felix drei", ply=5), 0.0)
+    schedule.offer(item("move", "Springer Eva zwei", ply=5), 0.3)
+    assert heard(schedule, 0.4) == ["Springer Eva zwei"]
+    assert [(o.outcome, o.reason) for o in schedule.outcomes[:1]] == [("cancelled", "corrected")]
+
+
+def test_a_takeback_cancels_only_the_moves_it_took_back() -> None:
+    schedule = SpeechSchedule()
+    schedule.offer(item("important", "Unmöglicher Zug. Bauer zurück auf Eva zwei"), 0.0)
+    schedule.offer(item("move", "Dame Hector fuenf", ply=4), 0.1)
+    schedule.offer(item("important", "Zug zurückgenommen", takeback_ply=4), 0.2)
+    assert heard(schedule, 0.3) == [
+        "Unmöglicher Zug. Bauer zurück auf Eva zwei",
+        "Zug zurückgenommen",
+    ]
+    assert next(o.outcome for o in schedule.outcomes) == "cancelled"
+
+
+def test_info_goes_stale_with_the_next_move() -> None:
+    schedule = SpeechSchedule()
+    schedule.offer(item("info", "Position wiederhergestellt"), 0.0)
+    schedule.offer(item("move", "Bauer Eva vier", ply=1), 0.1)
+    assert schedule.idle is False
+    assert heard(schedule) == ["Bauer Eva vier"]
+    assert schedule.idle
