@@ -137,10 +137,11 @@ def test_reading_the_board_by_colour_and_piece_type_in_short_phrases(de) -> None
     )
     record.apply({"t": 1, "type": "game_start", "fen": chess.STARTING_FEN})
     phrases = answer_phrases("board", {}, record, de)
-    # Eight pawns are two phrases of four squares: no phrase holds a move up for long.
+    # Eight pawns are three phrases: no phrase holds a move up for long.
     assert [p[1] for p in phrases if p[0].startswith("white:P")] == [
-        "Bauern Anna zwei, Bella zwei, Cesar zwei, David zwei",
-        "Bauern Eva zwei, Felix zwei, Gustav zwei, Hector zwei",
+        "Bauern Anna zwei, Bella zwei, Cesar zwei",
+        "Bauern David zwei, Eva zwei, Felix zwei",
+        "Bauern Gustav zwei, Hector zwei",
     ]
     # After an interruption a phrase names its colour again.
     assert (
