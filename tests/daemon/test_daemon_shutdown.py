@@ -32,7 +32,7 @@ class SlowSpeaker:
     async def start(self) -> None:
         self.started.set()
 
-    async def speak(self, written: str, spoken: str) -> None:
+    async def speak(self, written: str, spoken: str, budget: float | None = None) -> None:
         await asyncio.sleep(self.seconds)
         self.heard.append(written)
 
