@@ -1,0 +1,805 @@
+"""DGT bus mode: many boards daisy-chained on one serial line (sans-I/O).
+
+A club's chain of up to a dozen serial boards shares one 9600-baud line. In bus mode
+(``../shared/docs/dgt-protocol.md`` section 1.13) a board speaks only when spoken to:
+every command carries the address of the board it is for (the board's serial number
+as a 14-bit value) and a checksum, and every reply carries the board's address and
+a checksum. The PC polls the boards in turn with SEND_CHANGES; each reply lists the
+pieces that changed since the last call, in the EEPROM log's format.
+
+This module is the codec (commands, reply framing, checksums, the changes' format)
+and :class:`BusPoller`, the polling state machine: which command goes next, what a
+reply or a time-out means, when a board counts as gone and how it is found again.
+Neither reads a port or a clock: time is an argument, so the whole protocol is
+tested without a serial line (``drivers/dgt/buslink.py`` is the I/O shell).
+
+Why the poller is cautious:
+
+- A reply with a bad checksum to SEND_CHANGES is answered with REPEAT_CHANGES, never
+  SEND_CHANGES again: the board cleared its changes when it sent them, so asking
+  anew would lose a piece set down.
+- A board's input buffer holds one command in bus mode, so exactly one command is on
+  the line at a time, and the next one waits for the reply or its time-out (80 ms).
+- A board that misses ``max_misses`` polls in a row is reported lost and pinged now
+  and then; when it answers it is dumped in full, because whatever happened on it
+  meanwhile is not in any change list. New boards are found by a broadcast ping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from drivers.dgt.protocol import (
+    MAX_PIECE_CODE,
+    BoardDumpMessage,
+    ClockAck,
+    ClockTimes,
+    EeClockTime,
+    EeMoves,
+    EePieceChange,
+    FieldUpdate,
+    InvalidClockData,
+    decode_bwtime,
+)
+
+#: The single-board command that puts every board on the line into bus mode.
+TO_BUSMODE = 0x4A
+
+#: Bus addresses are 14-bit.
+MAX_ADDRESS = 0x3FFF
+
+#: The address every board answers (a broadcast ping).
+BROADCAST = 0
+
+
+class BusCommand(IntEnum):
+    """PC -> board commands in bus mode (the byte already has bit 7 set)."""
+
+    SEND_CLK = 0x81
+    SEND_BRD = 0x82
+    SEND_CHANGES = 0x83
+    REPEAT_CHANGES = 0x84
+    SET_START_GAME = 0x85
+    SEND_FROM_START = 0x86
+    PING = 0x87
+    END_BUSMODE = 0x88
+    RESET = 0x89
+    IGNORE_NEXT_BUS_PING = 0x8A
+    SEND_VERSION = 0x8B
+
+
+class BusReplyId(IntEnum):
+    """Board -> PC reply ids in bus mode."""
+
+    BRD_DUMP = 0x83
+    BWTIME = 0x84
+    UPDATE = 0x85
+    FROM_START = 0x86
+    PING = 0x87
+    START_GAME_WRITTEN = 0x88
+    VERSION = 0x89
+
+
+#: What the bus link may send: polling, dumps, clocks, pings, versions. Never the
+#: EEPROM-writing start tag, the long from-start dump, leaving bus mode or a reset.
+SAFE_BUS_COMMANDS = frozenset(
+    {
+        BusCommand.SEND_CLK,
+        BusCommand.SEND_BRD,
+        BusCommand.SEND_CHANGES,
+        BusCommand.REPEAT_CHANGES,
+        BusCommand.PING,
+        BusCommand.IGNORE_NEXT_BUS_PING,
+        BusCommand.SEND_VERSION,
+    }
+)
+
+#: Which reply answers which command.
+REPLY_TO: dict[BusCommand, BusReplyId] = {
+    BusCommand.SEND_CLK: BusReplyId.BWTIME,
+    BusCommand.SEND_BRD: BusReplyId.BRD_DUMP,
+    BusCommand.SEND_CHANGES: BusReplyId.UPDATE,
+    BusCommand.REPEAT_CHANGES: BusReplyId.UPDATE,
+    BusCommand.PING: BusReplyId.PING,
+    BusCommand.IGNORE_NEXT_BUS_PING: BusReplyId.PING,
+    BusCommand.SEND_VERSION: BusReplyId.VERSION,
+}
+
+#: Header (id, 2 length bytes) + 2 address bytes + checksum.
+REPLY_OVERHEAD = 6
+#: The longest reply the link accepts (a dump is 70 bytes; a change list is short).
+MAX_REPLY = 1024
+
+
+class UnsafeBusCommand(ValueError):
+    """A bus command the link must never send."""
+
+
+# ---------------------------------------------------------------------------
+# Addresses and checksums
+
+
+def bus_address(serial: str | int) -> int:
+    """A board's bus address from its serial number: the decimal number as a 14-bit
+    value ("01025" -> 1025, sent as 0x08 0x01). Raises ValueError for a serial that
+    is not a number or is 0 (0 is the broadcast address)."""
+    number = int(serial)
+    address = number & MAX_ADDRESS
+    if number <= 0 or address == BROADCAST:
+        raise ValueError(f"serial number {serial!r} gives no bus address")
+    return address
+
+
+def address_bytes(address: int) -> bytes:
+    if not 0 <= address <= MAX_ADDRESS:
+        raise ValueError(f"bus address {address} is not 14-bit")
+    return bytes([(address >> 7) & 0x7F, address & 0x7F])
+
+
+def checksum(data: bytes | Iterable[int]) -> int:
+    """The sum of the bytes, bit 7 cleared (``81 10 06`` -> 0x17)."""
+    return sum(data) & 0x7F
+
+
+# ---------------------------------------------------------------------------
+# Commands
+
+
+def encode_command(command: BusCommand | int, address: int) -> bytes:
+    """``cmd, addrMSB, addrLSB, checksum``."""
+    frame = bytes([int(command)]) + address_bytes(address)
+    return frame + bytes([checksum(frame)])
+
+
+def check_bus_command(frame: bytes) -> bytes:
+    """Return ``frame`` if the bus link may send it, else raise :class:`UnsafeBusCommand`.
+
+    The bus link's counterpart of ``protocol.check_command``: a well-formed 4-byte
+    command from :data:`SAFE_BUS_COMMANDS`, or the one-byte switch into bus mode."""
+    if frame == bytes([TO_BUSMODE]):
+        return frame
+    if len(frame) != 4 or frame[3] != checksum(frame[:3]) or frame[1] & 0x80 or frame[2] & 0x80:
+        raise UnsafeBusCommand(f"malformed bus command {frame.hex()}")
+    if frame[0] not in SAFE_BUS_COMMANDS:
+        raise UnsafeBusCommand(f"bus command 0x{frame[0]:02x} is never sent")
+    return frame
+
+
+@dataclass(frozen=True)
+class BusRequest:
+    """A bus command as a board on the chain reads it (for the emulator)."""
+
+    command: int
+    address: int
+    valid: bool  # the checksum matched
+    raw: bytes
+
+
+class BusCommandParser:
+    """PC -> board bytes as the chain's boards read them: 4-byte commands (and the
+    one-byte TO_BUSMODE, reported with address -1). Never raises."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[BusRequest]:
+        out: list[BusRequest] = []
+        buffer = self._buffer
+        buffer.extend(data)
+        while buffer:
+            if not buffer[0] & 0x80:  # a single-board command byte
+                out.append(BusRequest(buffer[0], -1, buffer[0] == TO_BUSMODE, bytes(buffer[:1])))
+                del buffer[:1]
+                continue
+            if len(buffer) < 4:
+                break
+            raw = bytes(buffer[:4])
+            if raw[1] & 0x80 or raw[2] & 0x80:  # a new command started: this one is cut
+                cut = 1 if raw[1] & 0x80 else 2
+                out.append(BusRequest(raw[0], -1, False, raw[:cut]))
+                del buffer[:cut]
+                continue
+            del buffer[:4]
+            address = (raw[1] << 7) | raw[2]
+            out.append(BusRequest(raw[0], address, raw[3] == checksum(raw[:3]), raw))
+        return out
+
+
+# ---------------------------------------------------------------------------
+# Replies
+
+
+def encode_reply(reply_id: BusReplyId | int, address: int, data: bytes = b"") -> bytes:
+    """``id, len MSB, len LSB, addrMSB, addrLSB, data..., checksum`` (length counts
+    every byte). For the emulator and the tests."""
+    length = len(data) + REPLY_OVERHEAD
+    body = bytes([int(reply_id), (length >> 7) & 0x7F, length & 0x7F])
+    body += address_bytes(address) + bytes(b & 0x7F for b in data)
+    return body + bytes([checksum(body)])
+
+
+def encode_changes(changes: Iterable[tuple[int, int] | EeClockTime]) -> bytes:
+    """A change list's data in the EEPROM log's format: (square, piece code) pairs,
+    and the clock time written when a lever is pressed."""
+    out = bytearray()
+    for change in changes:
+        if isinstance(change, EeClockTime):
+            first = (0x70 if change.left else 0x60) | (change.hours & 0x0F)
+            out += bytes([first, _bcd_byte(change.minutes), _bcd_byte(change.seconds)])
+        else:
+            square, code = change
+            out += bytes([0x40 | (code & 0x0F), square & 0x3F])
+    return bytes(out)
+
+
+def _bcd_byte(value: int) -> int:
+    return (value // 10) << 4 | value % 10
+
+
+@dataclass(frozen=True)
+class BusReply:
+    """A framed reply. ``valid`` is False when its checksum does not match."""
+
+    reply_id: int
+    address: int
+    data: bytes
+    valid: bool
+
+
+@dataclass(frozen=True)
+class BusGarbage:
+    """Bytes skipped while resynchronising (a cut reply, line noise)."""
+
+    data: bytes
+
+
+class BusReplyParser:
+    """Incremental board -> PC parser for bus mode. Parses by the length field and
+    resynchronises on any byte with bit 7 set, as the single-board parser does;
+    a frame whose checksum fails is still returned (``valid=False``) so that the
+    poller can ask for it again. Never raises."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    @property
+    def pending(self) -> int:
+        """Bytes of a reply begun but not complete."""
+        return len(self._buffer)
+
+    def feed(self, data: bytes) -> list[BusReply | BusGarbage]:
+        out: list[BusReply | BusGarbage] = []
+        buffer = self._buffer
+        buffer.extend(data)
+        while buffer:
+            if not buffer[0] & 0x80:
+                end = next((i for i, b in enumerate(buffer) if b & 0x80), len(buffer))
+                out.append(BusGarbage(bytes(buffer[:end])))
+                del buffer[:end]
+                continue
+            cut = next((i for i in range(1, min(len(buffer), 3)) if buffer[i] & 0x80), None)
+            if cut is not None:
+                out.append(BusGarbage(bytes(buffer[:cut])))
+                del buffer[:cut]
+                continue
+            if len(buffer) < 3:
+                break
+            length = (buffer[1] << 7) | buffer[2]
+            if not REPLY_OVERHEAD <= length <= MAX_REPLY:
+                out.append(BusGarbage(bytes(buffer[:1])))
+                del buffer[:1]
+                continue
+            cut = next((i for i in range(3, min(len(buffer), length)) if buffer[i] & 0x80), None)
+            if cut is not None:  # a new reply began inside this one: this one is cut
+                out.append(BusGarbage(bytes(buffer[:cut])))
+                del buffer[:cut]
+                continue
+            if len(buffer) < length:
+                break
+            frame = bytes(buffer[:length])
+            del buffer[:length]
+            address = (frame[3] << 7) | frame[4]
+            valid = frame[-1] == checksum(frame[:-1])
+            out.append(BusReply(frame[0], address, frame[5:-1], valid))
+        return out
+
+    def reset(self) -> BusGarbage | None:
+        """Drop a reply left incomplete (its time-out passed); returns what was dropped."""
+        if not self._buffer:
+            return None
+        dropped = BusGarbage(bytes(self._buffer))
+        self._buffer.clear()
+        return dropped
+
+
+def decode_changes(data: bytes) -> list[FieldUpdate | EeClockTime] | None:
+    """A change list's piece changes (as field updates) and lever presses (the clock
+    time the board writes then), in order; None when it holds a piece code no board
+    sends (corruption the checksum missed). Other tags are skipped."""
+    changes: list[FieldUpdate | EeClockTime] = []
+    for event in EeMoves(data).events():
+        if isinstance(event, EePieceChange):
+            if event.code > MAX_PIECE_CODE:
+                return None
+            changes.append(FieldUpdate(event.square, event.code, event.code))
+        elif isinstance(event, EeClockTime):
+            changes.append(event)
+    return changes
+
+
+def decode_dump(data: bytes) -> BoardDumpMessage | None:
+    if len(data) != 64 or any(code > MAX_PIECE_CODE for code in data):
+        return None
+    return BoardDumpMessage(tuple(data))
+
+
+# ---------------------------------------------------------------------------
+# What the poller reports
+
+
+@dataclass(frozen=True)
+class BoardFound:
+    """A board answered: at start-up, after it was lost, or a new one on the chain."""
+
+    address: int
+    t: float
+    new: bool = False  # not one of the boards the poller was told about
+
+
+@dataclass(frozen=True)
+class BoardLost:
+    address: int
+    t: float
+    detail: str
+
+
+@dataclass(frozen=True)
+class BoardChanges:
+    address: int
+    t: float
+    updates: tuple[FieldUpdate, ...]
+
+
+@dataclass(frozen=True)
+class BoardContents:
+    """A full dump; ``after_return`` when it follows a loss (always worth reporting)."""
+
+    address: int
+    t: float
+    dump: BoardDumpMessage
+    after_return: bool
+
+
+@dataclass(frozen=True)
+class BoardClock:
+    address: int
+    t: float
+    clock: ClockTimes | ClockAck | InvalidClockData
+
+
+@dataclass(frozen=True)
+class BoardVersion:
+    address: int
+    t: float
+    major: int
+    minor: int
+
+
+@dataclass(frozen=True)
+class BusProblem:
+    """A reply the poller could not use (bad checksum, wrong board, unreadable)."""
+
+    address: int
+    t: float
+    detail: str
+
+
+BusEvent = (
+    BoardFound | BoardLost | BoardChanges | BoardContents | BoardClock | BoardVersion | BusProblem
+)
+
+
+# ---------------------------------------------------------------------------
+# The polling state machine
+
+
+@dataclass
+class BusTimings:
+    """Every time the poller waits for, in seconds (the tests shorten them)."""
+
+    reply_timeout: float = 0.08
+    """How long a board has to begin and end its reply (the header's 80 ms)."""
+    ping_window: float = 1.1
+    """A broadcast ping's answers come at random within this time."""
+    clock_interval: float = 1.0
+    """How often each board's clock is asked for (its display lags up to 1 s anyway)."""
+    lost_ping_interval: float = 1.0
+    """How often a lost board is pinged."""
+    discovery_interval: float = 30.0
+    """How often a broadcast ping looks for boards added to the chain (0: never). The
+    line is quiet for ``ping_window`` meanwhile, so not often."""
+    quiet_dump_after: float = 1.0
+    """A board whose changes stopped this long ago is dumped once, to check its shadow."""
+    max_misses: int = 3
+    """Polls in a row without a usable reply before a board counts as lost."""
+    max_repeats: int = 3
+    """REPEAT_CHANGES in a row for one bad reply before giving up on it (and dumping)."""
+    poll_interval: float = 0.05
+    """The shortest time between two SEND_CHANGES to one board: with few boards on the
+    chain the line could carry a poll every 10 ms, which costs CPU and tells nothing
+    more (the board scans its sensors every 200-250 ms). With many boards the line
+    itself is the limit."""
+
+
+@dataclass
+class _Board:
+    address: int
+    present: bool = False
+    known: bool = True  # configured (or adopted once found)
+    misses: int = 0
+    needs_dump: bool = True
+    after_return: bool = False
+    next_clock: float = 0.0
+    next_ping: float = 0.0
+    last_change: float | None = None  # since the last confirming dump
+    needs_version: bool = True
+    absent_reported: bool = False
+    held: list[FieldUpdate | EeClockTime] = field(default_factory=list)
+    clock_now: bool = False  # a lever was pressed: its clock first, then the held changes
+    then_after_changes: BusCommand | None = None  # asked for with these changes
+    then: BusCommand | None = None  # due now that the changes are in
+
+
+@dataclass
+class _Outstanding:
+    command: BusCommand
+    address: int
+    sent: float
+    deadline: float
+    repeats: int = 0
+
+
+@dataclass
+class BusStats:
+    """What went over the line, for the link's status and the benchmark."""
+
+    bytes_out: int = 0
+    bytes_in: int = 0
+    commands: int = 0
+    replies: int = 0
+    timeouts: int = 0
+    bad_checksums: int = 0
+    repeats: int = 0
+    garbage_bytes: int = 0
+    by_command: dict[str, int] = field(default_factory=dict)
+
+
+class BusPoller:
+    """Decides, one command at a time, what goes on the bus and what replies mean.
+
+    Drive it with ``next_command(now)`` when the line is free (returns the bytes to
+    write, or None if nothing is due before ``deadline()``), ``feed(data, now)`` with
+    bytes read, and ``expire(now)`` once ``deadline()`` has passed. Each returns the
+    :data:`BusEvent` values the change means, in order.
+    """
+
+    def __init__(
+        self,
+        addresses: Iterable[int] = (),
+        timings: BusTimings | None = None,
+        *,
+        discover: bool = True,
+    ) -> None:
+        self.timings = timings or BusTimings()
+        self.discover = discover
+        self.boards: dict[int, _Board] = {a: _Board(a) for a in addresses}
+        self.parser = BusReplyParser()
+        self.stats = BusStats()
+        self._order: list[int] = list(self.boards)
+        self._turn = 0
+        self._outstanding: _Outstanding | None = None
+        self._pinging_until: float | None = None
+        self._next_discovery = 0.0 if discover else float("inf")
+        self._ignored: set[int] = set()  # told to ignore the next broadcast ping
+        self._started = False
+        self._repeat_next: tuple[int, int] | None = None  # (address, repeats so far)
+        self._next_poll: dict[int, float] = {}
+
+    # -- the configuration --------------------------------------------------
+
+    def add(self, address: int) -> None:
+        if address not in self.boards:
+            self.boards[address] = _Board(address)
+            self._order.append(address)
+
+    @property
+    def present(self) -> list[int]:
+        return [a for a in self._order if self.boards[a].present]
+
+    @property
+    def busy(self) -> bool:
+        """A reply is awaited (or a broadcast ping's answers): nothing may be sent."""
+        return self._outstanding is not None or self._pinging_until is not None
+
+    # -- time ---------------------------------------------------------------
+
+    def deadline(self) -> float | None:
+        """When ``expire`` must be called (a reply's time-out, a ping window's end)."""
+        if self._outstanding is not None:
+            return self._outstanding.deadline
+        return self._pinging_until
+
+    def expire(self, now: float) -> list[BusEvent]:
+        events: list[BusEvent] = []
+        if self._pinging_until is not None and now >= self._pinging_until:
+            self._pinging_until = None
+            self._ignored.clear()
+        out = self._outstanding
+        if out is None or now < out.deadline:
+            return events
+        self._outstanding = None
+        self.stats.timeouts += 1
+        begun = self.parser.reset()
+        if begun is not None:
+            self.stats.garbage_bytes += len(begun.data)
+        board = self.boards.get(out.address)
+        if board is None:
+            return events
+        if out.command == BusCommand.PING and not board.present:
+            if board.absent_reported:
+                return events
+            board.absent_reported = True  # said once: a configured board is not there
+            return [*events, BoardLost(board.address, now, "not on the chain")]
+        if out.command in (BusCommand.SEND_CHANGES, BusCommand.REPEAT_CHANGES) and begun:
+            # Part of a change list arrived: the board has sent (and cleared) it.
+            return events + self._repeat(out, now, "reply cut short")
+        if out.command == BusCommand.REPEAT_CHANGES:
+            board.needs_dump = True  # the list asked for again never came: dump instead
+        self._retry_soon(board, out.command, now)
+        return events + self._missed(board, now, f"no answer to {out.command.name}")
+
+    def _retry_soon(self, board: _Board, command: BusCommand, now: float) -> None:
+        """A command that got no usable answer is asked again at the next chance (a
+        clock asked for after a lever press is asked again before the held changes
+        go on)."""
+        if command == BusCommand.SEND_CLK:
+            board.next_clock = now
+        elif command == BusCommand.SEND_BRD:
+            board.needs_dump = True
+
+    # -- choosing the next command --------------------------------------------
+
+    def next_command(self, now: float) -> bytes | None:
+        """The next command to write, or None (the line is busy, or nothing is due)."""
+        if self.busy:
+            return None
+        if not self._started:
+            self._started = True
+            return self._count(bytes([TO_BUSMODE]), "TO_BUSMODE")
+        if self._repeat_next is not None:  # the same change list again, at once
+            address, repeats = self._repeat_next
+            self._repeat_next = None
+            deadline = now + self.timings.reply_timeout
+            command = BusCommand.REPEAT_CHANGES
+            self._outstanding = _Outstanding(command, address, now, deadline, repeats)
+            return self._count(encode_command(command, address), command.name)
+        choice = self._choose(now)
+        if choice is None:
+            return None
+        command, address = choice
+        if command == BusCommand.PING and address == BROADCAST:
+            self._pinging_until = now + self.timings.ping_window
+            self._next_discovery = self._pinging_until + self.timings.discovery_interval
+            if self.timings.discovery_interval <= 0:
+                self._next_discovery = float("inf")
+        else:
+            window = self.timings.reply_timeout
+            self._outstanding = _Outstanding(command, address, now, now + window)
+        return self._count(encode_command(command, address), command.name)
+
+    def _count(self, frame: bytes, name: str) -> bytes:
+        self.stats.bytes_out += len(frame)
+        self.stats.commands += 1
+        self.stats.by_command[name] = self.stats.by_command.get(name, 0) + 1
+        return frame
+
+    def _choose(self, now: float) -> tuple[BusCommand, int] | None:
+        # Boards not (or no longer) answering: ping, at most once a lost_ping_interval.
+        for address in self._order:
+            board = self.boards[address]
+            if not board.present and now >= board.next_ping:
+                board.next_ping = now + self.timings.lost_ping_interval
+                return BusCommand.PING, address
+        present = self.present
+        for address in present:  # a lever was pressed: who is to move, before anything
+            if self.boards[address].clock_now:
+                return BusCommand.SEND_CLK, address
+        for address in present:  # what a board that came back needs first
+            board = self.boards[address]
+            if board.needs_dump:
+                return BusCommand.SEND_BRD, address
+            if board.needs_version:
+                return BusCommand.SEND_VERSION, address
+        if self.discover and now >= self._next_discovery:
+            for address in present:  # the known boards keep quiet this time
+                if address not in self._ignored:
+                    self._ignored.add(address)
+                    return BusCommand.IGNORE_NEXT_BUS_PING, address
+            return BusCommand.PING, BROADCAST
+        for address in present:  # the clock and the quiet dump come right after the
+            board = self.boards[address]  # board's changes, so nothing overtakes them
+            if board.then is not None:
+                then, board.then = board.then, None
+                return then, address
+            if now >= board.next_clock:
+                board.next_clock = now + self.timings.clock_interval
+                board.then_after_changes = BusCommand.SEND_CLK
+                return BusCommand.SEND_CHANGES, address
+            if (
+                board.last_change is not None
+                and now - board.last_change >= self.timings.quiet_dump_after
+            ):
+                board.last_change = None
+                board.then_after_changes = BusCommand.SEND_BRD
+                return BusCommand.SEND_CHANGES, address
+        for _ in range(len(present)):
+            self._turn %= len(present)
+            address = present[self._turn]
+            self._turn += 1
+            if now >= self._next_poll.get(address, 0.0):
+                self._next_poll[address] = now + self.timings.poll_interval
+                return BusCommand.SEND_CHANGES, address
+        return None
+
+    def idle_until(self, now: float) -> float:
+        """When ``next_command`` next has something to send (the line is free and
+        nothing is due now): the shell sleeps until then."""
+        if self.busy:
+            return self.deadline() or now
+        if self._repeat_next is not None or not self._started:
+            return now
+        times = [self._next_discovery] if self.discover else []
+        for address in self._order:
+            board = self.boards[address]
+            if not board.present:
+                times.append(board.next_ping)
+                continue
+            times.append(board.next_clock)
+            times.append(self._next_poll.get(address, 0.0))
+            if board.last_change is not None:
+                times.append(board.last_change + self.timings.quiet_dump_after)
+        return max(now, min(times)) if times else now + self.timings.lost_ping_interval
+
+    # -- replies ------------------------------------------------------------
+
+    def feed(self, data: bytes, now: float) -> list[BusEvent]:
+        self.stats.bytes_in += len(data)
+        events: list[BusEvent] = []
+        for item in self.parser.feed(data):
+            if isinstance(item, BusGarbage):
+                self.stats.garbage_bytes += len(item.data)
+                continue
+            self.stats.replies += 1
+            events.extend(self._reply(item, now))
+        return events
+
+    def _reply(self, reply: BusReply, now: float) -> list[BusEvent]:
+        if reply.reply_id == BusReplyId.PING and self._pinging_until is not None:
+            return self._ping_answer(reply, now)
+        out = self._outstanding
+        if out is None or reply.address != out.address:
+            detail = f"unexpected reply 0x{reply.reply_id:02x} from {reply.address}"
+            return [BusProblem(reply.address, now, detail)]
+        if not reply.valid:
+            self.stats.bad_checksums += 1
+            if out.command in (BusCommand.SEND_CHANGES, BusCommand.REPEAT_CHANGES):
+                return self._repeat(out, now, "bad checksum")
+            self._outstanding = None
+            self._retry_soon(self.boards[out.address], out.command, now)
+            return [BusProblem(out.address, now, f"bad checksum on {out.command.name}")]
+        if reply.reply_id != REPLY_TO.get(out.command):
+            self._outstanding = None
+            detail = f"reply 0x{reply.reply_id:02x} to {out.command.name}"
+            return [BusProblem(out.address, now, detail)]
+        self._outstanding = None
+        board = self.boards[out.address]
+        events: list[BusEvent] = []
+        if not board.present:
+            board.present, board.needs_dump, board.absent_reported = True, True, False
+            events.append(BoardFound(board.address, now, new=not board.known))
+        board.misses = 0
+        events.extend(self._use(board, out.command, reply, now))
+        return events
+
+    def _use(
+        self, board: _Board, command: BusCommand, reply: BusReply, now: float
+    ) -> list[BusEvent]:
+        address = board.address
+        if reply.reply_id == BusReplyId.UPDATE:
+            board.then, board.then_after_changes = board.then_after_changes, None
+            changes = decode_changes(reply.data)
+            if changes is None:
+                board.needs_dump = True  # the list is unreadable: the dump says what is there
+                return [BusProblem(address, now, "unreadable change list")]
+            if not changes:
+                return []
+            board.last_change = now
+            board.held.extend(changes)
+            return self._release(board, now)
+        if reply.reply_id == BusReplyId.BRD_DUMP:
+            dump = decode_dump(reply.data)
+            if dump is None:
+                board.needs_dump = True
+                return [BusProblem(address, now, "unreadable board dump")]
+            after_return, board.after_return = board.after_return, False
+            board.needs_dump = False
+            return [BoardContents(address, now, dump, after_return)]
+        if reply.reply_id == BusReplyId.BWTIME:
+            board.clock_now = False
+            return [BoardClock(address, now, decode_bwtime(reply.data)), *self._release(board, now)]
+        if reply.reply_id == BusReplyId.VERSION:
+            board.needs_version = False
+            if len(reply.data) >= 2:
+                return [BoardVersion(address, now, reply.data[0], reply.data[1])]
+        return []
+
+    def _release(self, board: _Board, now: float) -> list[BusEvent]:
+        """The changes held for a board, up to its next lever press. A lever press in
+        a change list means the clock now shows who is to move: the clock is asked
+        at once and the changes after the press wait for its answer, so the rules
+        core hears piece, press, piece in the order the player made them."""
+        updates: list[FieldUpdate] = []
+        while board.held and not board.clock_now:
+            change = board.held.pop(0)
+            if isinstance(change, EeClockTime):
+                board.clock_now = True
+            else:
+                updates.append(change)
+        return [BoardChanges(board.address, now, tuple(updates))] if updates else []
+
+    def _repeat(self, out: _Outstanding, now: float, why: str) -> list[BusEvent]:
+        """Ask the board to send the same change list again (no change is lost)."""
+        board = self.boards[out.address]
+        if out.repeats >= self.timings.max_repeats:
+            self._outstanding = None
+            board.needs_dump = True  # what was in the list is on the board: dump it
+            return self._missed(board, now, f"{why}, {out.repeats} repeats")
+        self.stats.repeats += 1
+        self._outstanding = None
+        self._repeat_next = (out.address, out.repeats + 1)
+        return [BusProblem(out.address, now, why)]
+
+    def _ping_answer(self, reply: BusReply, now: float) -> list[BusEvent]:
+        if not reply.valid or reply.address == BROADCAST:
+            return []
+        board = self.boards.get(reply.address)
+        if board is None:
+            board = _Board(reply.address, known=False)
+            self.boards[reply.address] = board
+            self._order.append(reply.address)
+        if board.present:
+            return []
+        board.present, board.needs_dump, board.misses = True, True, 0
+        board.absent_reported = False
+        board.after_return = board.known
+        found = BoardFound(reply.address, now, new=not board.known)
+        board.known = True
+        return [found]
+
+    def _missed(self, board: _Board, now: float, detail: str) -> list[BusEvent]:
+        if not board.present:
+            return []
+        board.misses += 1
+        if board.misses < self.timings.max_misses:
+            return []
+        board.present = False
+        board.absent_reported = True
+        board.after_return = True
+        board.needs_dump = True
+        board.next_ping = now + self.timings.lost_ping_interval
+        held = [c for c in board.held if isinstance(c, FieldUpdate)]
+        board.held, board.clock_now = [], False
+        events: list[BusEvent] = [BoardChanges(board.address, now, tuple(held))] if held else []
+        return [*events, BoardLost(board.address, now, detail)]

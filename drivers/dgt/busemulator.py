@@ -1,0 +1,356 @@
+"""A chain of N virtual DGT boards in bus mode, on one pseudo-terminal.
+
+What a club's daisy chain looks like to the PC: one serial line, many boards, each
+answering only the commands addressed to it (``drivers/dgt/bus.py``). Each virtual
+board has its own pieces, its own DGT 3000 and its own sensor log to play, and
+behaves as the protocol header says a board in bus mode does:
+
+- commands carry a checksum; a board ignores a command whose checksum is wrong;
+- its input buffer holds one command: a command that reaches a board still busy
+  with the previous one is lost (``lost_commands`` counts them);
+- SEND_CHANGES answers with the changes since the last call and forgets them;
+  REPEAT_CHANGES sends the same list again;
+- a broadcast ping is answered by every board at a random moment within 1.1 s,
+  except by a board told to IGNORE_NEXT_BUS_PING;
+- the line is shared: at ``baud`` (9600 by default) a reply takes its real time
+  (10 bits a byte) and replies never overlap, so a benchmark on the emulator meets
+  the same bound as a real chain.
+
+Faults on request: the next reply of a board corrupted (its checksum fails), a board
+unplugged from the middle of the chain (it says nothing; what happens on it meanwhile
+is in no change list, as on a board without power) and plugged in again.
+
+It reuses the single-board emulator's pty plumbing and serving thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import select
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from drivers.dgt import bus, protocol
+from drivers.dgt.bus import BusCommand, BusReplyId, BusRequest
+from drivers.dgt.emulator import START_PLACEMENT, BoardEmulator, EmulatedClock
+from drivers.dgt.protocol import EeClockTime
+from drivers.sensors import BoardDump, ClockReport, MagicPiece, SensorEvent, SquareChange
+
+#: Bit times per byte on the line (start, 8 data, stop).
+BITS_PER_BYTE = 10
+
+_START_CODES = protocol.codes_from_placement(START_PLACEMENT)
+
+
+@dataclass
+class VirtualBusBoard:
+    """One board of the chain: its pieces, clock, pending changes and faults."""
+
+    serial: str
+    address: int
+    codes: bytearray = field(default_factory=lambda: bytearray(_START_CODES))
+    clock: EmulatedClock = field(default_factory=EmulatedClock)
+    white_on_left: bool = True
+    version: tuple[int, int] = (1, 7)
+    changes: list[tuple[int, int] | EeClockTime] = field(default_factory=list)
+    last_changes: bytes = b""
+    plugged: bool = True
+    ignore_next_ping: bool = False
+    busy: bool = False  # a reply is being prepared: the one-command buffer is full
+    corrupt_replies: int = 0
+    lost_commands: int = 0
+    answered: int = 0
+    last_tick: float = field(default_factory=time.monotonic)
+
+    @property
+    def placement(self) -> str:
+        return protocol.placement_from_codes(bytes(self.codes))
+
+    def set_code(self, index: int, code: int) -> None:
+        self.codes[index] = code
+        if self.plugged:
+            self.changes.append((index, code))
+
+    def advance_clock(self, now: float) -> None:
+        self.clock.advance(now - self.last_tick)
+        self.last_tick = now
+
+
+class BusChainEmulator(BoardEmulator):
+    """``BusChainEmulator(serials=["01025", "01026", ...]).start()``, then open
+    ``port_path`` in bus mode; ``stop()`` at the end. ``boards[i]`` is the i-th
+    board of the chain; ``play(i, events, speed)`` plays a sensor log on it."""
+
+    def __init__(
+        self,
+        directory: str | Path | None = None,
+        link_name: str = "dgt-bus",
+        *,
+        serials: Iterable[str] = ("01025",),
+        baud: int | None = 9600,
+        turnaround: float = 0.002,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(directory, link_name)
+        self.boards = [VirtualBusBoard(s, bus.bus_address(s)) for s in serials]
+        self.baud = baud
+        self.turnaround = turnaround
+        self.rng = random.Random(seed)
+        self.bus_received: list[BusRequest] = []
+        self.bus_forbidden: list[BusRequest] = []
+        self.bad_commands = 0  # commands ignored for a wrong checksum
+        self.bytes_on_line = 0  # both ways
+        self._bus_parser = bus.BusCommandParser()
+        self._outbox: list[tuple[float, int, bytes]] = []  # (due, board index, reply)
+        self._line_free_at = 0.0
+        self._board_schedule: list[tuple[float, int, SensorEvent]] = []
+
+    # -- the chain -----------------------------------------------------------
+
+    def board_by_address(self, address: int) -> VirtualBusBoard | None:
+        return next((b for b in self.boards if b.address == address), None)
+
+    def add_board(self, serial: str) -> VirtualBusBoard:
+        """A board plugged onto the end of the chain while it runs."""
+        board = VirtualBusBoard(serial, bus.bus_address(serial))
+        with self._lock:
+            self.boards.append(board)
+        return board
+
+    def unplug_board(self, index: int) -> None:
+        """Pull one board out of the chain (the others go on)."""
+        with self._lock:
+            self.boards[index].plugged = False
+            self.boards[index].busy = False
+
+    def press_lever_on(self, index: int) -> None:
+        """The player to move on board ``index`` presses his clock."""
+        with self._lock:
+            board = self.boards[index]
+            board.advance_clock(time.monotonic())
+            side = "white" if board.clock.left_to_move == board.white_on_left else "black"
+            other = "black" if side == "white" else "white"
+            white, black = (
+                (board.clock.left, board.clock.right)
+                if board.white_on_left
+                else (board.clock.right, board.clock.left)
+            )
+            _apply_clock_report(board, ClockReport(0.0, white, black, other))
+
+    def replug_board(self, index: int) -> None:
+        """Put it back: it powers up with an empty change list."""
+        with self._lock:
+            board = self.boards[index]
+            board.plugged, board.changes, board.last_changes = True, [], b""
+
+    def corrupt_next_reply(self, index: int, count: int = 1) -> None:
+        """The next ``count`` replies of board ``index`` arrive with a bad checksum."""
+        with self._lock:
+            self.boards[index].corrupt_replies += count
+
+    def set_square_on(self, index: int, square: str, piece: str | None) -> None:
+        code = protocol.CODE_BY_PIECE[piece] if piece else 0
+        with self._lock:
+            self.boards[index].set_code(protocol.square_index(square), code)
+
+    # -- playing sensor logs -------------------------------------------------
+
+    def play_on(self, index: int, events: Iterable[SensorEvent], speed: float = 1.0) -> None:
+        """Play a sensor log on board ``index``, ``speed`` times faster than its
+        timestamps; returns at once (``wait_played()`` waits for every board)."""
+        events = list(events)
+        if speed <= 0:
+            raise ValueError("speed must be positive")
+        with self._lock:
+            board = self.boards[index]
+            if any(isinstance(e, ClockReport) for e in events):
+                board.clock.free_running = False
+            start = time.monotonic()
+            t0 = events[0].t if events else 0.0
+            self._board_schedule.extend((start + (e.t - t0) / speed, index, e) for e in events)
+            self._board_schedule.sort(key=lambda item: item[0])
+            if self._board_schedule:
+                self._played.clear()
+        self._wake()
+
+    def apply_on(self, index: int, event: SensorEvent) -> None:
+        with self._lock:
+            board = self.boards[index]
+            match event:
+                case BoardDump(placement=placement):
+                    target = protocol.codes_from_placement(placement)
+                    changed = [i for i in range(64) if board.codes[i] != target[i]]
+                    for i in sorted(changed, key=lambda i: target[i] != 0):
+                        board.set_code(i, target[i])
+                case SquareChange(square=square, piece=piece):
+                    code = protocol.CODE_BY_PIECE[piece] if piece else 0
+                    board.set_code(protocol.square_index(square), code)
+                case MagicPiece(square=square, meaning=meaning):
+                    board.set_code(protocol.square_index(square), protocol.CODE_BY_MAGIC[meaning])
+                case ClockReport():
+                    _apply_clock_report(board, event)
+
+    # -- the serving thread (replaces the single board's) ----------------------
+
+    def _serve(self) -> None:
+        while self._running:
+            timeout = 0.05
+            now = time.monotonic()
+            with self._lock:
+                master = self._master
+                for due in (self._board_schedule[:1], self._outbox[:1]):
+                    if due:
+                        timeout = max(0.0, min(timeout, due[0][0] - now))
+            readers = [self._wake_r] + ([master] if master is not None else [])
+            try:
+                ready, _, _ = select.select(readers, [], [], timeout)
+            except (OSError, ValueError):
+                ready = []
+            if self._wake_r in ready:
+                with contextlib.suppress(OSError):
+                    os.read(self._wake_r, 512)
+            if master is not None and master in ready:
+                self._read(master)
+            self._play_due_boards()
+            self._send_due_replies()
+
+    def _read(self, master: int) -> None:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            return
+        with self._lock:
+            if self._master != master:
+                return
+            self.bytes_on_line += len(data)
+            for request in self._bus_parser.feed(data):
+                self.bus_received.append(request)
+                self._answer_bus(request)
+
+    def _play_due_boards(self) -> None:
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                if not self._board_schedule or self._board_schedule[0][0] > now:
+                    if not self._board_schedule:
+                        self._played.set()
+                    return
+                _, index, event = self._board_schedule.pop(0)
+                self.apply_on(index, event)
+
+    def _send_due_replies(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            while self._outbox and self._outbox[0][0] <= now:
+                _, index, reply = self._outbox.pop(0)
+                board = self.boards[index]
+                board.busy = False
+                if not board.plugged:
+                    continue
+                if board.corrupt_replies > 0:
+                    board.corrupt_replies -= 1
+                    reply = reply[:-1] + bytes([(reply[-1] + 1) & 0x7F])
+                board.answered += 1
+                self.bytes_on_line += len(reply)
+                self._send(reply)
+
+    # -- answering -----------------------------------------------------------
+
+    def _answer_bus(self, request: BusRequest) -> None:
+        if request.address < 0:  # a single-board command byte, or a cut command
+            if not request.command & 0x80 and request.command != bus.TO_BUSMODE:
+                self.bus_forbidden.append(request)  # it would take the chain out of bus mode
+            return
+        if not request.valid:
+            self.bad_commands += 1
+            return
+        if request.command not in bus.SAFE_BUS_COMMANDS:
+            self.bus_forbidden.append(request)
+            return
+        if request.address == bus.BROADCAST:
+            if request.command == BusCommand.PING:
+                self._broadcast_ping()
+            return
+        for index, board in enumerate(self.boards):
+            if board.address == request.address and board.plugged:
+                if board.busy:
+                    board.lost_commands += 1  # the one-command buffer is full
+                    continue
+                reply = self._reply(board, request.command)
+                if reply is not None:
+                    self._queue(index, reply, request_bytes=len(request.raw))
+
+    def _reply(self, board: VirtualBusBoard, command: int) -> bytes | None:
+        address = board.address
+        if command == BusCommand.SEND_CHANGES:
+            board.last_changes = bus.encode_changes(board.changes)
+            board.changes = []
+            return bus.encode_reply(BusReplyId.UPDATE, address, board.last_changes)
+        if command == BusCommand.REPEAT_CHANGES:
+            return bus.encode_reply(BusReplyId.UPDATE, address, board.last_changes)
+        if command == BusCommand.SEND_BRD:
+            return bus.encode_reply(BusReplyId.BRD_DUMP, address, bytes(board.codes))
+        if command == BusCommand.SEND_CLK:
+            board.advance_clock(time.monotonic())
+            return bus.encode_reply(BusReplyId.BWTIME, address, board.clock.data(True))
+        if command == BusCommand.SEND_VERSION:
+            return bus.encode_reply(BusReplyId.VERSION, address, bytes(board.version))
+        if command == BusCommand.PING:
+            return bus.encode_reply(BusReplyId.PING, address)
+        if command == BusCommand.IGNORE_NEXT_BUS_PING:
+            board.ignore_next_ping = True
+            return bus.encode_reply(BusReplyId.PING, address)
+        return None
+
+    def _broadcast_ping(self) -> None:
+        now = time.monotonic()
+        for index, board in enumerate(self.boards):
+            if not board.plugged:
+                continue
+            if board.ignore_next_ping:
+                board.ignore_next_ping = False
+                continue
+            delay = self.rng.uniform(0.0, 1.0)  # within the 1.1 s the header gives
+            self._queue(index, bus.encode_reply(BusReplyId.PING, board.address), at=now + delay)
+
+    def _queue(
+        self, index: int, reply: bytes, *, request_bytes: int = 0, at: float | None = None
+    ) -> None:
+        """A reply goes on the line after the command's and its own transmission time
+        (and the board's turnaround), never overlapping another reply."""
+        now = time.monotonic()
+        byte_time = BITS_PER_BYTE / self.baud if self.baud else 0.0
+        start = max(at if at is not None else now + request_bytes * byte_time, self._line_free_at)
+        due = start + self.turnaround + len(reply) * byte_time
+        self._line_free_at = due
+        self.boards[index].busy = at is None
+        self._outbox.append((due, index, reply))
+        self._outbox.sort(key=lambda item: item[0])
+        self._wake()
+
+
+def _apply_clock_report(board: VirtualBusBoard, report: ClockReport) -> None:
+    """A sensor log's clock reading set on a board's clock (White on the left unless
+    the board says otherwise)."""
+    clock, white_left = board.clock, board.white_on_left
+    was_running, left_was_to_move = clock.running, clock.left_to_move
+    clock.left, clock.right = (
+        (report.white, report.black) if white_left else (report.black, report.white)
+    )
+    clock.left_flag = ("white" if white_left else "black") in report.flags
+    clock.right_flag = ("black" if white_left else "white") in report.flags
+    clock.running = report.running is not None
+    if report.running is not None:
+        clock.left_to_move = (report.running == "white") == white_left
+    board.last_tick = time.monotonic()
+    pressed = clock.running and (not was_running or clock.left_to_move != left_was_to_move)
+    if pressed and board.plugged:  # the board writes the presser's time in its log
+        left = left_was_to_move if was_running else not clock.left_to_move
+        seconds = int(clock.left if left else clock.right)
+        board.changes.append(
+            EeClockTime(left, seconds // 3600, seconds // 60 % 60, seconds % 60)
+        )

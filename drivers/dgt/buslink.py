@@ -1,0 +1,281 @@
+"""The serial link to a chain of DGT boards in bus mode (the I/O shell of ``bus.py``).
+
+One port, many boards: the poller (``drivers.dgt.bus.BusPoller``) decides what goes on
+the line; this shell writes it, reads the replies through ``loop.add_reader``, wakes
+the poller at its deadlines, and turns each board's replies into that board's sensor
+events (its own shadow, its own clock interpreter, its own ``on_event``), exactly the
+events a single-board ``BoardLink`` gives, so each board's rules core cannot tell
+the difference.
+
+A board's problem stays that board's: one that stops answering is reported lost
+(``ConnectionChange("lost")`` to it alone) while the others are polled on; when it
+answers a ping again it gets ``ConnectionChange("connected")`` and a full
+``BoardDump``. An event handler that raises is logged and the poll goes on. Only the
+port itself failing (unplugged adapter, read error) affects every board; the link
+then reports them all lost and reopens the port with back-off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import serial
+
+from drivers.dgt.bus import (
+    BoardChanges,
+    BoardClock,
+    BoardContents,
+    BoardFound,
+    BoardLost,
+    BoardVersion,
+    BusEvent,
+    BusPoller,
+    BusProblem,
+    BusTimings,
+    check_bus_command,
+)
+from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
+from drivers.dgt.link import open_serial
+from drivers.dgt.protocol import InvalidClockData
+from drivers.dgt.shadow import BoardShadow
+from drivers.sensors import ConnectionChange, SensorEvent
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BusBoard:
+    """One board of the chain as the link serves it."""
+
+    address: int
+    on_event: Callable[[SensorEvent], None]
+    clock_interpreter: ClockInterpreter = field(default_factory=SimpleClockInterpreter)
+    shadow: BoardShadow = field(default_factory=BoardShadow)
+    connected: bool = False
+    reported_lost: bool = False
+    version: tuple[int, int] | None = None
+    last_problem: str = ""
+    problems: int = 0
+
+
+class BusLink:
+    """A chain of boards on ``port``, read until ``close()``.
+
+    ``add_board(address, on_event, clock_interpreter)`` before ``run()`` (or while it
+    runs). ``on_new_board(address)`` is called for a board found on the chain that
+    nobody added (the daemon logs it: the configuration does not name it).
+    ``time_source`` stamps the sensor events (the daemon's clock, which the demo
+    speeds up); the line's own time-outs are always in real seconds.
+    """
+
+    def __init__(
+        self,
+        port: str,
+        *,
+        timings: BusTimings | None = None,
+        time_source: Callable[[], float] | None = None,
+        on_new_board: Callable[[int], None] | None = None,
+        discover: bool = True,
+        backoff_initial: float = 0.25,
+        backoff_max: float = 5.0,
+    ) -> None:
+        self.port = port
+        self.timings = timings or BusTimings()
+        start = time.monotonic()
+        self.time_source = time_source or (lambda: time.monotonic() - start)
+        self.on_new_board = on_new_board
+        self.discover = discover
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.boards: dict[int, BusBoard] = {}
+        self.poller = BusPoller(timings=self.timings, discover=discover)
+        self.port_open = False
+        self.opened_at: float | None = None
+        self._serial: serial.Serial | None = None
+        self._closed = False
+        self._kick = asyncio.Event()
+        self._lost: str | None = None
+
+    # -- boards -----------------------------------------------------------------
+
+    def add_board(
+        self,
+        address: int,
+        on_event: Callable[[SensorEvent], None],
+        clock_interpreter: ClockInterpreter | None = None,
+    ) -> BusBoard:
+        board = BusBoard(address, on_event, clock_interpreter or SimpleClockInterpreter())
+        self.boards[address] = board
+        self.poller.add(address)
+        self._kick.set()
+        return board
+
+    def connected(self, address: int) -> bool:
+        board = self.boards.get(address)
+        return board is not None and board.connected
+
+    # -- life cycle ---------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Open the port, poll, reopen with back-off on a port error, until ``close()``."""
+        backoff = self.backoff_initial
+        while not self._closed:
+            try:
+                self._open()
+                backoff = self.backoff_initial
+                await self._poll()
+            except (OSError, serial.SerialException) as error:
+                self._port_lost(f"port error: {error}")
+            finally:
+                self._close_port()
+            if self._closed:
+                break
+            self._kick.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._kick.wait(), backoff)
+            backoff = min(self.backoff_max, backoff * 2)
+
+    def close(self) -> None:
+        self._closed = True
+        self._kick.set()
+
+    def _open(self) -> None:
+        self._serial = open_serial(self.port)
+        self.port_open = True
+        self.opened_at = time.monotonic()
+        self._lost = None
+        self.poller = _fresh_poller(self.poller, self.timings, self.discover)
+        asyncio.get_running_loop().add_reader(self._serial.fileno(), self._on_readable)
+
+    def _close_port(self) -> None:
+        self.port_open = False
+        if self._serial is not None:
+            with contextlib.suppress(Exception):
+                asyncio.get_running_loop().remove_reader(self._serial.fileno())
+            with contextlib.suppress(Exception):
+                self._serial.close()
+            self._serial = None
+
+    async def _poll(self) -> None:
+        """Write what the poller wants, then sleep until its deadline or a reply."""
+        while not self._closed:
+            if self._lost is not None:
+                raise OSError(self._lost)
+            now = time.monotonic()
+            self._dispatch(self.poller.expire(now))
+            frame = self.poller.next_command(now)
+            if frame is not None:
+                self._write(check_bus_command(frame))
+            wake_at = self.poller.deadline() if self.poller.busy else self.poller.idle_until(now)
+            delay = max(0.0, (wake_at or now) - time.monotonic())
+            if frame is not None and not self.poller.busy:
+                delay = 0.0  # a command without a reply (TO_BUSMODE): on at once
+            self._kick.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._kick.wait(), min(delay, 1.0))
+
+    def _write(self, frame: bytes) -> None:
+        if self._serial is None:
+            raise OSError("port is closed")
+        self._serial.write(frame)
+
+    def _on_readable(self) -> None:
+        if self._serial is None:
+            return
+        try:
+            data = os.read(self._serial.fileno(), 4096)
+        except BlockingIOError:
+            return
+        except OSError as error:
+            self._stop_reading(f"read error: {error}")
+            return
+        if not data:
+            self._stop_reading("port closed (end of file)")
+            return
+        self._dispatch(self.poller.feed(data, time.monotonic()))
+        if not self.poller.busy:
+            self._kick.set()  # the line is free: the next command goes at once
+
+    def _stop_reading(self, why: str) -> None:
+        if self._serial is not None:
+            with contextlib.suppress(Exception):
+                asyncio.get_running_loop().remove_reader(self._serial.fileno())
+        self._lost = why
+        self._kick.set()
+
+    def _port_lost(self, detail: str) -> None:
+        if self._closed:
+            return
+        log.warning("DGT bus %s: %s", self.port, detail)
+        for board in self.boards.values():
+            self._board_lost(board, self.time_source(), detail)
+
+    # -- per-board events ------------------------------------------------------------
+
+    def _dispatch(self, events: list[BusEvent]) -> None:
+        for event in events:
+            board = self.boards.get(event.address)
+            if board is None:
+                if isinstance(event, BoardFound) and self.on_new_board is not None:
+                    with contextlib.suppress(Exception):
+                        self.on_new_board(event.address)
+                continue
+            try:
+                self._board_event(board, event)
+            except Exception:  # one board's handler must not stop the chain
+                log.exception("bus board %s: handler failed on %r", board.address, event)
+
+    def _board_event(self, board: BusBoard, bus_event: BusEvent) -> None:
+        event = replace(bus_event, t=self.time_source())  # the poller's clock is real time
+        match event:
+            case BoardFound():
+                board.shadow.forget()  # its first dump is reported whatever it says
+            case BoardLost(t=t, detail=detail):
+                self._board_lost(board, t, detail)
+            case BoardContents(t=t, dump=dump, after_return=after_return):
+                if not board.connected:
+                    board.connected = True
+                    if board.reported_lost:
+                        board.reported_lost = False
+                        self._emit(board, [ConnectionChange(t, "connected", self.port)])
+                self._emit(board, board.shadow.dump(t, dump, force=after_return))
+            case BoardChanges(t=t, updates=updates):
+                if board.connected:
+                    for update in updates:
+                        self._emit(board, board.shadow.field_update(t, update))
+            case BoardClock(t=t, clock=clock):
+                if board.connected and not isinstance(clock, InvalidClockData):
+                    self._emit(board, board.clock_interpreter.feed(t, clock))
+            case BoardVersion(major=major, minor=minor):
+                board.version = (major, minor)
+            case BusProblem(detail=detail):
+                board.problems += 1
+                board.last_problem = detail
+                log.debug("bus board %s: %s", board.address, detail)
+
+    def _board_lost(self, board: BusBoard, t: float, detail: str) -> None:
+        board.connected = False
+        if not board.reported_lost:
+            board.reported_lost = True
+            log.warning("DGT bus board %s lost: %s", board.address, detail)
+            self._emit(board, [ConnectionChange(t, "lost", detail)])
+
+    def _emit(self, board: BusBoard, events: list[SensorEvent]) -> None:
+        for event in events:
+            try:
+                board.on_event(event)
+            except Exception:
+                log.exception("bus board %s: handler failed on %r", board.address, event)
+
+
+def _fresh_poller(old: BusPoller, timings: BusTimings, discover: bool) -> BusPoller:
+    """After the port is reopened every board starts again from a ping and a dump."""
+    poller = BusPoller(list(old.boards), timings, discover=discover)
+    poller.stats = old.stats
+    return poller

@@ -1,0 +1,188 @@
+"""DGT bus mode, sans-I/O: addresses, checksums, reply framing and the poller's
+decisions (repeat on a bad checksum, time-outs, lost and found boards), in
+simulated time."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from drivers.dgt import bus
+from drivers.dgt.bus import (
+    BoardChanges,
+    BoardContents,
+    BoardFound,
+    BoardLost,
+    BusCommand,
+    BusPoller,
+    BusReply,
+    BusReplyId,
+    BusTimings,
+)
+from drivers.dgt.protocol import codes_from_placement
+
+START = codes_from_placement("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR")
+
+
+def test_addresses_come_from_serial_numbers_and_commands_carry_the_header_checksum():
+    assert bus.bus_address("01025") == 1025
+    assert bus.address_bytes(1025) == bytes([0x08, 0x01])
+    assert bus.checksum(bytes([0x81, 0x10, 0x06])) == 0x17  # the header's example
+    assert bus.encode_command(BusCommand.SEND_CLK, (0x10 << 7) | 0x06) == bytes.fromhex("81100617")
+    assert bus.bus_address("99999") == 99999 & 0x3FFF
+
+
+def test_the_bus_link_sends_only_safe_commands():
+    assert bus.check_bus_command(bus.encode_command(BusCommand.SEND_CHANGES, 1025))
+    for unsafe in (BusCommand.SET_START_GAME, BusCommand.SEND_FROM_START, BusCommand.END_BUSMODE):
+        try:
+            bus.check_bus_command(bus.encode_command(unsafe, 1025))
+        except bus.UnsafeBusCommand:
+            continue
+        raise AssertionError(f"{unsafe.name} was allowed")
+    bad = bytearray(bus.encode_command(BusCommand.SEND_BRD, 1025))
+    bad[3] ^= 1
+    try:
+        bus.check_bus_command(bytes(bad))
+    except bus.UnsafeBusCommand:
+        pass
+    else:
+        raise AssertionError("a command with a wrong checksum was allowed")
+
+
+def test_replies_are_framed_checked_and_resynchronised():
+    good = bus.encode_reply(BusReplyId.UPDATE, 1025, bus.encode_changes([(28, 1), (52, 0)]))
+    corrupt = bytearray(bus.encode_reply(BusReplyId.PING, 1026))
+    corrupt[-1] ^= 0x01
+    parser = bus.BusReplyParser()
+    items = parser.feed(b"\x01\x02" + good[:5]) + parser.feed(good[5:] + bytes(corrupt))
+    assert isinstance(items[0], bus.BusGarbage)
+    reply = items[1]
+    assert isinstance(reply, BusReply) and reply.valid and reply.address == 1025
+    assert [(u.square, u.code) for u in bus.decode_changes(reply.data)] == [(28, 1), (52, 0)]
+    assert isinstance(items[2], BusReply) and not items[2].valid and items[2].address == 1026
+
+
+@given(st.binary(max_size=300))
+def test_the_reply_parser_never_raises(data):
+    parser = bus.BusReplyParser()
+    for i in range(0, len(data), 7):
+        parser.feed(data[i : i + 7])
+
+
+# -- the poller against a scripted chain --------------------------------------------
+
+
+class Chain:
+    """A scripted chain for the poller: answers each command as a board would."""
+
+    def __init__(self, addresses):
+        self.codes = {a: bytearray(START) for a in addresses}
+        self.changes = {a: [] for a in addresses}
+        self.last = {a: b"" for a in addresses}
+        self.unplugged: set[int] = set()
+        self.corrupt = 0
+        self.sent: list[tuple[str, int]] = []
+
+    def move(self, address, square, code):
+        self.codes[address][square] = code
+        if address not in self.unplugged:
+            self.changes[address].append((square, code))
+
+    def answer(self, frame: bytes) -> bytes:
+        if len(frame) != 4:
+            return b""
+        command, address = BusCommand(frame[0]), (frame[1] << 7) | frame[2]
+        self.sent.append((command.name, address))
+        if address not in self.codes or address in self.unplugged:
+            return b""
+        if command == BusCommand.SEND_CHANGES:
+            self.last[address] = bus.encode_changes(self.changes[address])
+            self.changes[address] = []
+            reply = bus.encode_reply(BusReplyId.UPDATE, address, self.last[address])
+        elif command == BusCommand.REPEAT_CHANGES:
+            reply = bus.encode_reply(BusReplyId.UPDATE, address, self.last[address])
+        elif command == BusCommand.SEND_BRD:
+            reply = bus.encode_reply(BusReplyId.BRD_DUMP, address, bytes(self.codes[address]))
+        elif command == BusCommand.SEND_CLK:
+            reply = bus.encode_reply(BusReplyId.BWTIME, address, bytes(7))
+        elif command == BusCommand.SEND_VERSION:
+            reply = bus.encode_reply(BusReplyId.VERSION, address, bytes([1, 7]))
+        else:
+            reply = bus.encode_reply(BusReplyId.PING, address)
+        if self.corrupt and reply[0] == BusReplyId.UPDATE and self.last[address]:
+            self.corrupt -= 1
+            reply = reply[:-1] + bytes([(reply[-1] + 1) & 0x7F])
+        return reply
+
+
+def run(poller: BusPoller, chain: Chain, t0: float, seconds: float, step: float = 0.01):
+    """Drive the poller for ``seconds`` of simulated time; every event it reports."""
+    events, t = [], t0
+    while t < t0 + seconds:
+        events += poller.expire(t)
+        frame = poller.next_command(t)
+        if frame is not None:
+            reply = chain.answer(frame)
+            if reply:
+                events += poller.feed(reply, t + 0.005)
+        t += step
+    return events, t
+
+
+def test_a_corrupt_change_list_is_asked_for_again_and_no_change_is_lost():
+    timings = BusTimings(discovery_interval=0)
+    poller, chain = BusPoller([1025, 1026], timings, discover=False), Chain([1025, 1026])
+    events, t = run(poller, chain, 0.0, 1.0)
+    assert {e.address for e in events if isinstance(e, BoardContents)} == {1025, 1026}
+    chain.move(1025, 52, 0)  # e2 lifted...
+    chain.move(1025, 36, 1)  # ...and set on e4
+    chain.corrupt = 2  # the change list arrives damaged, and so does its first repeat
+    before = len(chain.sent)
+    events, t = run(poller, chain, t, 1.0)
+    changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
+    assert changes == [(52, 0), (36, 1)]  # once each, in order
+    assert chain.sent[before:].count(("REPEAT_CHANGES", 1025)) == 2
+    assert poller.stats.bad_checksums == 2
+    assert not any(isinstance(e, BoardLost) for e in events)
+
+
+def test_a_board_unplugged_from_the_chain_is_lost_alone_then_found_and_dumped():
+    timings = BusTimings(discovery_interval=0)
+    poller, chain = BusPoller([1, 2, 3], timings, discover=False), Chain([1, 2, 3])
+    _, t = run(poller, chain, 0.0, 1.0)
+    chain.unplugged.add(2)
+    chain.move(2, 12, 0)  # moved while out: in no change list
+    events, t = run(poller, chain, t, 2.0)
+    assert [(type(e), e.address) for e in events if isinstance(e, BoardLost)] == [(BoardLost, 2)]
+    polled = [a for name, a in chain.sent[-60:] if name == "SEND_CHANGES"]
+    assert {1, 3} <= set(polled), "the other boards are still polled"
+    chain.unplugged.discard(2)
+    events, t = run(poller, chain, t, 2.0)
+    found = [e for e in events if isinstance(e, BoardFound)]
+    dumps = [e for e in events if isinstance(e, BoardContents) and e.address == 2]
+    assert [e.address for e in found] == [2]
+    assert dumps and dumps[0].after_return and dumps[0].dump.codes[12] == 0
+
+
+def test_a_broadcast_ping_finds_a_board_added_to_the_chain():
+    timings = BusTimings(discovery_interval=2.0, ping_window=0.2)
+    poller, chain = BusPoller([1], timings), Chain([1, 7])
+    events, t = run(poller, chain, 0.0, 0.5)
+    # the scripted chain answers a broadcast ping with nothing; board 7 answers late
+    assert poller.busy or poller.deadline() is None
+    reply = bus.encode_reply(BusReplyId.PING, 7)
+    while not (poller.busy and poller.deadline() is not None and not poller._outstanding):
+        events += poller.expire(t)
+        frame = poller.next_command(t)
+        if frame is not None and frame[1:3] != b"\x00\x00":
+            answer = chain.answer(frame)
+            if answer:
+                events += poller.feed(answer, t)
+        t += 0.01
+        assert t < 10, "no broadcast ping was sent"
+    assert ("IGNORE_NEXT_BUS_PING", 1) in chain.sent  # the known board keeps quiet
+    events = poller.feed(reply, t)
+    assert [(e.address, e.new) for e in events if isinstance(e, BoardFound)] == [(7, True)]
+    events, t = run(poller, chain, t, 1.0)
+    assert any(isinstance(e, BoardContents) and e.address == 7 for e in events)
