@@ -38,7 +38,14 @@ from drivers.dgt import bus, protocol
 from drivers.dgt.bus import BusCommand, BusReplyId, BusRequest
 from drivers.dgt.emulator import START_PLACEMENT, BoardEmulator, EmulatedClock
 from drivers.dgt.protocol import EeClockTime
-from drivers.sensors import BoardDump, ClockReport, MagicPiece, SensorEvent, SquareChange
+from drivers.sensors import (
+    BoardDump,
+    ClockReport,
+    Colour,
+    MagicPiece,
+    SensorEvent,
+    SquareChange,
+)
 
 #: Bit times per byte on the line (start, 8 data, stop).
 BITS_PER_BYTE = 10
@@ -132,8 +139,8 @@ class BusChainEmulator(BoardEmulator):
         with self._lock:
             board = self.boards[index]
             board.advance_clock(time.monotonic())
-            side = "white" if board.clock.left_to_move == board.white_on_left else "black"
-            other = "black" if side == "white" else "white"
+            white_to_move = board.clock.left_to_move == board.white_on_left
+            other: Colour = "black" if white_to_move else "white"
             white, black = (
                 (board.clock.left, board.clock.right)
                 if board.white_on_left

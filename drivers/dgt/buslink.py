@@ -41,8 +41,8 @@ from drivers.dgt.bus import (
     check_bus_command,
 )
 from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
-from drivers.dgt.link import open_serial
 from drivers.dgt.protocol import InvalidClockData
+from drivers.dgt.serialport import open_serial
 from drivers.dgt.shadow import BoardShadow
 from drivers.sensors import ConnectionChange, SensorEvent
 
