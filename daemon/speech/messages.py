@@ -8,6 +8,7 @@ auf Gustav eins". Written text only; the voice gets ``vocabulary.pronounce``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import chess
@@ -62,39 +63,127 @@ def _join(parts: list[str], vocabulary: Vocabulary) -> str:
     return f"{separator} ".join(parts)
 
 
+#: Irregularity kinds with their own message; any other kind says "irregularity".
+OWN_MESSAGES = frozenset(
+    {
+        "illegal_move",
+        "displaced_pieces",
+        "clock_without_move",
+        "incomplete_castling",
+        "incomplete_promotion",
+        "castling_rook_first",
+        "wrong_setup",
+    }
+)
+
+
 def irregularity_text(
     event: dict[str, Any], vocabulary: Vocabulary, board: chess.Board | None = None
 ) -> str:
+    """What happened and what to do, with a piece word on every square named.
+
+    ``board``: the game's position as it stands (the touched piece of a touch-move
+    still stands on its square; the king of an incomplete castling has not
+    officially moved).
+    """
     kind = str(event.get("kind") or "")
     mover = event.get("by") if event.get("by") in ("white", "black") else None
     side = vocabulary.colour(mover) if mover else ""
-    fix = fix_text(list(event.get("restore") or []), kind, vocabulary, mover)
+    restore = list(event.get("restore") or [])
+    squares = [s for s in event.get("squares") or [] if s in chess.SQUARE_NAMES]
+    fix = fix_text(restore, kind, vocabulary, mover)
     count = event.get("count")
     if kind == "touch_move":
-        pieces = touched_pieces(event.get("squares") or [], vocabulary, board, mover)
-        text = vocabulary.message("touch_move", pieces=pieces, side=side)
+        text = touch_move_text(event, squares, vocabulary, board, mover)
         if count:
             text += ". " + vocabulary.message("touch_move_count", side=side, count=count)
         return text
-    template = kind if kind in ("illegal_move", "displaced_pieces") else "irregularity"
+    if kind == "castling_rook_first":
+        # The first square is the rook's, touched first; it has castled since.
+        touched = f"{vocabulary.piece('R')} {vocabulary.square(squares[0])}" if squares else ""
+        return vocabulary.message("castling_rook_first", touched=touched, side=side)
+    if kind == "incomplete_castling":
+        rook_move = _missing_rook_move(squares, board)
+        if rook_move is not None and board is not None:
+            rook_from, rook_to = rook_move
+            piece = board.piece_at(rook_from)
+            fix = vocabulary.message(
+                "fix_move",
+                piece=piece_name(piece.symbol(), vocabulary, mover) if piece else "",
+                from_square=vocabulary.square(chess.square_name(rook_from)),
+                to_square=vocabulary.square(chess.square_name(rook_to)),
+            )
+        return vocabulary.message("incomplete_castling", fix=fix, side=side)
+    if kind == "incomplete_promotion":
+        last_rank = [s for s in squares if s[1] in "18"]
+        where = vocabulary.square(last_rank[-1]) if last_rank else ""
+        return vocabulary.message("incomplete_promotion", square=where, side=side)
+    template = kind if kind in OWN_MESSAGES else "irregularity"
     text = vocabulary.message(template, fix=fix, side=side)
     if kind == "illegal_move" and count:
         text += ". " + vocabulary.message("illegal_move_count", side=side, count=count)
     return text
 
 
-def touched_pieces(
-    squares: list[str], vocabulary: Vocabulary, board: chess.Board | None, mover: str | None
+def _piece_on(
+    square: str, board: chess.Board | None, vocabulary: Vocabulary, mover: str | None
 ) -> str:
-    """ "Springer Gustav eins": what stands on each touched square, or the square alone."""
-    parts = []
-    for square in squares:
-        if square not in chess.SQUARE_NAMES:
+    """ "Springer Gustav eins": the piece standing there and the square."""
+    piece = board.piece_at(chess.parse_square(square)) if board is not None else None
+    where = vocabulary.square(square)
+    return f"{piece_name(piece.symbol(), vocabulary, mover)} {where}" if piece else where
+
+
+def _missing_rook_move(squares: list[str], board: chess.Board | None) -> tuple[int, int] | None:
+    """The rook's part of a castling of which only the king has moved: (from, to)."""
+    if board is None:
+        return None
+    for move in board.legal_moves:
+        if not board.is_castling(move):
             continue
-        piece = board.piece_at(chess.parse_square(square)) if board is not None else None
-        where = vocabulary.square(square)
-        parts.append(f"{piece_name(piece.symbol(), vocabulary, mover)} {where}" if piece else where)
-    return _join(parts, vocabulary)
+        kingside = board.is_kingside_castling(move)
+        rank = chess.square_rank(move.from_square)
+        if chess.square_name(chess.square(6 if kingside else 2, rank)) not in squares:
+            continue
+        rook_from = move.to_square if board.chess960 else chess.square(7 if kingside else 0, rank)
+        return rook_from, chess.square(5 if kingside else 3, rank)
+    return None
+
+
+#: The touch-move rule a ``detail`` names: 4.3a (own piece: move it), 4.3b (the
+#: opponent's: capture it), 4.3c (one of each: capture that one with this one).
+_TOUCH_RULE = re.compile(r"4\.3\s*\(?([abc])\)?", re.IGNORECASE)
+
+
+def touch_move_text(
+    event: dict[str, Any],
+    squares: list[str],
+    vocabulary: Vocabulary,
+    board: chess.Board | None,
+    mover: str | None,
+) -> str:
+    """Which piece had to move or be captured (4.3): "Berührt, geführt: Springer
+    Gustav eins zuerst berührt, musste ziehen".
+
+    The first square holds the piece touched first; the rule comes from the
+    event's ``detail`` ("4.3b ...") when it names one, else from the piece's colour.
+    """
+    touched = squares[0] if squares else None
+    piece = board.piece_at(chess.parse_square(touched)) if board and touched else None
+    side = vocabulary.colour(mover)
+    if touched is None or piece is None or mover is None:
+        pieces = _join([_piece_on(s, board, vocabulary, mover) for s in squares], vocabulary)
+        return vocabulary.message("touch_move", pieces=pieces, side=side)
+    match = _TOUCH_RULE.search(str(event.get("detail") or ""))
+    own = piece.color == (mover == "white")
+    rule = match.group(1).lower() if match else ("a" if own else "b")
+    name = _piece_on(touched, board, vocabulary, mover)
+    if rule == "c" and len(squares) > 1:
+        other = _piece_on(squares[1], board, vocabulary, mover)
+        mine, theirs = (name, other) if own else (other, name)
+        return vocabulary.message("touch_move_capture_with", piece=mine, target=theirs, side=side)
+    key = "touch_move_move" if (rule == "a" or (rule == "c" and own)) else "touch_move_capture"
+    return vocabulary.message(key, piece=name, side=side)
 
 
 def result_text(result: str, vocabulary: Vocabulary) -> str:

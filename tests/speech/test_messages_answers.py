@@ -78,7 +78,8 @@ def test_touch_move_names_the_touched_piece_and_counts(de) -> None:
         t=1.0, kind="touch_move", article="4.3", by="white", squares=["g1"], count=1
     ).to_dict()
     assert event_text(event, de, board) == (
-        "Berührt: Springer Gustav eins. Berührt, geführt. Berührungen Weiß: 1"
+        "Berührt, geführt: Springer Gustav eins zuerst berührt, musste ziehen."
+        " Reklamation beim Schiedsrichter möglich. Berührungen Weiß: 1"
     )
 
 
@@ -183,3 +184,161 @@ def test_after_a_restart_the_last_move_is_still_phrased_from_the_board(de) -> No
          "fen": board.fen(), "by": "black", "speech": "(not used)"}
     )  # fmt: skip
     assert answer("last", {}, record, de) == "Letzter Zug: Springer Cesar sechs"
+
+
+def castled_position() -> chess.Board:
+    board = chess.Board()
+    for san in ("e4", "e5", "Nf3", "Nc6", "Bc4", "Nf6"):
+        board.push_san(san)
+    return board
+
+
+def irregularity(kind: str, by: str | None, squares: list[str], **kw) -> dict:
+    return Irregularity(t=1.0, kind=kind, article="4", by=by, squares=squares, **kw).to_dict()
+
+
+#: Every irregularity kind the rules core reports, as it reports it, and what each
+#: vocabulary says: what happened, what to do, a piece word on every square named.
+IRREGULARITIES = {
+    "castling_rook_first": (
+        irregularity("castling_rook_first", "white", ["h1", "e1"]),
+        "after O-O",
+        {
+            "appendix-e": "Rochade mit dem Turm zuerst begonnen: Turm Hector eins zuerst"
+            " berührt. Der Turm musste ziehen, Reklamation beim Schiedsrichter möglich",
+            "en": "Castling begun with the rook: Rook h one touched first. The rook had to"
+            " move, a claim to the arbiter is possible",
+            "es": "Enroque empezado con la torre: primero se tocó Torre h uno. Debía moverse"
+            " la torre, se puede reclamar al árbitro",
+        },
+    ),
+    "incomplete_castling": (
+        irregularity(
+            "incomplete_castling",
+            "white",
+            ["e1", "g1"],
+            restore=[{"square": "e1", "piece": "K"}, {"square": "g1", "piece": None}],
+        ),
+        "before O-O",
+        {
+            "appendix-e": "Rochade unvollständig: Turm fehlt. Turm von Hector eins auf Felix eins",
+            "en": "Castling incomplete: rook missing. Rook from h one to f one",
+            "es": "Enroque incompleto: falta la torre. Torre de h uno a f uno",
+        },
+    ),
+    "incomplete_promotion": (
+        irregularity(
+            "incomplete_promotion",
+            "white",
+            ["e7", "e8"],
+            restore=[{"square": "e7", "piece": "P"}, {"square": "e8", "piece": None}],
+        ),
+        "8/4P3/8/8/8/2k5/8/4K3 w - - 0 1",
+        {
+            "appendix-e": "Umwandlung unvollständig: Figur fehlt auf Eva acht. Bauer durch die"
+            " neue Figur ersetzen",
+            "en": "Promotion incomplete: no piece on e eight. Replace the pawn with the new piece",
+            "es": "Coronación incompleta: falta la pieza en e ocho. Cambiar el peón por la"
+            " pieza nueva",
+        },
+    ),
+    "clock_without_move": (
+        irregularity("clock_without_move", "black", []),
+        "after O-O",
+        {
+            "appendix-e": "Uhr ohne Zug gedrückt. Schwarz ist am Zug.",
+            "en": "Clock pressed without a move. Black to move.",
+            "es": "Reloj pulsado sin jugada. Juegan las negras.",
+        },
+    ),
+    "touch_move_own": (
+        irregularity("touch_move", "white", ["b1", "e2"]),
+        "start e4",
+        {
+            "appendix-e": "Berührt, geführt: Springer Bella eins zuerst berührt, musste ziehen."
+            " Reklamation beim Schiedsrichter möglich",
+            "en": "Touch move: Knight b one was touched first and had to be moved. A claim to"
+            " the arbiter is possible",
+            "es": "Pieza tocada primero: Caballo b uno. Había que moverla. Se puede reclamar al"
+            " árbitro",
+        },
+    ),
+    "touch_move_opponent": (
+        irregularity("touch_move", "black", ["e4", "g8"]),
+        "start e4 Nf6",
+        {
+            "appendix-e": "Berührt, geführt: Bauer Weiß Eva vier zuerst berührt, musste"
+            " geschlagen werden. Reklamation beim Schiedsrichter möglich",
+            "en": "Touch move: White Pawn e four was touched first and had to be captured. A"
+            " claim to the arbiter is possible",
+            "es": "Pieza tocada primero: Peón de las blancas e cuatro. Había que capturarla. Se"
+            " puede reclamar al árbitro",
+        },
+    ),
+    "wrong_setup": (
+        irregularity(
+            "wrong_setup",
+            None,
+            ["d1", "e1"],
+            restore=[{"square": "d1", "piece": "Q"}, {"square": "e1", "piece": "K"}],
+        ),
+        "start",
+        {
+            "appendix-e": "Grundstellung falsch: Dame Weiß auf David eins, Koenig Weiß auf Eva"
+            " eins",
+            "en": "Pieces not in the initial position: White Queen on d one, White King on e one",
+            "es": "Posición inicial incorrecta: poner Dama de las blancas en d uno, poner Rey de"
+            " las blancas en e uno",
+        },
+    ),
+}
+
+
+def position(name: str) -> chess.Board:
+    if name.startswith("start"):
+        board = chess.Board()
+        for san in name.split()[1:]:
+            board.push_san(san)
+        return board
+    if name == "before O-O":
+        return castled_position()
+    if name == "after O-O":
+        board = castled_position()
+        board.push_san("O-O")
+        return board
+    return chess.Board(name)
+
+
+@pytest.mark.parametrize("vocabulary", ["appendix-e", "en", "es"])
+@pytest.mark.parametrize("case", sorted(IRREGULARITIES))
+def test_every_irregularity_says_what_happened_and_what_to_do(case: str, vocabulary: str) -> None:
+    event, where, expected = IRREGULARITIES[case]
+    assert event_text(event, load_vocabulary(vocabulary), position(where)) == expected[vocabulary]
+
+
+TOUCH_DETAILS = [
+    ("4.3a: the white knight on b1 had to be moved",
+     "Springer Bella eins zuerst berührt, musste ziehen"),
+    ("4.3(b) the black pawn on d5 had to be captured",
+     "Bauer Schwarz David fuenf zuerst berührt, musste geschlagen werden"),
+    ("4.3c: the knight on b1 had to capture the pawn on d5",
+     "Springer Bella eins musste Bauer Schwarz David fuenf schlagen"),
+    ("", "Springer Bella eins zuerst berührt, musste ziehen"),  # no detail: by the colour
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("detail", "expected"), TOUCH_DETAILS)
+def test_touch_move_reads_the_rule_from_the_detail_when_given(de, detail, expected) -> None:
+    board = position("start e4 d5")
+    squares = ["d5", "b1"] if "(b)" in detail else ["b1", "d5"]
+    event = irregularity("touch_move", "white", squares, detail=detail)
+    assert event_text(event, de, board) == (
+        f"Berührt, geführt: {expected}. Reklamation beim Schiedsrichter möglich"
+    )
+
+
+def test_a_draw_on_time_says_remis_once(de) -> None:
+    flag = event_text(FlagFall(t=1, side="white", draw=True).to_dict(), de)
+    end = event_text(GameEnd(t=1, result="1/2-1/2", reason="flag_draw").to_dict(), de)
+    assert f"{flag} {end}".count("Remis") == 1
+    assert end == "Partie beendet. Remis. Zeitüberschreitung, kein Matt möglich"
