@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def emulate(args: argparse.Namespace) -> int:
-    from drivers.dgt.emulator import BoardEmulator
+    from drivers.dgt.emulator import READER_SETTLE, BoardEmulator
     from drivers.sensorlog import SensorLogError, read_log
 
     if args.speed <= 0:
@@ -63,7 +63,9 @@ def emulate(args: argparse.Namespace) -> int:
     with emulator:
         print(emulator.port_path, flush=True)
         if events and not stop.wait(args.delay):
-            emulator.play(events, args.speed)
+            # The reader (a daemon, record) runs at real time: what a human holds
+            # must stand long enough for it to settle, however fast the rest goes.
+            emulator.play(events, args.speed, hold=READER_SETTLE)
             print(f"playing {len(events)} events at {args.speed}x", file=sys.stderr)
         stop.wait()
     return 0

@@ -44,6 +44,37 @@ from drivers.sensors import (
 
 START_PLACEMENT = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
 
+#: The rules core's default settle time (``rules.settle_time``): how long a
+#: position must stand before a reader at real time decides on it.
+READER_SETTLE = 0.6
+#: What a held position gets beyond the settle time when played faster: the
+#: link's reading and the reader's timer are not instantaneous.
+HOLD_MARGIN = 0.3
+
+
+def played_offsets(
+    events: list[SensorEvent], speed: float, hold: float = 0.0, margin: float = HOLD_MARGIN
+) -> list[float]:
+    """When to play each event, in seconds after the first, ``speed`` times faster.
+
+    A position that stood at least ``hold`` seconds in the log (the reader's settle
+    time: a human held it, and a reader at real time saw it) keeps standing at least
+    ``hold + margin`` seconds, never longer than it stood in the log; what stood
+    shorter (pieces in transit) passes ``speed`` times faster. ``hold`` 0 scales
+    everything, for a reader whose own time runs ``speed`` times faster too.
+    """
+    offsets: list[float] = []
+    for index, event in enumerate(events):
+        if not offsets:
+            offsets.append(0.0)
+            continue
+        gap = max(0.0, event.t - events[index - 1].t)
+        played = gap / speed
+        if hold > 0 and gap >= hold:
+            played = max(played, min(gap, hold + margin))
+        offsets.append(offsets[-1] + played)
+    return offsets
+
 
 def game_events(
     game: chess.pgn.Game, *, seed: int = 0, with_clock: bool = True, start_time: float = 0.0
@@ -260,9 +291,13 @@ class BoardEmulator:
 
     # -- playing sensor logs ------------------------------------------------
 
-    def play(self, events: Iterable[SensorEvent], speed: float = 1.0) -> None:
+    def play(self, events: Iterable[SensorEvent], speed: float = 1.0, hold: float = 0.0) -> None:
         """Play sensor events as the board would report them, ``speed`` times
         faster than their timestamps. Returns at once; ``wait_played()`` waits.
+
+        ``hold``: the reader's settle time in real seconds (``READER_SETTLE`` for a
+        daemon at real time): a position held that long in the log still stands
+        that long (see ``played_offsets``); 0 when the reader's time is scaled too.
 
         BoardDump becomes the field updates of setting up that position (see
         ``arrange``; ``set_board`` changes pieces silently), SquareChange and
@@ -276,8 +311,10 @@ class BoardEmulator:
             if any(isinstance(e, ClockReport) for e in events):
                 self.clock.free_running = False
             start = time.monotonic()
-            t0 = events[0].t if events else 0.0
-            self._schedule.extend((start + (e.t - t0) / speed, e) for e in events)
+            offsets = played_offsets(events, speed, hold)
+            self._schedule.extend(
+                (start + offset, e) for offset, e in zip(offsets, events, strict=True)
+            )
             self._schedule.sort(key=lambda item: item[0])
             if self._schedule:
                 self._played.clear()
