@@ -42,6 +42,8 @@ from typing import Any
 import chess
 import chess.pgn
 
+from daemon.resultsignal import signalled_result
+
 log = logging.getLogger(__name__)
 
 #: Headers of the Seven Tag Roster, in the order PGN requires.
@@ -184,6 +186,8 @@ class GameRecord:
         self.draw_claimable: dict[str, Any] | None = None
         self.flag: dict[str, Any] | None = None
         self.penalties: list[dict[str, Any]] = []
+        #: the ``t`` of a signalled result the arbiter rejected (it is not offered again)
+        self.rejected_signal: float | None = None
         self.connection: str | None = None  # "connected" / "lost", from the feed
         self.started_at: float | None = None
         self.last_t: float | None = None
@@ -217,6 +221,7 @@ class GameRecord:
         record.draw_claimable = state.get("draw_claimable")
         record.flag = state.get("flag")
         record.penalties = copy.deepcopy(state.get("penalties") or [])
+        record.rejected_signal = _as_float(state.get("rejected_signal"))
         record.connection = state.get("connection")
         record.last_t = _as_float(state.get("t"))
         return record
@@ -331,6 +336,26 @@ class GameRecord:
         self._position_fen = None
 
     # -- views ----------------------------------------------------------------
+
+    @property
+    def result_signal(self) -> dict[str, Any] | None:
+        """A result the kings signal on the board, waiting for the arbiter (see
+        ``daemon.resultsignal``); None once a result is set or the
+        arbiter rejected this signal."""
+        if self.result:
+            return None
+        signal = signalled_result(self.irregularity)
+        if signal is None or signal["t"] == self.rejected_signal:
+            return None
+        return signal
+
+    def reject_signal(self) -> bool:
+        """The arbiter says the kings' position is no result: stop offering it."""
+        signal = self.result_signal
+        if signal is None:
+            return False
+        self.rejected_signal = signal["t"]
+        return True
 
     @property
     def last_move(self) -> RecordedMove | None:
@@ -461,6 +486,8 @@ class GameRecord:
             "draw_claimable": dict(self.draw_claimable) if self.draw_claimable else None,
             "flag": dict(self.flag) if self.flag else None,
             "penalties": copy.deepcopy(self.penalties),
+            "result_signal": self.result_signal,
+            "rejected_signal": self.rejected_signal,
             "connection": self.connection,
             "t": self.last_t,
         }

@@ -40,6 +40,10 @@ ACTIONS = {
     "correct_last_move": "replace the last move (uci required)",
     "takeback": "take back the last move",
     "say": "ask for an announcement (what: last|clock|move_number|board|square|piece)",
+    "players": "set the players' names and the round shown and written in the PGN "
+    "(white, black, round; each optional)",
+    "reject_signal": "the result the kings signal on the board is no result: stop offering it",
+    "check": "check the token (changes nothing; the arbiter's console logs in with it)",
 }
 
 SAY_WHAT = ("last", "clock", "move_number", "board", "square", "piece")
@@ -197,6 +201,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "square": Field(_square),
         "piece": Field(_piece),
     },
+    "players": {"white": Field(_text(100)), "black": Field(_text(100)), "round": Field(_text(20))},
+    "reject_signal": {},
+    "check": {},
 }
 """Each action's fields; every other field is refused."""
 
@@ -247,7 +254,7 @@ def check_game_state(request: Request, *, ended: str | None, moves: int) -> None
     back or correct before the first. ``ControlError`` with 409 otherwise."""
     if request.action == "penalty" and ended and not request.args.get("after_end"):
         raise ControlError(
-            f"the game has ended ({ended}); send \"after_end\": true to record a "
+            f'the game has ended ({ended}); send "after_end": true to record a '
             "penalty after the end",
             "after_end",
             409,

@@ -398,6 +398,21 @@ class Hub:
         self.seq = max(self.seq, seq)
         self._broadcast_snapshot()
 
+    def changed(self, board_id: str) -> None:
+        """The board's record changed outside the feed (the arbiter set the names,
+        rejected a signalled result): every viewer gets a snapshot, the listeners
+        (MQTT) the new state."""
+        self._call(self._changed_now, board_id)
+
+    def _changed_now(self, board_id: str) -> None:
+        self._broadcast_snapshot()
+        feed = self.boards[board_id]
+        for listener in list(self.listeners):
+            try:
+                listener(board_id, feed.seq, {"type": "_changed"}, self.page_state(board_id))
+            except Exception:
+                log.exception("a feed listener failed; the feed goes on")
+
     def _broadcast_snapshot(self) -> None:
         for subscriber in list(self.subscribers):
             if not subscriber.offer(self.snapshot(subscriber.boards)):

@@ -239,6 +239,7 @@ class MqttPublisher:
             record.result,
             record.headers.white,
             record.headers.black,
+            record.headers.round,
         )
         pgn_changed = self._last_pgn is None or key != self._pgn_key
         if pgn_changed:  # a clock tick changes no PGN: skip the export

@@ -188,16 +188,21 @@ function noteText(st) {
     "Flag fallen: " + (st.flag.side || "?");
   if (st.draw_claimable) return "Draw may be claimed (" +
     String(st.draw_claimable.reason).replace(/_/g, " ") + ")";
+  const penalty = (st.penalties || []).slice(-1)[0];
+  if (penalty) return "Penalty" + (penalty.article ? " " + penalty.article : "") + ": +" +
+    fmtClock(penalty.seconds) + " to " + (penalty.to === "black" ? "Black" : "White");
   return "";
 }
 function sides(st) {
   return st.orientation === "black" ? ["white", "black"] : ["black", "white"];
 }
-function playerHtml(st, side, where) {
-  const name = st.headers[side] && st.headers[side] !== "?" ? st.headers[side] :
+function playerName(st, side) {
+  return st.headers[side] && st.headers[side] !== "?" ? st.headers[side] :
     (side === "white" ? "White" : "Black");
+}
+function playerHtml(st, side, where) {
   return '<div class="player ' + where + '" data-side="' + side + '"><span class="name">' +
-    esc(name) + '</span><span class="clock">–</span></div>';
+    esc(playerName(st, side)) + '</span><span class="clock">–</span></div>';
 }
 function svgUrl(st, size) {
   return "/board.svg?board=" + encodeURIComponent(st.board) + "&seq=" + st.seq +
@@ -288,6 +293,9 @@ function render(id) {
   const round = st.headers.round && st.headers.round !== "?" ? " · Round " + st.headers.round
     : "";
   root.querySelector(".title").textContent = st.label + round;
+  for (const el of root.querySelectorAll(".player")) {  // names set during the round
+    el.querySelector(".name").textContent = playerName(st, el.dataset.side);
+  }
   const banner = root.querySelector(".banner");
   let alertText = st.irregularity ? irregularityText(st.irregularity) : "";
   if (!alertText && st.status && st.status.connected === false) alertText = "Board not connected";

@@ -17,7 +17,7 @@ from typing import Any
 
 from aiohttp import HttpVersion11, WSMsgType, web
 
-from daemon.broadcast import security, strictjson
+from daemon.broadcast import console, security, strictjson
 from daemon.broadcast.controls import (
     ACTIONS,
     ControlError,
@@ -301,6 +301,12 @@ async def control(request: web.Request) -> web.Response:
         return _error(400, str(exc), exc.field)
     except ControlError as exc:
         return _error(exc.status, str(exc), exc.field)
+    if action in console.DISPLAY_ACTIONS:  # the display's own (names, a signal): no core
+        try:
+            answer = console.DISPLAY_ACTIONS[action](hub, board_id, sensor_request.args)
+        except ControlError as exc:
+            return _error(exc.status, str(exc), exc.field)
+        return json_response({"accepted": True, "board": board_id, "action": action, **answer})
     on_request = request.app[ON_REQUEST_KEY]
     if on_request is None:
         return _error(503, "no rules core is listening for requests")
@@ -357,6 +363,7 @@ def build_app(
     app.router.add_get("/ws", events_ws)
     app.router.add_post("/control/{action}", control)
     app.router.add_post("/say", control)
+    console.install(app)
     return app
 
 

@@ -1,0 +1,373 @@
+"""The arbiter's console: one page (``/arbiter``) for what an arbiter does
+during a round, on a phone.
+
+Every button is one of the documented POSTs (``/control/<action>``, see
+``docs/broadcast.md``), sent with the token as ``Authorization: Bearer``: the
+console goes through exactly the checks curl does (Origin, token, body schema),
+so it can do nothing curl cannot. The token is typed once and kept in the
+browser's ``sessionStorage`` (gone when the tab closes), never in a URL, a
+cookie or the page; the password field has no ``name``, so even a form sent
+without the script would not carry it.
+
+What the console changes, the rules core decides (penalty, takeback, new game,
+result, announcements), except what only the display holds, done here
+(``DISPLAY_ACTIONS``): the players' names and round, and rejecting a result the
+kings signal on the board. The console follows the game over ``/events`` like
+the spectators' page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from daemon.broadcast.controls import ControlError
+from daemon.broadcast.hub import Hub
+
+
+def _check(hub: Hub, board_id: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The token was right: tell the console the boards it may pick."""
+    return {"boards": hub.board_ids()}
+
+
+def _players(hub: Hub, board_id: str, args: dict[str, Any]) -> dict[str, Any]:
+    """New names and round for the board: the page, the live PGN, MQTT."""
+    if not args:
+        raise ControlError("players: give white, black or round", None)
+    hub.set_players(
+        board_id,
+        white=args.get("white") or ("?" if "white" in args else None),
+        black=args.get("black") or ("?" if "black" in args else None),
+        round=args.get("round") or ("?" if "round" in args else None),
+    )
+    hub.changed(board_id)
+    return {"args": args}
+
+
+def _reject_signal(hub: Hub, board_id: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The kings in the centre are no result: stop offering it (the position
+    still has to be restored, as the banner says)."""
+    if not hub.boards[board_id].record.reject_signal():
+        raise ControlError("reject_signal: no result is signalled on the board", None, 409)
+    hub.changed(board_id)
+    return {}
+
+
+#: Controls the display carries out itself (they never reach the rules core).
+DISPLAY_ACTIONS: dict[str, Callable[[Hub, str, dict[str, Any]], dict[str, Any]]] = {
+    "check": _check,
+    "players": _players,
+    "reject_signal": _reject_signal,
+}
+
+
+async def console_page(request: web.Request) -> web.Response:
+    return web.Response(text=CONSOLE, content_type="text/html",
+                        headers={"Cache-Control": "no-cache"})  # fmt: skip
+
+
+def install(app: web.Application) -> None:
+    """The console's page; its buttons use the app's ``/control/<action>``."""
+    app.router.add_get("/arbiter", console_page)
+
+
+CONSOLE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>dgt-bridge arbiter</title>
+<style>
+:root { color-scheme: light; --fg: #000; --bg: #fff; --dim: #555; --alert: #b00020;
+  --ok: #0a5d00; }
+* { box-sizing: border-box; }
+html, body { margin: 0; background: var(--bg); color: var(--fg);
+  font: 18px/1.35 "DejaVu Sans", "Noto Sans", Arial, sans-serif; }
+body { padding: 8px; max-width: 760px; margin: 0 auto; }
+h1 { font-size: 20px; margin: 0 0 8px; }
+h2 { font-size: 16px; margin: 14px 0 6px; text-transform: uppercase; letter-spacing: .04em;
+  color: var(--dim); }
+button, select, input { font: inherit; min-height: 44px; }
+button { border: 2px solid var(--fg); background: var(--bg); border-radius: 6px;
+  padding: 6px 10px; cursor: pointer; }
+button.strong { background: var(--fg); color: var(--bg); }
+button:disabled { opacity: .4; }
+input, select { border: 2px solid var(--dim); border-radius: 6px; padding: 4px 8px;
+  width: 100%; min-width: 0; }
+.row { display: grid; grid-template-columns: 1fr 1fr; gap: 6px; margin-bottom: 6px; }
+.row3 { grid-template-columns: 1fr 1fr 1fr; }
+.wide { grid-column: 1 / -1; }
+.hidden { display: none !important; }
+.clock { display: flex; justify-content: space-between; gap: 8px; border: 2px solid var(--fg);
+  padding: 4px 8px; margin-bottom: 6px; font-size: 20px; }
+.clock .name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; }
+.clock .time { font-weight: bold; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.clock.running { background: var(--fg); color: var(--bg); }
+#banner { background: var(--alert); color: #fff; font-weight: bold; padding: 6px 8px;
+  margin-bottom: 6px; }
+#signal { border: 3px solid var(--alert); padding: 6px 8px; margin-bottom: 6px; }
+#result { font-weight: bold; font-size: 20px; margin-bottom: 6px; }
+#feedback { min-height: 1.4em; font-weight: bold; }
+#feedback.error { color: var(--alert); }
+#feedback.ok { color: var(--ok); }
+#penalties { margin: 0; padding-left: 20px; }
+#status { color: var(--dim); font-size: 14px; }
+</style>
+</head>
+<body>
+<div id="status" role="status">arbiter's console</div>
+<form id="login" class="hidden" autocomplete="off">
+  <h1>Arbiter's console</h1>
+  <p>The token is <code>broadcast.token</code> of the daemon's configuration. It is
+  kept in this tab only, until you log out or close it.</p>
+  <label for="token">Token</label>
+  <input id="token" type="password" autocomplete="current-password" required>
+  <p><button class="strong" type="submit" id="login-button">Log in</button></p>
+  <p id="login-error" class="error" role="alert"></p>
+</form>
+<main id="console" class="hidden">
+  <div class="row"><h1 id="title" class="wide">Board</h1></div>
+  <div class="row" id="board-choice"><label class="wide">Board
+    <select id="board-select"></select></label></div>
+  <div class="clock" data-side="white"><span class="name">White</span>
+    <span class="time">–</span></div>
+  <div class="clock" data-side="black"><span class="name">Black</span>
+    <span class="time">–</span></div>
+  <div id="lastmove"></div>
+  <div id="result" class="hidden"></div>
+  <div id="banner" class="hidden" role="alert"></div>
+  <div id="signal" class="hidden">
+    <div id="signal-text"></div>
+    <div class="row"><button class="strong" id="signal-confirm" data-result="">Confirm</button>
+      <button id="signal-reject">Reject</button></div>
+  </div>
+  <p id="feedback" role="status"></p>
+
+  <h2>Penalty: time added to the offender's opponent</h2>
+  <div class="row">
+    <button data-penalty="white" data-seconds="120" data-article="7.4b">
+      7.4b: +2:00 to White</button>
+    <button data-penalty="black" data-seconds="120" data-article="7.4b">
+      7.4b: +2:00 to Black</button>
+    <button data-penalty="white" data-seconds="180" data-article="9.5b">
+      9.5b: +3:00 to White</button>
+    <button data-penalty="black" data-seconds="180" data-article="9.5b">
+      9.5b: +3:00 to Black</button>
+  </div>
+  <div class="row row3">
+    <select id="pen-to" aria-label="to"><option value="white">to White</option>
+      <option value="black">to Black</option></select>
+    <input id="pen-seconds" type="number" min="1" max="3600" value="60" aria-label="seconds">
+    <input id="pen-article" value="7.4b" aria-label="article">
+  </div>
+  <div class="row"><button class="wide" id="pen-custom">Give this time</button></div>
+  <ol id="penalties"></ol>
+
+  <h2>Result</h2>
+  <div class="row row3">
+    <button data-result="1-0">1-0</button><button data-result="1/2-1/2">½-½</button>
+    <button data-result="0-1">0-1</button>
+  </div>
+  <h2>Game</h2>
+  <div class="row">
+    <button id="takeback">Take back the last move</button>
+    <button id="new-game">New game</button>
+  </div>
+
+  <h2>Players and round</h2>
+  <div class="row">
+    <input id="white" aria-label="White" placeholder="White">
+    <input id="black" aria-label="Black" placeholder="Black">
+    <input id="round" aria-label="Round" placeholder="Round">
+    <button id="players">Set players and round</button>
+  </div>
+
+  <h2>Announcement</h2>
+  <div class="row">
+    <button data-say="last">Repeat the last move</button>
+    <button data-say="clock">Say the clocks</button>
+  </div>
+
+  <p><button id="logout">Log out</button></p>
+</main>
+<script>
+"use strict";
+const KEY = "dgt-bridge-arbiter-token";
+const $ = id => document.getElementById(id);
+let token = sessionStorage.getItem(KEY);
+let board = null, state = null, receivedAt = 0, source = null;
+
+function fmt(s) {
+  if (s === null || s === undefined) return "–";
+  s = Math.max(0, s);
+  const w = Math.floor(s + 1e-6), h = Math.floor(w / 3600), m = Math.floor((w % 3600) / 60);
+  const sec = String(w % 60).padStart(2, "0");
+  return h ? h + ":" + String(m).padStart(2, "0") + ":" + sec : m + ":" + sec;
+}
+function say(text, ok) {
+  const el = $("feedback");
+  el.textContent = text;
+  el.className = ok ? "ok" : "error";
+}
+async function post(action, body) {
+  const url = "/control/" + action + (board ? "?board=" + encodeURIComponent(board) : "");
+  let response;
+  try {
+    response = await fetch(url, {method: "POST", cache: "no-store", headers: {
+      "Authorization": "Bearer " + token, "Content-Type": "application/json"},
+      body: JSON.stringify(body || {})});
+  } catch (e) { say("The daemon cannot be reached: " + e, false); return null; }
+  let answer = {};
+  try { answer = await response.json(); } catch (e) { answer = {}; }
+  if (!response.ok) { say(answer.error || ("refused: HTTP " + response.status), false); }
+  if (response.status === 403 && /token/.test(answer.error || "")) { logout(answer.error); }
+  return response.ok ? answer : null;
+}
+async function login(candidate) {
+  token = candidate;
+  const answer = await post("check", {});
+  if (!answer) { logout($("feedback").textContent); return; }
+  sessionStorage.setItem(KEY, token);
+  $("login").classList.add("hidden");
+  $("console").classList.remove("hidden");
+  const boards = answer.boards || [];
+  const select = $("board-select");
+  select.innerHTML = "";
+  for (const id of boards) { const o = document.createElement("option");
+    o.value = id; o.textContent = "Board " + id; select.appendChild(o); }
+  $("board-choice").classList.toggle("hidden", boards.length < 2);
+  choose(board && boards.includes(board) ? board : boards[0]);
+  say("", true);
+}
+function showLogin(message) {
+  $("console").classList.add("hidden");
+  $("login").classList.remove("hidden");
+  $("login-error").textContent = message || "";
+}
+function logout(message) {
+  sessionStorage.removeItem(KEY);
+  token = null;
+  if (source) { source.close(); source = null; }
+  showLogin(message);
+}
+function choose(id) {
+  board = id;
+  $("board-select").value = id;
+  if (source) source.close();
+  source = new EventSource("/events?state=1&board=" + encodeURIComponent(id));
+  source.onmessage = e => {
+    const msg = JSON.parse(e.data);
+    if (msg.kind === "snapshot" && msg.boards[board]) state = msg.boards[board];
+    else if (msg.kind === "event" && msg.board === board && msg.state) state = msg.state;
+    else return;
+    receivedAt = performance.now();
+    render();
+  };
+  source.onopen = () => { $("status").textContent = "live · board " + board; };
+  source.onerror = () => { $("status").textContent = "connection lost, reconnecting…"; };
+}
+function clockOf(side) {
+  if (!state || !state.clock) return null;
+  let s = state.clock[side];
+  if (state.clock.running === side && !state.result) s -= (performance.now() - receivedAt) / 1000;
+  return s;
+}
+function tick() {
+  for (const el of document.querySelectorAll(".clock")) {
+    const side = el.dataset.side;
+    el.querySelector(".time").textContent = fmt(clockOf(side));
+    el.classList.toggle("running", !!(state && state.clock && state.clock.running === side &&
+      !state.result));
+  }
+}
+function render() {
+  const st = state, h = st.headers;
+  $("title").textContent = st.label + (h.round && h.round !== "?" ? " · Round " + h.round : "");
+  for (const el of document.querySelectorAll(".clock")) {
+    const side = el.dataset.side;
+    el.querySelector(".name").textContent = (side === "white" ? "White: " : "Black: ") +
+      (h[side] && h[side] !== "?" ? h[side] : "?");
+  }
+  for (const side of ["white", "black"]) {
+    const input = $(side);
+    if (document.activeElement !== input) input.value = h[side] && h[side] !== "?" ? h[side] : "";
+  }
+  if (document.activeElement !== $("round")) $("round").value = h.round !== "?" ? h.round : "";
+  const lm = st.last_move;
+  $("lastmove").textContent = lm ? "Last move: " + lm.figurine + " (ply " + lm.ply + ")" :
+    "No move yet";
+  const result = $("result");
+  result.textContent = st.result ? "Result: " + st.result.replace("1/2-1/2", "½-½") +
+    (st.result_reason ? " (" + st.result_reason.replace(/_/g, " ") + ")" : "") : "";
+  result.classList.toggle("hidden", !st.result);
+  const banner = $("banner");
+  const irr = st.irregularity;
+  banner.textContent = irr ? irr.kind.replace(/_/g, " ") + (irr.article ? " (" + irr.article +
+    ")" : "") + (irr.squares && irr.squares.length ? ": " + irr.squares.join(", ") : "") : "";
+  banner.classList.toggle("hidden", !irr);
+  const signal = st.result_signal;
+  $("signal").classList.toggle("hidden", !signal);
+  if (signal) {
+    $("signal-text").textContent = "The kings signal " + signal.result.replace("1/2-1/2", "½-½") +
+      " (" + signal.squares.join(", ") + "). Confirm it as the result?";
+    $("signal-confirm").dataset.result = signal.result;
+  }
+  const list = $("penalties");
+  list.innerHTML = "";
+  for (const p of st.penalties || []) {
+    const li = document.createElement("li");
+    const clock = p.clock ? " · clocks then W " + fmt(p.clock.white) + ", B " + fmt(p.clock.black)
+      : "";
+    li.textContent = (p.article || "?") + ": +" + fmt(p.seconds) + " to " + p.to + clock;
+    list.appendChild(li);
+  }
+  $("takeback").disabled = !st.moves.length;
+  tick();
+}
+async function act(action, body, done) {
+  const answer = await post(action, body);
+  if (answer) say(done, true);
+}
+$("login").addEventListener("submit", e => { e.preventDefault(); login($("token").value);
+  $("token").value = ""; });
+$("logout").addEventListener("click", () => logout("Logged out."));
+$("board-select").addEventListener("change", e => choose(e.target.value));
+for (const b of document.querySelectorAll("[data-penalty]")) {
+  b.addEventListener("click", () => act("penalty", {to: b.dataset.penalty,
+    seconds: Number(b.dataset.seconds), article: b.dataset.article},
+    "Penalty sent: +" + fmt(Number(b.dataset.seconds)) + " to " + b.dataset.penalty +
+    " (" + b.dataset.article + ")"));
+}
+$("pen-custom").addEventListener("click", () => {
+  const seconds = Number($("pen-seconds").value);
+  act("penalty", {to: $("pen-to").value, seconds: seconds, article: $("pen-article").value},
+    "Penalty sent: +" + fmt(seconds) + " to " + $("pen-to").value);
+});
+for (const b of document.querySelectorAll("[data-result]")) {
+  b.addEventListener("click", () => {
+    if (!b.dataset.result) return;
+    act("result", {result: b.dataset.result}, "Result sent: " + b.dataset.result);
+  });
+}
+$("signal-reject").addEventListener("click", () => act("reject_signal", {},
+  "Signal rejected: restore the position"));
+$("takeback").addEventListener("click", () => {
+  if (confirm("Take back the last move?")) act("takeback", {}, "Takeback sent");
+});
+$("new-game").addEventListener("click", () => {
+  if (confirm("Start a new game on this board?")) act("new_game", {}, "New game sent");
+});
+$("players").addEventListener("click", () => act("players", {white: $("white").value.trim(),
+  black: $("black").value.trim(), round: $("round").value.trim()}, "Players and round set"));
+for (const b of document.querySelectorAll("[data-say]")) {
+  b.addEventListener("click", () => act("say", {what: b.dataset.say}, "Announcement asked"));
+}
+setInterval(tick, 250);
+if (token) login(token); else showLogin();
+</script>
+</body>
+</html>
+"""

@@ -1,0 +1,241 @@
+"""The arbiter's console: in a real headless Chromium on a phone (log in, give a
+penalty, set the players, confirm the result the kings signal; the spectators'
+page shows each), and its display-side controls as plain POSTs."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import chess
+import pytest
+from chromium import CHROMIUM, chromium
+
+from daemon import events
+from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings
+from daemon.resultsignal import signalled_result
+from daemon.rules.core import RulesCore
+from drivers.sensors import BoardDump, ClockReport, SquareChange
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+TOKEN = "s3cret-arbiter"
+OPENING = ["g1f3", "g8f6", "b1c3", "b8c6"]  # the centre stays empty
+
+
+class Table:
+    """A board, its rules core and the daemon's broadcaster, wired as the daemon
+    wires them: sensor events -> core -> feed; the controls' requests -> core."""
+
+    def __init__(self) -> None:
+        self.core = RulesCore()
+        self.t = 0.0
+        self.position = chess.Board()
+        settings = BroadcastSettings(
+            address="127.0.0.1", port=0, token=TOKEN, round="2",
+            boards=[BoardSettings(id="1", white="Morphy", black="Duke")],
+        )  # fmt: skip
+        self.broadcaster = Broadcaster(settings, on_request=self.request, start_seq=0)
+
+    def feed(self, event) -> None:
+        for out in self.core.feed(event):
+            self.broadcaster.publish("1", out.to_dict())
+
+    def settle(self, seconds: float = 3.0) -> None:
+        self.t += seconds
+        for out in self.core.tick(self.t):
+            self.broadcaster.publish("1", out.to_dict())
+
+    def request(self, board: str, request) -> None:
+        self.t += 0.1
+        self.feed(type(request)(t=self.t, action=request.action, args=request.args))
+
+    def change(self, square: str, piece: str | None) -> None:
+        self.t += 0.3
+        self.feed(SquareChange(self.t, square, piece))
+
+    def play(self, ucis: list[str]) -> None:
+        for uci in ucis:
+            move = chess.Move.from_uci(uci)
+            piece = self.position.piece_at(move.from_square).symbol()
+            self.change(chess.square_name(move.from_square), None)
+            self.change(chess.square_name(move.to_square), piece)
+            self.settle()
+            self.position.push(move)
+
+    async def start(self) -> None:
+        await self.broadcaster.start()
+        self.feed(BoardDump(self.t, self.position.board_fen()))
+        self.settle()
+        self.play(OPENING)
+        self.t += 0.1
+        self.feed(ClockReport(self.t, white=5321.0, black=5288.0, running="white"))
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.broadcaster.port}"
+
+
+CONSOLE_PROBE = """(() => {
+  const shown = id => !document.getElementById(id).classList.contains("hidden");
+  return JSON.stringify({
+    href: location.href, login: shown("login"), console: shown("console"),
+    stored: sessionStorage.getItem("dgt-bridge-arbiter-token"),
+    error: document.getElementById("login-error").textContent,
+    feedback: document.getElementById("feedback").textContent,
+    penalties: [...document.querySelectorAll("#penalties li")].map(e => e.textContent),
+    clocks: [...document.querySelectorAll(".clock")].map(e => e.textContent),
+    signal: shown("signal") ? document.getElementById("signal-text").textContent : "",
+    result: document.getElementById("result").textContent,
+    overflow: document.documentElement.scrollWidth - window.innerWidth,
+  });
+})()"""
+
+SPECTATOR_PROBE = """(() => JSON.stringify({
+  live: document.getElementById("status-line").textContent.startsWith("live"),
+  note: (document.querySelector(".result") || {}).textContent || "",
+  names: [...document.querySelectorAll(".player .name")].map(e => e.textContent),
+  title: (document.querySelector(".title") || {}).textContent || "",
+}))()"""
+
+
+async def _click(tools, selector: str) -> None:
+    await tools.evaluate(f"JSON.stringify(document.querySelector({json.dumps(selector)}).click())")
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+async def test_an_arbiter_logs_in_on_a_phone_gives_a_penalty_and_the_spectators_see_it():
+    table = Table()
+    await table.start()
+    try:
+        async with chromium(probe=CONSOLE_PROBE) as tools:
+            await tools.call("Emulation.setDeviceMetricsOverride", width=390, height=844,
+                             deviceScaleFactor=1, mobile=True)  # fmt: skip
+            await tools.call("Page.navigate", url=f"{table.url}/arbiter")
+            await tools.until(lambda d: d["login"], "the login form")
+
+            # A wrong token: refused, nothing kept.
+            await tools.evaluate(
+                'JSON.stringify((document.getElementById("token").value = '
+                '"guess", document.getElementById("login").requestSubmit()))'
+            )
+            seen = await tools.until(lambda d: "token" in d["error"], "the refusal")
+            assert seen["stored"] is None and not seen["console"]
+
+            await tools.evaluate(
+                f'JSON.stringify((document.getElementById("token").value = '
+                f'"{TOKEN}", document.getElementById("login").requestSubmit()))'
+            )
+            seen = await tools.until(
+                lambda d: d["console"] and "1:28" in " ".join(d["clocks"]), "the console"
+            )
+            assert TOKEN not in seen["href"], "the token is never in the URL"
+            assert seen["stored"] == TOKEN, "kept in this tab's sessionStorage"
+            assert seen["overflow"] <= 0, "the console fits a phone"
+            ARTIFACTS.mkdir(exist_ok=True)
+            shot = await tools.call("Page.captureScreenshot", format="png")
+            (ARTIFACTS / "arbiter-console-390x844.png").write_bytes(base64.b64decode(shot["data"]))
+
+            await _click(tools, '[data-penalty="black"][data-article="7.4b"]')
+            seen = await tools.until(lambda d: d["penalties"] and d["feedback"],
+                                     "the penalty in the console")  # fmt: skip
+            assert seen["penalties"][0].startswith("7.4b: +2:00 to black"), seen["penalties"]
+            assert "Penalty sent: +2:00 to black" in seen["feedback"]
+
+            # The spectators' page shows it; back on the console, still logged in.
+            await tools.call("Page.navigate", url=f"{table.url}/")
+            seen = await tools.until(lambda d: d["live"] and d["note"], "the penalty for all",
+                                     probe=SPECTATOR_PROBE)  # fmt: skip
+            assert seen["note"] == "Penalty 7.4b: +2:00 to Black"
+            await tools.call("Page.navigate", url=f"{table.url}/arbiter")
+            await tools.until(lambda d: d["console"] and d["penalties"], "the console again")
+
+            await tools.evaluate(
+                'JSON.stringify((document.getElementById("white").value = "Paul Morphy", '
+                'document.getElementById("round").value = "2.1", '
+                'document.getElementById("players").click()))'
+            )  # fmt: skip
+            await tools.until(lambda d: "Players and round set" in d["feedback"], "the names")
+
+            # The kings go to d5 and e4: the console offers 1-0, the arbiter confirms.
+            for square, piece in (("e1", None), ("d5", "K"), ("e8", None), ("e4", "k")):
+                table.change(square, piece)
+            table.settle()
+            seen = await tools.until(lambda d: d["signal"], "the signalled result")
+            assert seen["signal"].startswith("The kings signal 1-0 (d5, e4)")
+            await _click(tools, "#signal-confirm")
+            seen = await tools.until(lambda d: "Result" in d["result"], "the confirmed result")
+            assert seen["result"] == "Result: 1-0 (arbiter)"
+            assert not seen["signal"], "no longer offered once the result is set"
+
+            # The spectators' page, in the same browser.
+            await tools.call("Page.navigate", url=f"{table.url}/")
+            seen = await tools.until(lambda d: d["live"], "the spectators' page",
+                                     probe=SPECTATOR_PROBE)  # fmt: skip
+            assert "Paul Morphy" in seen["names"] and "Round 2.1" in seen["title"]
+            assert seen["note"].startswith("1-0"), "the confirmed result for the spectators"
+        record = table.broadcaster.hub.boards["1"].record
+        assert [p["article"] for p in record.penalties] == ["7.4b"]
+        assert record.penalties[0]["to"] == "black" and record.penalties[0]["seconds"] == 120
+    finally:
+        await table.broadcaster.stop()
+
+
+# -- the display's own controls, as plain POSTs -------------------------------------
+
+
+def _kings_to(first: str, second: str, occupied: str | None = None) -> dict:
+    restore = [{"square": "e1", "piece": "K"}, {"square": "e8", "piece": "k"},
+               {"square": first, "piece": None}, {"square": second, "piece": occupied}]  # fmt: skip
+    return events.Irregularity(
+        t=50.0, kind="displaced_pieces", article="7.3", by=None,
+        squares=["e1", "e8", first, second], restore=restore,
+    ).to_dict()  # fmt: skip
+
+
+def test_the_kings_in_the_centre_signal_a_result_only_on_the_four_pairs():
+    assert signalled_result(_kings_to("d5", "e4"))["result"] == "1-0"
+    assert signalled_result(_kings_to("e5", "d4"))["result"] == "0-1"
+    assert signalled_result(_kings_to("d4", "e4"))["result"] == "1/2-1/2"
+    assert signalled_result(_kings_to("e5", "d5"))["result"] == "1/2-1/2"
+    assert signalled_result(_kings_to("d4", "d5")) is None, "not one of the pairs"
+    assert signalled_result(_kings_to("d5", "e4", occupied="P")) is None, "a piece lifted"
+    assert signalled_result({**_kings_to("d5", "e4"), "kind": "illegal_move"}) is None
+
+
+async def test_the_console_and_its_display_controls_are_plain_documented_posts(live):
+    server = await live(token=TOKEN)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+
+    async def post(action: str, body: dict, headers=auth):
+        async with server.session.post(f"{server.url}/control/{action}", json=body,
+                                       headers=headers) as response:  # fmt: skip
+            return response.status, await response.json()
+
+    async def state() -> dict:
+        async with server.session.get(f"{server.url}/state.json") as response:
+            return (await response.json())["boards"]["1"]
+
+    async with server.session.get(f"{server.url}/arbiter") as response:
+        page = await response.text()
+        assert response.status == 200 and "sessionStorage" in page and TOKEN not in page
+        assert "sha256-" in response.headers["Content-Security-Policy"]
+    assert (await post("check", {}))[0] == 200
+    assert (await post("check", {}, headers={"Authorization": "Bearer guess"}))[0] == 403
+
+    status, answer = await post("players", {"white": "Anna Muzychuk", "round": "5"})
+    assert status == 200, answer
+    assert (await state())["headers"]["white"] == "Anna Muzychuk"
+    async with server.session.get(f"{server.url}/game.pgn") as response:
+        pgn = await response.text()
+    assert '[White "Anna Muzychuk"]' in pgn and '[Round "5"]' in pgn and '[Black "Duke"]' in pgn
+    status, answer = await post("players", {"black": 'Bad\n[Result "1-0"]'})
+    assert status == 400 and answer["field"] == "black"
+
+    assert (await post("reject_signal", {}))[0] == 409, "nothing signalled yet"
+    server.publish([_kings_to("d5", "e4")])
+    assert (await state())["result_signal"]["result"] == "1-0"
+    assert (await post("reject_signal", {}))[0] == 200
+    assert (await state())["result_signal"] is None, "a rejected signal is not offered again"
+    assert server.requests == [], "the display's own controls never reach the rules core"
