@@ -417,14 +417,17 @@ class GameRecord:
                 return dict(move.clock) if move.clock else None
         return None
 
-    def pgn_headers(self) -> dict[str, str]:
+    def pgn_headers(self, names: GameHeaders | None = None) -> dict[str, str]:
+        """The tags of ``pgn`` (with ``names`` instead of the record's own headers,
+        for a reader with its own rules, e.g. lichess's)."""
+        own = names or self.headers
         headers = {
-            "Event": self.headers.event or "?",
-            "Site": self.headers.site or "?",
-            "Date": self.headers.date or "????.??.??",
-            "Round": self.headers.round or "?",
-            "White": self.headers.white or "?",
-            "Black": self.headers.black or "?",
+            "Event": own.event or "?",
+            "Site": own.site or "?",
+            "Date": own.date or "????.??.??",
+            "Round": own.round or "?",
+            "White": own.white or "?",
+            "Black": own.black or "?",
             "Result": self.result if self.result in PGN_RESULTS else "*",
         }
         if self.start_fen != chess.STARTING_FEN or self.chess960:
@@ -432,14 +435,14 @@ class GameRecord:
             headers["FEN"] = self.start_fen
         if self.chess960:
             headers["Variant"] = "Chess960"
-        for key, value in self.headers.extra.items():
+        for key, value in own.extra.items():
             if not PGN_TAG_NAME.match(str(key)):
                 log.warning("PGN: dropped a header with an invalid tag name %r", key)
                 continue
             headers.setdefault(str(key), str(value))
         return {key: clean_tag_value(value) for key, value in headers.items()}
 
-    def pgn(self) -> str:
+    def pgn(self, names: GameHeaders | None = None) -> str:
         """The game so far as PGN (Seven Tag Roster first, ``[%clk]`` per move).
 
         The tags are written here, escaped (``pgn_tag``): python-chess writes a
@@ -454,7 +457,7 @@ class GameRecord:
             node = node.add_variation(parsed)
             if move.clock and move.by in move.clock:
                 node.comment = f"[%clk {format_clock(move.clock[move.by])}]"
-        headers = self.pgn_headers()
+        headers = self.pgn_headers(names)
         game.headers["Result"] = headers["Result"]  # the movetext ends with it
         exporter = chess.pgn.StringExporter(headers=False, variations=False, comments=True)
         tags = "\n".join(pgn_tag(key, value) for key, value in headers.items())

@@ -37,6 +37,7 @@ import paho.mqtt.client as mqtt
 from aiohttp import web
 
 from daemon.broadcast.hub import BOARD_ID, Hub
+from daemon.broadcast.lichess import LichessPusher
 from daemon.broadcast.mqtt import new_client, topic_level
 from daemon.broadcast.relaycheck import (
     Rejected,
@@ -45,7 +46,7 @@ from daemon.broadcast.relaycheck import (
     check_status,
     replays,
 )
-from daemon.broadcast.settings import BroadcastSettings, MqttSettings
+from daemon.broadcast.settings import BroadcastSettings, LichessSettings, MqttSettings
 from daemon.broadcast.web import build_app
 from daemon.gamerecord import GameHeaders
 
@@ -101,6 +102,7 @@ class Relay:
         client_id: str | None = None,
         event: str | None = None,
         mqtt_settings: MqttSettings | None = None,
+        lichess: LichessSettings | None = None,
     ) -> None:
         self.broker, self.broker_port = broker, broker_port
         self.event = event or tournament
@@ -127,9 +129,12 @@ class Relay:
         self._lock = threading.Lock()
         self.port: int | None = None
         self._runner: web.AppRunner | None = None
+        self.lichess = LichessPusher(self.hub, lichess) if lichess else None
 
     async def start(self) -> None:
         self.hub.bind_loop(asyncio.get_running_loop())
+        if self.lichess is not None:
+            self.lichess.start()  # ValueError: the settings cannot push
         app = build_app(self.hub)
         app.router.add_get("/relay.json", self._status_view)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
@@ -146,6 +151,8 @@ class Relay:
         for subscriber in list(self.hub.subscribers):
             subscriber.drop()
         await asyncio.to_thread(self._stop_client)
+        if self.lichess is not None:
+            await self.lichess.stop()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -178,6 +185,7 @@ class Relay:
             "rejected": sum(rejected.values()),
             "duplicates": self.duplicates,
             "boards": dict(sorted(boards.items())),
+            "lichess": self.lichess.status() if self.lichess else None,
         }
 
     async def _status_view(self, request: web.Request) -> web.Response:

@@ -53,6 +53,7 @@ class Broadcaster:
         self.port: int | None = None
         self._runner: web.AppRunner | None = None
         self.mqtt: list[Any] = []  # MqttPublisher, one per board
+        self.lichess: Any = None  # LichessPusher, when configured
 
     def publish(self, board_id: str, event: dict[str, Any]) -> None:
         """One feed event; never blocks, whatever the viewers or the broker do."""
@@ -82,6 +83,15 @@ class Broadcaster:
                     continue
                 publisher.start()
                 self.mqtt.append(publisher)
+        if self.settings.lichess.enabled:
+            from daemon.broadcast.lichess import LichessPusher
+
+            pusher = LichessPusher(self.hub, self.settings.lichess)
+            try:
+                pusher.start()
+                self.lichess = pusher
+            except ValueError as exc:  # no token, a bad round id: the game goes on
+                log.error("LICHESS PUSH NOT AVAILABLE: broadcast.%s", exc)
         if not self.settings.enabled:
             return
         app = build_app(self.hub, self.on_request, self.now)
@@ -104,6 +114,9 @@ class Broadcaster:
         for publisher in self.mqtt:
             await asyncio.to_thread(publisher.stop)
         self.mqtt.clear()
+        if self.lichess is not None:
+            await self.lichess.stop()
+            self.lichess = None
 
     async def __aenter__(self) -> Broadcaster:
         await self.start()

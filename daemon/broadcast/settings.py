@@ -8,6 +8,7 @@ words.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -69,6 +70,38 @@ class MqttSettings:
 
 
 @dataclass(slots=True)
+class LichessSettings:
+    """Pushing the live PGN to a lichess broadcast round (off by default)."""
+
+    enabled: bool = False
+    """Push at all."""
+    round_id: str = ""
+    """The broadcast round's id: the 8 characters after the round's name in its
+    URL (``lichess.org/broadcast/<tour>/<round>/<round_id>``)."""
+    token: str | None = None
+    """A lichess API token with the ``study:write`` scope, of an account that may
+    contribute to the broadcast (lichess.org/account/oauth/token/create)."""
+    url: str = "https://lichess.org"
+    """Where lichess is (another address only for a test server)."""
+    interval: float = 8.0
+    """Seconds between two pushes at least (lichess takes one every few seconds)."""
+    timeout: float = 20.0
+    """Seconds a push may take before it counts as failed (and is retried)."""
+    max_backoff: float = 60.0
+    """Longest pause between retries after faults, in seconds."""
+
+    def problem(self) -> str | None:
+        """Why these settings cannot push, or None."""
+        if not re.match(r"^[A-Za-z0-9]{8}$", self.round_id or ""):
+            return "lichess.round_id must be the round's 8-character id"
+        if not self.token:
+            return "lichess.token is needed (a token with the study:write scope)"
+        if not self.interval > 0 or not self.timeout > 0 or not self.max_backoff > 0:
+            return "lichess.interval, timeout and max_backoff must be positive"
+        return None
+
+
+@dataclass(slots=True)
 class BroadcastSettings:
     """The daemon's own web server and the MQTT publisher."""
 
@@ -116,6 +149,8 @@ class BroadcastSettings:
     must be one of these (also refuses a rebound DNS name)."""
     mqtt: MqttSettings = field(default_factory=MqttSettings)
     """Publishing to an MQTT broker (off by default)."""
+    lichess: LichessSettings = field(default_factory=LichessSettings)
+    """Pushing the live PGN to a lichess broadcast round (off by default)."""
 
     def __post_init__(self) -> None:
         if not self.body_timeout > 0:

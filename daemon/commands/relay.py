@@ -13,9 +13,14 @@ from pathlib import Path
 
 from daemon.broadcast.mqtt import MqttSetupError
 from daemon.broadcast.relay import Relay
-from daemon.broadcast.settings import MqttSettings
+from daemon.broadcast.settings import LichessSettings, MqttSettings
 
 PASSWORD_ENV = "DGT_BRIDGE_RELAY_PASSWORD"
+LICHESS_TOKEN_ENV = "DGT_BRIDGE_LICHESS_TOKEN"
+
+
+class SetupError(ValueError):
+    """An option the relay cannot work with: said in one line, exit status 2."""
 
 
 def _broker(text: str) -> tuple[str, int]:
@@ -76,7 +81,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     secure.add_argument("--ca", default="", metavar="FILE", help="CA of the broker (implies --tls)")
     secure.add_argument("--cert", default="", metavar="FILE", help="client certificate (PEM)")
     secure.add_argument("--key", default="", metavar="FILE", help="client key (PEM)")
+    push = parser.add_argument_group("pushing the round to lichess (docs/broadcast.md)")
+    push.add_argument("--lichess-round", default="", metavar="ID",
+                      help="the lichess broadcast round's 8-character id")  # fmt: skip
+    push.add_argument(
+        "--lichess-token-file",
+        default=None,
+        metavar="FILE",
+        help=f"a file holding the study:write token (or set {LICHESS_TOKEN_ENV})",
+    )
+    push.add_argument("--lichess-url", default="https://lichess.org", help=argparse.SUPPRESS)
     parser.set_defaults(func=run)  # fmt: skip
+
+
+def _lichess_settings(args: argparse.Namespace) -> LichessSettings | None:
+    if not args.lichess_round:
+        return None
+    token = os.environ.get(LICHESS_TOKEN_ENV) or None
+    if args.lichess_token_file:
+        try:
+            token = Path(args.lichess_token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SetupError(f"--lichess-token-file: cannot read it: {exc}") from None
+    settings = LichessSettings(
+        enabled=True, round_id=args.lichess_round, token=token, url=args.lichess_url
+    )
+    problem = settings.problem()
+    if problem:
+        raise SetupError(problem.replace("lichess.round_id", "--lichess-round").replace(
+            "lichess.token", "--lichess-token-file"))  # fmt: skip
+    return settings
 
 
 def _mqtt_settings(args: argparse.Namespace) -> MqttSettings:
@@ -100,7 +134,8 @@ async def _serve(args: argparse.Namespace) -> None:
     host, port = args.broker
     relay = Relay(host, port, args.tournament, args.round, address=args.address,
                   port=args.port, prefix=args.prefix, client_id=args.client_id,
-                  event=args.event, mqtt_settings=_mqtt_settings(args))  # fmt: skip
+                  event=args.event, mqtt_settings=_mqtt_settings(args),
+                  lichess=_lichess_settings(args))  # fmt: skip
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -125,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"dgt-bridge relay: {exc}", file=sys.stderr)
         return 1
-    except MqttSetupError as exc:
+    except (MqttSetupError, SetupError) as exc:
         print(f"dgt-bridge relay: {exc}", file=sys.stderr)
         return 2
     return 0
