@@ -113,13 +113,18 @@ class BoardParts:
     clock_writer: ClockWriter | None
 
 
-def build_board_parts(settings: Settings, vocabulary: Vocabulary | None = None) -> BoardParts:
-    """The rules core, orientation and clock parts of one board, from its settings."""
+def build_board_parts(
+    settings: Settings, vocabulary: Vocabulary | None = None, *, clock: bool = True
+) -> BoardParts:
+    """The rules core, orientation and clock parts of one board, from its settings.
+
+    ``clock`` False leaves out the DGT clock's interpreter and display: a replay of a
+    sensor log has the clock's times already read (and shows nothing on a clock)."""
     return BoardParts(
         core=build_core(settings, vocabulary),
         orient=build_orientation(settings),
-        clock_interpreter=build_clock_interpreter(settings),
-        clock_writer=build_clock_writer(settings),
+        clock_interpreter=build_clock_interpreter(settings) if clock else None,
+        clock_writer=build_clock_writer(settings) if clock else None,
     )
 
 

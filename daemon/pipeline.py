@@ -13,7 +13,6 @@ The board id is a parameter: a daemon reading several boards makes one pipeline 
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import itertools
 import json
@@ -66,6 +65,8 @@ class LoopScheduler:
         return self.offset + (time.monotonic() - self._t0) * self.time_scale
 
     def call_at(self, t: float, callback: Callable[[], None]) -> Cancellable:
+        import asyncio  # here: a replay never needs the event loop
+
         delay = max(0.0, (t - self.now()) / self.time_scale)
         return asyncio.get_running_loop().call_later(delay, callback)
 
@@ -160,6 +161,8 @@ class JournalSync:
     def soon(self) -> None:
         if self._pending:
             return
+        import asyncio
+
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop (a replay, a caller outside the daemon's): at once

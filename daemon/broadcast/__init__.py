@@ -3,14 +3,36 @@
 The daemon holds one ``Broadcaster``; see ``docs/broadcast.md``.
 """
 
-from daemon.broadcast.hub import Hub, figurine
-from daemon.broadcast.server import Broadcaster
-from daemon.broadcast.settings import (
-    BoardSettings,
-    BroadcastSettings,
-    LichessSettings,
-    MqttSettings,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from daemon.lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from daemon.broadcast.hub import Hub, figurine
+    from daemon.broadcast.server import Broadcaster
+    from daemon.broadcast.settings import (
+        BoardSettings,
+        BroadcastSettings,
+        LichessSettings,
+        MqttSettings,
+    )
+
+#: Where each name lives: imported on first use, so that reading the configuration
+#: (``daemon.broadcast.settings``) does not import aiohttp for every command.
+_HOMES = {
+    "BoardSettings": "settings",
+    "BroadcastSettings": "settings",
+    "Broadcaster": "server",
+    "Hub": "hub",
+    "LichessSettings": "settings",
+    "MqttSettings": "settings",
+    "figurine": "hub",
+}
+
+__getattr__ = lazy_attributes(__name__, _HOMES)
+
 
 __all__ = [
     "BoardSettings",

@@ -8,13 +8,8 @@ that was already seen.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import signal
 import sys
 from typing import IO, TYPE_CHECKING
-
-from drivers.sensorlog import write_event
 
 if TYPE_CHECKING:
     from daemon.config import Settings
@@ -56,9 +51,12 @@ class LogWriter:
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
         self.count = 0
+        from drivers.sensorlog import write_event
+
+        self._write = write_event
 
     def __call__(self, event: SensorEvent) -> None:
-        write_event(self.stream, event)
+        self._write(self.stream, event)
         self.stream.flush()
         self.count += 1
 
@@ -70,6 +68,10 @@ async def record_to(
 
     The link and its clock interpreter are the daemon's own (``daemon.compose``), so
     the log holds the clock times exactly as ``run`` would have seen them."""
+    import asyncio
+    import contextlib
+    import signal
+
     from daemon.compose import build_link
     from daemon.config import Settings
 
@@ -94,6 +96,8 @@ async def record_to(
 
 
 def record(args: argparse.Namespace) -> int:
+    import asyncio
+
     from daemon.compose import board_port
     from daemon.config import ConfigError, load
 

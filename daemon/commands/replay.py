@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from daemon.config import Settings
     from drivers.sensors import SensorEvent
 
@@ -67,7 +67,7 @@ def replay_feed(
     scheduler = SimulatedScheduler()
     pipeline = BoardPipeline(
         board_id or configured_board_id(settings),
-        build_board_parts(settings),
+        build_board_parts(settings, clock=False),
         scheduler,
         outputs=[FeedWriter(out, flush=sleep is not None)],
     )
@@ -98,6 +98,8 @@ def _real_time(sleep: Callable[[float], None]) -> Callable[[float], None]:
 
 def configured(args: argparse.Namespace) -> Settings:
     """The configuration, with the command line's rules options on top."""
+    from dataclasses import replace
+
     from daemon.config import load
 
     settings = load(args.config)

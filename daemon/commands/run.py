@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import sys
-from pathlib import Path
 from typing import TextIO
-
-from daemon.config import ConfigError, load
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,7 +37,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import contextlib
+    from pathlib import Path
+
     from daemon.app import Daemon, setup_logging
+    from daemon.config import ConfigError, load
 
     try:
         settings = load(args.config)

@@ -14,10 +14,34 @@ The pieces, from pure to impure:
 - ``announcer``: the asyncio shell that ties the feed to the queue and the engines.
 """
 
-from daemon.speech.announcer import Announcer, make_announcer
-from daemon.speech.phrases import describe_move, make_describer
-from daemon.speech.settings import SpeechSettings
-from daemon.speech.vocabulary import Vocabulary, VocabularyError, load_vocabulary
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from daemon.lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from daemon.speech.announcer import Announcer, make_announcer
+    from daemon.speech.phrases import describe_move, make_describer
+    from daemon.speech.settings import SpeechSettings
+    from daemon.speech.vocabulary import Vocabulary, VocabularyError, load_vocabulary
+
+#: Where each name lives: imported on first use, so that reading the configuration
+#: (``daemon.speech.settings``) or phrasing a move does not start asyncio and the
+#: engines for every command.
+_HOMES = {
+    "Announcer": "announcer",
+    "SpeechSettings": "settings",
+    "Vocabulary": "vocabulary",
+    "VocabularyError": "vocabulary",
+    "describe_move": "phrases",
+    "load_vocabulary": "vocabulary",
+    "make_announcer": "announcer",
+    "make_describer": "phrases",
+}
+
+__getattr__ = lazy_attributes(__name__, _HOMES)
+
 
 __all__ = [
     "Announcer",

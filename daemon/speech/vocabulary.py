@@ -218,7 +218,9 @@ def load_vocabulary(name_or_path: str | Path = DEFAULT_VOCABULARY) -> Vocabulary
     except (OSError, UnicodeDecodeError) as exc:
         raise VocabularyError(f"vocabulary file {path}: cannot be read: {exc}") from None
     try:
-        data = yaml.safe_load(text)
+        # libyaml's parser where PyYAML has it: every command that phrases a move
+        # reads the vocabulary at start-up, and the Python parser takes tens of ms.
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise VocabularyError(f"vocabulary file {path}: not valid YAML: {exc}") from None
     return parse_vocabulary(data, source=str(path))

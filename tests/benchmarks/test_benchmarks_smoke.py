@@ -81,3 +81,11 @@ def test_fanout_every_viewer_and_subscriber_gets_every_move():
     out = run_benchmark("fanout")
     assert re.search(r"SSE run 1: 6 viewers, 6 messages, .* missing deliveries 0", out)
     assert re.search(r"MQTT run 1: 3 boards x 3 moves, .* missing 0", out)
+
+
+def test_cli_startup_prints_both_ratios_and_their_targets(shared):
+    out = run_benchmark("cli_startup")
+    assert re.search(r"^python -c pass: fastest [\d.]+ ms", out, re.M)
+    for name, target in (("--help", "4x"), ("replay --fast", "12x")):
+        line = rf"^dgt-bridge {re.escape(name)}: .* ratio [\d.]+x .* target <= {target}: "
+        assert re.search(line + "(meets|MISSES)", out, re.M), name
