@@ -140,15 +140,10 @@ def _other(colour_name: str) -> str:
     return "black" if colour_name == "white" else "white"
 
 
-def _san(board: chess.Board, move: chess.Move, after: chess.Board) -> str:
-    """SAN without python-chess pushing the move again (the child is already built)."""
-    try:
-        text = board._algebraic_without_suffix(move)
-    except AttributeError:  # pragma: no cover - another python-chess
-        return board.san(move)
-    if after.is_check():
-        return text + ("+" if any(after.generate_legal_moves()) else "#")
-    return text
+def _san(board: chess.Board, move: chess.Move) -> str:
+    """The move's SAN by python-chess's public ``Board.san`` (once per completed move;
+    about 10 us here, no more than its private helper took)."""
+    return board.san(move)
 
 
 class RulesCore:
@@ -645,7 +640,7 @@ class RulesCore:
         board = node.board
         mover = COLOUR_NAMES[board.turn]
         child = node_child or self._child_of(node, move)
-        san = _san(board, move, child.board)
+        san = _san(board, move)
         if self._describe is None:
             speech = fallback_describe(board, move, san)
         else:
