@@ -156,7 +156,12 @@ async def sse_run(viewers: int, moves: int, interval: float, processes: int) -> 
     from daemon.broadcast.server import Broadcaster
     from daemon.broadcast.settings import BroadcastSettings
 
-    broadcaster = Broadcaster(BroadcastSettings(address="127.0.0.1", port=0))
+    # Every viewer comes from 127.0.0.1 here: lift the per-address limit (a hall's
+    # viewers are as many addresses).
+    settings = BroadcastSettings(
+        address="127.0.0.1", port=0, max_connections_per_address=viewers + 64
+    )
+    broadcaster = Broadcaster(settings)
     await broadcaster.start()
     url = f"http://127.0.0.1:{broadcaster.port}/events?state=1"
     shares = [viewers // processes + (i < viewers % processes) for i in range(processes)]

@@ -150,7 +150,7 @@ class Daemon:
         if self.speech_enabled:
             self._start_speech()
         self.hub, self.http_url = await compose.start_broadcast(
-            self.settings, self._on_request, self.now
+            self.settings, self._on_request, self.now, self.notifier
         )
         if self.hub is not None:
             for event in journal_history(self.journal.game_events):  # a resumed game

@@ -229,7 +229,10 @@ def build_announcer(
 
 
 async def start_broadcast(
-    settings: Settings, on_request: Callable[[str, Any], None], now: Callable[[], float]
+    settings: Settings,
+    on_request: Callable[[str, Any], None],
+    now: Callable[[], float],
+    notifier: Any = None,
 ) -> tuple[Any, str | None]:
     """The broadcast part's Broadcaster, started (or None when disabled or missing)."""
     broadcast = settings.broadcast
@@ -238,10 +241,10 @@ async def start_broadcast(
     from daemon.broadcast import Broadcaster  # aiohttp only when the page is wanted
 
     _fill_broadcast_headers(broadcast, settings.game)
-    broadcaster = Broadcaster(broadcast, on_request, now=now)
+    broadcaster = Broadcaster(broadcast, on_request, now=now, notifier=notifier)
     try:
         await broadcaster.start()
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # a port taken, a TLS file that cannot be read
         log.error(
             "LIVE PAGE NOT AVAILABLE: cannot listen on %s:%s: %s (the game goes on)",
             broadcast.address,
@@ -249,8 +252,9 @@ async def start_broadcast(
             exc,
         )
         return None, None
-    host = broadcast.address if broadcast.address not in ("0.0.0.0", "::", "") else "127.0.0.1"
-    return broadcaster, f"http://{host}:{broadcaster.port}/"
+    # The first URL is on the network when the page is served to it (0.0.0.0), so
+    # what is printed says who can see the page; the broadcaster logs them all.
+    return broadcaster, broadcaster.urls[0]
 
 
 def _fill_broadcast_headers(broadcast: Any, game: Any) -> None:

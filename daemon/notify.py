@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,8 @@ class Notifier:
         self._address = address or None
         self._socket: socket.socket | None = None
         self.watchdog_interval = _watchdog_interval(env)
+        self._status = ""
+        self._details: dict[str, Callable[[], str]] = {}
 
     @property
     def enabled(self) -> bool:
@@ -51,10 +53,31 @@ class Notifier:
         return True
 
     def ready(self, status: str = "") -> bool:
-        return self.send("READY=1", *((f"STATUS={status}",) if status else ()))
+        self._status = status
+        line = self._status_line()
+        return self.send("READY=1", *((f"STATUS={line}",) if line else ()))
 
     def status(self, status: str) -> bool:
-        return self.send(f"STATUS={status}")
+        self._status = status
+        return self.send(f"STATUS={self._status_line()}")
+
+    def add_detail(self, name: str, describe: Callable[[], str]) -> None:
+        """A part's own words after the status line (the web server's limits), read
+        whenever the line is sent."""
+        self._details[name] = describe
+
+    def refresh(self) -> bool:
+        """Send the status line again, with the details as they are now."""
+        return self.send(f"STATUS={self._status_line()}") if self._status else False
+
+    def _status_line(self) -> str:
+        parts = [self._status] if self._status else []
+        for describe in self._details.values():
+            try:
+                parts.append(describe())
+            except Exception:  # a detail must never stop the status
+                log.debug("a status detail failed", exc_info=True)
+        return "; ".join(parts)
 
     def stopping(self) -> bool:
         return self.send("STOPPING=1")

@@ -38,6 +38,7 @@ from aiohttp import web
 
 from daemon.broadcast.hub import BOARD_ID, Hub
 from daemon.broadcast.lichess import LichessPusher
+from daemon.broadcast.listen import WebServer
 from daemon.broadcast.mqtt import new_client, topic_level
 from daemon.broadcast.relaycheck import (
     Rejected,
@@ -47,7 +48,7 @@ from daemon.broadcast.relaycheck import (
     replays,
 )
 from daemon.broadcast.settings import BroadcastSettings, LichessSettings, MqttSettings
-from daemon.broadcast.web import build_app
+from daemon.broadcast.web import GUARD_KEY, build_app, json_response
 from daemon.gamerecord import GameHeaders
 
 log = logging.getLogger(__name__)
@@ -128,7 +129,8 @@ class Relay:
         self.rejected: Counter[tuple[str, str]] = Counter()  # (board, reason) -> count
         self._lock = threading.Lock()
         self.port: int | None = None
-        self._runner: web.AppRunner | None = None
+        self.urls: list[str] = []  # every URL the page is reached at
+        self._server: WebServer | None = None
         self.lichess = LichessPusher(self.hub, lichess) if lichess else None
 
     async def start(self) -> None:
@@ -137,13 +139,9 @@ class Relay:
             self.lichess.start()  # ValueError: the settings cannot push
         app = build_app(self.hub)
         app.router.add_get("/relay.json", self._status_view)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.settings.address, self.settings.port)
-        await site.start()
-        server = getattr(site, "_server", None)
-        sockets = getattr(server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1] if sockets else self.settings.port
+        self._server = WebServer(app, self.settings, GUARD_KEY)
+        await self._server.start()  # the daemon's limits, time-outs and headers
+        self.port, self.urls = self._server.port, self._server.urls
         self.client.connect_async(self.broker, self.broker_port, keepalive=30)
         self.client.loop_start()
 
@@ -153,9 +151,9 @@ class Relay:
         await asyncio.to_thread(self._stop_client)
         if self.lichess is not None:
             await self.lichess.stop()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        if self._server is not None:
+            await self._server.stop()
+            self._server = None
 
     def _stop_client(self) -> None:
         self.client.disconnect()
@@ -189,7 +187,7 @@ class Relay:
         }
 
     async def _status_view(self, request: web.Request) -> web.Response:
-        return web.json_response(self.status(), headers={"Cache-Control": "no-cache"})
+        return json_response(self.status(), headers={"Cache-Control": "no-cache"})
 
     def _reject(self, board: str, reason: str) -> None:
         with self._lock:

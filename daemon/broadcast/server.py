@@ -14,11 +14,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp import web
-
 from daemon.broadcast.hub import Hub
+from daemon.broadcast.listen import WebServer
+from daemon.broadcast.logthrottle import throttle_library_logs
 from daemon.broadcast.settings import BroadcastSettings
-from daemon.broadcast.web import RequestCallback, build_app
+from daemon.broadcast.web import GUARD_KEY, RequestCallback, build_app
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,7 @@ class Broadcaster:
         now: Callable[[], float] | None = None,
         hub: Hub | None = None,
         start_seq: int | None = None,
+        notifier: Any = None,
     ) -> None:
         self.settings = settings or BroadcastSettings()
         if start_seq is None:
@@ -51,7 +52,11 @@ class Broadcaster:
         started = time.monotonic()
         self.now = now or (lambda: time.monotonic() - started)
         self.port: int | None = None
-        self._runner: web.AppRunner | None = None
+        self.urls: list[str] = []
+        """Every URL the page is reached at (the network's addresses first)."""
+        self.notifier = notifier  # daemon.notify.Notifier: the limits in systemctl status
+        self.server: WebServer | None = None
+        self._status_task: asyncio.Task[None] | None = None
         self.mqtt: list[Any] = []  # MqttPublisher, one per board
         self.lichess: Any = None  # LichessPusher, when configured
 
@@ -94,23 +99,39 @@ class Broadcaster:
                 log.error("LICHESS PUSH NOT AVAILABLE: broadcast.%s", exc)
         if not self.settings.enabled:
             return
+        throttle_library_logs()
         app = build_app(self.hub, self.on_request, self.now)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.settings.address, self.settings.port)
-        await site.start()
-        server = getattr(site, "_server", None)
-        sockets = getattr(server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1] if sockets else self.settings.port
-        log.info("live page on http://%s:%s/", self.settings.address, self.port)
+        self.server = WebServer(app, self.settings, GUARD_KEY)
+        await self.server.start()
+        self.port, self.urls = self.server.port, self.server.urls
+        if self.notifier is not None:
+            self.notifier.add_detail("web", self.server.guard.summary)
+            self._status_task = asyncio.create_task(self._refresh_status())
+
+    async def _refresh_status(self, every: float = 30.0) -> None:
+        """``systemctl status`` shows the connections as they are (every 30 s)."""
+        last = ""
+        while self.server is not None:
+            await asyncio.sleep(every)
+            summary = self.server.guard.summary() if self.server is not None else ""
+            if summary != last:
+                self.notifier.refresh()
+                last = summary
+
+    def status(self) -> dict[str, Any] | None:
+        """The web server's limits and connections (as in ``/state.json``)."""
+        return self.server.guard.status() if self.server is not None else None
 
     async def stop(self) -> None:
         """Close every viewer, the server and the publishers."""
         for subscriber in list(self.hub.subscribers):
             subscriber.drop()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        if self._status_task is not None:
+            self._status_task.cancel()
+            self._status_task = None
+        if self.server is not None:
+            await self.server.stop()
+            self.server = None
         for publisher in self.mqtt:
             await asyncio.to_thread(publisher.stop)
         self.mqtt.clear()

@@ -142,6 +142,25 @@ class BroadcastSettings:
     body_timeout: float = 10.0
     """Seconds a POST body may take to arrive (408 beyond): a client dripping its
     body cannot hold a connection open."""
+    max_connections: int = 1000
+    """Connections served at once, viewers included; lowered at start to what the
+    process's file limit allows (``ulimit -n``; the unit's ``LimitNOFILE``), keeping
+    64 for the journal, the board and speech. A connection beyond is refused at
+    once (503), or, from a newcomer, takes the place of an idle one of the address
+    holding the most."""
+    max_connections_per_address: int = 64
+    """Connections from one client address at once (a browser uses up to 6). Behind
+    a reverse proxy or a NAT every viewer is one address: raise it there."""
+    header_timeout: float = 10.0
+    """Seconds a client may take to send a request's headers (and the TLS
+    handshake); the connection is closed beyond."""
+    idle_timeout: float = 30.0
+    """Seconds an idle keep-alive connection stays open between requests."""
+    tls_certificate: str = ""
+    """PEM file of the server's TLS certificate (with its chain): the page is then
+    served as https:// (and the feed as wss://). Empty: plain HTTP."""
+    tls_key: str = ""
+    """PEM file of the certificate's private key (with ``tls_certificate``)."""
     hosts: list[str] = field(default_factory=list)
     """Host names the page is reached by (``pi.local``, ``192.168.1.20``). Empty: a
     browser's state-changing request or WebSocket must come from a page of the host
@@ -153,8 +172,15 @@ class BroadcastSettings:
     """Pushing the live PGN to a lichess broadcast round (off by default)."""
 
     def __post_init__(self) -> None:
-        if not self.body_timeout > 0:
-            raise ValueError(f"broadcast.body_timeout must be positive: {self.body_timeout}")
+        for name in ("body_timeout", "header_timeout", "idle_timeout"):
+            value = getattr(self, name)
+            if not 0 < value <= 3600:
+                raise ValueError(f"broadcast.{name} must be between 0 and 3600 seconds: {value}")
+        for name in ("max_connections", "max_connections_per_address"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"broadcast.{name} must be at least 1: {getattr(self, name)}")
+        if bool(self.tls_certificate) != bool(self.tls_key):
+            raise ValueError("broadcast.tls_certificate and broadcast.tls_key go together")
 
     def board(self, board_id: str) -> BoardSettings | None:
         for board in self.boards:

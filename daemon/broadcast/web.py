@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import HttpVersion11, WSMsgType, web
 
 from daemon.broadcast import console, security, strictjson
+from daemon.broadcast.connections import ConnectionGuard
 from daemon.broadcast.controls import (
     ACTIONS,
     ControlError,
@@ -39,6 +40,7 @@ RequestCallback = Callable[[str, Request], Awaitable[Any] | Any]
 HUB_KEY: web.AppKey[Hub] = web.AppKey("hub", Hub)
 ON_REQUEST_KEY: web.AppKey[Any] = web.AppKey("on_request", object)
 NOW_KEY: web.AppKey[Any] = web.AppKey("now", object)
+GUARD_KEY: web.AppKey[ConnectionGuard] = web.AppKey("guard", ConnectionGuard)
 
 PGN_TYPE = "application/x-chess-pgn"
 
@@ -130,10 +132,11 @@ async def state_json(request: web.Request) -> web.Response:
     boards = _boards_param(request, hub)
     if isinstance(boards, web.Response):
         return boards
-    return json_response(
-        {"seq": hub.seq, "boards": {b: hub.page_state(b) for b in boards}},
-        headers={"Cache-Control": "no-cache"},
-    )
+    state: dict[str, Any] = {"seq": hub.seq, "boards": {b: hub.page_state(b) for b in boards}}
+    guard = request.app.get(GUARD_KEY)
+    if guard is not None:
+        state["status"] = guard.status()  # the server's limits and connections
+    return json_response(state, headers={"Cache-Control": "no-cache"})
 
 
 def _closer(request: web.Request) -> Callable[[], None]:
@@ -324,6 +327,20 @@ async def control(request: web.Request) -> web.Response:
 
 
 @web.middleware
+async def _count_requests(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Tell the connection guard a request is under way: its headers arrived, and
+    a viewer's feed (a request that lasts) is never taken for an idle connection."""
+    guard = request.app.get(GUARD_KEY)
+    if guard is None:
+        return await handler(request)
+    conn = guard.request_started(request.transport)
+    try:
+        return await handler(request)
+    finally:
+        guard.request_ended(conn)
+
+
+@web.middleware
 async def _no_tracebacks(request: web.Request, handler: Any) -> web.StreamResponse:
     """Whatever goes wrong in a handler, the client gets a short JSON error and the
     log one throttled line: never a traceback, never a flood."""
@@ -347,7 +364,8 @@ def build_app(
 ) -> web.Application:
     """The aiohttp application over a hub (the daemon's, or a relay's)."""
     app = web.Application(
-        client_max_size=max(1024, hub.settings.max_body), middlewares=[_no_tracebacks]
+        client_max_size=max(1024, hub.settings.max_body),
+        middlewares=[_count_requests, _no_tracebacks],
     )
     security.install(app)
     app[HUB_KEY] = hub
@@ -367,4 +385,4 @@ def build_app(
     return app
 
 
-__all__ = ["HUB_KEY", "Subscriber", "build_app"]
+__all__ = ["GUARD_KEY", "HUB_KEY", "Subscriber", "build_app"]

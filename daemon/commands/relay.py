@@ -142,9 +142,10 @@ async def _serve(args: argparse.Namespace) -> None:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     await relay.start()
+    pages = "  ".join(relay.urls)  # every address, not 0.0.0.0 (it serves the network)
     print(
         f"relay: {args.tournament} round {args.round} from {host}:{port}; "
-        f"page http://{args.address}:{relay.port}/  PGN http://{args.address}:{relay.port}/game.pgn",
+        f"page {pages}  PGN {relay.urls[0]}game.pgn",
         flush=True,
     )
     try:

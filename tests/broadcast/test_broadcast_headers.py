@@ -95,3 +95,33 @@ async def test_the_websocket_refuses_a_foreign_page(live):
     async with server.session.ws_connect(server.url + "/ws", origin=server.url) as ws:
         message = await ws.receive_json(timeout=10)
     assert message["kind"] == "snapshot"
+
+
+def _network_address() -> str | None:
+    """This machine's address towards the network, found without our code."""
+    import socket
+
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent
+        address = probe.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        probe.close()
+    return None if address.startswith("127.") else address
+
+
+async def test_listening_on_every_address_prints_the_network_address_not_loopback():
+    from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings
+
+    settings = BroadcastSettings(address="0.0.0.0", port=0, boards=[BoardSettings(id="1")])
+    async with Broadcaster(settings, start_seq=0) as broadcaster, aiohttp.ClientSession() as s:
+        urls = broadcaster.urls
+        network = _network_address()
+        if network is not None:
+            assert urls[0] == f"http://{network}:{broadcaster.port}/"
+        assert urls[-1] == f"http://127.0.0.1:{broadcaster.port}/"
+        for url in urls:  # each one really serves the page
+            async with s.get(url + "state.json") as response:
+                assert response.status == 200

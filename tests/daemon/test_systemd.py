@@ -34,6 +34,17 @@ def test_unit_has_what_the_pi_needs() -> None:
     assert any(line.startswith("WatchdogSec=") for line in unit.splitlines())
 
 
+def test_unit_bounds_files_and_tasks_and_says_why() -> None:
+    unit = (SYSTEMD / "dgt-bridge.service").read_text()
+    lines = unit.splitlines()
+    files = next(line for line in lines if line.startswith("LimitNOFILE="))
+    # More than the default web limit (1000 connections) plus the 64 kept back.
+    assert int(files.split("=")[1]) >= 1000 + 64
+    assert any(line.startswith("TasksMax=") for line in lines)
+    comments = unit[: unit.index("TasksMax=")]
+    assert "descriptor" in comments and "journal" in comments and "Tasks" in comments
+
+
 def test_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:
     analyze = shutil.which("systemd-analyze")
     if analyze is None:
@@ -130,6 +141,47 @@ def test_installer_is_idempotent_keeps_a_changed_config_and_uninstalls(tmp_path:
     assert gone.returncode == 0, gone.stderr
     assert not config.exists() and not unit.exists() and not rule.exists()
     assert (games / "20260101-120000-01.pgn").is_file(), "the games must survive"
+
+
+def test_systemctl_status_shows_the_web_limits(tmp_path: Path) -> None:
+    """STATUS= (what systemctl status prints) carries the connection limits."""
+    address = str(tmp_path / "notify.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(address)
+    listener.settimeout(1.0)
+    env = {
+        **os.environ,
+        "NOTIFY_SOCKET": address,
+        "DGT_BRIDGE_BROADCAST__ADDRESS": "127.0.0.1",
+        "DGT_BRIDGE_BROADCAST__PORT": "0",
+        "DGT_BRIDGE_BROADCAST__MAX_CONNECTIONS_PER_ADDRESS": "7",
+        "DGT_BRIDGE_STORAGE__DIRECTORY": str(tmp_path / "games"),
+        "DGT_BRIDGE_CONFIG": str(ROOT / "config" / "dgt-bridge.yaml"),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "daemon", "run", "--port", str(tmp_path / "no-board"),
+         "--no-speech"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT,
+    )  # fmt: skip
+    statuses: list[str] = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not statuses:
+            try:
+                message = listener.recv(4096).decode()
+            except TimeoutError:
+                if process.poll() is not None:
+                    break
+                continue
+            statuses += [s for s in message.splitlines() if s.startswith("STATUS=")]
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        listener.close()
+    assert statuses, output
+    assert "connections (7 per address" in statuses[0] and "files)" in statuses[0], statuses
 
 
 def test_daemon_notifies_ready_and_pings_the_watchdog(tmp_path: Path) -> None:

@@ -1,0 +1,346 @@
+"""Bounded connections, whatever a client does.
+
+One client with 1,100 half-sent requests used to take every file descriptor the
+process had: new viewers timed out and the game's journal failed with "Too many
+open files". aiohttp bounds the size of headers and the idle time between
+requests (``keepalive_timeout``), but not the number of connections nor the time
+a client may take to send its headers. So every connection passes through a
+``GuardedConnection`` (an asyncio protocol in front of aiohttp's own), and the
+``ConnectionGuard`` keeps:
+
+- a limit on connections in total (``broadcast.max_connections``, lowered to
+  what the process's descriptor limit allows, keeping ``RESERVED_DESCRIPTORS``
+  for the journal, the PGN, the board, speech and MQTT) and per client address
+  (``broadcast.max_connections_per_address``). A connection beyond them is
+  refused at once, before anything is parsed: a short 503 and close. When the
+  total is reached, a newcomer from another address takes the place of the
+  oldest connection of the address holding the most that has no request under
+  way: one client cannot lock the others out, and an established viewer (its
+  feed is a request under way) is never touched.
+- time-outs: a request's headers must arrive within ``header_timeout`` seconds
+  (from the connection, or from the first byte of a next request), and an idle
+  keep-alive connection is closed after ``idle_timeout``. One timer checks every
+  connection (``sweep``), not one timer each.
+
+What was refused or closed is logged one line per cause per minute, with a count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import ssl
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from daemon.broadcast.logthrottle import throttled
+
+log = logging.getLogger(__name__)
+
+RESERVED_DESCRIPTORS = 64
+"""Descriptors never given to connections, beyond those open when the server
+starts: the journal and its PGN (3 while the PGN is rewritten), a board
+reconnecting, the speech engine's pipes, MQTT, and the refusals themselves."""
+
+REFUSAL = (  # written straight to the socket, then closed: nothing parsed
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+    b"Connection: close\r\nRetry-After: 5\r\nContent-Length: 28\r\n\r\n"
+    b"too many connections: retry\n"
+)
+
+
+@dataclass(slots=True)
+class Limits:
+    """The limits in force (the configured ones, as the descriptors allow)."""
+
+    max_connections: int
+    per_address: int
+    header_timeout: float
+    idle_timeout: float
+    body_timeout: float
+    descriptors: int | None = None  # the process's limit (ulimit -n), None: unlimited
+    configured_max: int = 0  # broadcast.max_connections before the descriptors lowered it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "max_connections": self.max_connections,
+            "max_connections_per_address": self.per_address,
+            "header_timeout": self.header_timeout,
+            "body_timeout": self.body_timeout,
+            "idle_timeout": self.idle_timeout,
+            "descriptors": self.descriptors,
+        }
+
+
+def open_descriptors() -> int:
+    """Descriptors this process has open now (Linux; a guess elsewhere)."""
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 32
+
+
+def descriptor_limit(wanted: int) -> int | None:
+    """The process's descriptor limit, first raised towards ``wanted`` as far as
+    the hard limit allows (systemd's ``LimitNOFILE`` sets both). None: unlimited."""
+    try:
+        import resource
+    except ImportError:  # not Unix
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        if target > soft:
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+                soft = target
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def effective_limits(settings: Any) -> Limits:
+    """The configured limits, the total lowered to what the descriptors allow."""
+    configured = settings.max_connections
+    in_use = open_descriptors()
+    descriptors = descriptor_limit(configured + in_use + RESERVED_DESCRIPTORS)
+    allowed = configured
+    if descriptors is not None:
+        allowed = max(1, min(configured, descriptors - in_use - RESERVED_DESCRIPTORS))
+    if allowed < configured:
+        log.warning(
+            "broadcast.max_connections %d lowered to %d: the process may open %d files "
+            "(ulimit -n, or LimitNOFILE in the unit), %d are open and %d are kept for the "
+            "journal, the board and speech",
+            configured, allowed, descriptors, in_use, RESERVED_DESCRIPTORS,
+        )  # fmt: skip
+    return Limits(
+        max_connections=allowed,
+        per_address=max(1, settings.max_connections_per_address),
+        header_timeout=settings.header_timeout,
+        idle_timeout=settings.idle_timeout,
+        body_timeout=settings.body_timeout,
+        descriptors=descriptors,
+        configured_max=configured,
+    )
+
+
+class GuardedConnection(asyncio.Protocol):
+    """One client connection, admitted by the guard when it was accepted, then
+    handed to aiohttp's protocol (after the TLS handshake, when TLS is on)."""
+
+    __slots__ = (
+        "_tls_task",
+        "address",
+        "first_byte",
+        "guard",
+        "in_request",
+        "inner",
+        "requests",
+        "since",
+        "transport",
+    )
+
+    def __init__(self, guard: ConnectionGuard, address: str) -> None:
+        self.guard = guard
+        self.inner: asyncio.Protocol | None = None
+        self.transport: asyncio.Transport | None = None
+        self.address = address
+        self.since = guard.clock()  # accepted, or the end of its last request
+        self.first_byte = 0.0  # of a request not yet handled; 0: none
+        self.in_request = 0  # requests being handled (a viewer's feed stays one)
+        self.requests = 0
+        self._tls_task: asyncio.Task[None] | None = None
+
+    # -- asyncio's calls ------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        if self not in self.guard.connections:  # evicted or swept before it started
+            transport.abort()
+        elif self.guard.tls is not None:
+            self._tls_task = asyncio.get_running_loop().create_task(self._start_tls(transport))
+        else:
+            self._hand_over(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if not self.in_request and not self.first_byte:
+            self.first_byte = self.guard.clock()
+        if self.inner is not None:
+            self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received() if self.inner is not None else None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.guard.release(self)
+        if self._tls_task is not None and not self._tls_task.done():
+            self._tls_task.cancel()
+        if self.inner is not None:
+            self.inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        if self.inner is not None:
+            self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self.inner is not None:
+            self.inner.resume_writing()
+
+    # -- ours -----------------------------------------------------------------------
+
+    def _hand_over(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self.guard.by_transport[transport] = self
+        self.inner = self.guard.inner_factory()
+        self.inner.connection_made(transport)
+
+    async def _start_tls(self, transport: asyncio.Transport) -> None:
+        """The TLS handshake, counted like a request's headers (``header_timeout``)."""
+        loop = asyncio.get_running_loop()
+        assert self.guard.tls is not None
+        try:
+            secure = await loop.start_tls(
+                transport, self, self.guard.tls, server_side=True,
+                ssl_handshake_timeout=self.guard.limits.header_timeout,
+            )  # fmt: skip
+        except (OSError, ssl.SSLError, TimeoutError, ConnectionError) as exc:
+            throttled(log, "tls", logging.INFO, "a TLS handshake from %s failed: %s",
+                      self.address, exc)  # fmt: skip
+            secure = None
+        if secure is None:
+            self.guard.release(self)
+            transport.abort()
+            return
+        self._hand_over(secure)
+
+    def close(self, why: str) -> None:
+        """Close it now (a slow or idle client, or one evicted)."""
+        throttled(log, f"closed:{why}", logging.INFO, "closed a connection from %s: %s",
+                  self.address, why)  # fmt: skip
+        self.guard.counts[why] = self.guard.counts.get(why, 0) + 1
+        self.guard.release(self)
+        if self.transport is not None:
+            self.transport.abort()
+
+
+@dataclass
+class ConnectionGuard:
+    """Every connection of one server: counted, limited and timed."""
+
+    limits: Limits
+    inner_factory: Callable[[], asyncio.Protocol]
+    tls: ssl.SSLContext | None = None
+    clock: Callable[[], float] = time.monotonic
+    connections: set[GuardedConnection] = field(default_factory=set)
+    by_address: dict[str, dict[GuardedConnection, None]] = field(default_factory=dict)
+    by_transport: dict[asyncio.BaseTransport, GuardedConnection] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)  # refused / closed, per cause
+
+    def admit(self, address: str) -> GuardedConnection | str:
+        """A new connection from ``address``: its record, or the cause of its refusal
+        (decided before asyncio makes anything of the socket)."""
+        mine = self.by_address.get(address, {})
+        if len(mine) >= self.limits.per_address:
+            return self._refused(address, "too many connections from one address")
+        if len(self.connections) >= self.limits.max_connections and not self._evict_for(address):
+            return self._refused(address, "too many connections")
+        conn = GuardedConnection(self, address)
+        self.connections.add(conn)
+        self.by_address.setdefault(address, {})[conn] = None
+        return conn
+
+    def _evict_for(self, address: str) -> bool:
+        """Make room by closing the oldest idle connection of the heaviest address,
+        when that address holds more than the newcomer's."""
+        if not self.by_address:
+            return False
+        heaviest = max(self.by_address, key=lambda a: len(self.by_address[a]))
+        theirs = self.by_address[heaviest]
+        if len(theirs) <= len(self.by_address.get(address, {})) + 1:
+            return False
+        for victim in theirs:
+            if not victim.in_request:
+                victim.close("evicted for a newcomer")
+                return True
+        return False
+
+    def _refused(self, address: str, why: str) -> str:
+        self.counts[why] = self.counts.get(why, 0) + 1
+        throttled(log, f"refused:{why}", logging.WARNING, "refused a connection from %s: %s "
+                  "(limits: %d in total, %d per address)", address, why,
+                  self.limits.max_connections, self.limits.per_address)  # fmt: skip
+        return why
+
+    def release(self, conn: GuardedConnection) -> None:
+        if conn not in self.connections:
+            return
+        self.connections.discard(conn)
+        mine = self.by_address.get(conn.address)
+        if mine is not None:
+            mine.pop(conn, None)
+            if not mine:
+                del self.by_address[conn.address]
+        if conn.transport is not None:
+            self.by_transport.pop(conn.transport, None)
+
+    # -- requests (the web app's middleware) -----------------------------------------
+
+    def request_started(self, transport: asyncio.BaseTransport | None) -> GuardedConnection | None:
+        conn = self.by_transport.get(transport) if transport is not None else None
+        if conn is not None:
+            conn.in_request += 1
+            conn.requests += 1
+        return conn
+
+    def request_ended(self, conn: GuardedConnection | None) -> None:
+        if conn is not None:
+            conn.in_request -= 1
+            conn.since = self.clock()  # idle from here
+            conn.first_byte = 0.0
+
+    # -- the one timer ----------------------------------------------------------------
+
+    def sweep(self) -> None:
+        """Close connections whose headers are too slow or that idled too long."""
+        now = self.clock()
+        limits = self.limits
+        for conn in list(self.connections):
+            if conn.in_request:
+                continue
+            if conn.requests == 0 or conn.first_byte:
+                started = conn.first_byte if conn.requests and conn.first_byte else conn.since
+                if now - started > limits.header_timeout:
+                    conn.close(f"no complete request within {limits.header_timeout:g} s")
+            elif now - conn.since > limits.idle_timeout:
+                conn.close(f"idle for {limits.idle_timeout:g} s")
+
+    async def run(self) -> None:
+        """Sweep until cancelled (the server's lifetime)."""
+        period = max(0.1, min(self.limits.header_timeout, self.limits.idle_timeout) / 4)
+        from daemon.broadcast.logthrottle import THROTTLE
+
+        while True:
+            await asyncio.sleep(period)
+            self.sweep()
+            THROTTLE.flush()
+
+    def status(self) -> dict[str, Any]:
+        """What ``/state.json`` shows: the limits, the connections now, what was refused."""
+        return {
+            "connections": len(self.connections),
+            "addresses": len(self.by_address),
+            "limits": self.limits.to_dict(),
+            "refused_or_closed": dict(self.counts),
+        }
+
+    def summary(self) -> str:
+        """One line for ``systemctl status``."""
+        limits = self.limits
+        return (
+            f"web {len(self.connections)}/{limits.max_connections} connections "
+            f"({limits.per_address} per address, {limits.descriptors or 'unlimited'} files)"
+        )
