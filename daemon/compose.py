@@ -47,9 +47,9 @@ def configured_board_id(settings: Settings) -> str:
 
 def load_vocabulary(settings: Settings) -> Vocabulary:
     """The configured vocabulary, read once for every part that speaks or phrases."""
-    from daemon.speech.vocabulary import load_vocabulary as load
+    from daemon.speech.vocabulary import vocabulary_of
 
-    return load(settings.speech.vocabulary)
+    return vocabulary_of(settings.speech)
 
 
 def build_core(settings: Settings, vocabulary: Vocabulary | None = None) -> RulesCore:

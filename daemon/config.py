@@ -508,6 +508,11 @@ def _check_references(settings: Settings, root: yaml.MappingNode, binder: _Binde
     except ValueError as exc:
         node = _node_at(root, ("speech", "vocabulary"))
         raise binder.error(node, "speech.vocabulary", str(exc)) from exc
+    try:
+        load_vocabulary(speech.vocabulary, getattr(speech, "files", ""))
+    except ValueError as exc:
+        node = _node_at(root, ("speech", "files"))
+        raise binder.error(node, "speech.files", str(exc)) from exc
 
 
 def _node_at(root: yaml.MappingNode, path: tuple[str, ...]) -> yaml.Node | None:

@@ -34,6 +34,10 @@ def check_config(args: argparse.Namespace) -> int:
         print(f"{args.file}: INVALID", file=sys.stderr)
         return 2
     print(f"{args.file}: OK")
+    from daemon.speech.checks import speech_warnings
+
+    for warning in speech_warnings(settings.speech):
+        print(f"{args.file}: warning: {warning}")
     if args.show:
         for name in ("board", "clock", "rules", "speech", "broadcast", "game", "storage"):
             print(f"{name}: {getattr(settings, name)!r}")

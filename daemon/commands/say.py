@@ -22,7 +22,7 @@ from typing import Any
 from daemon.gamerecord import GameRecord
 from daemon.speech.answers import REQUESTS, answer
 from daemon.speech.settings import ENGINES, SpeechSettings
-from daemon.speech.vocabulary import VocabularyError, load_vocabulary
+from daemon.speech.vocabulary import VocabularyError, vocabulary_of
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 
@@ -137,7 +137,7 @@ async def speak(settings: SpeechSettings, voice: str, written: str, spoken: str)
 def say(args: argparse.Namespace) -> int:
     try:
         settings = speech_settings(args)
-        vocabulary = load_vocabulary(settings.vocabulary)
+        vocabulary = vocabulary_of(settings)
         request = request_args(args.what, args.arg)
     except (ValueError, VocabularyError) as exc:
         print(f"dgt-bridge say: {exc}", file=sys.stderr)

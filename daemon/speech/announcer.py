@@ -29,7 +29,7 @@ from daemon.speech.engines import Delivery, Engine, SpeechFailure, build_engine
 from daemon.speech.messages import event_text
 from daemon.speech.schedule import Announcement, Kind, Outcome, Phrase, SpeechSchedule
 from daemon.speech.settings import SpeechSettings
-from daemon.speech.vocabulary import Vocabulary, load_vocabulary
+from daemon.speech.vocabulary import Vocabulary, vocabulary_of
 
 log = logging.getLogger("dgt_bridge.speech")
 
@@ -65,7 +65,7 @@ class Announcer:
     ) -> None:
         self.settings = settings
         self.engine = engine
-        self.vocabulary = vocabulary or load_vocabulary(settings.vocabulary)
+        self.vocabulary = vocabulary or vocabulary_of(settings)
         self.clock = clock
         self.on_outcome = on_outcome
         self.record = GameRecord()
@@ -379,7 +379,7 @@ async def make_announcer(
     when stdout carries the JSON event feed). A bad vocabulary raises
     ``VocabularyError`` here, at start-up, with the file and the key.
     """
-    vocabulary = load_vocabulary(settings.vocabulary)
+    vocabulary = vocabulary_of(settings)
     engine = build_engine(
         settings,
         settings.voice or vocabulary.voice,

@@ -45,6 +45,20 @@ def _frames(path: str) -> int:
         return 0
 
 
+def _read_phoneme_codes() -> None:
+    """Make the driver pass espeak's PHONEMES flag, as the espeak-ng program does:
+    the vocabularies' lexicons give "[[rOS'A:d@]]" where no spelling gets the
+    stress right, and without the flag the brackets would be read out as text."""
+    from pyttsx3.drivers import _espeak
+
+    synth = _espeak.Synth
+
+    def synth_with_phonemes(text, *args, flags=0, **kwargs):  # type: ignore[no-untyped-def]
+        return synth(text, *args, flags=flags | _espeak.PHONEMES, **kwargs)
+
+    _espeak.Synth = synth_with_phonemes
+
+
 def _send(out: TextIO, message: dict) -> None:
     out.write(json.dumps(message, ensure_ascii=False) + "\n")
     out.flush()
@@ -60,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import pyttsx3
 
+        _read_phoneme_codes()
         engine = pyttsx3.init("espeak")
         errors: list[str] = []
         engine.connect("error", lambda name=None, exception=None: errors.append(repr(exception)))

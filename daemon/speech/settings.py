@@ -77,6 +77,9 @@ class SpeechSettings:
         are filled in (default: aplay, quiet, on ``device``).
     vocabulary: a shipped vocabulary name ("appendix-e", "en", "es") or the path of
         a user's YAML file.
+    files: how the files are named: empty, the vocabulary's own names (en: the
+        NATO alphabet, es: the Appendix E names in Spanish); or one of its
+        ``file_alphabets`` ("appendix-e", "letters"; es: "radio", "letters").
     form: "short" (SAN order, "Springer Felix drei") or "long" (from and to
         square, "Springer Gustav eins Felix drei").
     say_pawn: say "Bauer" for pawn moves ("Bauer Eva vier") or not ("Eva vier").
@@ -108,6 +111,7 @@ class SpeechSettings:
     channel: str = "both"
     player: tuple[str, ...] = ("aplay", "-q", "{device_option}", "{file}")
     vocabulary: str = "appendix-e"
+    files: str = ""
     form: str = "short"
     say_pawn: bool = True
     announce: tuple[str, ...] = field(default=SPEAKABLE_EVENTS)

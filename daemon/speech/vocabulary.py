@@ -128,6 +128,44 @@ REASONS = (
 )
 
 
+def _file_names(
+    data: dict[str, Any], choice: str, eight: Any, where: str
+) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The files' names: the vocabulary's own ``files``, or one of ``file_alphabets``
+    (a list of 8, or ``names`` with the ``pronunciation`` those names need: bare
+    English letters need "a" said as the letter, which would spoil the article
+    "a" in every other text), with that alphabet's own lexicon entries.
+
+    Bare letters rhyme in English ("b, c, d, e, g") and are words in Spanish
+    ("a", "de"); a spelling alphabet tells them apart by ear, so the shipped en and
+    es vocabularies name the files with one and offer the others by name.
+    """
+    alphabets = data.get("file_alphabets") or {}
+    if not isinstance(alphabets, dict):
+        raise VocabularyError(f"{where}: key 'file_alphabets' must be a mapping of names to lists")
+    chosen: tuple[tuple[str, ...], dict[str, Any]] | None = None
+    for name, entry in alphabets.items():  # each one checked, chosen or not
+        key = f"file_alphabets.{name}"
+        lexicon: Any = {}
+        if isinstance(entry, dict):
+            lexicon = entry.get("pronunciation") or {}
+            if not isinstance(lexicon, dict):
+                raise VocabularyError(f"{where}: key '{key}.pronunciation' must be a mapping")
+            names = eight(f"{key}.names", entry, "names")
+        else:
+            names = eight(key, alphabets, name)
+        if name == choice:
+            chosen = names, lexicon
+    if not choice:
+        return eight("files", data), {}
+    if chosen is None:
+        known = ", ".join(sorted(alphabets)) or "none"
+        raise VocabularyError(
+            f"{where}: no file alphabet {choice!r} (speech.files; this vocabulary has: {known})"
+        )
+    return chosen
+
+
 class VocabularyError(ValueError):
     """A vocabulary file is missing, unreadable or lacks a key; names both."""
 
@@ -205,8 +243,12 @@ def resolve_vocabulary_path(name_or_path: str | Path) -> Path:
     return shipped_vocabularies_dir() / f"{name_or_path}.yaml"
 
 
-def load_vocabulary(name_or_path: str | Path = DEFAULT_VOCABULARY) -> Vocabulary:
-    """Read and check a vocabulary; VocabularyError names the file and the bad key."""
+def load_vocabulary(name_or_path: str | Path = DEFAULT_VOCABULARY, files: str = "") -> Vocabulary:
+    """Read and check a vocabulary; VocabularyError names the file and the bad key.
+
+    ``files``: the name of one of the vocabulary's ``file_alphabets`` to name the
+    files with (``speech.files``); empty: its own ``files``.
+    """
     path = resolve_vocabulary_path(name_or_path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -223,10 +265,15 @@ def load_vocabulary(name_or_path: str | Path = DEFAULT_VOCABULARY) -> Vocabulary
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise VocabularyError(f"vocabulary file {path}: not valid YAML: {exc}") from None
-    return parse_vocabulary(data, source=str(path))
+    return parse_vocabulary(data, source=str(path), files=files)
 
 
-def parse_vocabulary(data: Any, source: str = "<vocabulary>") -> Vocabulary:
+def vocabulary_of(settings: Any) -> Vocabulary:
+    """The vocabulary a ``SpeechSettings`` names, with its file alphabet."""
+    return load_vocabulary(settings.vocabulary, getattr(settings, "files", ""))
+
+
+def parse_vocabulary(data: Any, source: str = "<vocabulary>", files: str = "") -> Vocabulary:
     """Check a parsed YAML document key by key; the first problem is the message."""
     where = f"vocabulary file {source}"
     if not isinstance(data, dict):
@@ -255,10 +302,12 @@ def parse_vocabulary(data: Any, source: str = "<vocabulary>") -> Vocabulary:
             raise VocabularyError(f"{where}: missing key '{parent}.{key}'")
         return text(mapping[key], f"{parent}.{key}", **kw)
 
-    def eight(key: str) -> tuple[str, ...]:
-        if key not in data:
+    def eight(key: str, mapping: dict[str, Any] | None = None, name: str = "") -> tuple[str, ...]:
+        mapping = data if mapping is None else mapping
+        name = name or key
+        if name not in mapping:
             raise VocabularyError(f"{where}: missing key '{key}'")
-        value = data[key]
+        value = mapping[name]
         if not isinstance(value, list) or len(value) != 8:
             raise VocabularyError(f"{where}: key '{key}' must be a list of 8 words")
         return tuple(text(item, f"{key}[{i}]") for i, item in enumerate(value))
@@ -293,9 +342,10 @@ def parse_vocabulary(data: Any, source: str = "<vocabulary>") -> Vocabulary:
     pronunciation_section = data.get("pronunciation") or {}
     if not isinstance(pronunciation_section, dict):
         raise VocabularyError(f"{where}: key 'pronunciation' must be a mapping")
+    files, files_lexicon = _file_names(data, files, eight, where)
     pronunciation = {
         text(k, "pronunciation"): text(v, f"pronunciation.{k}")
-        for k, v in pronunciation_section.items()
+        for k, v in {**pronunciation_section, **files_lexicon}.items()
     }
     pattern = None
     if pronunciation:
@@ -306,7 +356,7 @@ def parse_vocabulary(data: Any, source: str = "<vocabulary>") -> Vocabulary:
         name=text(data["name"], "name"),
         language=text(data["language"], "language"),
         voice=text(data["voice"], "voice"),
-        files=eight("files"),
+        files=files,
         ranks=eight("ranks"),
         pieces={PIECE_LETTERS[n]: required(pieces_section, "pieces", n) for n in PIECE_NAMES},
         pieces_plural={

@@ -48,7 +48,7 @@ def test_illegal_move_says_how_to_take_it_back(de, en) -> None:
         restore=[{"square": "g1", "piece": "N"}, {"square": "e5", "piece": None}],
     ).to_dict()  # fmt: skip
     assert event_text(event, de) == "Unmöglicher Zug. Springer zurück auf Gustav eins"
-    assert event_text(event, en) == "Illegal move. Knight back to g one"
+    assert event_text(event, en) == "Illegal move. Knight back to Golf one"
 
 
 def test_illegal_move_count_and_a_captured_piece_to_put_back(de) -> None:
@@ -206,9 +206,9 @@ IRREGULARITIES = {
         {
             "appendix-e": "Rochade mit dem Turm zuerst begonnen: Turm Hector eins zuerst"
             " berührt. Der Turm musste ziehen, Reklamation beim Schiedsrichter möglich",
-            "en": "Castling begun with the rook: Rook h one touched first. The rook had to"
-            " move, a claim to the arbiter is possible",
-            "es": "Enroque empezado con la torre: primero se tocó Torre h uno. Debía moverse"
+            "en": "Castling begun with the rook: Rook Hotel one touched first. The rook had to"
+            " move, the arbiter may be called",
+            "es": "Enroque empezado con la torre: primero se tocó Torre Héctor uno. Debía moverse"
             " la torre, se puede reclamar al árbitro",
         },
     ),
@@ -222,8 +222,8 @@ IRREGULARITIES = {
         "before O-O",
         {
             "appendix-e": "Rochade unvollständig: Turm fehlt. Turm von Hector eins auf Felix eins",
-            "en": "Castling incomplete: rook missing. Rook from h one to f one",
-            "es": "Enroque incompleto: falta la torre. Torre de h uno a f uno",
+            "en": "Castling incomplete: rook missing. Rook from Hotel one to Foxtrot one",
+            "es": "Enroque incompleto: falta la torre. Torre de Héctor uno a Félix uno",
         },
     ),
     "incomplete_promotion": (
@@ -237,8 +237,9 @@ IRREGULARITIES = {
         {
             "appendix-e": "Umwandlung unvollständig: Figur fehlt auf Eva acht. Bauer durch die"
             " neue Figur ersetzen",
-            "en": "Promotion incomplete: no piece on e eight. Replace the pawn with the new piece",
-            "es": "Coronación incompleta: falta la pieza en e ocho. Cambiar el peón por la"
+            "en": "Promotion incomplete: no piece on Echo eight. Replace the pawn with the new"
+            " piece",
+            "es": "Coronación incompleta: falta la pieza en Eva ocho. Cambiar el peón por la"
             " pieza nueva",
         },
     ),
@@ -257,9 +258,9 @@ IRREGULARITIES = {
         {
             "appendix-e": "Berührt, geführt: Springer Bella eins zuerst berührt, musste ziehen."
             " Reklamation beim Schiedsrichter möglich",
-            "en": "Touch move: Knight b one was touched first and had to be moved. A claim to"
-            " the arbiter is possible",
-            "es": "Pieza tocada primero: Caballo b uno. Había que moverla. Se puede reclamar al"
+            "en": "Touch move: Knight Bravo one was touched first and had to be moved. The"
+            " arbiter may be called",
+            "es": "Pieza tocada primero: Caballo Bella uno. Había que moverla. Se puede reclamar al"
             " árbitro",
         },
     ),
@@ -269,9 +270,9 @@ IRREGULARITIES = {
         {
             "appendix-e": "Berührt, geführt: Bauer Weiß Eva vier zuerst berührt, musste"
             " geschlagen werden. Reklamation beim Schiedsrichter möglich",
-            "en": "Touch move: White Pawn e four was touched first and had to be captured. A"
-            " claim to the arbiter is possible",
-            "es": "Pieza tocada primero: Peón de las blancas e cuatro. Había que capturarla. Se"
+            "en": "Touch move: White Pawn Echo four was touched first and had to be captured."
+            " The arbiter may be called",
+            "es": "Pieza tocada primero: Peón de las blancas Eva cuatro. Había que capturarla. Se"
             " puede reclamar al árbitro",
         },
     ),
@@ -286,9 +287,10 @@ IRREGULARITIES = {
         {
             "appendix-e": "Grundstellung falsch: Dame Weiß auf David eins, Koenig Weiß auf Eva"
             " eins",
-            "en": "Pieces not in the initial position: White Queen on d one, White King on e one",
-            "es": "Posición inicial incorrecta: poner Dama de las blancas en d uno, poner Rey de"
-            " las blancas en e uno",
+            "en": "Pieces not in the initial position: White Queen on Delta one, White King on"
+            " Echo one",
+            "es": "Posición inicial incorrecta: poner Dama de las blancas en David uno, poner"
+            " Rey de las blancas en Eva uno",
         },
     ),
 }

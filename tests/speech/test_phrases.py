@@ -25,8 +25,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "d2d4",
         {
             "appendix-e": ("Bauer David vier", "Bauer David zwei David vier"),
-            "en": ("Pawn d four", "Pawn d two d four"),
-            "es": ("Peón d cuatro", "Peón d dos d cuatro"),
+            "en": ("Pawn Delta four", "Pawn Delta two Delta four"),
+            "es": ("Peón David cuatro", "Peón David dos David cuatro"),
         },
     ),
     "knight move": (
@@ -36,8 +36,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "g8f6",
         {
             "appendix-e": ("Springer Felix sechs", "Springer Gustav acht Felix sechs"),
-            "en": ("Knight f six", "Knight g eight f six"),
-            "es": ("Caballo f seis", "Caballo g ocho f seis"),
+            "en": ("Knight Foxtrot six", "Knight Golf eight Foxtrot six"),
+            "es": ("Caballo Félix seis", "Caballo Gustavo ocho Félix seis"),
         },
     ),
     "disambiguation by file": (
@@ -47,8 +47,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "b8d7",
         {
             "appendix-e": ("Springer Bella David sieben", "Springer Bella acht David sieben"),
-            "en": ("Knight b d seven", "Knight b eight d seven"),
-            "es": ("Caballo b d siete", "Caballo b ocho d siete"),
+            "en": ("Knight Bravo Delta seven", "Knight Bravo eight Delta seven"),
+            "es": ("Caballo Bella David siete", "Caballo Bella ocho David siete"),
         },
     ),
     "white castles short": (
@@ -72,8 +72,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
                 "Bauer Cesar schlägt David vier",
                 "Bauer Cesar fuenf schlägt David vier",
             ),
-            "en": ("Pawn c takes d four", "Pawn c five takes d four"),
-            "es": ("Peón c captura d cuatro", "Peón c cinco captura d cuatro"),
+            "en": ("Pawn Charlie takes Delta four", "Pawn Charlie five takes Delta four"),
+            "es": ("Peón César captura David cuatro", "Peón César cinco captura David cuatro"),
         },
     ),
     "black castles short": (
@@ -94,8 +94,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "c1c8",
         {
             "appendix-e": ("Turm schlägt Cesar acht", "Turm Cesar eins schlägt Cesar acht"),
-            "en": ("Rook takes c eight", "Rook c one takes c eight"),
-            "es": ("Torre captura c ocho", "Torre c uno captura c ocho"),
+            "en": ("Rook takes Charlie eight", "Rook Charlie one takes Charlie eight"),
+            "es": ("Torre captura César ocho", "Torre César uno captura César ocho"),
         },
     ),
     "king move": (
@@ -105,8 +105,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "g8f8",
         {
             "appendix-e": ("Koenig Felix acht", "Koenig Gustav acht Felix acht"),
-            "en": ("King f eight", "King g eight f eight"),
-            "es": ("Rey f ocho", "Rey g ocho f ocho"),
+            "en": ("King Foxtrot eight", "King Golf eight Foxtrot eight"),
+            "es": ("Rey Félix ocho", "Rey Gustavo ocho Félix ocho"),
         },
     ),
     "check": (
@@ -116,8 +116,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "e3c5",
         {
             "appendix-e": ("Dame Cesar fuenf Schach", "Dame Eva drei Cesar fuenf Schach"),
-            "en": ("Queen c five check", "Queen e three c five check"),
-            "es": ("Dama c cinco jaque", "Dama e tres c cinco jaque"),
+            "en": ("Queen Charlie five check", "Queen Echo three Charlie five check"),
+            "es": ("Dama César cinco jaque", "Dama Eva tres César cinco jaque"),
         },
     ),
     "black castles long": (
@@ -149,8 +149,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "d1e3",
         {
             "appendix-e": ("Springer eins Eva drei", "Springer David eins Eva drei"),
-            "en": ("Knight one e three", "Knight d one e three"),
-            "es": ("Caballo uno e tres", "Caballo d uno e tres"),
+            "en": ("Knight one Echo three", "Knight Delta one Echo three"),
+            "es": ("Caballo uno Eva tres", "Caballo David uno Eva tres"),
         },
     ),
     "capture with check": (
@@ -163,8 +163,11 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
                 "Laeufer schlägt Cesar drei Schach",
                 "Laeufer Bella vier schlägt Cesar drei Schach",
             ),
-            "en": ("Bishop takes c three check", "Bishop b four takes c three check"),
-            "es": ("Alfil captura c tres jaque", "Alfil b cuatro captura c tres jaque"),
+            "en": (
+                "Bishop takes Charlie three check",
+                "Bishop Bravo four takes Charlie three check",
+            ),
+            "es": ("Alfil captura César tres jaque", "Alfil Bella cuatro captura César tres jaque"),
         },
     ),
     "en passant": (
@@ -177,8 +180,14 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
                 "Bauer Gustav schlägt Felix drei en passant",
                 "Bauer Gustav vier schlägt Felix drei en passant",
             ),
-            "en": ("Pawn g takes f three en passant", "Pawn g four takes f three en passant"),
-            "es": ("Peón g captura f tres al paso", "Peón g cuatro captura f tres al paso"),
+            "en": (
+                "Pawn Golf takes Foxtrot three en passant",
+                "Pawn Golf four takes Foxtrot three en passant",
+            ),
+            "es": (
+                "Peón Gustavo captura Félix tres al paso",
+                "Peón Gustavo cuatro captura Félix tres al paso",
+            ),
         },
     ),
     "promotion with check": (
@@ -192,10 +201,13 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
                 "Bauer Felix sieben Felix acht Dame Schach",
             ),
             "en": (
-                "Pawn f eight promotes to Queen check",
-                "Pawn f seven f eight promotes to Queen check",
+                "Pawn Foxtrot eight promotes to Queen check",
+                "Pawn Foxtrot seven Foxtrot eight promotes to Queen check",
             ),
-            "es": ("Peón f ocho corona Dama jaque", "Peón f siete f ocho corona Dama jaque"),
+            "es": (
+                "Peón Félix ocho corona Dama jaque",
+                "Peón Félix siete Félix ocho corona Dama jaque",
+            ),
         },
     ),
     "capture promotion with check": (
@@ -209,12 +221,12 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
                 "Bauer David zwei schlägt Eva eins Dame Schach",
             ),
             "en": (
-                "Pawn d takes e one promotes to Queen check",
-                "Pawn d two takes e one promotes to Queen check",
+                "Pawn Delta takes Echo one promotes to Queen check",
+                "Pawn Delta two takes Echo one promotes to Queen check",
             ),
             "es": (
-                "Peón d captura e uno corona Dama jaque",
-                "Peón d dos captura e uno corona Dama jaque",
+                "Peón David captura Eva uno corona Dama jaque",
+                "Peón David dos captura Eva uno corona Dama jaque",
             ),
         },
     ),
@@ -229,10 +241,13 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
                 "Bauer Felix sieben Felix acht Springer Schach",
             ),
             "en": (
-                "Pawn f eight promotes to Knight check",
-                "Pawn f seven f eight promotes to Knight check",
+                "Pawn Foxtrot eight promotes to Knight check",
+                "Pawn Foxtrot seven Foxtrot eight promotes to Knight check",
             ),
-            "es": ("Peón f ocho corona Caballo jaque", "Peón f siete f ocho corona Caballo jaque"),
+            "es": (
+                "Peón Félix ocho corona Caballo jaque",
+                "Peón Félix siete Félix ocho corona Caballo jaque",
+            ),
         },
     ),
     "mate": (
@@ -242,8 +257,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "e1c2",
         {
             "appendix-e": ("Springer Cesar zwei Matt", "Springer Eva eins Cesar zwei Matt"),
-            "en": ("Knight c two checkmate", "Knight e one c two checkmate"),
-            "es": ("Caballo c dos jaque mate", "Caballo e uno c dos jaque mate"),
+            "en": ("Knight Charlie two checkmate", "Knight Echo one Charlie two checkmate"),
+            "es": ("Caballo César dos jaque mate", "Caballo Eva uno César dos jaque mate"),
         },
     ),
     "castling with check": (
@@ -264,8 +279,11 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "h2h1b",
         {
             "appendix-e": ("Bauer Hector eins Laeufer", "Bauer Hector zwei Hector eins Laeufer"),
-            "en": ("Pawn h one promotes to Bishop", "Pawn h two h one promotes to Bishop"),
-            "es": ("Peón h uno corona Alfil", "Peón h dos h uno corona Alfil"),
+            "en": (
+                "Pawn Hotel one promotes to Bishop",
+                "Pawn Hotel two Hotel one promotes to Bishop",
+            ),
+            "es": ("Peón Héctor uno corona Alfil", "Peón Héctor dos Héctor uno corona Alfil"),
         },
     ),
     "underpromotion to rook": (
@@ -275,8 +293,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "h2h1r",
         {
             "appendix-e": ("Bauer Hector eins Turm", "Bauer Hector zwei Hector eins Turm"),
-            "en": ("Pawn h one promotes to Rook", "Pawn h two h one promotes to Rook"),
-            "es": ("Peón h uno corona Torre", "Peón h dos h uno corona Torre"),
+            "en": ("Pawn Hotel one promotes to Rook", "Pawn Hotel two Hotel one promotes to Rook"),
+            "es": ("Peón Héctor uno corona Torre", "Peón Héctor dos Héctor uno corona Torre"),
         },
     ),
     "capture promotion with mate": (
@@ -290,12 +308,12 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
                 "Bauer Gustav sieben schlägt Felix acht Dame Matt",
             ),
             "en": (
-                "Pawn g takes f eight promotes to Queen checkmate",
-                "Pawn g seven takes f eight promotes to Queen checkmate",
+                "Pawn Golf takes Foxtrot eight promotes to Queen checkmate",
+                "Pawn Golf seven takes Foxtrot eight promotes to Queen checkmate",
             ),
             "es": (
-                "Peón g captura f ocho corona Dama jaque mate",
-                "Peón g siete captura f ocho corona Dama jaque mate",
+                "Peón Gustavo captura Félix ocho corona Dama jaque mate",
+                "Peón Gustavo siete captura Félix ocho corona Dama jaque mate",
             ),
         },
     ),

@@ -56,7 +56,7 @@ def test_say_from_an_event_file_prints_with_the_text_engine(event_file, capsys) 
 
     assert main(["say", "piece", "N", "--events", str(event_file), "--engine", "text",
                  "--vocabulary", "en"]) == 0  # fmt: skip
-    assert capsys.readouterr().out == "White Knight: b one, f three\n"
+    assert capsys.readouterr().out == "White Knight: Bravo one, Foxtrot three\n"
 
 
 def test_say_needs_the_square(event_file, capsys) -> None:

@@ -57,6 +57,7 @@ def test_a_user_adds_a_language_with_a_yaml_file_alone(tmp_path: Path) -> None:
     }  # fmt: skip
     data["ranks"] = ["een", "twee", "drie", "vier", "vijf", "zes", "zeven", "acht"]
     data["words"]["capture"] = "slaat"
+    data["files"] = list("abcdefgh")
     path = write(tmp_path, data, "nl.yaml")
     describe = make_describer(str(path))
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
