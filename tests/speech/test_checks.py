@@ -64,7 +64,7 @@ def test_en_and_es_name_the_files_with_a_spelling_alphabet_by_default() -> None:
 
 
 def test_an_unknown_file_alphabet_is_refused_with_the_known_ones(tmp_path) -> None:
-    with pytest.raises(VocabularyError, match="no file alphabet 'nato'.*letters, radio"):
+    with pytest.raises(VocabularyError, match=r"no file alphabet 'nato'.*letters, radio"):
         load_vocabulary("es", "nato")
     result = check_config(tmp_path, "speech:\n  vocabulary: es\n  files: nato\n")
     assert result.returncode == 2
