@@ -120,10 +120,14 @@ def build_board_parts(
 
     ``clock`` False leaves out the DGT clock's interpreter and display: a replay of a
     sensor log has the clock's times already read (and shows nothing on a clock)."""
+    core = build_core(settings, vocabulary)
+    interpreter = build_clock_interpreter(settings) if clock else None
+    if interpreter is not None:  # a press is the press of whoever the board shows moving
+        interpreter.board_mover = core.mover_on_board
     return BoardParts(
-        core=build_core(settings, vocabulary),
+        core=core,
         orient=build_orientation(settings),
-        clock_interpreter=build_clock_interpreter(settings) if clock else None,
+        clock_interpreter=interpreter,
         clock_writer=build_clock_writer(settings) if clock else None,
     )
 

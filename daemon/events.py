@@ -169,3 +169,16 @@ class Notice(DomainEvent):
     code: str
     message: str
     type: ClassVar[str] = "notice"
+
+
+@dataclass(frozen=True, slots=True)
+class ClockSides(DomainEvent):
+    """Which clock side is White's, as the daemon learnt it (``clock.sides: auto``).
+
+    Kept in the game's journal so that a restarted daemon reuses it; ``white`` is
+    None when a press contradicted the mapping (it is then learnt again).
+    """
+
+    white: Literal["left", "right"] | None
+    evidence: str
+    type: ClassVar[str] = "clock_sides"

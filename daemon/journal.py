@@ -43,6 +43,7 @@ DURABLE_TYPES = frozenset(
         "game_resumed",
         "penalty",
         "flag",
+        "clock_sides",  # a restart reuses the mapping: it must survive a crash
     }
 )
 #: Events after which the PGN beside the journal is rewritten.
@@ -66,6 +67,19 @@ class ResumePoint:
     @property
     def ply(self) -> int:
         return len(self.uci_moves)
+
+    @property
+    def clock_white_side(self) -> str | None:
+        """White's clock side as the game's journal kept it (``clock_sides``); None
+        when it was never learnt or a press contradicted it. A restart reuses it:
+        the first side seen running after a restart proves nothing (the player on
+        move may have pressed while the daemon was down)."""
+        start = max(i for i, e in enumerate(self.events) if e.get("type") == "game_start")
+        for event in reversed(self.events[start:]):
+            if event.get("type") == "clock_sides":
+                white = event.get("white")
+                return white if white in ("left", "right") else None
+        return None
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
+from daemon.clocksides import after_event as clock_sides_after
 from daemon.events import DomainEvent, Notice
 from daemon.formatting import describe_event
 from drivers.sensors import BoardDump, ConnectionChange, SensorEvent
@@ -202,6 +203,8 @@ class BoardPipeline:
         self.core = parts.core
         self.orient = parts.orient
         self.clock_interpreter = parts.clock_interpreter
+        self.clock_writer = parts.clock_writer
+        self._clock_reports: list[SensorEvent] = []  # the interpreter's, for the core
         self.scheduler = scheduler
         self.journal = journal
         self.outputs: list[Output] = list(outputs or [])
@@ -228,7 +231,20 @@ class BoardPipeline:
             log.exception("the rules core failed on %r", event)
             events = [Notice(t=self.now(), code="internal_error", message="rules core error")]
         self.publish(events)
+        self._drain_clock_reports()
         self._schedule_tick()
+
+    def _drain_clock_reports(self) -> None:
+        """Clock reports the interpreter made when its sides mapping changed: fed now,
+        before the next sensor event (the core must know at once whose time runs)."""
+        while self._clock_reports:
+            report = self._clock_reports.pop(0)
+            try:
+                events = self.core.feed(report)
+            except Exception:
+                log.exception("the rules core failed on %r", report)
+                events = []
+            self.publish(events)
 
     def _connection(self, event: ConnectionChange) -> None:
         self.board_connected = event.state == "connected"
@@ -246,11 +262,12 @@ class BoardPipeline:
         )
         self._resume_clock(point)
         self.publish(events)
+        self._drain_clock_reports()
         self._schedule_tick()
 
     def _resume_clock(self, point: ResumePoint) -> None:
-        """Tell the clock interpreter whose clock should be running: in a resumed game
-        the side seen running first is the player on move, not necessarily White."""
+        """Tell the clock interpreter about the resumed game: who is on move, the move
+        counts (the time control's periods) and the sides its journal kept."""
         if self.clock_interpreter is None:
             return
         import chess
@@ -262,7 +279,9 @@ class BoardPipeline:
         white_to_move = first_white == (plies % 2 == 0)
         to_move = "white" if white_to_move else "black"
         log.debug("clock: resumed game, %s to move, moves w%d b%d", to_move, white, black)
-        self.clock_interpreter.resume_game(to_move, white, black)
+        # The journal's sides, never a fresh guess: the player on move may have pressed
+        # while the daemon was down.
+        self.clock_interpreter.resume_game(to_move, white, black, white_side=point.clock_white_side)
 
     # -- timers -----------------------------------------------------------------------------
 
@@ -286,6 +305,7 @@ class BoardPipeline:
             log.exception("the rules core failed on tick(%s)", t)
             events = []
         self.publish(events)
+        self._drain_clock_reports()
         self._schedule_tick()
 
     def close(self) -> None:
@@ -304,10 +324,24 @@ class BoardPipeline:
         notices = self.journal.append(event) if self.journal is not None else []
         for output in self.outputs:
             output(event)
+        if self.clock_interpreter is not None:
+            self._clock_sides(event)
         if self._sync is not None:
             self._sync.soon()
         for notice in notices:
             self.output(notice)
+
+    def _clock_sides(self, event: dict[str, Any]) -> None:
+        """The clock interpreter learns whose side is whose from the feed's moves
+        (``daemon.clocksides``); what it learnt is journalled and published, and the
+        clock is reported again under it (fed once this event's outputs are done)."""
+        assert self.clock_interpreter is not None
+        reports, published = clock_sides_after(self.clock_interpreter, event)
+        if self.clock_writer is not None:
+            self.clock_writer.white_side = self.clock_interpreter.white_side
+        self._clock_reports.extend(reports)
+        for domain_event in published:
+            self.output(domain_event.to_dict())
 
     def notice(self, code: str, message: str) -> None:
         """A notice of this board's (e.g. speech failed) into its feed."""

@@ -72,11 +72,30 @@ async def record_to(
     import contextlib
     import signal
 
-    from daemon.compose import build_link
+    from daemon.compose import build_board_parts, build_link
     from daemon.config import Settings
+    from daemon.pipeline import BoardPipeline, LoopScheduler
 
+    settings = settings or Settings()
     writer = LogWriter(stream)
-    link = build_link(settings or Settings(), writer, port=port)
+    # A rules core reads along, unrecorded: with ``clock.sides: auto`` it tells the
+    # clock interpreter whose press each press is, so the log's colours are learnt
+    # from the board, never guessed (until then the clock reads as stopped).
+    parts = build_board_parts(settings)
+    scheduler = LoopScheduler()
+    pipeline = BoardPipeline("record", parts, scheduler)
+
+    def on_event(event: SensorEvent) -> None:
+        writer(event)
+        pipeline.submit(event)
+
+    link = build_link(
+        settings,
+        on_event,
+        port=port,
+        clock_interpreter=parts.clock_interpreter,
+        time_source=scheduler.now,
+    )
     task = asyncio.create_task(link.run())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -89,6 +108,7 @@ async def record_to(
     finally:
         link.close()
         await task
+        pipeline.close()
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(sig)

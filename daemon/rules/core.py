@@ -204,6 +204,24 @@ class RulesCore:
     def next_deadline(self) -> float | None:
         return self._deadline
 
+    def mover_on_board(self) -> str | None:
+        """The player on move, when the board shows a legal move of his, made or under
+        way with a piece already set down, and not yet decided; else None (no game, a
+        restart not yet agreed, the board at rest, only pieces lifted, which may be
+        the opponent's hand already on his reply, or anything else).
+
+        The clock asks at each press: a press made while the board shows a player's
+        move is that player's, which tells whose clock side is whose
+        (``drivers.clock.sides``) whatever the clock showed before."""
+        node = self._node
+        taking_moves = self._state.phase in (Phase.PLAYING, Phase.PRESSED, Phase.IRREGULAR)
+        if node is None or not taking_moves or not self._board_known:
+            return None
+        key = self._key()
+        if is_subset(key, node.key) or not explains(node, key):
+            return None
+        return COLOUR_NAMES[node.turn]
+
     def tick(self, t: float) -> list[DomainEvent]:
         out: list[DomainEvent] = []
         self._run_due(t, out)

@@ -10,8 +10,11 @@ experience, see the shared protocol notes 1.8):
 - times out of range (hours above 9, minutes or seconds above 59) are ignored;
 - while the "no clock connected" bit is set the last good times are kept;
 - a time that jumps up is ignored unless the clock is being set or it is the
-  increment of a press; left and right are mapped to White and Black
-  (``drivers.clock.tracker``).
+  increment of a press (``drivers.clock.tracker``);
+- left and right are mapped to White and Black from evidence, never a guess
+  (``drivers.clock.sides``): until the mapping is known the clock is reported
+  as stopped, so that the rules core decides moves on the settle time instead
+  of waiting for a press it would attribute to the wrong player.
 
 Writing: :class:`ClockWriter` turns domain events (the event feed's dicts) into
 the clock command frames to send: the move just made as text, and the time
@@ -21,13 +24,15 @@ time, each waiting for its ack.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
+from drivers.clock.sides import EvidenceSideMapper, SidesChange
 from drivers.clock.tracker import CONFIRMATIONS, ClockReading, ClockTracker, Side, SideMapping
 from drivers.dgt import protocol
 from drivers.dgt.protocol import ClockAck, ClockSideTime, ClockTimes
-from drivers.sensors import ButtonPress, Colour, SensorEvent
+from drivers.sensors import ButtonPress, ClockReport, Colour, SensorEvent
 from drivers.timecontrol import TimeControl
 
 ClockModel = Literal["dgt3000", "xl"]
@@ -79,11 +84,16 @@ class DgtClockInterpreter:
         sides: SideMapping = "auto",
         time_control: TimeControl | None = None,
         confirmations: int = CONFIRMATIONS,
+        board_mover: Callable[[], str | None] | None = None,
     ) -> None:
         self.tracker = ClockTracker(sides, time_control, confirmations)
+        self.sides = EvidenceSideMapper(sides, board_mover)
+        self.tracker.mapper = self.sides
         self.clock_connected: bool | None = None  # None until a clock message came
         self.version: tuple[int, int] | None = None
         self.ignored: dict[str, int] = {"all_zero": 0, "out_of_range": 0, "no_clock": 0}
+        self._last_t = 0.0
+        self._last_report: ClockReport | None = None  # the last one handed on
 
     @property
     def model(self) -> ClockModel | None:
@@ -93,17 +103,86 @@ class DgtClockInterpreter:
         return "dgt3000" if self.version[0] == 2 else "xl"
 
     @property
+    def board_mover(self) -> Callable[[], str | None] | None:
+        """Whose move the board shows (the rules core's ``mover_on_board``): asked at
+        each press, it tells whose side was pressed (``drivers.clock.sides``)."""
+        return self.sides.board_mover
+
+    @board_mover.setter
+    def board_mover(self, query: Callable[[], str | None] | None) -> None:
+        self.sides.board_mover = query
+
+    @property
     def white_side(self) -> Side | None:
         """White's clock side once known (for the ClockWriter's set-and-run)."""
         return self.tracker.mapper.white_side
 
     def new_game(self) -> None:
-        """Call on every GameStart: the sides are learnt again from the first run."""
+        """A new game: in auto mode the sides are learnt again, from its moves."""
         self.tracker.new_game()
 
-    def resume_game(self, to_move: Colour, white_moves: int, black_moves: int) -> None:
-        """Call on GameResumed: the next side running is ``to_move``'s (not White's)."""
+    def resume_game(
+        self,
+        to_move: Colour,
+        white_moves: int,
+        black_moves: int,
+        white_side: Side | None = None,
+    ) -> None:
+        """A game resumed after a restart: ``white_side`` is the mapping its journal
+        kept (None: learnt again from the next moves; the first side seen running
+        proves nothing, the player may have pressed while the daemon was down)."""
         self.tracker.resume_game(to_move, white_moves, black_moves)
+        self.sides.new_game(to_move, known=white_side)
+
+    def observe_event(self, event: Mapping[str, Any]) -> list[SensorEvent]:
+        """Every event-feed dict, in order (the daemon's outputs call it).
+
+        Moves and game starts are the evidence of whose side is whose. When the
+        mapping changes (learnt, or forgotten on a contradiction) the last reading
+        is reported again under it, so the rules core knows at once whose clock
+        runs; :meth:`take_sides_changes` says what changed, for the journal.
+        """
+        if event.get("type") == "game_start":
+            self.new_game()
+        before = self.sides.white_side
+        self.sides.feed_event(event)
+        if self.sides.white_side == before:
+            return []
+        return self._report(max(self._last_t, float(event.get("t") or 0.0)))
+
+    def take_sides_changes(self) -> list[SidesChange]:
+        """The mapping's changes since the last call (learnt, contradicted)."""
+        return self.sides.take_changes()
+
+    def _report(self, t: float) -> list[ClockReport]:
+        """The last accepted reading under the current mapping, when it is news.
+
+        Made here, not taken from the tracker, whose reports use a mapping that may
+        have changed since (a report it thinks already sent may never have been)."""
+        reading = self.tracker.last_reading
+        if reading is None:
+            return []
+        report = self._mapped(t, reading)
+        last = self._last_report
+        if last is not None and replace(last, t=t) == report:
+            return []
+        self._last_report = report
+        return [report]
+
+    def _mapped(self, t: float, reading: ClockReading) -> ClockReport:
+        colour = self.sides.colour
+        times = {colour("left"): reading.left, colour("right"): reading.right}
+        known = self.sides.decided
+        flags = tuple(
+            sorted((colour(s) for s in ("left", "right") if reading.flag(s)), reverse=True)
+        )
+        return ClockReport(
+            t=t,
+            white=times["white"],
+            black=times["black"],
+            running=colour(reading.running) if reading.running and known else None,
+            flags=flags if known else (),
+        )
 
     def clock_being_set(self) -> None:
         self.tracker.clock_being_set()
@@ -123,7 +202,19 @@ class DgtClockInterpreter:
             self.ignored["out_of_range"] += 1
             return []
         self.clock_connected = True
-        return list(self.tracker.feed(t, reading_from_times(msg)))
+        self._last_t = t
+        reading = reading_from_times(msg)
+        before, known = self.tracker.last_reading, self.sides.decided
+        self.sides.reading(t, reading.running)  # before the report: a press is asked
+        self.tracker.feed(t, reading)  # about the board as it was when it came
+        if before is not None and self.sides.decided and not known:
+            # Learnt from this very press: the core must see it as the press it is,
+            # from the presser's clock running to the opponent's.
+            self._last_report = self._mapped(t, before)
+            return [self._last_report, *self._report(t)]
+        # While whose clock runs is not known the report says nobody's runs: the core
+        # must not wait for a press it would credit to the wrong player (nor a flag).
+        return list(self._report(t))
 
     def _ack(self, t: float, ack: ClockAck) -> list[SensorEvent]:
         if ack.button is not None:

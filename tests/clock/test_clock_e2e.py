@@ -3,9 +3,11 @@
 The emulator (a DGT board on a pseudo-terminal) plays a real game as human hands
 move it, with White's clock on the *right*. The board link reads it, the clock
 interpreter (sides learnt, nothing configured) maps the clock's sides to colours,
-and the rules core completes each move when the mover presses the clock (6.7):
-its settle time is set so long that nothing else could complete a move. After
-each move the ClockWriter's text goes to the clock, one command at a time.
+and the rules core completes each move when the mover presses the clock (6.7).
+The sides are learnt from the first moves (decided on the settle time, the clock
+counting as stopped until then: ``drivers.clock.sides``); from the third move on
+every move is completed by its press. After each move the ClockWriter's text
+goes to the clock, one command at a time.
 
 Time in the link is the game's simulated time (the emulator plays 20 times
 faster than the hands' timestamps), so the clock's time checks see real rates.
@@ -21,6 +23,7 @@ import chess
 import chess.pgn
 import pytest
 
+from daemon.clocksides import after_event
 from daemon.events import GameStart, Move
 from daemon.rules import RulesCore, RulesSettings
 from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter, move_text_3000
@@ -79,14 +82,15 @@ class Bench:
     def __init__(self, emulator: BoardEmulator) -> None:
         self.emulator = emulator
         self.clock = DgtClockInterpreter(time_control=parse_time_control("90+30"))
-        self.core = RulesCore(RulesSettings(settle_time=600.0))
+        self.core = RulesCore(RulesSettings(settle_time=0.6))
+        self.clock.board_mover = self.core.mover_on_board
         self.writer = ClockWriter("dgt3000", show_moves=True)
         self.started = time.monotonic()
         self.link = BoardLink(
             emulator.port_path,
             self.on_sensor,
             clock_interpreter=self.clock,
-            time_source=lambda: (time.monotonic() - self.started) * SPEED,
+            time_source=self.link_time,
             **FAST_LINK,
         )
         self.domain: list = []
@@ -98,10 +102,29 @@ class Bench:
         for result in self.core.feed(event):
             self.domain.append(result)
             self.caused_by.append((result, event))
-            if isinstance(result, GameStart):
-                self.clock.new_game()
+            reports, _ = after_event(self.clock, result.to_dict())  # as the daemon does
             for frame in self.writer.frames_for(result.to_dict()):
                 self.outbox.put_nowait(frame)
+            for report in reports:
+                asyncio.get_running_loop().call_soon(self.on_sensor, report)
+
+    async def run_timers(self) -> None:
+        """The settle time, as the daemon's timer runs it (game time)."""
+        while True:
+            await asyncio.sleep(0.01)
+            deadline = self.core.next_deadline()
+            if deadline is not None and self.link_time() >= deadline:
+                for result in self.core.tick(deadline):
+                    self.domain.append(result)
+                    self.caused_by.append((result, None))
+                    reports, _ = after_event(self.clock, result.to_dict())
+                    for frame in self.writer.frames_for(result.to_dict()):
+                        self.outbox.put_nowait(frame)
+                    for report in reports:
+                        self.on_sensor(report)
+
+    def link_time(self) -> float:
+        return (time.monotonic() - self.started) * SPEED
 
     async def send_clock_commands(self) -> None:
         while True:
@@ -123,6 +146,7 @@ async def play(shared, plies: int, flipped: bool) -> tuple[Bench, list, chess.pg
         bench = Bench(emulator)
         link_task = asyncio.create_task(bench.link.run())
         writer_task = asyncio.create_task(bench.send_clock_commands())
+        timer_task = asyncio.create_task(bench.run_timers())
         try:
             await until(lambda: bench.link.connected)
             emulator.play(events, speed=SPEED)
@@ -132,6 +156,7 @@ async def play(shared, plies: int, flipped: bool) -> tuple[Bench, list, chess.pg
             await until(lambda: bench.outbox.empty() and len(bench.acks) >= plies, timeout=30)
         finally:
             writer_task.cancel()
+            timer_task.cancel()
             bench.link.close()
             await link_task
         display = emulator.display_text
@@ -142,13 +167,13 @@ def check_game(bench: Bench, events: list, game: chess.pgn.Game, plies: int, dis
     expected = [m.uci() for m in list(game.mainline_moves())[:plies]]
     moves = bench.moves()
     assert [m.uci for m in moves if not m.correction] == expected
-    # Every move was completed by its mover's press (a ClockReport handing the
-    # run to the opponent), never by time alone.
+    # Every move after the first two (they teach the sides) was completed by its
+    # mover's press (a ClockReport handing the run to the opponent), never by time.
     for move, cause in bench.caused_by:
-        if isinstance(move, Move):
+        if isinstance(move, Move) and move.ply > 2:
             assert isinstance(cause, ClockReport), (move, cause)
             assert cause.running == ("black" if move.by == "white" else "white")
-    # White's clock is on the right, and nothing said so: learnt from the first run.
+    # White's clock is on the right, and nothing said so: learnt from the first moves.
     assert bench.clock.tracker.mapper.white_side == "right"
     # The colours of the times are right: the last report is the hands' last one.
     truth = [e for e in events if isinstance(e, ClockReport)][-1]

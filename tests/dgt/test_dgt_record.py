@@ -45,11 +45,15 @@ async def test_recording_the_emulated_capture_gives_back_its_board_changes_and_c
     recorded = list(read_events(io.StringIO(out.getvalue())))
     assert board_lines(recorded) == board_lines(source)
     clocks = [(e.white, e.black, e.running) for e in recorded if isinstance(e, ClockReport)]
-    # The first reading is the clock as it stood when the link connected (asked for at
-    # start-up); then every reading of the capture, in order.
-    assert clocks[1:] == [
-        (e.white, e.black, e.running) for e in source if isinstance(e, ClockReport)
-    ]
+    truth = [(e.white, e.black, e.running) for e in source if isinstance(e, ClockReport)]
+    # Until White's first press the sides are unknown (clock.sides: auto): the clock
+    # reads as stopped, with the times as shown. That press teaches them, and from
+    # the reading before it on, every reading of the capture comes in order.
+    first_press = next(i for i in range(2, len(truth)) if truth[i][2] != truth[i - 1][2])
+    learnt = next(i for i, c in enumerate(clocks) if c[2] is not None)
+    assert {c[2] for c in clocks[:learnt]} == {None}
+    assert {c[:2] for c in clocks[1:learnt]} <= {c[:2] for c in truth[:first_press]}
+    assert clocks[learnt:] == truth[first_press - 1 :]
     assert not any(isinstance(e, ConnectionChange) for e in recorded)
 
 

@@ -1,0 +1,140 @@
+"""``dgt-bridge run`` with ``clock.sides: auto`` (the default) against the emulated
+board and DGT 3000: the clock's sides are never swapped, so every move is decided
+at its own press and a game's last move reaches the journal and the PGN.
+
+Two ways the first side seen running misled the daemon: a restart after the
+player on move had moved and pressed while the daemon was down, and a new game
+set up while the clock still ran from the last one.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import chess
+import chess.pgn
+
+from daemon import resources
+from drivers.dgt.emulator import BoardEmulator
+from drivers.handling import Timing, human_sensor_log
+from drivers.sensors import BoardDump, ClockReport
+from tests.daemon.test_resume import RunningDaemon, press_indices, shipped_game
+
+SPEED = 20.0
+BRISK = Timing(think=(0.5, 1.5), before_press=(0.2, 0.5))
+
+
+def daemon_env() -> dict[str, str]:
+    return {
+        **os.environ,
+        "DGT_BRIDGE_CONFIG": str(resources.default_config_file()),
+        "DGT_BRIDGE_BROADCAST__ENABLED": "false",
+        "DGT_BRIDGE_RULES__SETTLE_TIME": str(0.6 / SPEED),
+    }
+
+
+def pgn_moves(journal: Path) -> list[str]:
+    game = chess.pgn.read_game(io.StringIO(journal.with_suffix(".pgn").read_text()))
+    assert game is not None
+    return [m.uci() for m in game.mainline_moves()]
+
+
+def play_press_by_press(
+    emulator: BoardEmulator, daemon: RunningDaemon, log: list, start: int, first_ply: int
+) -> None:
+    """Play ``log`` from ``start``, one move at a time: each move must be decided at
+    its own press, before the next move is played (not a press late)."""
+    cuts = [i for i in press_indices(log) if i > start] + [len(log)]
+    ply = first_ply
+    for cut in cuts:
+        emulator.play(log[start:cut], speed=SPEED)
+        assert emulator.wait_played(60)
+        if cut != len(log):
+            daemon.wait_for(lambda e, p=ply: e["type"] == "move" and e["ply"] == p, timeout=10)
+            ply += 1
+        start = cut
+
+
+def test_a_restart_after_a_move_and_its_press_made_while_down(tmp_path: Path) -> None:
+    """Killed between moves 9 and 10; while it is down Black moves and presses, so
+    the clock seen running first after the restart is White's. The journal kept the
+    sides: moves 11 to 16 are each decided at their press, the last one included."""
+    game = shipped_game(1)
+    moves = list(game.mainline_moves())[:16]
+    log = human_sensor_log(game.board(), moves, seed=21, with_clock=True, timing=BRISK)
+    presses = press_indices(log)
+    storage = tmp_path / "games"
+    with BoardEmulator(tmp_path, white_on_left=False) as emulator:
+        emulator.play(log[:1])
+        emulator.wait_played(10)
+        daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
+        try:
+            daemon.wait_for(lambda e: e["type"] == "game_start")
+            play_press_by_press(emulator, daemon, log[: presses[8]], 1, 1)
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == 9)
+            time.sleep(0.3)
+            daemon.kill()
+            emulator.play(log[presses[8] : presses[9]], speed=SPEED)  # move 10 and its press
+            assert emulator.wait_played(60)
+            daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
+            daemon.wait_for(lambda e: e["type"] == "game_resumed")
+            last = next(e for e in reversed(log[: presses[9]]) if isinstance(e, ClockReport))
+            emulator.apply(replace(last, white=last.white - 1))  # a running clock ticks
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == 10)
+            play_press_by_press(emulator, daemon, log, presses[9], 11)
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == 16)
+            assert not [e for e in daemon.seen if e["type"] == "irregularity"]
+        finally:
+            assert daemon.stop() == 0
+    [journal] = sorted(storage.glob("*.jsonl"))
+    assert pgn_moves(journal) == [m.uci() for m in moves]
+    kept = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert [e["white"] for e in kept if e["type"] == "clock_sides"] == ["right"]
+
+
+def test_a_new_game_set_up_while_the_clock_still_runs(tmp_path: Path) -> None:
+    """A game ends by resignation with Black's clock running; the pieces are set up
+    again and the players change colours (White's side is now the other one), the
+    clock left running. Every move of the new game is decided at its press, and its
+    last move reaches the journal and the PGN."""
+    first = shipped_game(1)
+    second = shipped_game(3)
+    moves_1 = list(first.mainline_moves())[:9]
+    moves_2 = list(second.mainline_moves())[:12]
+    log_1 = human_sensor_log(first.board(), moves_1, seed=31, with_clock=True, timing=BRISK)
+    t = log_1[-1].t + 3.0
+    log_2 = human_sensor_log(
+        second.board(), moves_2, seed=32, with_clock=True, timing=BRISK, start_time=t
+    )
+    # The clock is not reset: nothing reports it stopped between the games.
+    log_2 = [e for e in log_2 if not (isinstance(e, ClockReport) and e.running is None)]
+    storage = tmp_path / "games"
+    with BoardEmulator(tmp_path) as emulator:
+        emulator.play(log_1[:1])
+        emulator.wait_played(10)
+        daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
+        try:
+            daemon.wait_for(lambda e: e["type"] == "game_start")
+            play_press_by_press(emulator, daemon, log_1, 1, 1)
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == 9)
+            emulator.play([BoardDump(t, "8/8/8/8/8/8/8/8")], speed=SPEED)  # cleared
+            assert emulator.wait_played(10)
+            emulator.white_on_left = False  # the players changed colours
+            # White's clock already runs (started before the pieces stood ready).
+            emulator.play([replace(log_2[1], t=log_2[0].t), log_2[0]])
+            assert emulator.wait_played(10)
+            daemon.wait_for(lambda e: e["type"] == "game_start" and e is not daemon.seen[0])
+            play_press_by_press(emulator, daemon, log_2, 2, 1)
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == 12)
+            assert not [e for e in daemon.seen if e["type"] == "irregularity"]
+        finally:
+            assert daemon.stop() == 0
+    journals = sorted(storage.glob("*.jsonl"))
+    assert len(journals) == 2
+    assert pgn_moves(journals[0]) == [m.uci() for m in moves_1]
+    assert pgn_moves(journals[1]) == [m.uci() for m in moves_2]
