@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import HttpVersion11, WSMsgType, web
 
 from daemon.broadcast import console, security, strictjson
+from daemon.broadcast.authguard import TokenGuard
 from daemon.broadcast.connections import ConnectionGuard
 from daemon.broadcast.controls import (
     ACTIONS,
@@ -41,6 +42,7 @@ HUB_KEY: web.AppKey[Hub] = web.AppKey("hub", Hub)
 ON_REQUEST_KEY: web.AppKey[Any] = web.AppKey("on_request", object)
 NOW_KEY: web.AppKey[Any] = web.AppKey("now", object)
 GUARD_KEY: web.AppKey[ConnectionGuard] = web.AppKey("guard", ConnectionGuard)
+TOKENS_KEY: web.AppKey[TokenGuard] = web.AppKey("tokens", TokenGuard)
 
 PGN_TYPE = "application/x-chess-pgn"
 
@@ -136,6 +138,7 @@ async def state_json(request: web.Request) -> web.Response:
     guard = request.app.get(GUARD_KEY)
     if guard is not None:
         state["status"] = guard.status()  # the server's limits and connections
+        state["status"]["token_lockouts"] = request.app[TOKENS_KEY].lockouts
     return json_response(state, headers={"Cache-Control": "no-cache"})
 
 
@@ -259,6 +262,12 @@ async def _viewer_ticker(app: web.Application) -> AsyncIterator[None]:
         await task
 
 
+def _locked_out(seconds: int) -> web.Response:
+    response = _error(429, f"too many wrong tokens from this address: wait {seconds} s")
+    response.headers["Retry-After"] = str(seconds)
+    return response
+
+
 def _offered_token(request: web.Request) -> str | None:
     auth = request.headers.get("Authorization", "")
     if auth.lower().startswith("bearer "):
@@ -281,8 +290,17 @@ async def control(request: web.Request) -> web.Response:
             403,
             "the arbiter's controls are disabled: set broadcast.token in the configuration",
         )
+    tokens = request.app[TOKENS_KEY]
+    address = request.remote or "?"
+    wait = tokens.retry_after(address)
+    if wait is not None:
+        return _locked_out(wait)
     if not token_ok(settings.token, _offered_token(request)):
+        wait = tokens.failed(address)
+        if wait is not None:
+            return _locked_out(wait)
         return _error(403, "wrong or missing token (send 'Authorization: Bearer <token>')")
+    tokens.succeeded(address)
     if action not in ACTIONS:
         return _error(404, f"unknown action {action!r}; known: {', '.join(ACTIONS)}")
     board_id = _one_board(request, hub)
@@ -370,6 +388,7 @@ def build_app(
     security.install(app)
     app[HUB_KEY] = hub
     app[ON_REQUEST_KEY] = on_request
+    app[TOKENS_KEY] = TokenGuard()
     loop_time = asyncio.get_running_loop().time if now is None else None
     app[NOW_KEY] = now or loop_time
     app.cleanup_ctx.append(_viewer_ticker)
@@ -385,4 +404,4 @@ def build_app(
     return app
 
 
-__all__ = ["GUARD_KEY", "HUB_KEY", "Subscriber", "build_app"]
+__all__ = ["GUARD_KEY", "HUB_KEY", "TOKENS_KEY", "Subscriber", "build_app"]
