@@ -374,7 +374,7 @@ class GameRecord:
         move stack, so a display is never wrong about the board. The replay is
         cached: a relay folds a clock tick per board per second.
         """
-        key = (self.start_fen, self.chess960, self._position_fen, len(self.moves))
+        key: tuple[Any, ...] = (self.start_fen, self.chess960, self._position_fen, len(self.moves))
         key += (self.moves[-1].uci, self.moves[-1].fen) if self.moves else ()
         if self._board_cache is None or self._board_cache[0] != key:
             board = self._replay()

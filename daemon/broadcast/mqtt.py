@@ -245,7 +245,7 @@ class MqttPublisher:
         if pgn_changed:  # a clock tick changes no PGN: skip the export
             self._pgn_key = key
             self._last_pgn = record.pgn()
-        pgn = self._last_pgn
+        pgn = self._last_pgn or ""
         if not self.connected:
             return  # published on connect: the latest state wins
         self.client.publish(self.topics["state"], self._last_state, qos=1, retain=True)

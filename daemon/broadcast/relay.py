@@ -166,7 +166,7 @@ class Relay:
         record is complete and how many messages were dropped, and why."""
         with self._lock:
             rejected = dict(self.rejected)
-            boards = {
+            boards: dict[str, dict[str, Any]] = {
                 board: {"origin": sync.origin, "last_seq": sync.last, "held": len(sync.held)}
                 for board, sync in self.sync.items()
             }

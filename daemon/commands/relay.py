@@ -94,15 +94,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)  # fmt: skip
 
 
+def _secret(path: str | None, option: str, variable: str) -> str | None:
+    """A password or token from its file (the option) or its environment variable,
+    never from the command line, where ``ps`` shows it to everyone."""
+    if not path:
+        return os.environ.get(variable) or None
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SetupError(f"{option}: cannot read it: {exc}") from None
+
+
 def _lichess_settings(args: argparse.Namespace) -> LichessSettings | None:
     if not args.lichess_round:
         return None
-    token = os.environ.get(LICHESS_TOKEN_ENV) or None
-    if args.lichess_token_file:
-        try:
-            token = Path(args.lichess_token_file).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SetupError(f"--lichess-token-file: cannot read it: {exc}") from None
+    token = _secret(args.lichess_token_file, "--lichess-token-file", LICHESS_TOKEN_ENV)
     settings = LichessSettings(
         enabled=True, round_id=args.lichess_round, token=token, url=args.lichess_url
     )
@@ -114,12 +120,7 @@ def _lichess_settings(args: argparse.Namespace) -> LichessSettings | None:
 
 
 def _mqtt_settings(args: argparse.Namespace) -> MqttSettings:
-    password = os.environ.get(PASSWORD_ENV) or None
-    if args.password_file:
-        try:
-            password = Path(args.password_file).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise MqttSetupError(f"--password-file: cannot read it: {exc}") from None
+    password = _secret(args.password_file, "--password-file", PASSWORD_ENV)
     return MqttSettings(
         username=args.username,
         password=password,

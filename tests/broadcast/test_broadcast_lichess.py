@@ -12,6 +12,7 @@ import time
 import chess.pgn
 from aiohttp import web
 from broadcast_feed import OPERA_GAME, game_feed
+from mqtt_helpers import wait_until
 from pgn_check import validated_games
 
 from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, LichessSettings
@@ -89,12 +90,7 @@ def _settings(lichess: FakeLichess, **overrides) -> BroadcastSettings:
 
 
 async def _until(condition, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.05)
-    return condition()
+    return await asyncio.to_thread(wait_until, condition, timeout)
 
 
 async def test_the_round_reaches_lichess_through_faults_and_rate_limits():
