@@ -132,6 +132,7 @@ class GuardedConnection(asyncio.Protocol):
     handed to aiohttp's protocol (after the TLS handshake, when TLS is on)."""
 
     __slots__ = (
+        "_early",
         "_tls_task",
         "address",
         "first_byte",
@@ -153,6 +154,7 @@ class GuardedConnection(asyncio.Protocol):
         self.in_request = 0  # requests being handled (a viewer's feed stays one)
         self.requests = 0
         self._tls_task: asyncio.Task[None] | None = None
+        self._early: list[bytes] = []  # decrypted before the TLS handshake returned
 
     # -- asyncio's calls ------------------------------------------------------------
 
@@ -171,6 +173,8 @@ class GuardedConnection(asyncio.Protocol):
             self.first_byte = self.guard.clock()
         if self.inner is not None:
             self.inner.data_received(data)
+        elif len(self._early) < 64:
+            self._early.append(data)
 
     def eof_received(self) -> bool | None:
         return self.inner.eof_received() if self.inner is not None else None
@@ -195,8 +199,12 @@ class GuardedConnection(asyncio.Protocol):
     def _hand_over(self, transport: asyncio.Transport) -> None:
         self.transport = transport
         self.guard.by_transport[transport] = self
-        self.inner = self.guard.inner_factory()
-        self.inner.connection_made(transport)
+        inner = self.guard.inner_factory()
+        inner.connection_made(transport)
+        self.inner = inner
+        early, self._early = self._early, []
+        for data in early:  # a request that came with the end of the handshake
+            inner.data_received(data)
 
     async def _start_tls(self, transport: asyncio.Transport) -> None:
         """The TLS handshake, counted like a request's headers (``header_timeout``)."""
