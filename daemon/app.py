@@ -38,10 +38,18 @@ from daemon import compose
 from daemon.clockdisplay import ClockDisplay
 from daemon.compose import DEFAULT_BOARD_ID, configured_board_id, turned_round
 from daemon.config import Settings
+from daemon.events import DomainEvent
 from daemon.formatting import describe_event
 from daemon.journal import Journal, ResumePoint, find_unfinished
 from daemon.notify import Notifier
-from daemon.pipeline import BoardPipeline, FeedWriter, LoopScheduler, Scheduler, log_line
+from daemon.pipeline import (
+    BoardPipeline,
+    FeedWriter,
+    LoopScheduler,
+    Output,
+    Scheduler,
+    log_line,
+)
 from daemon.status import BoardStatus
 from drivers.sensors import SensorEvent
 
@@ -119,12 +127,12 @@ class Daemon:
         self.http_url: str | None = None
         self.clock_display: ClockDisplay | None = None
         self.status = BoardStatus(self.board_id, self.notifier, lambda: self.hub, lambda: self.link)
-        outputs: list[Callable[[dict[str, Any]], None]] = []
+        outputs: list[Output] = []
         if events_out is not None:
             outputs.append(FeedWriter(events_out))
         outputs += [log_line, self._to_announcer, self._to_hub]
         if on_event is not None:
-            outputs.append(on_event)
+            outputs.append(self._to_caller)
         self.pipeline = BoardPipeline(
             self.board_id,
             parts,
@@ -209,13 +217,17 @@ class Daemon:
         self._speech_running = True
         await announcer.run()
 
-    def _to_announcer(self, event: dict[str, Any]) -> None:
+    def _to_announcer(self, event: DomainEvent) -> None:
         if self.announcer is not None:
             self.announcer.handle(event)
 
-    def _to_hub(self, event: dict[str, Any]) -> None:
-        if self.hub is not None:
-            self.hub.publish(self.board_id, event)
+    def _to_hub(self, event: DomainEvent) -> None:
+        if self.hub is not None:  # the HTTP and MQTT edge: the feed's dicts
+            self.hub.publish(self.board_id, event.to_dict())
+
+    def _to_caller(self, event: DomainEvent) -> None:
+        if self.on_event is not None:  # an embedding caller gets the feed's dicts
+            self.on_event(event.to_dict())
 
     async def run(self) -> int:
         await self.start()

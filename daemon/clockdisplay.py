@@ -10,7 +10,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from daemon.events import DomainEvent, GameStart
 
 if TYPE_CHECKING:
     from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
@@ -34,14 +36,15 @@ class ClockDisplay:
         self._frames: asyncio.Queue[bytes] = asyncio.Queue()
         self._pending_end: asyncio.TimerHandle | None = None
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        if event.get("type") == "game_start" and self.interpreter is not None:
-            with contextlib.suppress(Exception):
-                self.interpreter.new_game()
+    def __call__(self, event: DomainEvent) -> None:
+        match event:
+            case GameStart() if self.interpreter is not None:
+                with contextlib.suppress(Exception):
+                    self.interpreter.new_game()  # it learns the clock's sides again
         model = getattr(self.interpreter, "model", None)
         if model:
             self.writer.model = model
-        schedule = self.writer.schedule_for(event)
+        schedule = self.writer.schedule_for(event.to_dict())
         if not schedule:
             return
         if self._pending_end is not None:  # newer text: the old one's END is moot

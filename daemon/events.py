@@ -1,9 +1,11 @@
 """Domain events: what the rules core decided, the one stream every output reads.
 
 Each event becomes one JSON object of the event feed (``to_dict``), with ``t``
-(the sensor time it was decided at) and ``type``. Outputs (speech, broadcast,
-journal, PGN) consume those dicts, never the core's internals, so the feed a
-display receives is exactly what the journal stores and what a replay prints.
+(the sensor time it was decided at) and ``type``. Inside the daemon the outputs
+receive these typed events (``daemon.pipeline``); they become dicts and JSON only at
+the edges (the journal, the feed on stdout, the HTTP and MQTT broadcast), and
+``from_dict`` reads them back. The outputs never see the core's internals, so the
+feed a display receives is exactly what the journal stores and what a replay prints.
 
 The field names are the public contract documented in the README; add fields,
 never rename them.
@@ -11,7 +13,7 @@ never rename them.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
 Colour = Literal["white", "black"]
@@ -182,3 +184,37 @@ class ClockSides(DomainEvent):
     white: Literal["left", "right"] | None
     evidence: str
     type: ClassVar[str] = "clock_sides"
+
+
+#: Each event type of the feed, by its ``type`` name.
+EVENT_TYPES: dict[str, type[DomainEvent]] = {
+    cls.type: cls
+    for cls in (
+        GameStart,
+        Move,
+        Irregularity,
+        PositionRestored,
+        Takeback,
+        GameEnd,
+        DrawClaimable,
+        ClockUpdate,
+        FlagFall,
+        Penalty,
+        InfoRequest,
+        Connection,
+        GameResumed,
+        Notice,
+        ClockSides,
+    )
+}
+
+
+def from_dict(data: dict[str, Any]) -> DomainEvent:
+    """The event a feed dict (a journal line, a notice) stands for: ``to_dict``'s
+    inverse. Fields a later version added are left out; an unknown type is a
+    ValueError."""
+    cls = EVENT_TYPES.get(str(data.get("type")))
+    if cls is None:
+        raise ValueError(f"not an event of the feed: type {data.get('type')!r}")
+    known = {f.name for f in fields(cls)}
+    return cls(**{key: value for key, value in data.items() if key in known})

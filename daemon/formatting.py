@@ -1,7 +1,9 @@
-"""Events as text for people: the log line, the demo's transcript.
+"""Events as text for people: one line per event, the same words everywhere.
 
-One place turns a feed event into words, so the log, the demo and anything else that
-shows events to a person say the same thing the same way.
+The log, the demo's transcript and anything else that shows the feed to a person
+use ``describe``, so a move, an irregularity and what to do about it read alike in
+each. (The announcer speaks in the configured language through its vocabulary; the
+live page draws from the same fields in the browser.)
 """
 
 from __future__ import annotations
@@ -9,31 +11,71 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from daemon.events import (
+    ClockUpdate,
+    DomainEvent,
+    GameEnd,
+    GameResumed,
+    GameStart,
+    Irregularity,
+    Move,
+    Notice,
+    PositionRestored,
+    from_dict,
+)
+
+
+def describe(event: DomainEvent) -> str:
+    """One readable line: ``1.    e4       Bauer Eva vier``, ``!! illegal_move (7.4)
+    by white, count 1: put N on g1, clear g3``, ``game over: 1-0 (checkmate)``."""
+    match event:
+        case Move(ply=ply, san=san, speech=speech, by=by, correction=correction):
+            number = (ply + 1) // 2
+            prefix = f"{number}." if by == "white" else f"{number}..."
+            # The written text keeps the official spellings (Appendix E); the voice
+            # gets the pronunciation, the screen the words as the Laws write them.
+            text = f"{prefix:<6}{san:<8} {speech}"
+            return text + ("  (correction)" if correction else "")
+        case Irregularity():
+            return _irregularity(event)
+        case PositionRestored():
+            return "ok position restored"
+        case GameStart(fen=fen, flipped=flipped):
+            return f"game start {fen}" + (" (board turned)" if flipped else "")
+        case GameEnd(result=result, reason=reason):
+            return f"game over: {result} ({reason})"
+        case GameResumed(ply=ply):
+            return f"game resumed at move {(ply + 2) // 2}"
+        case Notice(code=code, message=message):
+            return f"notice ({code}): {message}"
+        case ClockUpdate(white=white, black=black, running=running):
+            return f"clock white {white:g} black {black:g}" + (
+                f", {running}'s running" if running else ""
+            )
+    details = {k: v for k, v in event.to_dict().items() if k not in ("t", "type")}
+    return f"{event.type} {json.dumps(details, ensure_ascii=False)}"
+
+
+def _irregularity(event: Irregularity) -> str:
+    text = f"!! {event.kind} ({event.article})"
+    if event.by:
+        text += f" by {event.by}"
+    if event.count:
+        text += f", count {event.count}"
+    restore = ", ".join(
+        f"put {r['piece']} on {r['square']}" if r.get("piece") else f"clear {r['square']}"
+        for r in event.restore
+    )
+    if restore:
+        return f"{text}: {restore}"
+    if event.squares:
+        return f"{text} on {' '.join(event.squares)}"
+    return text
+
 
 def describe_event(event: dict[str, Any]) -> str:
-    """One readable line for the log (the journal has the JSON)."""
-    kind = event.get("type")
-    if kind == "move":
-        number = (int(event["ply"]) + 1) // 2
-        dots = "." if event.get("by") == "white" else "..."
-        fix = " (correction)" if event.get("correction") else ""
-        return f"move {number}{dots} {event.get('san')}: {event.get('speech')}{fix}"
-    if kind == "irregularity":
-        squares = " ".join(event.get("squares") or [])
-        by = f" by {event['by']}" if event.get("by") else ""
-        count = f" #{event['count']}" if event.get("count") else ""
-        return f"IRREGULARITY {event.get('kind')}{by}{count} ({event.get('article')}) {squares}"
-    if kind == "game_start":
-        return f"game start {event.get('fen')}" + (
-            " (board turned)" if event.get("flipped") else ""
-        )
-    if kind == "game_end":
-        return f"game end {event.get('result')} ({event.get('reason')})"
-    if kind == "game_resumed":
-        return f"game resumed at move {(int(event.get('ply', 0)) + 2) // 2}"
-    if kind == "notice":
-        return f"NOTICE {event.get('code')}: {event.get('message')}"
-    if kind == "clock":
-        return f"clock white {event.get('white')} black {event.get('black')}"
-    details = {k: v for k, v in event.items() if k not in ("t", "type")}
-    return f"{kind} {json.dumps(details, ensure_ascii=False)}"
+    """``describe`` of a feed dict (a journal line, what ``Daemon(on_event=...)`` gets)."""
+    try:
+        return describe(from_dict(event))
+    except (TypeError, ValueError):  # not one of ours: shown as it came
+        return json.dumps(event, ensure_ascii=False)

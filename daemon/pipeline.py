@@ -19,11 +19,10 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
-from daemon.clocksides import after_event as clock_sides_after
-from daemon.events import DomainEvent, Notice
-from daemon.formatting import describe_event
+from daemon.events import ClockUpdate, DomainEvent, Notice, from_dict
+from daemon.formatting import describe
 from drivers.sensors import BoardDump, ConnectionChange, SensorEvent
 
 if TYPE_CHECKING:
@@ -32,8 +31,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("dgt-bridge")
 
-#: One output: takes each feed event (a dict, as the journal stores it).
-Output = Callable[[dict[str, Any]], None]
+#: One output: takes each event of the feed, typed; an output at an edge (the feed
+#: on stdout, the page, MQTT) makes it a dict or JSON itself.
+Output = Callable[[DomainEvent], None]
 
 
 # --- time ---------------------------------------------------------------------------------------
@@ -130,11 +130,11 @@ class FeedWriter:
         self.stream: TextIO | None = stream
         self.flush = flush
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: DomainEvent) -> None:
         if self.stream is None:
             return
         try:
-            self.stream.write(json.dumps(event, ensure_ascii=False) + "\n")
+            self.stream.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
             if self.flush:
                 self.stream.flush()
         except (OSError, ValueError) as exc:
@@ -142,11 +142,11 @@ class FeedWriter:
             self.stream = None
 
 
-def log_line(event: dict[str, Any]) -> None:
+def log_line(event: DomainEvent) -> None:
     """One line per event in the log; clock times (every second) only on demand."""
-    level = logging.DEBUG if event.get("type") == "clock" else logging.INFO
+    level = logging.DEBUG if isinstance(event, ClockUpdate) else logging.INFO
     if log.isEnabledFor(level):
-        log.log(level, "%s", describe_event(event))
+        log.log(level, "%s", describe(event))
 
 
 class JournalSync:
@@ -175,7 +175,7 @@ class JournalSync:
     def sync(self) -> None:
         self._pending = False
         for notice in self.journal.sync():
-            self.report(notice)
+            self.report(from_dict(notice))
 
 
 # --- the pipeline -------------------------------------------------------------------------------
@@ -317,11 +317,12 @@ class BoardPipeline:
 
     def publish(self, events: list[DomainEvent]) -> None:
         for event in events:
-            self.output(event.to_dict())
+            self.output(event)
 
-    def output(self, event: dict[str, Any]) -> None:
-        """One feed event to the journal (disk first), then to every output in order."""
-        notices = self.journal.append(event) if self.journal is not None else []
+    def output(self, event: DomainEvent) -> None:
+        """One event to the journal (disk first, as its JSON line), then to every
+        output in order; what the journal has to report follows it."""
+        notices = self.journal.append(event.to_dict()) if self.journal is not None else []
         for output in self.outputs:
             output(event)
         if self.clock_interpreter is not None:
@@ -329,20 +330,22 @@ class BoardPipeline:
         if self._sync is not None:
             self._sync.soon()
         for notice in notices:
-            self.output(notice)
+            self.output(from_dict(notice))
 
-    def _clock_sides(self, event: dict[str, Any]) -> None:
+    def _clock_sides(self, event: DomainEvent) -> None:
         """The clock interpreter learns whose side is whose from the feed's moves
         (``daemon.clocksides``); what it learnt is journalled and published, and the
         clock is reported again under it (fed once this event's outputs are done)."""
         assert self.clock_interpreter is not None
-        reports, published = clock_sides_after(self.clock_interpreter, event)
+        from daemon.clocksides import after_event  # only with a DGT clock: not in replay
+
+        reports, published = after_event(self.clock_interpreter, event.to_dict())
         if self.clock_writer is not None:
             self.clock_writer.white_side = self.clock_interpreter.white_side
         self._clock_reports.extend(reports)
         for domain_event in published:
-            self.output(domain_event.to_dict())
+            self.output(domain_event)
 
     def notice(self, code: str, message: str) -> None:
         """A notice of this board's (e.g. speech failed) into its feed."""
-        self.output(Notice(t=self.now(), code=code, message=message).to_dict())
+        self.output(Notice(t=self.now(), code=code, message=message))

@@ -236,37 +236,21 @@ class _Printer:
         self.ended: dict[str, Any] | None = None
         self.changed = asyncio.Event()
 
+    #: What the transcript shows (clock times, game start and the like only in the log).
+    SHOWN = ("move", "irregularity", "position_restored", "game_end", "notice")
+
     def __call__(self, event: dict[str, Any]) -> None:
+        from daemon.formatting import describe_event
+
         kind = event.get("type")
         if kind == "move":
             ply = int(event["ply"])
             self.moves = {p: u for p, u in self.moves.items() if p < ply}
             self.moves[ply] = str(event["uci"])
-            number = (ply + 1) // 2
-            prefix = f"{number}." if event.get("by") == "white" else f"{number}..."
-            fix = "  (correction)" if event.get("correction") else ""
-            # The written text keeps the official spellings (Appendix E); the voice
-            # gets the pronunciation, the screen the words as the Laws write them.
-            print(f"  {prefix:<6}{event['san']:<8} {event.get('speech', '')}{fix}", flush=True)
-        elif kind == "irregularity":
-            restore = ", ".join(
-                f"put {r['piece']} on {r['square']}" if r["piece"] else f"clear {r['square']}"
-                for r in event.get("restore") or []
-            )
-            print(
-                f"  !! {event['kind']} ({event['article']})"
-                + (f" by {event['by']}" if event.get("by") else "")
-                + (f", count {event['count']}" if event.get("count") else "")
-                + (f": {restore}" if restore else ""),
-                flush=True,
-            )
-        elif kind == "position_restored":
-            print("  ok position restored", flush=True)
         elif kind == "game_end":
             self.ended = event
-            print(f"  game over: {event['result']} ({event['reason']})", flush=True)
-        elif kind == "notice":
-            print(f"  notice: {event.get('message')}", flush=True)
+        if kind in self.SHOWN:  # the same words as the log's line for the event
+            print(f"  {describe_event(event)}", flush=True)
         self.changed.set()
 
 

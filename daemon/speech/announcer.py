@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from daemon.events import DomainEvent
 from daemon.gamerecord import GameRecord
 from daemon.speech.answers import REQUESTS, answer_phrases, move_phrase
 from daemon.speech.engines import Delivery, Engine, SpeechFailure, build_engine
@@ -87,10 +88,12 @@ class Announcer:
 
     # -- the feed side: never blocks, never raises --------------------------------
 
-    def handle(self, event: dict[str, Any]) -> None:
-        """Take one event-feed dict (called in the event loop's thread)."""
+    def handle(self, event: DomainEvent | dict[str, Any]) -> None:
+        """Take one event of the feed, typed as the daemon's outputs get it (a feed
+        dict, as a journal stores it, is taken too); called in the event loop's
+        thread."""
         try:
-            self._handle(event)
+            self._handle(event.to_dict() if isinstance(event, DomainEvent) else event)
         except Exception:  # the rules core must never see speech's problems
             kind = event.get("type") if isinstance(event, dict) else type(event).__name__
             log.exception("announcer: could not handle %r", kind)

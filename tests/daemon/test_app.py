@@ -10,7 +10,8 @@ import chess
 
 from daemon.app import Daemon, describe_event, journal_history, turned_round
 from daemon.config import load_text
-from daemon.events import Irregularity, Move
+from daemon.events import EVENT_TYPES, DomainEvent, Irregularity, Move, from_dict
+from daemon.formatting import describe
 from drivers.dgt.emulator import BoardEmulator
 from drivers.dgt.protocol import Clock
 from drivers.handling import human_sensor_log
@@ -32,12 +33,29 @@ def test_a_board_configured_as_turned_round_is_read_the_right_way() -> None:
 
 def test_log_lines_say_the_move_and_the_irregularity_plainly() -> None:
     move = Move(t=1.0, ply=4, uci="b8c6", san="Nc6", fen="", by="black", speech="Springer")
-    assert describe_event(move.to_dict()) == "move 2... Nc6: Springer"
+    assert describe(move).split() == ["2...", "Nc6", "Springer"]
     irregular = Irregularity(
-        t=2.0, kind="illegal_move", article="7.4", by="white", squares=["g1", "g3"], count=2
+        t=2.0,
+        kind="illegal_move",
+        article="7.4",
+        by="white",
+        squares=["g1", "g3"],
+        count=2,
+        restore=[{"square": "g1", "piece": "N"}, {"square": "g3", "piece": None}],
     )
-    line = describe_event(irregular.to_dict())
-    assert line.startswith("IRREGULARITY illegal_move by white #2 (7.4)") and "g1 g3" in line
+    line = describe(irregular)
+    assert line == "!! illegal_move (7.4) by white, count 2: put N on g1, clear g3"
+    # The demo's transcript and the log get the same words from a feed dict.
+    assert describe_event(irregular.to_dict()) == line
+    unknown = {"type": "from_the_future", "x": 1}
+    assert describe_event(unknown) == '{"type": "from_the_future", "x": 1}'
+
+
+def test_a_feed_dict_reads_back_as_the_event_it_was() -> None:
+    irregular = Irregularity(t=2.0, kind="touch_move", article="4.3", by="black", squares=["e7"])
+    assert from_dict(irregular.to_dict()) == irregular
+    assert from_dict({**irregular.to_dict(), "added_later": True}) == irregular
+    assert set(EVENT_TYPES.values()) == set(DomainEvent.__subclasses__())  # all known
 
 
 SETTINGS = "broadcast:\n  enabled: false\nrules:\n  settle_time: 0.1\n"
