@@ -263,8 +263,13 @@ class Relay:
 
     def _take_headers(self, board: str, headers: dict[str, Any]) -> None:
         """On the loop: the board's names from a state whose moves we hold already."""
-        if board in self.hub.boards:
-            self.hub.boards[board].record.headers = GameHeaders.from_dict(headers)
+        if board not in self.hub.boards:
+            return
+        record = self.hub.boards[board].record
+        names = GameHeaders.from_dict(headers)
+        if names != record.headers:  # set at the board during the round: redraw
+            record.headers = names
+            self.hub.changed(board)
 
     def _on_events(
         self, board: str, origin: str, seq: int, prev: int | None, event: dict[str, Any]

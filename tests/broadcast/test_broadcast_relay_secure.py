@@ -316,3 +316,21 @@ def test_the_relay_command_takes_the_login_and_tls_without_a_password_on_its_com
     monkeypatch.setenv(command.PASSWORD_ENV, "from-env")
     args = parser.parse_args(["relay", "--tournament", "t", "--round", "1", "--username", "r"])
     assert command._mqtt_settings(args).password == "from-env"
+
+
+def test_names_set_at_a_board_mid_game_reach_the_relay_s_viewers_at_once():
+    relay = Relay("127.0.0.1", 1883, TOURNAMENT, ROUND, address="127.0.0.1", port=0)
+    events, states = _real_messages("1", OPERA_GAME[:4])
+    for payload in events:
+        _deliver(relay, "1", "events", payload)
+    viewer = relay.hub.subscribe(with_state=True)
+    viewer.queue.clear()  # its first snapshot
+    renamed = json.loads(states[-1])
+    renamed["headers"]["white"] = "Paul Morphy"
+    _deliver(relay, "1", "state", json.dumps(renamed).encode())
+    assert relay.hub.boards["1"].record.headers.white == "Paul Morphy"
+    shown = [json.loads(m.data) for m in viewer.queue if m.kind == "snapshot"]
+    assert shown and shown[-1]["boards"]["1"]["headers"]["white"] == "Paul Morphy"
+    viewer.queue.clear()
+    _deliver(relay, "1", "state", json.dumps(renamed).encode())
+    assert not viewer.queue, "the same names again redraw nothing"
