@@ -62,6 +62,7 @@ class BusBoard:
     version: tuple[int, int] | None = None
     last_problem: str = ""
     problems: int = 0
+    time_source: Callable[[], float] | None = None  # this board's clock (else the link's)
 
 
 class BusLink:
@@ -109,8 +110,12 @@ class BusLink:
         address: int,
         on_event: Callable[[SensorEvent], None],
         clock_interpreter: ClockInterpreter | None = None,
+        time_source: Callable[[], float] | None = None,
     ) -> BusBoard:
-        board = BusBoard(address, on_event, clock_interpreter or SimpleClockInterpreter())
+        """Serve the board at ``address``: its events to ``on_event``, stamped by
+        ``time_source`` (each board's game may run on its own clock after a resume)."""
+        interpreter = clock_interpreter or SimpleClockInterpreter()
+        board = BusBoard(address, on_event, interpreter, time_source=time_source)
         self.boards[address] = board
         self.poller.add(address)
         self._kick.set()
@@ -214,7 +219,7 @@ class BusLink:
             return
         log.warning("DGT bus %s: %s", self.port, detail)
         for board in self.boards.values():
-            self._board_lost(board, self.time_source(), detail)
+            self._board_lost(board, (board.time_source or self.time_source)(), detail)
 
     # -- per-board events ------------------------------------------------------------
 
@@ -232,7 +237,8 @@ class BusLink:
                 log.exception("bus board %s: handler failed on %r", board.address, event)
 
     def _board_event(self, board: BusBoard, bus_event: BusEvent) -> None:
-        event = replace(bus_event, t=self.time_source())  # the poller's clock is real time
+        clock = board.time_source or self.time_source
+        event = replace(bus_event, t=clock())  # the poller's own clock is real time
         match event:
             case BoardFound():
                 board.shadow.forget()  # its first dump is reported whatever it says
