@@ -23,6 +23,7 @@ import dataclasses
 import enum
 import importlib
 import os
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -98,6 +99,55 @@ class StorageSettings:
         return Path(data_home) / "dgt-bridge"
 
 
+_BOARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+
+
+@dataclass
+class BoardEntry:
+    """One board of a daemon that reads several (the ``boards:`` list).
+
+    A board is on a USB/serial port of its own (``port``) or on a chain of boards in
+    DGT bus mode (``bus_port`` and the board's serial number ``bus_serial``, which is
+    its bus address). ``clock`` and ``speech`` hold the keys of those sections this
+    board has differently (the rest as the sections say); they are bound to the
+    parts' own settings when the file is read."""
+
+    id: str = ""
+    port: str = ""
+    bus_port: str = ""
+    bus_serial: str = ""
+    label: str = ""
+    white: str = "?"
+    black: str = "?"
+    orientation: Literal["auto", "normal", "flipped"] = "auto"
+    speak: bool = False
+    """Speak this board's game (a hall's boards are silent unless a player needs it)."""
+    clock: Any = None
+    speech: Any = None
+    journal: str = ""
+    """This board's journal directory (empty: ``<storage.directory>/board-<id>``)."""
+    same_game_as: str = ""
+    """Two boards, one game (Appendix E.1): the id of the board whose game this board
+    repeats for a blind player."""
+    own_side: Literal["", "white", "black"] = ""
+    """Whose board this is in a two-board game: his moves are read here."""
+    diverge_after: float = 15.0
+    """Seconds the two boards of one game may disagree (a move being repeated) before
+    ``boards_diverged`` is reported (E.2.7)."""
+
+    def __post_init__(self) -> None:
+        if not _BOARD_ID.match(self.id):
+            raise ValueError(f"id {self.id!r}: 1-32 letters, digits, '-' or '_'")
+        if bool(self.port) == bool(self.bus_port):
+            raise ValueError("give a board either port or bus_port (with bus_serial)")
+        if self.bus_port and not self.bus_serial.isdigit():
+            raise ValueError("bus_serial: the board's serial number (digits) on bus_port")
+        if self.same_game_as and not self.own_side:
+            raise ValueError("same_game_as needs own_side: whose moves are read on this board")
+        if not self.diverge_after > 0:
+            raise ValueError("diverge_after must be positive")
+
+
 # --- sections owned by the other parts -------------------------------------------------
 
 
@@ -121,7 +171,7 @@ def part_settings_class(section: str) -> type | None:
     return getattr(module, class_name, None)
 
 
-def _section_types() -> dict[str, type | None]:
+def _section_types() -> dict[str, Any]:
     """Section name -> settings dataclass (None: that part's settings are unavailable)."""
     parts = {name: part_settings_class(name) for name in PART_SECTIONS}
     return {
@@ -132,6 +182,7 @@ def _section_types() -> dict[str, type | None]:
         "broadcast": parts["broadcast"],
         "game": GameSettings,
         "storage": StorageSettings,
+        "boards": list[BoardEntry],
     }
 
 
@@ -146,6 +197,7 @@ class Settings:
     broadcast: Any = None
     game: GameSettings = field(default_factory=GameSettings)
     storage: StorageSettings = field(default_factory=StorageSettings)
+    boards: list[BoardEntry] = field(default_factory=list)
     source: str = "<defaults>"
 
     def __post_init__(self) -> None:
@@ -487,10 +539,54 @@ def load_text(
             raise binder.error(
                 key_node, name, f"this installation lacks {module_name}.{class_name}"
             )
-        values[name] = binder.bind_dataclass(sections[name], value_node, name)
+        values[name] = binder.bind(sections[name], value_node, name)
     settings = Settings(**values, source=source)
+    _bind_board_overrides(settings, root, binder)
     _check_references(settings, root, binder)
     return settings
+
+
+def _bind_board_overrides(settings: Settings, root: yaml.MappingNode, binder: _Binder) -> None:
+    """Each board's ``clock:``/``speech:`` keys over the sections' own, bound by the
+    parts' settings classes (so a mistake there names its line), and the boards'
+    ids unique and their references known."""
+    boards_node = _node_at(root, ("boards",))
+    items = boards_node.value if isinstance(boards_node, yaml.SequenceNode) else []
+    seen: set[str] = set()
+    for index, (entry, item) in enumerate(zip(settings.boards, items, strict=False)):
+        key = f"boards[{index}]"
+        if entry.id in seen:
+            raise binder.error(item, f"{key}.id", f"board id {entry.id!r} given twice")
+        seen.add(entry.id)
+        for section in ("clock", "speech"):
+            override = _node_at(item, (section,)) if isinstance(item, yaml.MappingNode) else None
+            base = getattr(settings, section)
+            if override is None or getattr(entry, section) is None or base is None:
+                setattr(entry, section, base)
+                continue
+            main = _node_at(root, (section,))
+            pairs = list(main.value) if isinstance(main, yaml.MappingNode) else []
+            pairs += list(override.value) if isinstance(override, yaml.MappingNode) else []
+            merged = yaml.MappingNode("tag:yaml.org,2002:map", _last_wins(pairs, binder))
+            merged.start_mark = override.start_mark
+            bound = binder.bind_dataclass(type(base), merged, f"{key}.{section}")
+            setattr(entry, section, bound)
+    for index, entry in enumerate(settings.boards):
+        if entry.same_game_as and entry.same_game_as not in seen - {entry.id}:
+            node = items[index] if index < len(items) else boards_node
+            raise binder.error(
+                node, f"boards[{index}].same_game_as", f"no board {entry.same_game_as!r}"
+            )
+
+
+def _last_wins(
+    pairs: list[tuple[yaml.Node, yaml.Node]], binder: _Binder
+) -> list[tuple[yaml.Node, yaml.Node]]:
+    """Key/value pairs with a later key replacing an earlier one (a board's own)."""
+    out: dict[Any, tuple[yaml.Node, yaml.Node]] = {}
+    for key_node, value_node in pairs:
+        out[binder.scalar(key_node)] = (key_node, value_node)
+    return list(out.values())
 
 
 def _check_references(settings: Settings, root: yaml.MappingNode, binder: _Binder) -> None:

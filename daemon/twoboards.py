@@ -134,7 +134,7 @@ class TwoBoardGame:
                 t,
                 kind="boards_diverged",
                 article=ARTICLE,
-                by=self._owner_of(board_id),
+                by=self.owner_of(board_id),
                 squares=squares or _differing(self.placements[board_id], self.position),
                 restore=self.fixes(board_id),
                 detail=f"board {board_id}",
@@ -172,7 +172,8 @@ class TwoBoardGame:
             b for b in self.boards if b != self.source and self.placements[b] != self.position
         ]
 
-    def _owner_of(self, board_id: str) -> Colour:
+    def owner_of(self, board_id: str) -> Colour:
+        """Whose board ``board_id`` is."""
         return "white" if self.owners["white"] == board_id else "black"
 
     def _hand_over(self, t: float) -> list[SensorEvent]:

@@ -287,3 +287,18 @@ def _wrong_setup(hands: Hands) -> None:
 
 def dump_of(board: chess.Board, t: float = 0.0) -> BoardDump:
     return BoardDump(t, board.board_fen())
+
+
+def distinct_openings(path, count: int, plies: int) -> list[list[chess.Move]]:
+    """The first ``plies`` moves of ``count`` standard games of a PGN file, no two the
+    same: a different real game for each board of a hall (tests, the benchmarks)."""
+    found: list[list[chess.Move]] = []
+    with open(path, encoding="utf-8") as handle:
+        while len(found) < count and (game := chess.pgn.read_game(handle)) is not None:
+            moves = list(game.mainline_moves())[:plies]
+            standard = game.headers.get("Variant", "Standard") == "Standard"
+            if standard and not game.errors and len(moves) == plies and moves not in found:
+                found.append(moves)
+    if len(found) < count:
+        raise ValueError(f"{path}: only {len(found)} games of {plies} plies")
+    return found

@@ -29,6 +29,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also look for a USB clock with these hexadecimal ids (repeatable)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument(
+        "--bus",
+        action="store_true",
+        help="also ask each serial port (or each --port) for a chain of boards in DGT bus mode "
+        "(a broadcast ping, 1.2 s a port) and print a boards: list for the configuration",
+    )
+    parser.add_argument(
+        "--port",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="with --bus: the ports to ask (repeatable; default: every serial port listed)",
+    )
     parser.set_defaults(func=devices)
 
 
@@ -68,8 +81,35 @@ def devices(args: argparse.Namespace) -> int:
     if warning and args.config:
         print(warning, file=sys.stderr)
     listing = list_devices(ids + configured)
+    chains = _chains(args, listing) if args.bus else None
     if args.json:
-        print(json.dumps(listing.to_dict(), indent=2))
-    else:
-        print(format_listing(listing))
+        data = listing.to_dict()
+        if chains is not None:
+            data["bus_chains"] = chains
+        print(json.dumps(data, indent=2))
+        return 0
+    print(format_listing(listing))
+    if chains is not None:
+        from drivers.dgt.busprobe import boards_snippet
+
+        for path, addresses in chains.items():
+            found = ", ".join(f"{a:05d}" for a in addresses) or "no board answered"
+            print(f"bus mode on {path}: {found}")
+        usb = [p.path for p in listing.serial_ports if p.looks_like_dgt and p.path not in chains]
+        chained = {p: a for p, a in chains.items() if a}
+        print("\n# for the configuration (fill in the players):")
+        print(boards_snippet(usb, chained))
     return 0
+
+
+def _chains(args: argparse.Namespace, listing: object) -> dict[str, list[int]]:
+    """Each port asked in bus mode: the addresses of the boards that answered."""
+    from drivers.dgt.busprobe import probe_chain
+
+    ports = args.port or [p.path for p in getattr(listing, "serial_ports", [])]
+    chains: dict[str, list[int]] = {}
+    for path in ports:
+        found = probe_chain(path)
+        if found is not None:
+            chains[path] = found
+    return chains

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,14 +57,32 @@ def run(args: argparse.Namespace) -> int:
         elif args.events:
             events_out = stack.enter_context(open(args.events, "a", encoding="utf-8"))
         setup_logging(log_stream, verbose=args.verbose)
-        try:
-            daemon = Daemon(
-                settings,
-                port=args.port,
-                events_out=events_out,
-                speech=not args.no_speech,
-                storage_dir=Path(args.storage) if args.storage else None,
+        if settings.boards and args.port:
+            print(
+                "dgt-bridge: --port reads one board; the configuration lists boards: "
+                "(give each its port there)",
+                file=sys.stderr,
             )
+            return 2
+        try:
+            daemon: Any
+            if settings.boards:  # one daemon for many boards (daemon/hall.py)
+                from daemon.hall import HallDaemon
+
+                daemon = HallDaemon(
+                    settings,
+                    events_out=events_out,
+                    speech=not args.no_speech,
+                    storage_dir=Path(args.storage) if args.storage else None,
+                )
+            else:
+                daemon = Daemon(
+                    settings,
+                    port=args.port,
+                    events_out=events_out,
+                    speech=not args.no_speech,
+                    storage_dir=Path(args.storage) if args.storage else None,
+                )
         except ValueError as exc:  # e.g. a vocabulary that cannot be read
             print(f"dgt-bridge: cannot start: {exc}", file=sys.stderr)
             return 2

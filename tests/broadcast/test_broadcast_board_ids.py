@@ -92,7 +92,7 @@ async def test_two_daemons_with_their_own_ids_relay_as_two_boards_each_with_its_
         assert relay.hub.boards["5"].record.headers.white == "White 5"
 
         # Each daemon's own page shows its one board, under its own id, with its game.
-        async with aiohttp.ClientSession() as session:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=20)) as session:
             for board_id, daemon in daemons.items():
                 async with session.get(f"{daemon.http_url}state.json") as response:
                     state = await response.json()

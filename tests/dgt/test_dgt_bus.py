@@ -186,3 +186,21 @@ def test_a_broadcast_ping_finds_a_board_added_to_the_chain():
     assert [(e.address, e.new) for e in events if isinstance(e, BoardFound)] == [(7, True)]
     events, t = run(poller, chain, t, 1.0)
     assert any(isinstance(e, BoardContents) and e.address == 7 for e in events)
+
+
+def test_devices_lists_the_boards_of_a_chain_ready_for_the_configuration(tmp_path, capsys):
+    from daemon.cli import main
+    from daemon.config import load_text
+    from drivers.dgt.busemulator import BusChainEmulator
+
+    with BusChainEmulator(tmp_path, serials=["01025", "00417", "20001"], seed=1) as chain:
+        assert main(["devices", "--bus", "--port", chain.port_path]) == 0
+    out = capsys.readouterr().out
+    assert f"bus mode on {chain.port_path}: 00417, 01025, 03617" in out
+    snippet = out.split("# for the configuration (fill in the players):\n", 1)[1]
+    settings = load_text(snippet, "pasted.yaml", environ={})  # pasted as printed, it loads
+    assert [(b.bus_port, bus.bus_address(b.bus_serial)) for b in settings.boards] == [
+        (chain.port_path, 417),
+        (chain.port_path, 1025),
+        (chain.port_path, 3617),
+    ]

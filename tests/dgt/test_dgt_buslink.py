@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 
 import chess
-import chess.pgn
 
 from daemon.rules import RulesCore, RulesSettings
 from drivers.dgt.bus import BusTimings, bus_address
 from drivers.dgt.busemulator import BusChainEmulator
 from drivers.dgt.buslink import BusLink
+from drivers.gamelogs import distinct_openings
 from drivers.handling import human_sensor_log
 from drivers.sensors import BoardDump, ConnectionChange, SensorEvent
 
@@ -23,16 +23,6 @@ SPEED = 2.0
 TIMINGS = BusTimings(
     reply_timeout=0.4, discovery_interval=0, lost_ping_interval=1.0, clock_interval=0.5
 )
-
-
-def real_games(shared: Path, count: int, plies: int) -> list[list[chess.Move]]:
-    games: list[list[chess.Move]] = []
-    with open(shared / "data" / "games.pgn", encoding="utf-8") as handle:
-        while len(games) < count and (game := chess.pgn.read_game(handle)) is not None:
-            moves = list(game.mainline_moves())
-            if game.headers.get("Variant", "Standard") == "Standard" and len(moves) >= plies:
-                games.append(moves[:plies])
-    return games
 
 
 class Reader:
@@ -63,7 +53,7 @@ async def test_a_chain_of_boards_each_playing_its_game_with_faults_reads_every_m
     tmp_path: Path, shared: Path
 ) -> None:
     serials = ["01025", "20001", "00417", "12345"]
-    games = real_games(shared, len(serials), 8)
+    games = distinct_openings(shared / "data" / "games.pgn", len(serials), 8)
     start = time.monotonic()
 
     def now() -> float:

@@ -1,0 +1,156 @@
+"""One daemon, many boards: a chain of boards in bus mode and USB boards at once, each
+playing its own real game, with faults; every game exact, each board's fault shown
+on its own card, in ``/state.json`` and in the systemd status, the others unaffected."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import aiohttp
+import chess
+
+from daemon.config import load_text
+from daemon.hall import HallDaemon
+from daemon.notify import Notifier
+from drivers.dgt.bus import BusTimings
+from drivers.dgt.busemulator import BusChainEmulator
+from drivers.dgt.emulator import BoardEmulator
+from drivers.gamelogs import distinct_openings
+from drivers.handling import human_sensor_log
+
+SPEED = 3.0
+BUS_SERIALS = ["01025", "01026", "01027"]
+
+
+class RecordingNotifier(Notifier):
+    def __init__(self) -> None:
+        super().__init__(environ={})
+        self.statuses: list[str] = []
+
+    def status(self, status: str) -> bool:
+        self.statuses.append(status)
+        return False
+
+
+def hall_config(usb: list[str], bus_port: str) -> str:
+    lines = [
+        "rules:\n  settle_time: 0.6\n",
+        "broadcast:\n  address: 127.0.0.1\n  port: 0\n",
+        "boards:\n",
+    ]
+    for index, serial in enumerate(BUS_SERIALS, start=1):
+        lines.append(
+            f'  - {{id: "b{index}", bus_port: "{bus_port}", bus_serial: "{serial}", '
+            f'white: "White b{index}"}}\n'
+        )
+    for index, port in enumerate(usb, start=1):
+        lines.append(f'  - {{id: "u{index}", port: "{port}", white: "White u{index}"}}\n')
+    return "".join(lines)
+
+
+async def fetch(url: str) -> str:
+    timeout = aiohttp.ClientTimeout(total=20)
+    async with aiohttp.ClientSession(timeout=timeout) as session, session.get(url) as response:
+        return await response.text()
+
+
+async def _until(condition, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        await asyncio.sleep(0.05)
+    return bool(condition())
+
+
+async def test_one_daemon_reads_a_bus_chain_and_usb_boards_each_game_exact(
+    tmp_path: Path, shared: Path
+) -> None:
+    games = distinct_openings(shared / "data" / "games.pgn", 6, 8)
+    feeds: dict[str, list[dict]] = {}
+    notifier = RecordingNotifier()
+    usb = []
+    for index in range(3):
+        (tmp_path / f"usb{index}").mkdir()
+        usb.append(BoardEmulator(tmp_path / f"usb{index}").start())
+    chain = BusChainEmulator(tmp_path, serials=BUS_SERIALS, seed=2).start()
+    settings = load_text(hall_config([e.port_path for e in usb], chain.port_path), "hall.yaml", {})
+    hall = HallDaemon(
+        settings,
+        speech=False,
+        storage_dir=tmp_path / "games",
+        resume=False,
+        time_scale=SPEED,
+        notifier=notifier,
+        on_event=lambda board, event: feeds.setdefault(board, []).append(event),
+        bus_timings=BusTimings(reply_timeout=0.3, clock_interval=0.5, discovery_interval=0),
+    )
+    ids = ["b1", "b2", "b3", "u1", "u2", "u3"]
+    try:
+        await hall.start()
+        assert await _until(lambda: all(u.connected for u in hall.units.values()))
+
+        # Faults before the games: the middle board of the chain is pulled out, a USB
+        # board's cable too; another bus board's replies arrive corrupted; garbage.
+        chain.unplug_board(1)
+        usb[1].unplug()
+        chain.corrupt_next_reply(2, 4)
+        usb[2].inject(b"\x01\x86\x00\x93")
+        assert await _until(lambda: not (hall.units["b2"].connected or hall.units["u2"].connected))
+        assert "NOT READ" in notifier.statuses[-1] and "b2" in notifier.statuses[-1]
+        state = json.loads(await fetch(f"{hall.http_url}state.json"))
+        assert list(state["boards"]) == ids
+        assert state["boards"]["b2"]["status"]["connected"] is False
+        assert state["boards"]["b2"]["status"]["detail"]
+        assert state["boards"]["b1"]["status"]["connected"] is True
+
+        logs = [
+            human_sensor_log(chess.Board(), moves, seed=i, with_clock=True)
+            for i, moves in enumerate(games)
+        ]
+        for index in (0, 2):  # the boards still there play at once
+            chain.play_on(index, logs[index], speed=SPEED)
+        usb[0].play(logs[3], speed=SPEED)
+        usb[2].play(logs[5], speed=SPEED)
+        assert await _until(lambda: len(_moves(feeds, "b1")) >= 2), "the chain stalled"
+        assert not hall.units["b2"].connected
+        chain.replug_board(1)
+        usb[1].replug()
+        assert await _until(lambda: hall.units["b2"].connected and hall.units["u2"].connected)
+        chain.play_on(1, logs[1], speed=SPEED)
+        usb[1].play(logs[4], speed=SPEED)
+        for emulator in (chain, *usb):
+            await asyncio.to_thread(emulator.wait_played, 60)
+
+        expected = {
+            board: [m.uci() for m in games[i]] for i, board in enumerate(ids)
+        }
+        assert await _until(
+            lambda: all(_moves(feeds, b) == expected[b] for b in ids), 30
+        ), {b: _moves(feeds, b) for b in ids}
+        assert notifier.statuses[-1] == "6/6 boards connected"
+        pgn = await fetch(f"{hall.http_url}game.pgn")
+        assert pgn.count("[Event ") == 6
+        for board in ids:
+            assert f'"White {board}"' in pgn
+        assert chain.bus_forbidden == []
+        # Each board's journal in its own directory.
+        assert all((tmp_path / "games" / f"board-{b}").is_dir() for b in ids)
+    finally:
+        hall.stop()
+        await hall.close()
+        chain.stop()
+        for emulator in usb:
+            emulator.stop()
+
+
+def _moves(feeds: dict[str, list[dict]], board: str) -> list[str]:
+    moves: list[str] = []
+    for event in feeds.get(board, []):
+        if event["type"] == "move":
+            del moves[event["ply"] - 1 :]
+            moves.append(event["uci"])
+    return moves
