@@ -32,6 +32,7 @@ from daemon.broadcast.connections import (
     effective_limits,
 )
 from daemon.broadcast.logthrottle import throttled
+from daemon.broadcast.security import hardened_handler
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +181,7 @@ class WebServer:
     def _handler(self) -> asyncio.Protocol:
         server = self.runner.server
         assert server is not None
-        return server()
+        return hardened_handler(server)
 
     async def start(self) -> None:
         sock = listening_socket(self.settings.address, self.settings.port)

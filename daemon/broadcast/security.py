@@ -19,6 +19,7 @@ set, the ``Host`` header must be one of them too (no DNS rebinding).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import functools
 import hashlib
@@ -92,3 +93,29 @@ def origin_problem(request: web.BaseRequest, hosts: list[str]) -> str | None:
 
 def install(app: web.Application) -> None:
     app.on_response_prepare.append(add_security_headers)
+
+
+class HardenedHandler(web.RequestHandler):
+    """aiohttp's protocol, whose own error replies (a malformed request: 400, before
+    any route) carry the security headers too: they never pass the app's hook."""
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        response = super().handle_error(request, status, exc, message)
+        for name, value in BASE_HEADERS.items():
+            response.headers.setdefault(name, value)
+        response.headers.setdefault("Content-Security-Policy", content_security_policy(None))
+        return response
+
+
+def hardened_handler(server: web.Server) -> web.RequestHandler:
+    """What ``server()`` makes, as a ``HardenedHandler`` (same arguments)."""
+    kwargs = getattr(server, "_kwargs", None)
+    if kwargs is None:  # another aiohttp: its own handler, without the headers on errors
+        return server()
+    return HardenedHandler(server, loop=asyncio.get_running_loop(), **kwargs)

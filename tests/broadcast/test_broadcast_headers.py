@@ -125,3 +125,16 @@ async def test_listening_on_every_address_prints_the_network_address_not_loopbac
         for url in urls:  # each one really serves the page
             async with s.get(url + "state.json") as response:
                 assert response.status == 200
+
+
+async def test_a_malformed_request_s_400_carries_the_headers_too(live):
+    """aiohttp answers it before any route (found by the property tests)."""
+    import asyncio
+
+    server = await live()
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.broadcaster.port)
+    writer.write(b"GET / HTTP/1.1\r\nHost: x\r\nLast-Event-ID: \x1f\r\n\r\n")
+    head = (await asyncio.wait_for(reader.read(), 10)).split(b"\r\n\r\n")[0].decode()
+    writer.close()
+    assert head.startswith(("HTTP/1.0 400", "HTTP/1.1 400"))
+    assert "X-Content-Type-Options: nosniff" in head and "X-Frame-Options: DENY" in head
