@@ -186,6 +186,15 @@ class ClockSides(DomainEvent):
     type: ClassVar[str] = "clock_sides"
 
 
+@dataclass(frozen=True, slots=True)
+class BoardsAgree(DomainEvent):
+    """Both boards of a two-board game (Appendix E.1) show the game's position again
+    after a ``boards_diverged`` irregularity (E.2.7)."""
+
+    boards: list[str] = field(default_factory=list)
+    type: ClassVar[str] = "boards_agree"
+
+
 #: Each event type of the feed, by its ``type`` name.
 EVENT_TYPES: dict[str, type[DomainEvent]] = {
     cls.type: cls
@@ -205,6 +214,7 @@ EVENT_TYPES: dict[str, type[DomainEvent]] = {
         GameResumed,
         Notice,
         ClockSides,
+        BoardsAgree,
     )
 }
 

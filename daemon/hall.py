@@ -27,20 +27,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from daemon import compose
 from daemon.clockdisplay import ClockDisplay
 from daemon.config import BoardEntry, BoardSettings, Settings
-from daemon.formatting import describe_event
+from daemon.events import BoardsAgree, DomainEvent, Irregularity
+from daemon.formatting import describe
 from daemon.journal import Journal, find_unfinished
 from daemon.notify import Notifier
-from daemon.pipeline import BoardPipeline, FeedWriter, LoopScheduler
+from daemon.pipeline import BoardPipeline, LoopScheduler, Output
 from daemon.twoboards import TwoBoardGame
 from drivers.sensors import ConnectionChange, SensorEvent
 
@@ -100,7 +102,6 @@ class BoardUnit:
     connected: bool | None = None
     detail: str = "not yet read"
     bus_address: int | None = None
-    extra_outputs: list[Callable[[dict[str, Any]], None]] = field(default_factory=list)
 
 
 class HallDaemon:
@@ -134,7 +135,7 @@ class HallDaemon:
         self.notifier = notifier or Notifier()
         self.speech_text = speech_text
         self.bus_timings = bus_timings
-        self.feed = FeedWriter(events_out) if events_out is not None else None
+        self.events_out = events_out
         self.vocabulary = compose.load_vocabulary(settings)
         self.units: dict[str, BoardUnit] = {}
         self.pairs: dict[str, TwoBoardGame] = {}  # game id -> its two boards
@@ -165,7 +166,7 @@ class HallDaemon:
         unit.scheduler = LoopScheduler(self.time_scale)
         journal = Journal(journal_dir, headers=compose.build_headers(own), fsync=own.storage.fsync)
         parts = compose.build_board_parts(own, self.vocabulary)
-        outputs: list[Callable[[dict[str, Any]], None]] = [
+        outputs: list[Output] = [
             self._writer(entry.id),
             self._logger(entry.id),
             self._announce(unit),
@@ -204,51 +205,59 @@ class HallDaemon:
 
     # -- outputs ------------------------------------------------------------------------------
 
-    def _writer(self, board_id: str) -> Callable[[dict[str, Any]], None]:
-        def write(event: dict[str, Any]) -> None:
-            if self.feed is not None:
-                self.feed({"board": board_id, **event})
+    def _writer(self, board_id: str) -> Output:
+        def write(event: DomainEvent) -> None:
+            if self.events_out is None:
+                return
+            try:
+                line = json.dumps({"board": board_id, **event.to_dict()}, ensure_ascii=False)
+                self.events_out.write(line + "\n")
+                self.events_out.flush()
+            except (OSError, ValueError) as exc:
+                log.error("event feed output failed: %s", exc)
+                self.events_out = None
 
         return write
 
     @staticmethod
-    def _logger(board_id: str) -> Callable[[dict[str, Any]], None]:
-        def line(event: dict[str, Any]) -> None:
-            level = logging.DEBUG if event.get("type") == "clock" else logging.INFO
+    def _logger(board_id: str) -> Output:
+        def line(event: DomainEvent) -> None:
+            level = logging.DEBUG if event.type == "clock" else logging.INFO
             if log.isEnabledFor(level):
-                log.log(level, "board %s: %s", board_id, describe_event(event))
+                log.log(level, "board %s: %s", board_id, describe(event))
 
         return line
 
-    def _announce(self, unit: BoardUnit) -> Callable[[dict[str, Any]], None]:
+    def _announce(self, unit: BoardUnit) -> Output:
         """This board's speech (when it speaks). In a two-board game each player hears
         the fixes for his own board only."""
 
-        def say(event: dict[str, Any]) -> None:
+        def say(event: DomainEvent) -> None:
             if unit.announcer is None:
                 return
             pair = self.pairs.get(unit.game_id)
             if (
                 pair is not None
-                and event.get("kind") == "boards_diverged"
-                and event.get("by") != pair.owner_of(unit.entry.id)
+                and isinstance(event, Irregularity)
+                and event.kind == "boards_diverged"
+                and event.by != pair.owner_of(unit.entry.id)
             ):
                 return
             unit.announcer.handle(event)
 
         return say
 
-    def _publisher(self, board_id: str) -> Callable[[dict[str, Any]], None]:
-        def publish(event: dict[str, Any]) -> None:
+    def _publisher(self, board_id: str) -> Output:
+        def publish(event: DomainEvent) -> None:
             if self.hub is not None:
-                self.hub.publish(board_id, event)
+                self.hub.publish(board_id, event.to_dict())
 
         return publish
 
-    def _watcher(self, board_id: str) -> Callable[[dict[str, Any]], None]:
-        def watch(event: dict[str, Any]) -> None:
+    def _watcher(self, board_id: str) -> Output:
+        def watch(event: DomainEvent) -> None:
             assert self.on_event is not None
-            self.on_event(board_id, event)
+            self.on_event(board_id, event.to_dict())
 
         return watch
 
@@ -400,13 +409,13 @@ class HallDaemon:
 
     # -- two boards, one game ----------------------------------------------------------------
 
-    def _pair_decided(self, game_id: str, event: dict[str, Any]) -> None:
+    def _pair_decided(self, game_id: str, event: DomainEvent) -> None:
         """The game's core decided something: the router follows the position; a
         hand-over dump goes to the core once this decision has gone everywhere."""
         pair = self.pairs[game_id]
-        if event.get("kind") == "boards_diverged" or event.get("type") == "boards_agree":
+        if isinstance(event, BoardsAgree | Irregularity):
             return
-        fed = pair.game_event(event)
+        fed = pair.game_event(event.to_dict())
         pipeline = self.units[game_id].pipeline
         assert pipeline is not None
         loop = asyncio.get_running_loop()

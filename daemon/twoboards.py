@@ -24,12 +24,9 @@ gives the core's decisions to ``game_event()`` and calls ``tick()`` at
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import ClassVar
-
 import chess
 
-from daemon.events import Colour, DomainEvent, Irregularity
+from daemon.events import BoardsAgree, Colour, DomainEvent, Irregularity
 from drivers.sensors import (
     BoardDump,
     ButtonPress,
@@ -41,14 +38,6 @@ from drivers.sensors import (
 )
 
 ARTICLE = "E.2.7"
-
-
-@dataclass(frozen=True, slots=True)
-class BoardsAgree(DomainEvent):
-    """Both boards of a two-board game show the game's position again."""
-
-    boards: list[str] = field(default_factory=list)
-    type: ClassVar[str] = "boards_agree"
 
 
 class TwoBoardGame:

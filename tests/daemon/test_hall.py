@@ -154,3 +154,116 @@ def _moves(feeds: dict[str, list[dict]], board: str) -> list[str]:
             del moves[event["ply"] - 1 :]
             moves.append(event["uci"])
     return moves
+
+
+def pair_config(sighted: str, blind: str) -> str:
+    return f"""
+rules:
+  settle_time: 0.6
+clock:
+  device: none
+broadcast:
+  address: 127.0.0.1
+  port: 0
+boards:
+  - {{id: "7", port: "{sighted}", white: "Sighted", black: "Blind"}}
+  - {{id: "7b", port: "{blind}", same_game_as: "7", own_side: black, diverge_after: 8}}
+"""
+
+
+class PairInHall:
+    """Two emulated boards bound to one game in the hall daemon."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        for name in ("sighted", "blind"):
+            (tmp_path / name).mkdir()
+        self.sighted = BoardEmulator(tmp_path / "sighted").start()
+        self.blind = BoardEmulator(tmp_path / "blind").start()
+        settings = load_text(
+            pair_config(self.sighted.port_path, self.blind.port_path), "pair.yaml", {}
+        )
+        self.feed: list[dict] = []
+        self.hall = HallDaemon(
+            settings,
+            speech=False,
+            storage_dir=tmp_path / "games",
+            resume=False,
+            time_scale=4.0,
+            on_event=lambda board, event: self.feed.append({"board": board, **event}),
+        )
+
+    async def move(self, emulator: BoardEmulator, frm: str, to: str, piece: str) -> None:
+        emulator.set_square(frm, None)
+        await asyncio.sleep(0.05)
+        emulator.set_square(to, piece)
+
+    def moves(self) -> list[str]:
+        return _moves({"7": self.feed}, "7")
+
+    def kinds(self, kind: str) -> list[dict]:
+        return [e for e in self.feed if e["type"] == kind or e.get("kind") == kind]
+
+    async def close(self) -> None:
+        self.hall.stop()
+        await self.hall.close()
+        self.sighted.stop()
+        self.blind.stop()
+
+
+async def test_two_boards_one_game_a_late_repetition_is_reported_then_agreed(tmp_path: Path):
+    pair = PairInHall(tmp_path)
+    try:
+        await pair.hall.start()
+        assert await _until(lambda: all(u.connected for u in pair.hall.units.values()))
+        assert await _until(lambda: pair.kinds("game_start"))
+        await pair.move(pair.sighted, "e2", "e4", "P")
+        assert await _until(lambda: pair.moves() == ["e2e4"])
+        # The blind player's board still shows e2: after 8 s (2 s here) he is told.
+        assert await _until(lambda: pair.kinds("boards_diverged"), 10)
+        (diverged,) = pair.kinds("boards_diverged")
+        assert diverged["board"] == "7" and diverged["by"] == "black"
+        assert diverged["restore"] == [
+            {"square": "e4", "piece": "P"},
+            {"square": "e2", "piece": None},
+        ]
+        state = json.loads(await fetch(f"{pair.hall.http_url}state.json"))
+        assert list(state["boards"]) == ["7"], "one game on the page"
+        assert "boards disagree" in state["boards"]["7"]["status"]["detail"]  # the marker
+        await pair.move(pair.blind, "e2", "e4", "P")  # late, but right
+        assert await _until(lambda: pair.kinds("boards_agree"))
+        state = json.loads(await fetch(f"{pair.hall.http_url}state.json"))
+        assert "disagree" not in state["boards"]["7"]["status"]["detail"]
+        await pair.move(pair.blind, "c7", "c5", "p")  # his own move, on his own board
+        assert await _until(lambda: pair.moves() == ["e2e4", "c7c5"])
+        await pair.move(pair.sighted, "c7", "c5", "p")  # repeated on the sighted board
+        await asyncio.sleep(1.0)
+        await pair.move(pair.sighted, "g1", "f3", "N")
+        assert await _until(lambda: pair.moves() == ["e2e4", "c7c5", "g1f3"])
+        assert len(pair.kinds("boards_diverged")) == 1
+    finally:
+        await pair.close()
+
+
+async def test_two_boards_one_game_a_wrong_repetition_is_corrected_as_told(tmp_path: Path):
+    pair = PairInHall(tmp_path)
+    try:
+        await pair.hall.start()
+        assert await _until(lambda: all(u.connected for u in pair.hall.units.values()))
+        assert await _until(lambda: pair.kinds("game_start"))
+        await pair.move(pair.sighted, "g1", "f3", "N")
+        assert await _until(lambda: pair.moves() == ["g1f3"])
+        await pair.move(pair.blind, "g1", "h3", "N")  # repeated on the wrong square
+        assert await _until(lambda: pair.kinds("boards_diverged"), 10)
+        (diverged,) = pair.kinds("boards_diverged")
+        assert sorted(diverged["squares"]) == ["f3", "h3"]
+        assert diverged["restore"] == [
+            {"square": "f3", "piece": "N"},
+            {"square": "h3", "piece": None},
+        ]
+        assert pair.moves() == ["g1f3"] and not pair.kinds("illegal_move")
+        await pair.move(pair.blind, "h3", "f3", "N")  # put right as told
+        assert await _until(lambda: pair.kinds("boards_agree"))
+        await pair.move(pair.blind, "g8", "f6", "n")
+        assert await _until(lambda: pair.moves() == ["g1f3", "g8f6"])
+    finally:
+        await pair.close()
