@@ -12,7 +12,8 @@ without the script would not carry it.
 What the console changes, the rules core decides (penalty, takeback, new game,
 result, announcements), except what only the display holds, done here
 (``DISPLAY_ACTIONS``): the players' names and round, and rejecting a result the
-kings signal on the board. The console follows the game over ``/events`` like
+kings signal on the board. "Silence" is a ``say`` the speech part obeys by
+stopping what it says. The console follows the game over ``/events`` like
 the spectators' page.
 """
 
@@ -189,6 +190,7 @@ input, select { border: 2px solid var(--dim); border-radius: 6px; padding: 4px 8
   <div class="row">
     <button data-say="last">Repeat the last move</button>
     <button data-say="clock">Say the clocks</button>
+    <button class="wide" data-say="silence">Silence the announcement</button>
   </div>
 
   <p><button id="logout">Log out</button></p>
@@ -363,7 +365,8 @@ $("new-game").addEventListener("click", () => {
 $("players").addEventListener("click", () => act("players", {white: $("white").value.trim(),
   black: $("black").value.trim(), round: $("round").value.trim()}, "Players and round set"));
 for (const b of document.querySelectorAll("[data-say]")) {
-  b.addEventListener("click", () => act("say", {what: b.dataset.say}, "Announcement asked"));
+  b.addEventListener("click", () => act("say", {what: b.dataset.say},
+    b.dataset.say === "silence" ? "Silence sent" : "Announcement asked"));
 }
 setInterval(tick, 250);
 if (token) login(token); else showLogin();

@@ -39,14 +39,15 @@ ACTIONS = {
     "result": "declare a result (result: 1-0|0-1|1/2-1/2, optional reason)",
     "correct_last_move": "replace the last move (uci required)",
     "takeback": "take back the last move",
-    "say": "ask for an announcement (what: last|clock|move_number|board|square|piece)",
+    "say": "ask for an announcement (what: last|clock|move_number|board|square|piece), "
+    "or stop what is being said (what: silence)",
     "players": "set the players' names and the round shown and written in the PGN "
     "(white, black, round; each optional)",
     "reject_signal": "the result the kings signal on the board is no result: stop offering it",
     "check": "check the token (changes nothing; the arbiter's console logs in with it)",
 }
 
-SAY_WHAT = ("last", "clock", "move_number", "board", "square", "piece")
+SAY_WHAT = ("last", "clock", "move_number", "board", "square", "piece", "silence")
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 COLOURS = ("white", "black")
 

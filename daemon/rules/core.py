@@ -121,8 +121,9 @@ _MAX_LIFTS = 256  # the touch windows look back over a few moves at most
 #: once; later, a piece of the side not on move that moves was knocked (7.3).
 CORRECTION_WINDOW = 2.5
 
-#: What a player may ask for (Appendix E.2.9d), by a clock button or the web "say" control.
-INFO_REQUESTS = ("last", "clock", "move_number", "board", "square", "piece")
+#: What a player may ask for (Appendix E.2.9d), by a clock button or the web "say" control;
+#: and "silence": the arbiter stops what is being said (the speech part does).
+INFO_REQUESTS = ("last", "clock", "move_number", "board", "square", "piece", "silence")
 
 ARTICLES = {
     "touch_move": "4.3",

@@ -102,6 +102,9 @@ class Announcer:
         if not isinstance(event, dict):
             raise TypeError(f"an event-feed dict, not {type(event).__name__}")
         kind = str(event.get("type") or "")
+        if kind == "info_request" and event.get("what") == "silence":
+            self.silence()
+            return
         if kind == "info_request":
             by = event.get("by") or self.settings.own_side or None
             if kind in self.settings.announce and self.settings.hears_requests_of(by):
@@ -144,6 +147,17 @@ class Announcer:
                 takeback_ply=takeback,
             )
         )
+
+    def silence(self) -> None:
+        """The arbiter's "silence": what is being said stops and nothing waiting is
+        said (each counted as cancelled in the journal). A player who missed a
+        move asks for it again ("last")."""
+        now = self.clock()
+        self.schedule._cancel(now, lambda item: True, "silenced by the arbiter")
+        if self._current is not None:
+            self._current[1].cancel()
+        self._report()
+        self._wake.set()
 
     def _was_said(self, ply: int) -> bool:
         """A correction is said as one only if the player heard (or hears) the move."""

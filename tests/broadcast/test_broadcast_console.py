@@ -239,3 +239,5 @@ async def test_the_console_and_its_display_controls_are_plain_documented_posts(l
     assert (await post("reject_signal", {}))[0] == 200
     assert (await state())["result_signal"] is None, "a rejected signal is not offered again"
     assert server.requests == [], "the display's own controls never reach the rules core"
+    assert (await post("say", {"what": "silence"}))[0] == 202
+    assert [(r.action, r.args) for _, r in server.requests] == [("say", {"what": "silence"})]
