@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import importlib
+import math
 import os
 import re
 import types
@@ -294,6 +295,8 @@ class _Binder:
                 return value
         elif tp is float:
             if isinstance(value, int | float) and not isinstance(value, bool):
+                if not math.isfinite(value):
+                    raise self.error(node, key, f"expected a finite number, got {node.value!r}")
                 return float(value)
         elif tp is str:
             if isinstance(value, str):
@@ -311,7 +314,12 @@ class _Binder:
 
     def bind_dataclass(self, cls: type, node: yaml.Node, key: str) -> Any:
         if self._is_null(node):
-            return cls()
+            try:
+                return cls()
+            except TypeError:  # a section with keys that must be given
+                raise self.error(
+                    node, key, "expected a section of keys, got nothing (null)"
+                ) from None
         if not isinstance(node, yaml.MappingNode):
             raise self.error(node, key, f"expected a section of keys, got {self._show(node)}")
         fields = settable_fields(cls)
@@ -330,16 +338,19 @@ class _Binder:
                 )
             seen[name] = key_node
             values[name] = self.bind(hints[name], value_node, path)
+            problem = check_value(path, values[name], value_node)
+            if problem is not None:
+                raise self.error(value_node, path, problem)
         try:
             return cls(**values)
         except (ValueError, TypeError) as exc:
             culprit = _field_named_in(str(exc), seen)
             if culprit is not None:
                 return self._raise_at(seen[culprit], f"{key}.{culprit}" if key else culprit, exc)
-            raise self.error(node, key, str(exc)) from exc
+            raise self.error(node, key, _without_key(str(exc), key)) from exc
 
     def _raise_at(self, node: yaml.Node, key: str, exc: Exception) -> Any:
-        raise self.error(node, key, str(exc)) from exc
+        raise self.error(node, key, _without_key(str(exc), key)) from exc
 
     @staticmethod
     def _is_null(node: yaml.Node) -> bool:
@@ -357,6 +368,126 @@ class _Binder:
         if value is None:
             return "nothing (null)"
         return f"{kind} {node.value!r}"
+
+
+def _without_key(message: str, key: str) -> str:
+    """A part's own message without the key it starts with: the error names the key
+    already ("clock.time_control: time_control: ..." said it twice)."""
+    name = key.rsplit(".", 1)[-1]
+    for prefix in sorted({key, name, key.split("[", 1)[0]}, key=len, reverse=True):
+        if prefix and message.startswith(prefix):
+            rest = message[len(prefix) :]
+            if rest[:1] in (":", " ", ","):
+                return rest.lstrip(":, ") or message
+    return message
+
+
+# --- values the types allow but ``run`` would die on ------------------------------------
+
+
+def _port(lowest: int) -> Callable[[Any, yaml.Node], str | None]:
+    def check(value: Any, node: yaml.Node) -> str | None:
+        if not lowest <= value <= 65535:
+            return f"a TCP port is {lowest} to 65535, not {value}"
+        return None
+
+    return check
+
+
+def _at_least(lowest: float, what: str = "") -> Callable[[Any, yaml.Node], str | None]:
+    def check(value: Any, node: yaml.Node) -> str | None:
+        if value < lowest:
+            return f"must be at least {lowest:g}{what}, not {value:g}"
+        return None
+
+    return check
+
+
+def _positive(value: Any, node: yaml.Node) -> str | None:
+    return None if value > 0 else f"must be more than 0, not {value:g}"
+
+
+def _host(value: Any, node: yaml.Node) -> str | None:
+    """An address to listen on or connect to: an IP address or a host name."""
+    import ipaddress
+
+    if value in ("", "localhost"):
+        return None
+    try:
+        ipaddress.ip_address(value)
+        return None
+    except ValueError:
+        pass
+    labels = value.rstrip(".").split(".")
+    if len(value) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in labels):
+        return None
+    return f"not an IP address or host name: {value!r}"
+
+
+#: The broadcast hub's rule for board ids (``daemon.broadcast.hub.BOARD_ID``, which
+#: a test keeps equal), here so that reading a file does not import the web side.
+BOARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+
+
+def _board_id(value: Any, node: yaml.Node) -> str | None:
+    """The rule the broadcast applies when it starts (ids appear in URLs and topics)."""
+    if BOARD_ID.match(value):
+        return None
+    return f"{value!r} is not a board id: use 1-32 letters, digits, '-' or '_'"
+
+
+def _unique_board_ids(value: Any, node: yaml.Node) -> str | None:
+    ids = [getattr(board, "id", None) for board in value]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    return f"board id {twice[0]!r} appears twice" if twice else None
+
+
+def _path_text(value: Any, node: yaml.Node) -> str | None:
+    """A directory is written as text; a bare number is most likely a slip."""
+    if isinstance(node, yaml.ScalarNode) and node.tag in (
+        "tag:yaml.org,2002:int",
+        "tag:yaml.org,2002:float",
+    ):
+        return f"expected a path (text), got the number {node.value}; quote it if meant"
+    if "\0" in value:
+        return "a path cannot contain a NUL character"
+    return None
+
+
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
+
+#: Dotted key (list items as ``[]``) -> a check of the bound value: ranges and forms
+#: that the types allow but the part using the value would refuse at start-up or
+#: later (a port above 65535 kills the web server's bind). Parts' own dataclasses
+#: check the rest in ``__post_init__``; both give the same file/line/key message.
+VALUE_CHECKS: dict[str, Callable[[Any, yaml.Node], str | None]] = {
+    "broadcast.port": _port(0),
+    "broadcast.address": _host,
+    "broadcast.boards": _unique_board_ids,
+    "broadcast.boards[].id": _board_id,
+    "broadcast.client_queue": _at_least(1),
+    "broadcast.write_timeout": _positive,
+    "broadcast.history": _at_least(1),
+    "broadcast.keepalive": _positive,
+    "broadcast.max_body": _at_least(1, " bytes"),
+    "broadcast.mqtt.port": _port(1),
+    "broadcast.mqtt.host": _host,
+    "broadcast.mqtt.keepalive": _at_least(1, " s"),
+    "broadcast.mqtt.buffer": _at_least(1),
+    "speech.stale_after": _positive,
+    "speech.repeat_window": _at_least(0),
+    "speech.repeat_moves": _at_least(1),
+    "speech.max_interruptions": _at_least(0),
+    "storage.directory": _path_text,
+}
+
+
+def check_value(path: str, value: Any, node: yaml.Node) -> str | None:
+    """What is wrong with a bound value that its type allows, or None."""
+    check = VALUE_CHECKS.get(re.sub(r"\[\d+\]", "[]", path))
+    if check is None or value is None:
+        return None
+    return check(value, node)
 
 
 def _field_named_in(message: str, seen: Mapping[str, yaml.Node]) -> str | None:
@@ -603,12 +734,15 @@ def _check_references(settings: Settings, root: yaml.MappingNode, binder: _Binde
         load_vocabulary(speech.vocabulary)
     except ValueError as exc:
         node = _node_at(root, ("speech", "vocabulary"))
-        raise binder.error(node, "speech.vocabulary", str(exc)) from exc
+        # The key is named already: not "speech.vocabulary: vocabulary 'x': ...".
+        message = re.sub(r"^vocabulary '[^']*': ", "", str(exc))
+        raise binder.error(node, "speech.vocabulary", message) from exc
     try:
         load_vocabulary(speech.vocabulary, getattr(speech, "files", ""))
     except ValueError as exc:
         node = _node_at(root, ("speech", "files"))
-        raise binder.error(node, "speech.files", str(exc)) from exc
+        message = re.sub(r"^vocabulary '[^']*': ", "", str(exc))
+        raise binder.error(node, "speech.files", message) from exc
 
 
 def _node_at(root: yaml.MappingNode, path: tuple[str, ...]) -> yaml.Node | None:

@@ -92,10 +92,19 @@ def _square(value: Any) -> str:
     return value
 
 
+#: The key that says what kind of event a line is (``square`` is also the magic
+#: piece's square, so it names the kind only without ``magic``).
+KIND_KEYS = ("board", "square", "clock", "button", "request", "magic", "connection")
+
+
 def event_from_dict(obj: dict[str, Any]) -> SensorEvent:
     """Build a sensor event from one decoded log line; ValueError says what is wrong."""
     if not isinstance(obj, dict):
         raise ValueError("each line must be a JSON object")
+    kinds = [k for k in KIND_KEYS if k in obj and not (k == "square" and "magic" in obj)]
+    if len(kinds) > 1:
+        # Which one was meant cannot be known: taking either would lose the other.
+        raise ValueError(f"one event per line, but this one has {' and '.join(kinds)}")
     t = _time(obj)
     if "board" in obj:
         board = obj["board"]
@@ -177,7 +186,7 @@ def event_to_dict(event: SensorEvent) -> dict[str, Any]:
 def read_events(lines: Iterable[str]) -> Iterator[SensorEvent]:
     """Yield the events of a log; raise SensorLogError naming the first bad line."""
     last_t = 0.0
-    for number, line in enumerate(lines, start=1):
+    for number, line in _numbered(lines):
         text = line.strip()
         if not text or text.startswith("#"):
             continue
@@ -191,6 +200,22 @@ def read_events(lines: Iterable[str]) -> Iterator[SensorEvent]:
             raise SensorLogError(number, f"time {event.t} goes backwards (previous {last_t})")
         last_t = event.t
         yield event
+
+
+def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """The lines with their numbers; a file that is not text (a binary file, another
+    encoding) is a SensorLogError at the line where decoding failed, not a traceback."""
+    iterator = iter(lines)
+    number = 0
+    while True:
+        try:
+            line = next(iterator)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as error:
+            raise SensorLogError(number + 1, f"not UTF-8 text ({error.reason})") from None
+        number += 1
+        yield number, line
 
 
 def read_log(path: str) -> list[SensorEvent]:

@@ -67,10 +67,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--no-speech", action="store_true", help="print the moves, do not speak")
     parser.add_argument(
-        "--port", type=int, default=8080, help="HTTP port of the live page (0: any free port)"
+        "--port",
+        type=tcp_port,
+        default=8080,
+        help="HTTP port of the live page (0: any free port)",
     )
     parser.add_argument("--seed", type=int, default=1, help="seed of the human-hands model")
     parser.set_defaults(func=demo)
+
+
+def tcp_port(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a TCP port is 0 to 65535, not {port}")
+    return port
 
 
 @dataclass

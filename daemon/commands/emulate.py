@@ -41,21 +41,21 @@ def emulate(args: argparse.Namespace) -> int:
     from drivers.sensorlog import SensorLogError, read_log
 
     if args.speed <= 0:
-        print("emulate: --speed must be positive", file=sys.stderr)
+        print("dgt-bridge emulate: --speed must be positive", file=sys.stderr)
         return 2
     events = []
     if args.log:
         try:
             events = read_log(args.log)
         except (OSError, SensorLogError) as error:
-            print(f"emulate: {args.log}: {error}", file=sys.stderr)
+            print(f"dgt-bridge emulate: {args.log}: {error}", file=sys.stderr)
             return 2
     emulator = BoardEmulator(args.dir)
     if args.pgn:
         try:
             events = emulator.events_for_pgn(args.pgn)
         except (OSError, ValueError, ImportError) as error:
-            print(f"emulate: {args.pgn}: {error}", file=sys.stderr)
+            print(f"dgt-bridge emulate: {args.pgn}: {error}", file=sys.stderr)
             return 2
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -1,0 +1,86 @@
+"""Bad input on the command line gets one clear message, never a traceback.
+
+Each case is what a new user typed in the first hour: the command is run as they
+run it (``python -m daemon ...``), and what it prints must be a message naming
+what is wrong, with a usage error's exit status.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from daemon.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def dgt_bridge(*args: str, cwd: Path, stdin: str | None = None, timeout: float = 30):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(cwd)}
+    env.pop("DGT_BRIDGE_CONFIG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "daemon", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=cwd,
+        input=stdin,
+    )
+
+
+def assert_clean(result, status: int, *needles: str) -> None:
+    """One message (no traceback) saying each needle; the expected exit status."""
+    text = result.stdout + result.stderr
+    assert "Traceback" not in text, text
+    assert result.returncode == status, text
+    for needle in needles:
+        assert needle in text, text
+
+
+def test_a_demo_port_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
+    result = dgt_bridge("demo", "--port", "99999", cwd=tmp_path)
+    assert_clean(result, 2, "--port", "0 to 65535", "99999")
+
+
+def test_emulate_refuses_a_binary_file_as_replay_does(tmp_path: Path) -> None:
+    binary = tmp_path / "not-a-log.jsonl"
+    binary.write_bytes(bytes(range(256)) * 4)
+    for command in ("emulate --log", "replay"):
+        result = dgt_bridge(*command.split(), str(binary), cwd=tmp_path)
+        assert_clean(result, 2, "not-a-log.jsonl", "not UTF-8 text")
+
+
+def test_a_log_line_of_two_kinds_is_refused(tmp_path: Path) -> None:
+    log = tmp_path / "two.jsonl"
+    log.write_text('{"t": 0, "board": "8/8/8/8/8/8/8/8", "square": "e2", "piece": null}\n')
+    for command in ("emulate --log", "replay"):
+        result = dgt_bridge(*command.split(), str(log), cwd=tmp_path)
+        assert_clean(result, 2, "line 1", "board and square")
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        ("broadcast:\n  port: 99999\n", "line 2: broadcast.port: a TCP port is 0 to 65535"),
+        ("broadcast:\n  port: -5\n", "line 2: broadcast.port: a TCP port is 0 to 65535"),
+        ('broadcast:\n  boards:\n    - id: "../x"\n', "line 3: broadcast.boards[0].id: '../x'"),
+        ("storage:\n  directory: 42\n", "line 2: storage.directory: expected a path (text)"),
+        ("clock:\n  time_control: 90+x\n", "line 2: clock.time_control: cannot read time"),
+    ],
+)
+def test_check_config_and_run_refuse_alike(
+    tmp_path: Path, yaml_text: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same file/line/key message from both, and run refuses before it starts."""
+    config = tmp_path / "bad.yaml"
+    config.write_text(yaml_text)
+    assert main(["check-config", str(config)]) == 2
+    checked = capsys.readouterr()
+    assert f"bad.yaml, {message}" in checked.err and "INVALID" in checked.err
+    assert main(["run", "--config", str(config), "--no-speech"]) == 2
+    assert f"bad.yaml, {message}" in capsys.readouterr().err
