@@ -465,6 +465,8 @@ VALUE_CHECKS: dict[str, Callable[[Any, yaml.Node], str | None]] = {
     "broadcast.address": _host,
     "broadcast.boards": _unique_board_ids,
     "broadcast.boards[].id": _board_id,
+    "boards[].id": _board_id,
+    "boards[].diverge_after": _positive,
     "broadcast.client_queue": _at_least(1),
     "broadcast.write_timeout": _positive,
     "broadcast.history": _at_least(1),

@@ -27,6 +27,7 @@ import yaml
 
 from daemon.app import Daemon
 from daemon.config import ConfigError, _section_types, load_text, settable_fields
+from daemon.hall import HallDaemon
 from daemon.speech import vocabulary
 from drivers.sensors import BoardDump
 
@@ -69,7 +70,13 @@ def keys(cls: type, prefix: str) -> Iterator[str]:
 
 
 def all_keys() -> list[str]:
-    return [key for name, cls in _section_types().items() if cls for key in keys(cls, name)]
+    found = []
+    for name, cls in _section_types().items():
+        if typing.get_origin(cls) is list:  # a section that is a list (boards:)
+            found += keys(typing.get_args(cls)[0], f"{name}[]")
+        elif cls is not None:
+            found += keys(cls, name)
+    return found
 
 
 def document(assignments: dict[str, Any]) -> str:
@@ -160,16 +167,20 @@ def combinations(text: str, keys_passed: list[str]) -> Iterator[dict[str, Any]]:
 async def runs(settings: Any) -> str | None:
     """Start the daemon as ``run`` does, show it a board, let it work: None if it
     lives, else how it died."""
-    board = settings.board.port
-    daemon = Daemon(
-        settings,
-        port="/nonexistent/dgt-board" if board == "auto" else None,
-        speech_text=io.StringIO(),
-        resume=False,
-    )
+    nowhere = "/nonexistent/dgt-board"  # never probe the test machine's serial ports
+    daemon: Any
+    if settings.boards:  # as run does: one daemon for the boards: list
+        for entry in settings.boards:
+            if not entry.port and not entry.bus_port:
+                entry.port = nowhere
+        daemon = HallDaemon(settings, speech_text=io.StringIO(), resume=False)
+    else:
+        port = nowhere if settings.board.port == "auto" else None
+        daemon = Daemon(settings, port=port, speech_text=io.StringIO(), resume=False)
     try:
         await daemon.start()
-        daemon.submit(BoardDump(daemon.now(), START))
+        if isinstance(daemon, Daemon):
+            daemon.submit(BoardDump(daemon.now(), START))
         await asyncio.sleep(0.3)
         if daemon.exit_code or daemon._stopped.is_set():
             return f"stopped with exit code {daemon.exit_code}"
