@@ -274,7 +274,7 @@ class HallDaemon:
                     self._start_speech(unit)
         broadcast = replace(self.settings, broadcast=broadcast_settings(self.settings))
         self.hub, self.http_url = await compose.start_broadcast(
-            broadcast, self._on_request, self._now
+            broadcast, self._on_request, self._now, self.notifier
         )
         if self.hub is not None:
             for unit in self.units.values():

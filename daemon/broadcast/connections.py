@@ -45,6 +45,8 @@ RESERVED_DESCRIPTORS = 64
 """Descriptors never given to connections, beyond those open when the server
 starts: the journal and its PGN (3 while the PGN is rewritten), a board
 reconnecting, the speech engine's pipes, MQTT, and the refusals themselves."""
+RESERVED_PER_BOARD = 4
+"""And for each board of the daemon: its port, its journal, its PGN being rewritten."""
 
 REFUSAL = (  # written straight to the socket, then closed: nothing parsed
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
@@ -64,6 +66,7 @@ class Limits:
     body_timeout: float
     descriptors: int | None = None  # the process's limit (ulimit -n), None: unlimited
     configured_max: int = 0  # broadcast.max_connections before the descriptors lowered it
+    reserved: int = 0  # descriptors kept back for the journal, the boards, speech
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,6 +76,7 @@ class Limits:
             "body_timeout": self.body_timeout,
             "idle_timeout": self.idle_timeout,
             "descriptors": self.descriptors,
+            "reserved_descriptors": self.reserved,
         }
 
 
@@ -105,16 +109,17 @@ def effective_limits(settings: Any) -> Limits:
     """The configured limits, the total lowered to what the descriptors allow."""
     configured = settings.max_connections
     in_use = open_descriptors()
-    descriptors = descriptor_limit(configured + in_use + RESERVED_DESCRIPTORS)
+    reserved = RESERVED_DESCRIPTORS + RESERVED_PER_BOARD * len(getattr(settings, "boards", []))
+    descriptors = descriptor_limit(configured + in_use + reserved)
     allowed = configured
     if descriptors is not None:
-        allowed = max(1, min(configured, descriptors - in_use - RESERVED_DESCRIPTORS))
+        allowed = max(1, min(configured, descriptors - in_use - reserved))
     if allowed < configured:
         log.warning(
             "broadcast.max_connections %d lowered to %d: the process may open %d files "
             "(ulimit -n, or LimitNOFILE in the unit), %d are open and %d are kept for the "
             "journal, the board and speech",
-            configured, allowed, descriptors, in_use, RESERVED_DESCRIPTORS,
+            configured, allowed, descriptors, in_use, reserved,
         )  # fmt: skip
     return Limits(
         max_connections=allowed,
@@ -124,6 +129,7 @@ def effective_limits(settings: Any) -> Limits:
         body_timeout=settings.body_timeout,
         descriptors=descriptors,
         configured_max=configured,
+        reserved=reserved,
     )
 
 

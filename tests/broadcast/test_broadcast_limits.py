@@ -143,7 +143,8 @@ async def test_the_limits_are_in_state_json_and_follow_the_descriptor_limit(live
         status = (await response.json())["status"]
     limits = status["limits"]
     assert limits["descriptors"] >= soft
-    assert limits["max_connections"] < limits["descriptors"] - 64
+    assert limits["reserved_descriptors"] == 64 + 4  # one board
+    assert limits["max_connections"] < limits["descriptors"] - limits["reserved_descriptors"]
     assert status["connections"] >= 1
     assert server.broadcaster.server.guard.summary().startswith("web ")
 
