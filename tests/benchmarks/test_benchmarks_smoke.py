@@ -89,3 +89,10 @@ def test_cli_startup_prints_both_ratios_and_their_targets(shared):
     for name, target in (("--help", "4x"), ("replay --fast", "12x")):
         line = rf"^dgt-bridge {re.escape(name)}: .* ratio [\d.]+x .* target <= {target}: "
         assert re.search(line + "(meets|MISSES)", out, re.M), name
+
+
+def test_flood_serves_a_new_viewer_and_refuses_beyond_the_limit():
+    out = run_benchmark("flood")
+    assert "attack: 50 half-sent requests from 127.0.0.2 kept up" in out
+    assert re.search(r"new viewer /state.json: p50 [\d.]+ ms.*\(n=3\)", out)
+    assert re.search(r"refused: [1-9]\d* in 1 s", out)

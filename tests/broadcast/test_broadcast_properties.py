@@ -25,7 +25,7 @@ from daemon.broadcast.controls import PENALTY_MAX, PENALTY_MIN, SCHEMA
 
 TOKEN = "s3cret"
 CHECKED = settings(
-    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 
