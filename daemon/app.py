@@ -244,8 +244,9 @@ class Daemon:
         """Until ``stop()`` (a signal, a failed task, the caller)."""
         await self._stopped.wait()
 
-    async def close(self) -> None:
-        """Stop the board first, say what is still queued, then close every output."""
+    async def close(self, drain_speech: bool = True) -> None:
+        """Stop the board first, say what is still queued (unless ``drain_speech`` is
+        False: a user's Ctrl-C means now), then close every output."""
         self.notifier.stopping()
         self.pipeline.close()
         if self.clock_display is not None:
@@ -254,7 +255,7 @@ class Daemon:
             self.link.close()
             with contextlib.suppress(Exception):  # let the link end its own way
                 await asyncio.wait_for(asyncio.shield(self._link_task), 5)
-        if self.announcer is not None and self._speech_running:
+        if self.announcer is not None and self._speech_running and drain_speech:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.announcer.drain(), 30)
         for task in self._tasks:

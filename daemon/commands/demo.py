@@ -285,7 +285,6 @@ async def _demo(args: argparse.Namespace, chosen: DemoGame) -> int:
     from daemon.app import Daemon, setup_logging
     from daemon.config import ConfigError, load_file
     from drivers.dgt.emulator import BoardEmulator
-    from drivers.sensors import Request
 
     try:
         settings = load_file(resources.default_config_file(), os.environ)
@@ -339,41 +338,98 @@ async def _demo(args: argparse.Namespace, chosen: DemoGame) -> int:
         resume=False,
         on_event=printer,
     )
+    stop = _StopOnSignal(daemon)
     code = 0
     try:
         await daemon.start()
+        stop.install()  # after the daemon's own handlers: the demo decides how to end
         if daemon.http_url:
             print(f"dgt-bridge demo: live page at {daemon.http_url}", flush=True)
-        connected = await _wait_until(printer, lambda: daemon.link.connected, 30)
-        if not connected:
-            print("dgt-bridge demo: the daemon did not connect to the emulator", file=sys.stderr)
-            return 1
-        emulator.play(log_events, speed=args.speed)
-        duration = (log_events[-1].t - log_events[0].t) / args.speed
-        await asyncio.to_thread(emulator.wait_played, duration + 60)
-        played = [m.uci() for m in moves]
-        await _wait_until(printer, lambda: len(printer.moves) >= len(played) or printer.ended, 10)
-        if printer.ended is None:
-            result = chosen.game.headers.get("Result", "*")
-            if result in ("1-0", "0-1", "1/2-1/2"):
-                daemon.submit(Request(daemon.now(), "result", {"result": result}))
-        recognised = [printer.moves[p] for p in sorted(printer.moves)]
-        if recognised == played:
-            print(f"dgt-bridge demo: all {len(played)} half-moves recognised.", flush=True)
-        else:
-            code = 1
-            print(
-                f"dgt-bridge demo: MISMATCH: {len(recognised)} recognised of {len(played)}",
-                file=sys.stderr,
-            )
-        pgn = daemon.journal.pgn_path
-        print(f"dgt-bridge demo: journal and PGN in {storage}" + (f" ({pgn.name})" if pgn else ""))
-        if not args.once:
-            where = daemon.http_url or "(no live page)"
-            print(f"dgt-bridge demo: still serving {where}; Ctrl-C to stop.", flush=True)
-            await daemon.wait_stopped()
+        game = asyncio.create_task(_play(args, chosen, daemon, emulator, printer, log_events))
+        stopped = asyncio.create_task(daemon.wait_stopped())
+        await asyncio.wait({game, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        if game.done():
+            code = game.result()
+            if not args.once and code == 0 and not stopped.done():
+                where = daemon.http_url or "(no live page)"
+                print(f"dgt-bridge demo: still serving {where}; Ctrl-C to stop.", flush=True)
+                await stopped
+        game.cancel()
+        stopped.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await game
     finally:
         daemon.stop()
-        await daemon.close()
+        await daemon.close(drain_speech=stop.signal is None)
         emulator.stop()
+    if stop.signal is not None:
+        print(f"dgt-bridge demo: stopped ({stop.signal}).", file=sys.stderr, flush=True)
+        return 130 if stop.signal == "SIGINT" else 0
+    return code
+
+
+class _StopOnSignal:
+    """Ctrl-C (SIGINT) or SIGTERM stops the demo at once, mid-game or after it: the
+    game is abandoned, nothing queued is still said, and every part is closed."""
+
+    def __init__(self, daemon: Any) -> None:
+        self.daemon = daemon
+        self.signal: str | None = None
+
+    def install(self) -> None:
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self._received, sig.name)
+
+    def _received(self, name: str) -> None:
+        self.signal = self.signal or name
+        self.daemon.stop()
+
+
+async def _play(
+    args: argparse.Namespace,
+    chosen: DemoGame,
+    daemon: Any,
+    emulator: Any,
+    printer: _Printer,
+    log_events: list[Any],
+) -> int:
+    """The game on the emulated board, start to end: 0 when every move was recognised."""
+    from drivers.sensors import Request
+
+    connected = await _wait_until(printer, lambda: daemon.link.connected, 30)
+    if not connected:
+        print("dgt-bridge demo: the daemon did not connect to the emulator", file=sys.stderr)
+        return 1
+    emulator.play(log_events, speed=args.speed)
+    duration = (log_events[-1].t - log_events[0].t) / args.speed
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + duration + 60
+    # Polled, not waited on in a thread: a thread blocked in wait_played would hold
+    # the interpreter's exit after Ctrl-C until the game's end.
+    while not emulator.wait_played(0) and loop.time() < deadline:
+        await asyncio.sleep(0.1)
+    moves = chosen.moves
+    played = [m.uci() for m in moves]
+    await _wait_until(printer, lambda: len(printer.moves) >= len(played) or printer.ended, 10)
+    if printer.ended is None:
+        result = chosen.game.headers.get("Result", "*")
+        if result in ("1-0", "0-1", "1/2-1/2"):
+            daemon.submit(Request(daemon.now(), "result", {"result": result}))
+    recognised = [printer.moves[p] for p in sorted(printer.moves)]
+    code = 0
+    if recognised == played:
+        print(f"dgt-bridge demo: all {len(played)} half-moves recognised.", flush=True)
+    else:
+        code = 1
+        print(
+            f"dgt-bridge demo: MISMATCH: {len(recognised)} recognised of {len(played)}",
+            file=sys.stderr,
+        )
+    pgn = daemon.journal.pgn_path
+    storage = daemon.storage_dir
+    print(f"dgt-bridge demo: journal and PGN in {storage}" + (f" ({pgn.name})" if pgn else ""))
     return code

@@ -7,11 +7,15 @@ import itertools
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import chess.pgn
+import pytest
 
 from daemon import resources
 from daemon.commands.demo import ILLEGAL_MOVE_BEFORE_PLY, demo_sensor_log
@@ -124,3 +128,63 @@ def clock_after_each_press(game: chess.pgn.Game) -> list[int]:
     del after[illegal_mover][(ILLEGAL_MOVE_BEFORE_PLY - 1) // 2]
     plies = len(list(game.mainline_moves()))
     return [after["white" if ply % 2 == 0 else "black"][ply // 2] for ply in range(plies)]
+
+
+def processes_in_session(session: int) -> list[str]:
+    """The command lines of every process still in a session (the demo started one)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if int(fields[3]) == session and fields[0] != "Z":  # field 6 of stat: the session
+            found.append(cmdline.decode(errors="replace"))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("signal_number", "after", "status"), [(signal.SIGINT, 5.0, 130), (signal.SIGTERM, 0.0, 0)]
+)
+def test_a_signal_stops_the_demo_mid_game_and_leaves_nothing_running(
+    tmp_path: Path, signal_number: int, after: float, status: int
+) -> None:
+    """Ctrl-C (or systemd's SIGTERM) during the game: the demo ends at once, not when
+    the game would have; no process of it is left, the page no longer answers."""
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    env.pop("DGT_BRIDGE_CONFIG", None)
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "daemon", "demo", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        start_new_session=True,  # its own session: whatever it starts is found by it
+    )
+    started = time.monotonic()
+    try:
+        lines = []
+        while not any("live page at" in line for line in lines):
+            line = demo.stdout.readline()
+            assert line, "".join(lines) + demo.stderr.read()
+            lines.append(line)
+        url = re.search(r"(http://\S+)", lines[-1]).group(1)
+        time.sleep(max(0.0, after - (time.monotonic() - started)))
+        assert demo.poll() is None  # the game is still being played
+        demo.send_signal(signal_number)
+        sent = time.monotonic()
+        demo.wait(timeout=20)  # the game itself lasts about 90 s
+        took = time.monotonic() - sent
+    finally:
+        if demo.poll() is None:
+            os.killpg(demo.pid, signal.SIGKILL)
+            demo.wait()
+    out, err = demo.communicate()
+    assert demo.returncode == status, out + err
+    assert "Traceback" not in err, err
+    assert took < 10, took  # the figure: benchmarks/RESULTS.md (well under a second)
+    assert processes_in_session(demo.pid) == []
+    with pytest.raises(OSError):
+        urllib.request.urlopen(url, timeout=2)
