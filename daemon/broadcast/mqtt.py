@@ -35,7 +35,6 @@ The hub calls ``on_feed`` on the event loop; it only hands messages to paho
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import re
 import uuid
@@ -45,6 +44,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
+from daemon.broadcast import strictjson
 from daemon.broadcast.hub import Hub
 from daemon.broadcast.settings import BroadcastSettings, MqttSettings
 
@@ -195,7 +195,7 @@ class MqttPublisher:
                 "event": event,
             }
             self.last_seq = seq
-            payload = json.dumps(envelope, separators=(",", ":")).encode()
+            payload = strictjson.dumps(envelope, separators=(",", ":")).encode()
             self._send_event(payload)
         elif self.connected:  # the link or battery changed
             self.client.publish(
@@ -228,7 +228,7 @@ class MqttPublisher:
             self.waiting.popleft()
 
     def _publish_state(self, state: dict[str, Any]) -> None:
-        state_payload = json.dumps({**state, "origin": self.origin}, separators=(",", ":"))
+        state_payload = strictjson.dumps({**state, "origin": self.origin}, separators=(",", ":"))
         self._last_state = state_payload.encode()
         record = self.hub.boards[self.board_id].record
         last = record.last_move
@@ -263,7 +263,7 @@ class MqttPublisher:
 
     def _status_payload(self, *, online: bool) -> bytes:
         status = self.hub.boards[self.board_id].status if self.board_id in self.hub.boards else None
-        return json.dumps(
+        return strictjson.dumps(
             {
                 "online": online,
                 "origin": self.origin,

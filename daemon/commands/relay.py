@@ -59,7 +59,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the tournament's name in every game's PGN Event (default: --tournament)",
     )
     parser.add_argument("--port", type=int, default=8080, help="web port (default 8080)")
-    parser.add_argument("--address", default="0.0.0.0", help="web address (default 0.0.0.0)")
+    parser.add_argument(
+        "--address",
+        default="0.0.0.0",
+        help="web address (default 0.0.0.0: the whole local network; 127.0.0.1: this "
+        "machine only); every address the page is reached at is printed",
+    )
     parser.add_argument("--prefix", default="dgt-bridge", help="first topic level")
     parser.add_argument(
         "--client-id",

@@ -130,3 +130,40 @@ async def test_state_json_and_the_sse_snapshot_never_carry_nan(live):
     snapshot = strict_loads(line[5:].decode())
     assert snapshot["kind"] == "snapshot"
     assert snapshot["boards"]["1"]["penalties"][0]["seconds"] is None
+
+
+async def test_mqtt_payloads_are_strict_json_too(broker):
+    """The broker is an edge as well: a NaN published there blanked the relay's page."""
+    import asyncio
+    import uuid
+
+    from mqtt_helpers import Recorder, wait_until
+
+    from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, MqttSettings
+
+    tournament = f"nan-{uuid.uuid4().hex[:6]}"
+    recorder = await asyncio.to_thread(Recorder, broker.port, f"dgt-bridge/{tournament}/#")
+    settings = BroadcastSettings(
+        enabled=False, round="1", boards=[BoardSettings(id="1")],
+        mqtt=MqttSettings(enabled=True, host="127.0.0.1", port=broker.port,
+                          tournament=tournament),
+    )  # fmt: skip
+    broadcaster = Broadcaster(settings)
+    await broadcaster.start()
+    try:
+        assert await asyncio.to_thread(wait_until, lambda: broadcaster.mqtt[0].connected, 30)
+        broadcaster.publish("1", game_feed(OPERA_GAME[:1])[0])
+        broadcaster.publish(
+            "1", events.Penalty(t=9.0, to="white", seconds=math.nan, article="7.4b").to_dict()
+        )
+        broadcaster.set_status("1", battery=math.inf)
+        assert await asyncio.to_thread(
+            wait_until, lambda: len(recorder.on("/events")) >= 2 and recorder.on("/status"), 30
+        )
+        await asyncio.sleep(0.5)  # the state and status after the last change
+        for _topic, payload, _ in recorder.messages:
+            if payload[:1] == b"{":
+                strict_loads(payload.decode())
+    finally:
+        await broadcaster.stop()
+        recorder.close()
