@@ -454,6 +454,17 @@ def _path_text(value: Any, node: yaml.Node) -> str | None:
     return None
 
 
+def _readable_file(value: Any, node: yaml.Node) -> str | None:
+    """A file the daemon reads at start (a TLS certificate or key); empty: none."""
+    if not value:
+        return None
+    try:
+        with open(value, "rb"):
+            return None
+    except OSError as exc:
+        return f"cannot read {value}: {exc.strerror or exc}"
+
+
 _HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
 
 #: Dotted key (list items as ``[]``) -> a check of the bound value: ranges and forms
@@ -472,6 +483,8 @@ VALUE_CHECKS: dict[str, Callable[[Any, yaml.Node], str | None]] = {
     "broadcast.history": _at_least(1),
     "broadcast.keepalive": _positive,
     "broadcast.max_body": _at_least(1, " bytes"),
+    "broadcast.tls_certificate": _readable_file,
+    "broadcast.tls_key": _readable_file,
     "broadcast.mqtt.port": _port(1),
     "broadcast.mqtt.host": _host,
     "broadcast.mqtt.keepalive": _at_least(1, " s"),

@@ -83,3 +83,15 @@ async def test_a_certificate_that_cannot_be_read_is_named(tmp_path):
 def test_a_certificate_needs_its_key():
     with pytest.raises(ValueError, match="tls_key"):
         BroadcastSettings(tls_certificate="cert.pem")
+
+
+def test_check_config_names_a_certificate_it_cannot_read(tmp_path, certificate):
+    from daemon.config import ConfigError, load_text
+
+    cert, key = certificate
+    good = f"broadcast:\n  tls_certificate: {cert}\n  tls_key: {key}\n"
+    assert load_text(good, "hall.yaml", environ={}).broadcast.tls_key == str(key)
+    missing = tmp_path / "gone.pem"
+    with pytest.raises(ConfigError, match=r"line 3: broadcast\.tls_key: cannot read .*gone\.pem"):
+        load_text(f"broadcast:\n  tls_certificate: {cert}\n  tls_key: {missing}\n",
+                  "hall.yaml", environ={})  # fmt: skip
