@@ -76,10 +76,10 @@ from daemon.events import (
     PositionRestored,
     Takeback,
 )
+from daemon.rules.laws import laws
 from daemon.rules.placement import (
     EMPTY,
     STANDARD_START_KEY,
-    castling_squares,
     chess960_start_index,
     differing_squares,
     is_subset,
@@ -91,15 +91,22 @@ from daemon.rules.placement import (
 from daemon.rules.settings import RulesSettings
 from daemon.rules.shapes import (
     MAX_SEEN,
-    captured_square,
     descends,
     explains,
     half_moves,
     in_progress,
     move_shaped,
+    moved_next_door,
+    on_the_way_back,
+    result_signal,
     seen_path,
+    setting_up,
+    signalling_result,
+    swapped_promotion,
+    unpromoted_pawn_move,
 )
 from daemon.rules.state import GameState, Phase, Trigger
+from daemon.rules.touch import touch_ruling
 from daemon.rules.tree import Lift, Node
 from daemon.rules.words import describe_move as fallback_describe
 from drivers.sensors import (
@@ -125,16 +132,15 @@ CORRECTION_WINDOW = 2.5
 #: and "silence": the arbiter stops what is being said (the speech part does).
 INFO_REQUESTS = ("last", "clock", "move_number", "board", "square", "piece", "silence")
 
-ARTICLES = {
-    "touch_move": "4.3",
-    "castling_rook_first": "4.4",
-    "incomplete_castling": "4.6",
-    "incomplete_promotion": "4.6",
-    "clock_without_move": "6.7",
-    "wrong_setup": "7.1",
-    "displaced_pieces": "7.3",
-    "illegal_move": "7.4",
-}
+#: A hand that re-centres the piece it has just released, or brushes one while
+#: withdrawing, lifts it within this long of the release (the board's report lags up
+#: to 0.4 s; the fastest reply in the real capture touched 1.0 s after the press)...
+BRUSH_WINDOW = 1.0
+#: ... and sets it straight back within this long: not the opponent's touch (4.3b).
+BRUSH_HOLD = 0.5
+#: How long one piece back on its start square waits before it is called displaced:
+#: longer than a hand setting up the next game pauses between two pieces.
+RESET_PATIENCE = 3.0
 
 
 def _other(colour_name: str) -> str:
@@ -152,6 +158,7 @@ class RulesCore:
 
     def __init__(self, settings: RulesSettings | None = None) -> None:
         self.settings = settings or RulesSettings()
+        self._laws = laws(self.settings.laws)
         self._describe = self.settings.describe_move
         self._raw = bytearray(b"." * 64)
         self._flipped = False
@@ -176,6 +183,8 @@ class RulesCore:
         self._lifts: list[Lift] = []  # the last pieces lifted, with their times
         self._touch_floor = 0.0  # touches before this time no longer count
         self._changed_at = 0.0  # time of the last board change
+        self._at_node_since = 0.0  # the last time the board showed the current position
+        self._reset_noticed = False  # the board_reset notice given in this game
 
     # ------------------------------------------------------------------ public API
 
@@ -315,8 +324,19 @@ class RulesCore:
         if event.piece is None and self._state.in_game:
             self._lifts.append(Lift(event.t, self._true_square(raw_square), chr(before)))
             del self._lifts[:-_MAX_LIFTS]
+        elif event.piece is not None:
+            self._mark_returned(event.t, self._true_square(raw_square), event.piece)
         self._raw[raw_square] = after
         self._on_board_change(event.t, out)
+
+    def _mark_returned(self, t: float, square: int, piece: str) -> None:
+        """The piece lifted last from ``square`` stands there again (a brush, an adjustment)."""
+        for index in range(len(self._lifts) - 1, max(-1, len(self._lifts) - 9), -1):
+            lift = self._lifts[index]
+            if lift.square == square:
+                if lift.piece == piece and lift.returned is None:
+                    self._lifts[index] = Lift(lift.t, lift.square, lift.piece, returned=t)
+                return
 
     def _on_board_change(self, t: float, out: list[DomainEvent]) -> None:
         self._changed_at = t
@@ -346,9 +366,13 @@ class RulesCore:
         if key == node.key:
             if self._state.owed_restore:
                 if not self._state.touch_binds:
-                    self._touch_floor = t  # touches while putting things right are no 4.3 touches
+                    # touches since the board left the position (a knock, putting it right)
+                    # are no 4.3 touches; a touch before it still binds
+                    since = self._at_node_since
+                    self._lifts = [lift for lift in self._lifts if lift.t <= since]
                 self._state.enter(Trigger.RESTORE)
                 out.append(PositionRestored(t, node.board.fen()))
+            self._at_node_since = t
             if not self._state.press_pending:
                 self._deadline = None
                 return
@@ -478,6 +502,10 @@ class RulesCore:
             if press:
                 self._press_irregularity(t, key, out)
             return
+        result = self.settings.result_on_board and result_signal(node.key, key)
+        if result:  # both kings on the centre squares (DGT's convention): the result
+            self._end(t, result, "result_on_board", out)
+            return
         if self._commit_if_move(t, key, out, by_press=press):
             return
         restart = self._start_in_view(bytes(self._raw))
@@ -504,7 +532,9 @@ class RulesCore:
         by_settle = self._by_settle()
         move = None if key == self._blocked_key else node.match(key)
         if move is not None:
-            if by_press or by_settle or self._ends_game(node, move):
+            if by_press or (
+                (by_settle or self._ends_game(node, move)) and not self._putting_back(key)
+            ):
                 self._commit(
                     t, move, out, settled=not by_press and self._by_settle_only(), press=by_press
                 )
@@ -559,8 +589,8 @@ class RulesCore:
         if until is None or until < self._changed_at or parent is None or key == node.key:
             return False
         move = parent.match(key)
-        if move is None:
-            return False
+        if move is None or swapped_promotion(node, key) is not None:
+            return False  # 4.4d: the promoted piece, once on its square, is final
         changed = set(differing_squares(node.key, key))
         touched = [
             lift
@@ -659,6 +689,9 @@ class RulesCore:
         board = node.board
         mover = COLOUR_NAMES[board.turn]
         child = node_child or self._child_of(node, move)
+        chosen = None if correction else self._first_promotion_choice(node, child)
+        if chosen is not None:  # 4.4d: the first piece to touch the square is the choice
+            child, move = chosen, chosen.move  # type: ignore[assignment]
         san = _san(board, move)
         if self._describe is None:
             speech = fallback_describe(board, move, san)
@@ -673,6 +706,7 @@ class RulesCore:
         if child.seen_at is None:
             child.seen_at = self._changed_at  # a correction or a request: seen just now
         child.current_at = t
+        child.pressed_at = t if press else None
         out.append(
             Move(
                 t,
@@ -694,6 +728,49 @@ class RulesCore:
         self._state.enter(Trigger.MOVE)
         self._blocked_key = None
         self._after_move(t, node, child, out)
+        shown = self._key()
+        if chosen is not None and shown != child.key and self._state.phase is Phase.PLAYING:
+            out.append(self._promotion_changed(t, mover, shown))
+
+    def _first_promotion_choice(self, node: Node, child: Node) -> Node | None:
+        """Another promotion of the same pawn the board showed before this one, if any."""
+        move = child.move
+        if move is None or not move.promotion:
+            return None
+        earlier = [
+            seen
+            for seen in self._seen
+            if seen.parent is node
+            and seen.move is not None
+            and seen.move.from_square == move.from_square
+            and seen.move.to_square == move.to_square
+            and seen.move.promotion != move.promotion
+            and (seen.seen_at or 0.0) < (child.seen_at or float("inf"))
+        ]
+        return min(earlier, key=lambda seen: seen.seen_at or 0.0) if earlier else None
+
+    def _promotion_changed(self, t: float, by: str, key: bytes) -> Irregularity:
+        """4.4d: another piece set on the promotion square after the first; guide it back."""
+        node = self._node
+        assert node is not None and node.move is not None and node.move.promotion
+        square = chess.square_name(node.move.to_square)
+        self._state.enter(Trigger.REPORT, reported=key, touch_binds=False)
+        piece = chess.piece_name(node.move.promotion)
+        return self._irregularity(
+            t,
+            "promotion_changed",
+            by,
+            key,
+            detail=f"{self._laws.touch_cases['promotion']}: the {piece} touched {square} first; "
+            "the choice of piece is final",
+        )
+
+    def _putting_back(self, key: bytes) -> bool:
+        """The pieces of the placement just reported on their way back: no second alarm."""
+        state, node = self._state, self._node
+        if not state.owed_restore or state.reported is None or node is None:
+            return False
+        return on_the_way_back(node.key, state.reported, key)
 
     def _after_move(self, t: float, parent: Node, child: Node, out: list[DomainEvent]) -> None:
         board = child.board
@@ -720,6 +797,9 @@ class RulesCore:
         self._deadline = None
         out.append(GameEnd(t, result, reason))
 
+    def _article(self, kind: str) -> str:
+        return self._laws.articles[kind]
+
     def _lifts_between(self, start: float | None, end: float | None) -> list[Lift]:
         start = max(start or 0.0, self._touch_floor)
         end = float("inf") if end is None else end
@@ -728,68 +808,48 @@ class RulesCore:
     def _touch_irregularities(
         self, t: float, node: Node, move: chess.Move, child: Node
     ) -> list[DomainEvent]:
-        """4.3 and 4.4: the first piece lifted decides what had to be moved.
+        """4.3, 4.4: every piece touched in this position counts (``daemon.rules.touch``).
 
         The touches that count are those made between the board first showing
         the position and first showing the move's result, of pieces standing on
         their squares in that position: with fast hands the opponent's next
-        touch can come before the move was decided.
+        touch can come before the move was decided. An opposing piece counts
+        only once the position is decided, and not when the previous mover's hand
+        re-centred or brushed it on the way back from his move.
         """
         mover_letters = "PNBRQK" if node.turn == chess.WHITE else "pnbrqk"
-        lifts = [
+        window = [
             lift
             for lift in self._lifts_between(node.seen_at, child.seen_at)
             if chr(node.key[lift.square]) == lift.piece
-            # an opposing piece touched before this position was decided may be the
-            # other player still centring the piece he has just moved
-            and (lift.piece in mover_letters or lift.t >= node.current_at)
         ]
-        if not lifts:
+        first_own = next((lift.t for lift in window if lift.piece in mover_letters), None)
+        lifts = [
+            lift
+            for lift in window
+            if lift.piece in mover_letters
+            or (lift.t >= node.current_at and not self._brush(node, lift, first_own))
+        ]
+        ruling = touch_ruling(node.board, lifts, move, self._laws.touch_cases)
+        if ruling is None:
             return []
-        first = lifts[0]
-        board = node.board
-        mover = COLOUR_NAMES[board.turn]
-        touched = chess.square_name(first.square)
-        moved = chess.square_name(move.from_square)
-        if chess.Piece.from_symbol(first.piece).color == board.turn:
-            if first.square == move.from_square:
-                return []
-            if board.is_castling(move):
-                _, _, rook_from, _ = castling_squares(board, move)
-                if first.square == rook_from:
-                    return [
-                        self._plain_irregularity(
-                            t,
-                            "castling_rook_first",
-                            mover,
-                            [touched, moved],
-                            "rook touched before the king; the castling stands as played",
-                        )
-                    ]
-            if any(m.from_square == first.square for m in board.legal_moves):
-                return [
-                    self._plain_irregularity(
-                        t,
-                        "touch_move",
-                        mover,
-                        [touched, moved],
-                        f"the piece on {touched} was touched first and could be moved",
-                    )
-                ]
-            return []
-        if captured_square(board, move) == first.square:
-            return []
-        if any(captured_square(board, m) == first.square for m in board.legal_moves):
-            return [
-                self._plain_irregularity(
-                    t,
-                    "touch_move",
-                    mover,
-                    [touched, moved],
-                    f"the opposing piece on {touched} was touched first and could be captured",
-                )
-            ]
-        return []
+        mover = COLOUR_NAMES[node.turn]
+        return [self._plain_irregularity(t, ruling.kind, mover, ruling.squares, ruling.detail)]
+
+    @staticmethod
+    def _brush(node: Node, lift: Lift, first_own: float | None) -> bool:
+        """The previous mover's hand finishing his move, not the opponent's touch.
+
+        Counted from the hand's last act of the move: the release, or the press
+        when the clock completed it (the hand goes from the clock back to the piece).
+        """
+        released = node.pressed_at or node.seen_at or node.current_at
+        return (
+            lift.returned is not None
+            and lift.returned - lift.t <= BRUSH_HOLD
+            and lift.t - released <= BRUSH_WINDOW
+            and (first_own is None or first_own > lift.t)
+        )
 
     # ------------------------------------------------------------------ irregularities
 
@@ -818,7 +878,7 @@ class RulesCore:
         return Irregularity(
             t,
             kind=kind,
-            article=ARTICLES[kind],
+            article=self._article(kind),
             by=by,  # type: ignore[arg-type]
             squares=[chess.square_name(s) for s in differing_squares(key, target)],
             count=count,
@@ -831,7 +891,7 @@ class RulesCore:
         self, t: float, kind: str, by: str, squares: list[str], detail: str
     ) -> Irregularity:
         return Irregularity(
-            t, kind=kind, article=ARTICLES[kind], by=by, squares=squares, detail=detail
+            t, kind=kind, article=self._article(kind), by=by, squares=squares, detail=detail
         )  # type: ignore[arg-type]
 
     def _judge_unexplained(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
@@ -839,8 +899,17 @@ class RulesCore:
         assert node is not None
         if key == self._state.reported:
             return
+        if self.settings.result_on_board and signalling_result(node.key, key):
+            return  # the kings on their way to the centre squares
+        if self._putting_back(key):
+            return  # the placement reported on its way back: one alarm is enough
         if key != self._blocked_key and any(in_progress(base, key) for base in (node, *self._seen)):
             return  # a move under way, from here or from a reply seen in passing
+        if node.parent is not None and swapped_promotion(node, key) is not None:
+            out.append(self._promotion_changed(t, COLOUR_NAMES[node.parent.turn], key))
+            return
+        if self._setting_up(t, key, out):
+            return
         mover = COLOUR_NAMES[node.turn]
         if key != self._blocked_key and move_shaped(node, key):
             if not self._by_settle():
@@ -851,18 +920,60 @@ class RulesCore:
             out.append(self._irregularity(t, "displaced_pieces", None, key))
             self._state.enter(Trigger.REPORT, reported=key, touch_binds=False)
 
-    def _illegal_move(self, t: float, mover: str, key: bytes) -> Irregularity:
+    def _setting_up(self, t: float, key: bytes, out: list[DomainEvent]) -> bool:
+        """The players are setting up the start position: one notice, no alarm, no move.
+
+        A game that stopped without a signal (a resignation) and whose board is
+        then reset. One piece put on its start square from afar may still be a
+        displaced piece: that alarm waits ``RESET_PATIENCE``, longer than a hand
+        resetting pauses, before it is raised. One knocked onto the square next
+        to it (a start square by chance) is a knock: the usual alarm.
+        """
+        node = self._node
+        assert node is not None
+        pieces = setting_up(node.key, key)
+        if not pieces:
+            return False
+        if pieces < 2 and (move_shaped(node, key) or moved_next_door(node.key, key)):
+            return False  # the mover's (illegal) move, or a piece knocked onto a start square
+        if pieces < 2 and t - self._changed_at < RESET_PATIENCE:
+            self._deadline = self._changed_at + RESET_PATIENCE
+            return True
+        if pieces < 2:
+            return False
+        if not self._reset_noticed:
+            self._reset_noticed = True
+            out.append(
+                Notice(
+                    t,
+                    "board_reset",
+                    "the board is being set up again: the game's record ends at move "
+                    f"{node.board.fullmove_number}, unless its position is put back",
+                )
+            )
+        self._state.enter(Trigger.REPORT, reported=key, touch_binds=False)
+        return True
+
+    def _illegal_move(
+        self,
+        t: float,
+        mover: str,
+        key: bytes,
+        kind: str = "illegal_move",
+        target: bytes | None = None,
+        before: str = "",
+    ) -> Irregularity:
+        """One illegal move of ``mover``, counted, with what follows from the count."""
         self._illegal_counts[mover] += 1
         count = self._illegal_counts[mover]
-        if count < 3:
-            consequence = "the opponent gets two extra minutes (7.4b)"
-        else:
-            consequence = (
-                "third illegal move: the game is lost, unless the opponent cannot mate by "
-                "any series of legal moves (7.4b); the arbiter decides"
-            )
         return self._irregularity(
-            t, "illegal_move", mover, key, count=count, consequence=consequence
+            t,
+            kind,
+            mover,
+            key,
+            target=target,
+            count=count,
+            consequence=before + self._laws.consequence(count),
         )
 
     def _press_irregularity(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
@@ -872,10 +983,20 @@ class RulesCore:
         mover = COLOUR_NAMES[node.turn]
         node.pressed = True
         half = half_moves(node).get(key)
+        counts = self._laws.press_counts_as_illegal  # today: 7.8.1, 7.5.2
+        if half == "incomplete_promotion" and counts:
+            self._unpromoted_pawn(t, mover, key, out)
+            return
         if key == node.key or (half is None and is_subset(key, node.key)):
-            event = self._irregularity(t, "clock_without_move", mover, key)
+            if counts:
+                event = self._illegal_move(t, mover, key, kind="clock_without_move")
+            else:
+                event = self._irregularity(t, "clock_without_move", mover, key)
         elif half is not None:
             event = self._irregularity(t, half, mover, key)
+        elif self.settings.result_on_board and signalling_result(node.key, key):
+            self._state.enter(Trigger.JUDGED)  # the clock pressed while signalling a result
+            return
         elif move_shaped(node, key):
             event = self._illegal_move(t, mover, key)
         else:
@@ -885,6 +1006,28 @@ class RulesCore:
             self._state.enter(Trigger.JUDGED, touch_binds=True)
         else:
             self._state.enter(Trigger.REPORT, reported=key, touch_binds=True)
+
+    def _unpromoted_pawn(self, t: float, mover: str, key: bytes, out: list[DomainEvent]) -> None:
+        """Today's 7.5.2: the press with the pawn on the last rank is an illegal move, and
+        the pawn is replaced by a queen: the move stands as a queen promotion."""
+        node = self._node
+        assert node is not None
+        move = unpromoted_pawn_move(node, key)
+        assert move is not None
+        self._commit(t, move, out, settled=False)
+        child = self._node
+        assert child is not None
+        event = self._illegal_move(
+            t,
+            mover,
+            key,
+            kind="incomplete_promotion",
+            target=child.key,
+            before="the pawn is replaced by a queen (7.5.2); ",
+        )
+        out.append(event)
+        if self._state.phase is Phase.PLAYING and key != child.key:
+            self._state.enter(Trigger.REPORT, reported=key, touch_binds=False)
 
     # ------------------------------------------------------------------ setup (7.1)
 
@@ -948,6 +1091,7 @@ class RulesCore:
         self._repetitions = Counter({root.identity(): 1})
         self._illegal_counts = {"white": 0, "black": 0}
         self._blocked_key = None
+        self._reset_noticed = False
         self._flag_reported = False
         self._flags_may_fall_again = False
         self._resume_clock_open = False

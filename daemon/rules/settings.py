@@ -26,6 +26,14 @@ class RulesSettings:
     ``time_control``: the game's periods, so both flags fallen (6.11) can be
     decided: drawn in the last period, the game goes on in an earlier one.
     Without it the arbiter decides.
+
+    ``laws``: which Laws of Chess the events cite and whose penalties follow:
+    ``2009`` (the text the project was built on) or ``current`` (the Laws in
+    force today: the second completed illegal move loses, a press without a move
+    is an illegal move). See ``daemon.rules.laws``.
+
+    ``result_on_board``: both kings set on the centre squares end the game with
+    the result they signal (DGT's convention, as LiveChess and picochess read it).
     """
 
     mode: Literal["tournament", "casual"] = "tournament"
@@ -35,9 +43,14 @@ class RulesSettings:
     button_actions: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_BUTTON_ACTIONS))
     describe_move: Callable[[chess.Board, chess.Move], str] | None = None
     time_control: TimeControl | None = None
+    laws: Literal["2009", "current", 2009] = "2009"
+    result_on_board: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in ("tournament", "casual"):
             raise ValueError(f"mode must be 'tournament' or 'casual', not {self.mode!r}")
+        self.laws = str(self.laws)  # type: ignore[assignment]  # YAML reads 2009 as a number
+        if self.laws not in ("2009", "current"):
+            raise ValueError(f"laws must be '2009' or 'current', not {self.laws!r}")
         if not self.settle_time > 0:
             raise ValueError(f"settle_time must be positive, not {self.settle_time!r}")

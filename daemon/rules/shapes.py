@@ -14,7 +14,13 @@ from collections.abc import Iterable, Sequence
 
 import chess
 
-from daemon.rules.placement import EMPTY, castling_squares, colour_of, is_subset
+from daemon.rules.placement import (
+    EMPTY,
+    STANDARD_START_KEY,
+    castling_squares,
+    colour_of,
+    is_subset,
+)
 from daemon.rules.tree import Node
 
 #: how many plies deep the positions seen in passing go at most
@@ -182,3 +188,127 @@ def _wrong_colour_promotion(
 
 def _changed(a: bytes, b: bytes) -> Iterable[int]:
     return (s for s in range(64) if a[s] != b[s])
+
+
+def unpromoted_pawn_move(node: Node, key: bytes) -> chess.Move | None:
+    """The queen promotion whose pawn stands unpromoted on the last rank in ``key``."""
+    board = node.board
+    for move in board.legal_moves:
+        if move.promotion != chess.QUEEN:
+            continue
+        squares = bytearray(node.key)
+        squares[move.to_square], squares[move.from_square] = squares[move.from_square], EMPTY
+        if bytes(squares) == key:
+            return move
+    return None
+
+
+def on_the_way_back(before: bytes, reported: bytes, key: bytes) -> bool:
+    """Every square as in the position, as in the placement reported, or emptied by a hand.
+
+    The player putting an illegal move (or a displacement) right: a rook lifted
+    while the king already stands on its square again is no new alarm.
+    """
+    return key != before and all(
+        k in (b, r, EMPTY) for k, b, r in zip(key, before, reported, strict=True)
+    )
+
+
+def swapped_promotion(node: Node, key: bytes) -> chess.Move | None:
+    """The promotion into ``node`` made again with another piece (4.4d forbids the swap)."""
+    move, parent = node.move, node.parent
+    if move is None or parent is None or not move.promotion:
+        return None
+    other = parent.match(key)
+    if (
+        other is not None
+        and other.from_square == move.from_square
+        and other.to_square == move.to_square
+        and other.promotion not in (None, move.promotion)
+    ):
+        return other
+    return None
+
+
+# ---------------------------------------------------------------- the end of a game
+
+_D4, _E4, _D5, _E5 = chess.D4, chess.E4, chess.D5, chess.E5
+CENTRE = frozenset({_D4, _E4, _D5, _E5})
+#: DGT's convention (picochess ``drawresign_map``): both kings on light centre squares,
+#: White wins; on dark ones, Black wins; side by side on the 4th or 5th rank, a draw.
+RESULT_SIGNALS = {
+    frozenset({_D5, _E4}): "1-0",
+    frozenset({_D4, _E5}): "0-1",
+    frozenset({_D4, _E4}): "1/2-1/2",
+    frozenset({_D5, _E5}): "1/2-1/2",
+}
+_KINGS = frozenset(b"Kk")
+
+
+def _kings_moved_only(before: bytes, key: bytes) -> list[int] | None:
+    """The kings' squares in ``key`` when nothing but the kings changed, else None.
+
+    A king may stand on a centre square, or on its own square, or be in the hand;
+    a piece on a centre square may have been taken off to make room.
+    """
+    kings = []
+    for square in range(64):
+        now, was = key[square], before[square]
+        if now in _KINGS:
+            if square not in CENTRE and now != was:
+                return None
+            kings.append(square)
+        elif now != was and not (now == EMPTY and (was in _KINGS or square in CENTRE)):
+            return None
+    return kings
+
+
+def result_signal(before: bytes, key: bytes) -> str | None:
+    """The result the two kings on the centre squares signal, else None (a legal position
+    never has the kings side by side, so this is never a move)."""
+    kings = _kings_moved_only(before, key)
+    if kings is None or len(kings) != 2 or key[kings[0]] == key[kings[1]]:
+        return None
+    return RESULT_SIGNALS.get(frozenset(kings))
+
+
+def signalling_result(before: bytes, key: bytes) -> bool:
+    """A king already on a centre square, the other on its way: no alarm meanwhile."""
+    kings = _kings_moved_only(before, key)
+    if kings is None:
+        return False
+    return any(square in CENTRE and before[square] != key[square] for square in kings)
+
+
+# ---------------------------------------------------------------- setting up the next game
+
+
+def setting_up(before: bytes, key: bytes) -> int:
+    """How many pieces stand on start squares they were not on, when nothing else moved.
+
+    Every square that differs from the position is either emptied or holds its
+    piece of the start position (either way round): the players are setting up
+    the next game. 0 when anything else differs.
+    """
+    best = 0
+    for start in (STANDARD_START_KEY, STANDARD_START_KEY[::-1]):
+        placed = 0
+        for square in range(64):
+            now, was = key[square], before[square]
+            if now in (was, EMPTY):
+                continue
+            if now != start[square]:
+                placed = 0
+                break
+            placed += 1
+        best = max(best, placed)
+    return best
+
+
+def moved_next_door(before: bytes, key: bytes) -> bool:
+    """A piece now stands on a square next to the one it left: what a knock does."""
+    placed = [s for s in range(64) if key[s] != before[s] and key[s] != EMPTY]
+    vacated = [s for s in range(64) if key[s] == EMPTY and before[s] != EMPTY]
+    return any(
+        before[v] == key[p] and chess.square_distance(p, v) <= 1 for p in placed for v in vacated
+    )

@@ -26,6 +26,7 @@ class Lift:
     t: float
     square: int
     piece: str  # FEN letter
+    returned: float | None = None  # when the same piece stood on the same square again
 
 
 @dataclass(eq=False, slots=True)
@@ -42,6 +43,7 @@ class Node:
     seen_at: float | None = None  # when the board first showed it: touches count from here
     current_at: float = 0.0  # when it became the game's position (the move into it decided)
     pressed: bool = False  # the player on move has already pressed his clock in this node
+    pressed_at: float | None = None  # when the press completed the move into this node
     _children: dict[bytes, chess.Move] | None = None
     _matches: dict[bytes, chess.Move | None] = field(default_factory=dict)
     _legal: dict[bytes, chess.Move] | None = None

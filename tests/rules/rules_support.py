@@ -8,6 +8,7 @@ import chess
 import chess.pgn
 
 from daemon.events import DomainEvent
+from daemon.rules import RulesSettings
 from daemon.simulation import run
 from drivers.gamelogs import (
     CLEAN,
@@ -32,6 +33,7 @@ __all__ = [
     "Game",
     "Script",
     "dump_of",
+    "game",
     "injected_log",
     "injection_ply",
     "kinds",
@@ -41,6 +43,7 @@ __all__ = [
     "read_games",
     "run",
     "set_position_request",
+    "settings",
 ]
 
 
@@ -130,3 +133,22 @@ class Script:
 
     def settle(self) -> Script:
         return self.wait(1.5)
+
+    def done(self, clock: bool) -> Script:
+        """Complete the move as the game is played: the press, or the settle time."""
+        return self.press() if clock else self.settle()
+
+
+def game(clock: bool, fen: str | None = None) -> Script:
+    """A script that opens a game (set up from ``fen``), with its clock running or none."""
+    script = Script(fen)
+    if fen:
+        script.request("set_position", fen=fen)
+    script.dump()
+    if clock:
+        script.start_clock("white" if script.board.turn else "black")
+    return script.wait(0.5)
+
+
+def settings(clock: bool, **changes) -> RulesSettings:
+    return RulesSettings(use_clock=clock, **changes)
