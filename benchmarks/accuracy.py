@@ -1,15 +1,20 @@
 """Accuracy on real games: every move, every irregularity, by handling style and by kind.
 
-    python -m benchmarks.accuracy [--games N] [--style-games N] [--injection-games N] [--quick]
+    python -m benchmarks.accuracy [--games N] [--style-games N] [--injection-games N]
+                                  [--handling-games N] [--quick]
 
-Three passes, each through the rules core exactly as the daemon feeds it:
+Four passes, each through the rules core exactly as the daemon feeds it:
 
 1. mixed: every game of ``../shared/data/games.pgn`` played by the human-handling
    model (``drivers.handling``, every clean style mixed), with and without a clock;
 2. by style: one style at a time (the move in that style wherever it applies, plain
    moves elsewhere), so a regression shows which handling it comes from;
 3. by irregularity: each irregularity of the rules tests' generator injected into real
-   games, with and without a clock where it exists without one.
+   games, with and without a clock where it exists without one;
+4. the handling set (issue 13): several pieces touched (4.3a/b/c), a promotion swapped
+   after 4.4d, a wrong-colour promotion piece, an illegal castling put back slowly, the
+   three results signalled with the kings, the board cleared after a signalled result
+   and the next game played, each in real games, with and without a clock.
 
 Counted: moves recognised exactly (ply by ply against the moves the Laws let stand),
 games fully exact, irregularities found with the right kind and article, false alarms
@@ -41,6 +46,7 @@ from drivers.gamelogs import (
     set_position_request,
 )
 from drivers.handling import ALL, human_sensor_log
+from drivers.handling_cases import HANDLING_CASES, Case, handling_case, handling_ply
 
 
 @dataclass
@@ -160,6 +166,65 @@ def injection_pass(
     return total
 
 
+def judge_case(game: Game, case: Case, out: Sequence, label: str) -> Tally:
+    """One handling case: the first game's moves, the irregularities, the end, the next game."""
+    starts = [index for index, e in enumerate(out) if e.type == "game_start"]
+    second = starts[1] if len(starts) > 1 else len(out)
+    got = _moves_played(out[:second])
+    want = case.moves
+    tally = Tally(games=1, moves=len(want))
+    tally.exact_moves = sum(1 for i, uci in enumerate(want) if i < len(got) and got[i] == uci)
+    found = Counter((e.kind, e.article) for e in out if e.type == "irregularity")
+    found.update(("notice", e.code) for e in out if e.type == "notice" and e.code == "board_reset")
+    wanted = Counter(case.irregularities)
+    tally.expected_irregularities = sum(wanted.values())
+    tally.found_irregularities = sum((found & wanted).values())
+    tally.false_alarms = sum((found - wanted).values())
+    tally.corrections = sum(1 for e in out if e.type == "move" and e.correction)
+    exact = got == want
+    if case.result is not None:
+        tally.expected_irregularities += 1
+        ends = [(e.result, e.reason) for e in out if e.type == "game_end"]
+        signalled = ends == [(case.result, "result_on_board")]
+        tally.found_irregularities += signalled
+        exact = exact and signalled
+    if case.next_game_moves is not None:
+        tally.moves += len(case.next_game_moves)
+        after = _moves_played(out[second:]) if len(starts) == 2 else []
+        tally.exact_moves += sum(
+            1 for i, uci in enumerate(case.next_game_moves) if i < len(after) and after[i] == uci
+        )
+        exact = exact and after == case.next_game_moves
+    exact = exact and tally.found_irregularities == tally.expected_irregularities
+    exact = exact and tally.false_alarms == 0
+    tally.exact_games = int(exact)
+    if not exact or tally.corrections:
+        tally.failures.append(
+            f"{label}: game {game.index}, {len(got)}/{len(want)} moves, irregularities "
+            f"{sorted(found.elements())[:3]}, corrections {tally.corrections}"
+        )
+    return tally
+
+
+def handling_pass(
+    games: Sequence[Game], case_name: str, with_clock: bool, limit: int, label: str
+) -> Tally:
+    rng = random.Random(f"{case_name}-{with_clock}")
+    total = Tally()
+    for game in games:
+        if total.games >= limit:
+            break
+        if game.needs_set_position:
+            continue
+        ply = handling_ply(game, case_name, rng)
+        if ply is None:
+            continue
+        case = handling_case(game, case_name, ply, seed=game.index, with_clock=with_clock)
+        out = run(case.events, RulesSettings(chess960=True))
+        total.add(judge_case(game, case, out, label))
+    return total
+
+
 def percent(part: int, whole: int) -> str:
     return f"{100.0 * part / whole:7.2f}%" if whole else "      -"
 
@@ -191,10 +256,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=300,
         help="games per irregularity kind and clock mode (default 300)",
     )
+    parser.add_argument(
+        "--handling-games",
+        type=int,
+        default=100,
+        help="games per handling case and clock mode (default 100)",
+    )
     parser.add_argument("--quick", action="store_true", help="a few games (smoke test)")
     args = parser.parse_args(argv)
     if args.quick:
         args.games, args.style_games, args.injection_games = 12, 3, 2
+        args.handling_games = 2
     header("accuracy: real games through the human-handling model and the rules core")
     started = time.perf_counter()
     games = read_games(GAMES_PGN, limit=args.games)
@@ -230,13 +302,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     print_table(f"3. by irregularity injected (up to {args.injection_games} games each)", by_kind)
 
+    by_case = []
+    for case_name in HANDLING_CASES:
+        for with_clock in (True, False):
+            name = f"{case_name} ({'clock' if with_clock else 'no clock'})"
+            by_case.append(
+                (name, handling_pass(games, case_name, with_clock, args.handling_games, name))
+            )
+    print_table(
+        f"4. handling set, issue 13 (up to {args.handling_games} games each; 'irreg.' counts "
+        "the irregularities and signalled results expected)",
+        by_case,
+    )
+
     clean_total, injected_total = Tally(), Tally()
     for _, t in mixed + by_style:
         clean_total.add(t)
-    for _, t in by_kind:
+    for _, t in by_kind + by_case:
         injected_total.add(t)
     with_clock_corrections = mixed[0][1].corrections + sum(
-        t.corrections for name, t in by_kind if "(clock)" in name
+        t.corrections for name, t in by_kind + by_case if "(clock)" in name
     )
     everything = Tally()
     everything.add(clean_total)

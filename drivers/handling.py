@@ -6,8 +6,10 @@ the old one reads empty, capturing in all three orders (victim first, capturer
 first, the victim's code replaced directly by the capturer's), parking a
 captured piece for a moment on a neighbouring square on its way off the board,
 castling king first or with both pieces in hand, en passant in both orders,
-promotion directly or via the pawn on the last rank, with a clock press after
-each move or without a clock. The board is scanned about every 0.2 s, so
+promotion directly, via the pawn on the last rank or with the new piece set
+down before the pawn is lifted, the mover re-centring the piece he has just
+released (after his press), with a clock press after each move or without a
+clock. The board is scanned about every 0.2 s, so
 changes are spaced by that much. A seed makes every log reproducible.
 
 It knows no rules beyond which squares a move changes (python-chess tells);
@@ -43,6 +45,8 @@ ALL = frozenset(
         "ep_pawn_first",
         "promote_direct",
         "promote_via_pawn",
+        "promote_piece_first",
+        "recentre",
         "fast_reply",
     }
 )
@@ -52,7 +56,7 @@ IRREGULAR = frozenset({"castle_rook_first"})
 _CAPTURES = ("capture_victim_first", "capture_capturer_first", "capture_direct", "capture_park")
 _CASTLES = ("castle_king_first", "castle_together", "castle_rook_first")
 _EP = ("ep_victim_first", "ep_pawn_first")
-_PROMOTIONS = ("promote_direct", "promote_via_pawn")
+_PROMOTIONS = ("promote_direct", "promote_via_pawn", "promote_piece_first")
 
 SCAN = 0.2  # seconds between two board scans, roughly
 
@@ -241,14 +245,40 @@ class Hands:
             self.lift(square)
             self.step()
 
+    def recentre(self, square: int) -> None:
+        """The mover's hand goes back to the piece it has just released and sets it
+        straight (lifted and put back within a fraction of a second)."""
+        piece = self.pieces.get(square)
+        if piece is None:
+            return
+        self.wait(self.rng.uniform(0.05, 0.3))
+        self.lift(square)
+        self.wait(self.rng.uniform(0.1, 0.3))
+        self.put(square, piece)
+
+    def _promote_piece_first(self, move: chess.Move, new_piece: str) -> None:
+        """The new piece set on the promotion square first, then the pawn taken away
+        (4.6: in any order); a victim there is lifted first or its code replaced."""
+        frm, to = move.from_square, move.to_square
+        if to in self.pieces and self.rng.random() < 0.5:
+            self.lift(to)
+            self.step()
+        self.put(to, new_piece)
+        self.wait(self.rng.uniform(0.2, 0.6))
+        self.lift(frm)
+
     def _ordinary(self, move: chess.Move, styles: Collection[str]) -> None:
         frm, to = move.from_square, move.to_square
         new_piece = self._placed_piece(move)
         pawn = self.pieces[frm]
         self._moving = pawn
-        via_pawn = move.promotion and self._choose(_PROMOTIONS, styles, "promote_direct") == (
-            "promote_via_pawn"
+        promotion_style = (
+            self._choose(_PROMOTIONS, styles, "promote_direct") if move.promotion else ""
         )
+        if promotion_style == "promote_piece_first":
+            self._promote_piece_first(move, new_piece)
+            return
+        via_pawn = promotion_style == "promote_via_pawn"
         first_landing = pawn if via_pawn else new_piece
         if to in self.pieces:  # a capture
             style = self._choose(_CAPTURES, styles, "capture_victim_first")
@@ -387,8 +417,11 @@ def human_sensor_log(
     for move in moves:
         fast = not fast and "fast_reply" in styles and hands.rng.random() < 0.05
         hands.think(fast=fast)
+        castling = hands.board.is_castling(move)
         hands.play(move, styles)
         if with_clock:
             hands.wait(hands.rng.uniform(*hands.timing.before_press))
             hands.press()
+        if "recentre" in styles and not castling and hands.rng.random() < 0.1:
+            hands.recentre(move.to_square)
     return hands.events
