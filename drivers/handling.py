@@ -156,8 +156,8 @@ class Hands:
                 round(self.t, 3),
                 round(times["white"], 1),
                 round(times["black"], 1),
-                self.running,
-                flags,
+                self.running,  # type: ignore[arg-type]
+                flags,  # type: ignore[arg-type]
             )
         )
 

@@ -158,7 +158,7 @@ class RulesCore:
 
     def __init__(self, settings: RulesSettings | None = None) -> None:
         self.settings = settings or RulesSettings()
-        self._laws = laws(self.settings.laws)
+        self._laws = laws(str(self.settings.laws))
         self._describe = self.settings.describe_move
         self._raw = bytearray(b"." * 64)
         self._flipped = False
@@ -363,6 +363,7 @@ class RulesCore:
             self._blocked_key = None
         self._follow(t, key, out)
         node = self._node
+        assert node is not None
         if key == node.key:
             if self._state.owed_restore:
                 if not self._state.touch_binds:
@@ -714,7 +715,7 @@ class RulesCore:
                 uci=move.uci(),
                 san=san,
                 fen=child.fen(),
-                by=mover,
+                by=mover,  # type: ignore[arg-type]
                 speech=speech,
                 clock=self._clock_dict(),
                 correction=correction,
@@ -891,8 +892,13 @@ class RulesCore:
         self, t: float, kind: str, by: str, squares: list[str], detail: str
     ) -> Irregularity:
         return Irregularity(
-            t, kind=kind, article=self._article(kind), by=by, squares=squares, detail=detail
-        )  # type: ignore[arg-type]
+            t,
+            kind=kind,
+            article=self._article(kind),
+            by=by,  # type: ignore[arg-type]
+            squares=squares,
+            detail=detail,
+        )
 
     def _judge_unexplained(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
         node = self._node
@@ -936,8 +942,9 @@ class RulesCore:
             return False
         if pieces < 2 and (move_shaped(node, key) or moved_next_door(node.key, key)):
             return False  # the mover's (illegal) move, or a piece knocked onto a start square
-        if pieces < 2 and t - self._changed_at < RESET_PATIENCE:
-            self._deadline = self._changed_at + RESET_PATIENCE
+        patience_until = self._changed_at + RESET_PATIENCE
+        if pieces < 2 and t < patience_until:  # (compared as the deadline is: no float drift)
+            self._deadline = patience_until
             return True
         if pieces < 2:
             return False

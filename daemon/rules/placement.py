@@ -78,7 +78,7 @@ def colour_of(code: int) -> chess.Color | None:
 
 def differing_squares(a: bytes, b: bytes) -> list[int]:
     """Squares whose contents differ; compares whole ranks first (this is on the hot path)."""
-    squares = []
+    squares: list[int] = []
     for start in range(0, 64, 8):
         end = start + 8
         if a[start:end] != b[start:end]:

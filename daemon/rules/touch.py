@@ -116,7 +116,7 @@ def touch_ruling(
                 f"{piece_name(mine.piece, mine.square)} could capture "
                 f"{piece_name(other.piece, other.square)} and had to",
             )
-        due = mine if touched.index(mine) < touched.index(other) else other
+        due: Lift | None = mine if touched.index(mine) < touched.index(other) else other
     else:
         due = mine or other
     if due is None:

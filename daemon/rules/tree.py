@@ -88,9 +88,8 @@ class Node:
             if before[square] in turn_letters:
                 mask |= 1 << square
                 castling_piece = castling_piece or before[square] in _KING_OR_ROOK
-        changed = len(changed)
         found = None
-        if 2 <= changed <= 4 and mask:
+        if 2 <= len(changed) <= 4 and mask:
             if castling_piece:
                 mask |= board.kings & board.occupied_co[board.turn]
             for move in board.generate_pseudo_legal_moves(from_mask=mask):
