@@ -15,6 +15,7 @@ from chromium import CHROMIUM, chromium
 from daemon import events
 from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings
 from daemon.resultsignal import signalled_result
+from daemon.rules import RulesSettings
 from daemon.rules.core import RulesCore
 from drivers.sensors import BoardDump, ClockReport, SquareChange
 
@@ -28,7 +29,9 @@ class Table:
     wires them: sensor events -> core -> feed; the controls' requests -> core."""
 
     def __init__(self) -> None:
-        self.core = RulesCore()
+        # the console's confirm flow is for boards where the kings' signal does not end
+        # the game by itself (rules.result_on_board: false; on, the core ends it)
+        self.core = RulesCore(RulesSettings(result_on_board=False))
         self.t = 0.0
         self.position = chess.Board()
         settings = BroadcastSettings(
