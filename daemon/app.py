@@ -198,7 +198,7 @@ class Daemon:
         if text is None and self.events_out is not None and self.events_out is sys.stdout:
             text = sys.stderr  # stdout carries the JSON feed
         self.announcer = compose.build_announcer(
-            self.settings, self.vocabulary, self._speech_problem, text
+            self.settings, self.vocabulary, self._speech_problem, text, self._speech_outcome
         )
         if self.announcer is not None:
             self.announcer.catch_up(self.journal.game_events)  # known, not spoken
@@ -209,13 +209,18 @@ class Daemon:
         more on a Pi) while the link and the page come up; what is to be said
         meanwhile waits in the announcer's queue."""
         try:
-            await announcer.engine.start()
+            await announcer.start()
         except Exception as exc:  # the game goes on unspoken, and says so
             log.error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)
             self.announcer = None
             return
         self._speech_running = True
         await announcer.run()
+
+    def _speech_outcome(self, record: dict[str, Any]) -> None:
+        """What was heard, cut or dropped goes into the journal (not the feed), so a
+        player's complaint can be checked afterwards."""
+        self.journal.append({"t": round(self.now(), 6), **record})
 
     def _to_announcer(self, event: DomainEvent) -> None:
         if self.announcer is not None:
@@ -321,7 +326,7 @@ def journal_history(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A resumed game's journal, for the page: its moves, not an earlier restart's
     ``game_resumed`` (published again it reads as a second resume, at the old ply,
     just before this restart's own)."""
-    return [event for event in events if event.get("type") != "game_resumed"]
+    return [event for event in events if event.get("type") not in ("game_resumed", "speech")]
 
 
 def setup_logging(

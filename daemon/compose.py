@@ -23,7 +23,7 @@ from drivers.sensors import BoardDump, MagicPiece, SensorEvent, SquareChange
 
 if TYPE_CHECKING:
     from daemon.gamerecord import GameHeaders
-    from daemon.speech.announcer import Announcer
+    from daemon.speech.announcer import Announcer, AnnouncerGroup
     from daemon.speech.vocabulary import Vocabulary
     from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
     from drivers.dgt.link import BoardLink
@@ -212,21 +212,24 @@ def build_announcer(
     vocabulary: Vocabulary,
     on_problem: Callable[[str], None] | None = None,
     text_stream: TextIO | None = None,
-) -> Announcer | None:
-    """The speech part's announcer (its engines not yet started), or None (logged)
-    when it cannot be made.
+    on_outcome: Callable[[dict[str, Any]], None] | None = None,
+) -> Announcer | AnnouncerGroup | None:
+    """The speech part's announcer (one per player's earphone when ``speech.outputs``
+    names them; engines not yet started), or None (logged) when it cannot be made.
 
     ``text_stream`` is where the text engine (the last fallback) writes: never the
-    stdout that carries the JSON event feed."""
+    stdout that carries the JSON event feed; ``on_outcome`` gets each ``speech``
+    record (heard, cut, dropped) for the journal."""
     try:
-        from daemon.speech.announcer import Announcer
-        from daemon.speech.engines import build_engine
+        from daemon.speech.announcer import build_announcers
 
-        speech = settings.speech
-        engine = build_engine(
-            speech, speech.voice or vocabulary.voice, text_stream=text_stream, on_problem=on_problem
+        return build_announcers(
+            settings.speech,
+            vocabulary,
+            on_problem=on_problem,
+            text_stream=text_stream,
+            on_outcome=on_outcome,
         )
-        return Announcer(speech, engine, vocabulary=vocabulary)
     except Exception as exc:  # the game goes on unspoken, and says so
         log.error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)
         return None

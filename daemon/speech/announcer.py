@@ -246,6 +246,10 @@ class Announcer:
 
     # -- the speaking side ----------------------------------------------------------
 
+    async def start(self) -> None:
+        """Start the engine (pyttsx3's worker); what is offered meanwhile waits."""
+        await self.engine.start()
+
     async def run(self) -> None:
         """Speak until ``close()``; one phrase at a time."""
         while not self._closing:
@@ -348,7 +352,7 @@ class AnnouncerGroup:
 
     async def start(self) -> None:
         for announcer in self.announcers:
-            await announcer.engine.start()
+            await announcer.start()
 
     async def run(self) -> None:
         await asyncio.gather(*(announcer.run() for announcer in self.announcers))
@@ -369,9 +373,9 @@ def build_announcers(
     text_stream: TextIO | None = None,
     on_outcome: OutcomeSink | None = None,
     clock: Callable[[], float] = time.monotonic,
-) -> AnnouncerGroup:
-    """One announcer per configured output (``speech.outputs``; none: one shared),
-    engines not yet started (``await group.start()``)."""
+) -> Announcer | AnnouncerGroup:
+    """One announcer per configured output (``speech.outputs``), or the one shared
+    announcer when none is configured; engines not yet started (``await start()``)."""
     announcers = []
     for output in settings.per_output():
         engine = build_engine(
@@ -380,7 +384,7 @@ def build_announcers(
         announcers.append(
             Announcer(output, engine, vocabulary=vocabulary, clock=clock, on_outcome=on_outcome)
         )
-    return AnnouncerGroup(announcers)
+    return announcers[0] if len(announcers) == 1 else AnnouncerGroup(announcers)
 
 
 async def make_announcer(
