@@ -74,6 +74,7 @@ class Announcer:
             settings.stale_after,
             max_interruptions=settings.max_interruptions,
             joiner=f"{self.vocabulary.words['list_separator']} ",
+            max_rate=int(settings.max_rate),
         )
         self.spoken: list[Phrase] = []  # the last phrases heard (newest last)
         self.deliveries: list[tuple[Phrase, Delivery]] = []  # the same, how they were said
@@ -256,9 +257,13 @@ class Announcer:
             phrase = self.schedule.next(self.clock())
             self._report()
             if phrase is None:
-                self._idle.set()
+                wake_at = self.schedule.wake_at(self.clock())
+                if wake_at is None:
+                    self._idle.set()
                 self._wake.clear()
-                await self._wake.wait()
+                timeout = None if wake_at is None else max(0.05, wake_at - self.clock())
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout)
                 continue
             await self._speak(phrase)
 

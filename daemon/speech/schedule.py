@@ -17,6 +17,8 @@ A blind player follows the game by ear, so the schedule guarantees, in this orde
    comes meanwhile is said after the phrase playing; then the answer goes on, with
    "Weiter" said first, or, after ``max_interruptions`` moves or ``stale_after``
    seconds, is dropped and the player hears that it was ("Stellung abgebrochen").
+   In fast play the next answer phrase waits until the moves' lag is down again
+   (``behind``), so answers take the gaps between moves and never pile lag up.
 4. ``info`` (position restored, draw claimable) goes stale with the next move.
 
 Nothing is dropped silently: every outcome (heard, dropped, cancelled) is kept in
@@ -97,12 +99,20 @@ class Pacing:
     min_budget: no budget below this (the rate has a limit anyway).
     max_combined: at most this many waiting moves in one phrase.
     pace_window: how many recent intervals between moves give the pace.
+    caught_up: an answer phrase starts only when the last move phrase ended at
+        most this long after its move (or the pace, if longer); see ``behind``.
+    slow_pace: moves this far apart (classical) leave answers unhurried.
+    gap_share: in fast play an answer phrase must end within this part of the
+        pace after the last move (see ``gap``), and is hurried to fit.
     """
 
-    share: float = 0.55
+    share: float = 0.5
     min_budget: float = 0.45
     max_combined: int = 3
     pace_window: int = 4
+    caught_up: float = 1.0
+    slow_pace: float = 4.0
+    gap_share: float = 0.9
 
 
 class SpeechSchedule:
@@ -114,8 +124,10 @@ class SpeechSchedule:
         max_interruptions: int = 2,
         pacing: Pacing | None = None,
         joiner: str = "; ",
+        max_rate: int = 360,
     ) -> None:
         self.stale_after = stale_after
+        self.max_rate = max_rate
         self.max_interruptions = max_interruptions
         self.pacing = pacing or Pacing()
         self.joiner = joiner
@@ -123,6 +135,7 @@ class SpeechSchedule:
         self.playing: Phrase | None = None
         self.outcomes: list[Outcome] = []  # the caller drains it
         self._move_times: list[float] = []
+        self._last_move_lag: float | None = None  # of the last move phrase heard
         self._notice_id = -1
 
     # -- what comes in ---------------------------------------------------------------
@@ -161,11 +174,16 @@ class SpeechSchedule:
 
     @property
     def pace(self) -> float | None:
-        """The median of the recent intervals between moves; None before two moves."""
-        times = self._move_times
-        if len(times) < 2:
+        """The median of the recent intervals between moves; None before two of them.
+
+        Intervals under ``MIN_INTERVAL`` are no pace but a burst (events folded at
+        once after a restart, a correction on the heels of its move) and are left out.
+        """
+        intervals = [b - a for a, b in itertools.pairwise(self._move_times)]
+        intervals = [i for i in intervals if i >= MIN_INTERVAL]
+        if len(intervals) < 2:
             return None
-        return statistics.median(b - a for a, b in itertools.pairwise(times))
+        return statistics.median(intervals)
 
     def budget(self, moves: int) -> float | None:
         """Seconds a phrase of ``moves`` moves should take so that speech keeps up."""
@@ -183,11 +201,11 @@ class SpeechSchedule:
         return phrase
 
     def _choose(self, now: float) -> Phrase | None:
-        urgent = [i for i in self.pending if i.kind in ("move", "important", "notice")]
+        urgent = [i for i in self.pending if i.kind in ("move", "important")]
         if urgent:
             head = urgent[0]
-            if head.kind != "move":
-                return Phrase(head.kind, head.text, (head,), now)
+            if head.kind != "move":  # hurried in fast play like two moves: same words
+                return Phrase(head.kind, head.text, (head,), now, budget=self.budget(2))
             moves = []
             for item in urgent:
                 if item.kind != "move" or len(moves) == self.pacing.max_combined:
@@ -199,6 +217,14 @@ class SpeechSchedule:
                     answer.resume_pending = True
             text = self.joiner.join(item.text for item in moves)
             return Phrase("move", text, tuple(moves), now, budget=self.budget(len(moves)))
+        if self.behind(now):
+            return None  # the moves' lag first comes down; ``wake_at`` says when to look
+        gap = self.gap(now)
+        notices = [i for i in self.pending if i.kind == "notice"]
+        if notices:  # an answer given up is said before the next answer goes on
+            if not self._fits(notices[0].text, gap):
+                return None
+            return Phrase("notice", notices[0].text, (notices[0],), now, budget=gap)
         while True:
             answers = [i for i in self.pending if i.kind == "answer"]
             if not answers:
@@ -207,7 +233,7 @@ class SpeechSchedule:
             answer = started[0] if started else answers[0]
             if answer.interruptions > self.max_interruptions:
                 self._drop(answer, now, "interrupted by moves")
-                return self._choose(now)  # its notice is urgent now
+                return self._choose(now)  # its notice comes next
             phrases = [p for p in (answer.compose() if answer.compose else []) if p[1]]
             remaining = [p for p in phrases if p[0] not in answer.spoken_keys]
             if not remaining:
@@ -217,17 +243,66 @@ class SpeechSchedule:
             key, text = remaining[0][0], remaining[0][1]
             if answer.resume_pending and answer.resume_text:
                 text = f"{answer.resume_text} {remaining[0][-1]}"
+            if not self._fits(text, gap):
+                return None  # waits for a longer gap between moves (``wake_at``)
             answer.resume_pending = False
-            # In fast play an answer's phrase is hurried too (as long as two moves
-            # may take), so the move that comes during it waits less.
             return Phrase(
-                "answer", text, (answer,), now, budget=self.budget(2), key=key,
-                last=len(remaining) == 1,
-            )  # fmt: skip
+                "answer", text, (answer,), now, budget=gap, key=key, last=len(remaining) == 1
+            )
         infos = [i for i in self.pending if i.kind == "info"]
-        if infos:
-            return Phrase("info", infos[0].text, (infos[0],), now)
+        if infos and self._fits(infos[0].text, gap):
+            return Phrase("info", infos[0].text, (infos[0],), now, budget=gap)
         return None
+
+    def gap(self, now: float) -> float | None:
+        """In fast play, the seconds left before the next move is due (the pace since
+        the last one, times ``gap_share``); None when there is no hurry: a slow game
+        (pace ``slow_pace`` or more), no pace yet, or a pause in the moves (none for
+        twice the pace and at least ``slow_pace``)."""
+        pace = self.pace
+        if pace is None or pace >= self.pacing.slow_pace or not self._move_times:
+            return None
+        since = now - self._move_times[-1]
+        if since >= self._pause(pace):
+            return None
+        return self.pacing.gap_share * pace - since
+
+    def _pause(self, pace: float) -> float:
+        """No move for this long is a pause: answers are said at leisure again."""
+        return max(2 * pace, self.pacing.slow_pace)
+
+    def _fits(self, text: str, gap: float | None) -> bool:
+        """Whether an answer phrase said at ``max_rate`` ends before the next move is
+        due: in fast play answers take the gaps between moves, and a move never
+        waits long behind one."""
+        if gap is None:
+            return True
+        return len(text) / (CHARS_PER_WORD_MINUTE * self.max_rate) <= gap
+
+    def _catch_up(self) -> float:
+        """The lag below which speech counts as caught up with the game."""
+        pace = self.pace
+        return max(self.pacing.caught_up, pace if pace is not None else 0.0)
+
+    def behind(self, now: float) -> bool:
+        """Whether an answer must wait: the last move phrase ended later after its move
+        than the pace allows, and moves are still coming. In fast play this leaves
+        room between answer phrases for the moves' lag to come down, so answers never
+        make it grow from phrase to phrase; in a pause (no move for twice that long)
+        answers go on."""
+        if self._last_move_lag is None or not self._move_times:
+            return False
+        limit = self._catch_up()
+        return self._last_move_lag > limit and now - self._move_times[-1] < 2 * limit
+
+    def wake_at(self, now: float) -> float | None:
+        """When an answer held back (``behind``, or no gap long enough) may be said
+        without a new event: once the moves pause. None: nothing is held back."""
+        waiting = any(i.kind in ("answer", "info", "notice") for i in self.pending)
+        if not waiting or self.playing is not None or not self._move_times:
+            return None
+        pause = self._pause(self.pace) if self.pace is not None else 0.0
+        return self._move_times[-1] + max(2 * self._catch_up(), pause)
 
     def _drop(self, answer: Announcement, now: float, reason: str) -> None:
         self.pending.remove(answer)
@@ -268,6 +343,8 @@ class SpeechSchedule:
         for item in phrase.items:
             if item in self.pending:
                 self.pending.remove(item)
+        if phrase.kind == "move" and phrase.items:
+            self._last_move_lag = now - min(item.created for item in phrase.items)
         self.outcomes.append(
             Outcome(outcome, phrase.kind, phrase.written, now, reason, phrase.plies)
         )
@@ -294,6 +371,13 @@ def quicker_rate(seconds: float, budget: float | None, rate: int, max_rate: int)
     wanted = rate * seconds / budget * 1.05
     return int(min(max_rate, max(rate + RATE_STEP, -(-wanted // RATE_STEP) * RATE_STEP)))
 
+
+#: Seconds: two moves closer than this on a board are a burst of events, not a pace.
+MIN_INTERVAL = 0.25
+
+#: Characters of written text espeak-ng says per second, per word per minute of
+#: rate (measured with the German voice: about 14 a second at 150, 33 at 360).
+CHARS_PER_WORD_MINUTE = 0.09
 
 #: Quicker rates are whole multiples of this (a few rates, so renders can be cached).
 RATE_STEP = 10

@@ -132,7 +132,10 @@ def simulate(
     playing: Heard | None = None
     while True:
         next_event = pending[index][0] if index < len(pending) else None
-        if playing is not None and (next_event is None or playing.end <= next_event):
+        wake_at = schedule.wake_at(now) if playing is None else None
+        if wake_at is not None and wake_at > now and (next_event is None or wake_at < next_event):
+            now = max(now, wake_at)  # an answer held back may go now
+        elif playing is not None and (next_event is None or playing.end <= next_event):
             now = playing.end
             schedule.done(playing.phrase, now)
             announcer.spoken.append(playing.phrase)

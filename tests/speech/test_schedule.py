@@ -169,3 +169,25 @@ def test_info_goes_stale_with_the_next_move() -> None:
     assert schedule.idle is False
     assert heard(schedule) == ["Bauer Eva vier"]
     assert schedule.idle
+
+
+def test_in_fast_play_an_answer_takes_a_gap_it_fits_and_waits_out_a_busy_moment() -> None:
+    schedule = SpeechSchedule(max_rate=360)
+    for t in (0.0, 2.0, 4.0, 6.0):  # blitz: a move every 2 s
+        schedule.note_move(t)
+    schedule.offer(answer([("w", "Weiß 4 Minuten 27 Sekunden")]), 6.0)
+    phrase = schedule.next(6.1)  # just after a move: 1.7 s before the next is due
+    assert phrase is not None and phrase.budget == pytest.approx(0.9 * 2.0 - 0.1)
+    schedule.done(phrase, 6.9)
+    schedule.offer(answer([("b", "Weiß: Koenig Gustav eins, Dame David eins")]), 7.0)
+    assert schedule.next(7.6) is None  # too long for what is left before the next move
+    assert schedule.wake_at(7.6) == pytest.approx(6.0 + 4.0)  # a pause: then at leisure
+    late = schedule.next(10.0)
+    assert late is not None and late.budget is None
+
+
+def test_a_burst_of_events_is_no_pace() -> None:
+    schedule = SpeechSchedule()
+    for t in (5.0, 5.01, 5.02, 5.03):  # a resumed game's moves folded at once
+        schedule.note_move(t)
+    assert schedule.pace is None and schedule.budget(1) is None

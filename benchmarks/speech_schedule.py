@@ -1,0 +1,168 @@
+"""The speech schedule over real games at three paces, with the real engine's WAVs.
+
+Each game of ``../shared/data/games.pgn`` (standard start, 40 half-moves or more) is
+played at classical (each reply 5-60 s), blitz (1-3 s) and bullet (0.6-1 s) pace,
+with both sides announced and with the opponent's moves only (a blind White). The
+blind player asks a question now and then (clock, board, last move, move number,
+and a second "last" press). The events go to the real ``Announcer`` on simulated
+time (``daemon.speech.simulation``); every phrase is rendered by the real espeak-ng
+at the rate the speaker would choose, trimmed as the speaker trims it, and the
+player takes exactly the WAV's length. The synthesis itself is counted too: each
+render adds the median time a real espeak-ng render took here.
+
+Each pace and mode is played twice: the moves alone (the lag targets are the
+moves'), and with the blind player's questions (one every ``--ask-every`` seconds
+on average). Figures: moves heard in full / moves, the lag from the move
+event to the end of its phrase (p50/p99/max), the rates moves were said at, the
+answers' staleness (how old a phrase's content is when the player has heard it
+out: it is composed when it starts) and how long after it was asked an answer
+began, and how many answer phrases ever stood between a move and its phrase.
+Targets: 100% heard in full at every pace; lag p99 < 1.5 s blitz, < 3 s bullet;
+at most one answer phrase before a move's phrase.
+
+    python -m benchmarks.speech_schedule [--games 40] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import logging
+import random
+import statistics
+import sys
+import time
+
+from benchmarks.common import GAMES_PGN, footer, header, percentile, verdict
+from daemon.speech.settings import SpeechSettings
+from daemon.speech.simulation import EspeakDurations, Run, game_timeline, simulate, standard_games
+from daemon.speech.vocabulary import load_vocabulary
+
+PACES = {"classical": (5.0, 60.0), "blitz": (1.0, 3.0), "bullet": (0.6, 1.0)}
+LAG_TARGETS = {"blitz": 1.5, "bullet": 3.0}
+MODES = {"both sides": ("white", "black"), "opponent only": ("black",)}
+QUESTIONS = ("clock", "board", "last", "move_number", "last")
+
+
+def requests(rng: random.Random, end: float, every: float) -> list[tuple[float, dict]]:
+    """The blind White's questions: one about every ``every`` seconds of the game, now
+    and then a second "last" press 1.5 s after the first."""
+    out: list[tuple[float, dict]] = []
+    t = rng.uniform(2.0, every)
+    while t < end:
+        what = rng.choice(QUESTIONS)
+        out.append((t, {"t": t, "type": "info_request", "what": what, "by": "white"}))
+        if what == "last" and rng.random() < 0.3:
+            again = t + 1.5
+            out.append((again, {"t": again, "type": "info_request", "what": "last", "by": "white"}))
+        t += rng.uniform(0.5 * every, 1.5 * every)
+    return out
+
+
+def measure(run: Run) -> dict[str, list[float]]:
+    lags = run.lags()
+    answers = [h for h in run.heard if h.phrase.kind == "answer"]
+    first_phrases: dict[int, float] = {}
+    for heard in answers:
+        item = heard.phrase.items[0]
+        first_phrases.setdefault(item.id, heard.start - item.created)
+    return {
+        "moves": [float(len(run.move_times))],
+        "heard": [float(len(lags))],
+        "lag": list(lags.values()),
+        "rate": [float(h.rate) for h in run.heard if h.phrase.kind == "move"],
+        "stale": [h.end - h.phrase.composed_at for h in answers],
+        "wait": list(first_phrases.values()),
+        "between": [float(run.answer_phrases_before(ply)) for ply in run.move_times],
+        "dropped": [float(sum(1 for o in run.outcomes if o["outcome"] == "dropped"))],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=40, help="games per pace and mode")
+    parser.add_argument("--vocabulary", default="appendix-e")
+    parser.add_argument("--rate", type=int, default=150, help="speech.rate")
+    parser.add_argument("--max-rate", type=int, default=360, help="speech.max_rate")
+    parser.add_argument(
+        "--ask-every", type=float, default=45.0, help="seconds between questions, on average"
+    )
+    parser.add_argument("--quick", action="store_true", help="2 games (about a minute)")
+    args = parser.parse_args(argv)
+    logging.getLogger("dgt_bridge.speech").setLevel(logging.ERROR)  # drops are counted
+    games = standard_games(GAMES_PGN, 2 if args.quick else args.games)
+    vocabulary = load_vocabulary(args.vocabulary)
+    durations = EspeakDurations(vocabulary.voice)
+    header("speech schedule: real espeak-ng WAV lengths, simulated time")
+    warm = [vocabulary.square(f"{f}{r}") for f in "aceg" for r in "2468"]
+    for text in warm:
+        durations.seconds(vocabulary.pronounce(text), args.rate)
+    latency = statistics.median(durations.render_times)
+    print(
+        f"games: {len(games)} ({sum(map(len, games))} half-moves) from {GAMES_PGN.name};"
+        f" vocabulary {args.vocabulary}, voice {vocabulary.voice}, rate {args.rate},"
+        f" max_rate {args.max_rate}; synthesis per render: {latency * 1e3:.1f} ms (median"
+        f" of {len(durations.render_times)} real renders)"
+    )
+    started = time.perf_counter()
+    failed = False
+    print(
+        f"{'pace':<10} {'mode':<26} {'heard in full':>15} {'lag p50':>8} {'p99':>6} {'max':>6}"
+        f" {'rate p50/max':>13} {'stale p50/p99':>14} {'asked->said p50/p99':>20}"
+        f" {'answer phrases before a move':>29} {'dropped':>8}"
+    )
+    for (pace, (low, high)), (mode, sides), asking in itertools.product(
+        PACES.items(), MODES.items(), (False, True)
+    ):
+        if True:
+            totals: dict[str, list[float]] = {}
+            for number, sans in enumerate(games):
+                rng = random.Random(f"{pace}/{number}")
+                think = [rng.uniform(low, high) for _ in sans]
+                events = game_timeline(sans, think)
+                end = events[-1][0]
+                if asking:
+                    events += requests(rng, end, every=args.ask_every)
+                settings = SpeechSettings(
+                    engine="text", rate=args.rate, max_rate=args.max_rate, sides=sides
+                )
+                run = simulate(events, settings, vocabulary, durations, latency=latency)
+                for key, values in measure(run).items():
+                    totals.setdefault(key, []).extend(values)
+            moves, heard = int(sum(totals["moves"])), int(sum(totals["heard"]))
+            lag = totals["lag"]
+            p99 = percentile(lag, 0.99)
+            between = int(max(totals["between"], default=0))
+            label = f"{mode}{' + questions' if asking else ''}"
+            print(
+                f"{pace:<10} {label:<26} {heard:>6}/{moves:<6} {100 * heard / moves:5.1f}%"
+                f" {statistics.median(lag):7.2f}s {p99:5.2f}s {max(lag):5.2f}s"
+                f" {statistics.median(totals['rate']):6.0f}/{max(totals['rate']):<4.0f}"
+                f"   {_pair(totals['stale'])}   {_pair(totals['wait']):>18}"
+                f" {between:>29} {int(sum(totals['dropped'])):>8}"
+            )
+            checks = [("heard in full", heard == moves), ("answer phrases", between <= 1)]
+            if pace in LAG_TARGETS and not asking:  # the pace targets: the moves' own lag
+                target = LAG_TARGETS[pace]
+                checks.append((f"lag p99 < {target} s", p99 < target))
+                print(f"{'':<37} lag p99 {p99:.2f} s vs < {target} s: {verdict(p99, target)}")
+            for name, ok in checks:
+                if not ok:
+                    failed = True
+                    print(f"{'':<37} {name}: MISSES TARGET")
+    print(
+        f"renders: {len(durations.cache)} distinct (text, rate) WAVs;"
+        f" wall time {time.perf_counter() - started:.0f} s"
+    )
+    footer()
+    return 1 if failed else 0
+
+
+def _pair(values: list[float]) -> str:
+    if not values:
+        return "-"
+    return f"{statistics.median(values):.2f}/{percentile(values, 0.99):.2f}s"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
