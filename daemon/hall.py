@@ -332,7 +332,7 @@ class HallDaemon:
 
     async def _run_announcer(self, unit: BoardUnit) -> None:
         try:
-            await unit.announcer.engine.start()
+            await unit.announcer.start()
         except Exception as exc:
             log.error("board %s: SPEECH NOT AVAILABLE: %s", unit.entry.id, exc)
             unit.announcer = None
