@@ -165,8 +165,10 @@ def touch_move_text(
     """Which piece had to move or be captured (4.3): "Berührt, geführt: Springer
     Gustav eins zuerst berührt, musste ziehen".
 
-    The first square holds the piece touched first; the rule comes from the
-    event's ``detail`` ("4.3b ...") when it names one, else from the piece's colour.
+    The first square holds the piece that had to move or be captured (for 4.3c
+    with a capture due: his piece, then the opposing one, then the square he moved
+    from); the duty comes from the event's ``detail`` ("4.3b: ... had to be
+    captured") when it says it, else from the piece's colour.
     """
     touched = squares[0] if squares else None
     piece = board.piece_at(chess.parse_square(touched)) if board and touched else None
@@ -174,15 +176,20 @@ def touch_move_text(
     if touched is None or piece is None or mover is None:
         pieces = _join([_piece_on(s, board, vocabulary, mover) for s in squares], vocabulary)
         return vocabulary.message("touch_move", pieces=pieces, side=side)
-    match = _TOUCH_RULE.search(str(event.get("detail") or ""))
+    detail = str(event.get("detail") or "")
+    match = _TOUCH_RULE.search(detail)
     own = piece.color == (mover == "white")
-    rule = match.group(1).lower() if match else ("a" if own else "b")
     name = _piece_on(touched, board, vocabulary, mover)
-    if rule == "c" and len(squares) > 1:
+    if match and match.group(1).lower() == "c" and len(squares) >= 3:
+        # 4.3c, one of each: (his piece, the opposing piece, the square he moved from)
         other = _piece_on(squares[1], board, vocabulary, mover)
         mine, theirs = (name, other) if own else (other, name)
         return vocabulary.message("touch_move_capture_with", piece=mine, target=theirs, side=side)
-    key = "touch_move_move" if (rule == "a" or (rule == "c" and own)) else "touch_move_capture"
+    if "be captured" in detail:
+        own = False
+    elif "be moved" in detail:
+        own = True
+    key = "touch_move_move" if own else "touch_move_capture"
     return vocabulary.message(key, piece=name, side=side)
 
 

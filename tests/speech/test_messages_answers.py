@@ -318,21 +318,27 @@ def test_every_irregularity_says_what_happened_and_what_to_do(case: str, vocabul
     assert event_text(event, load_vocabulary(vocabulary), position(where)) == expected[vocabulary]
 
 
+CAPTURED_D5 = "Bauer Schwarz David fuenf zuerst berührt, musste geschlagen werden"
+#: The rules core's details (daemon/rules/touch.py) and the squares it gives.
 TOUCH_DETAILS = [
-    ("4.3a: the white knight on b1 had to be moved",
-     "Springer Bella eins zuerst berührt, musste ziehen"),
-    ("4.3(b) the black pawn on d5 had to be captured",
-     "Bauer Schwarz David fuenf zuerst berührt, musste geschlagen werden"),
-    ("4.3c: the knight on b1 had to capture the pawn on d5",
-     "Springer Bella eins musste Bauer Schwarz David fuenf schlagen"),
-    ("", "Springer Bella eins zuerst berührt, musste ziehen"),  # no detail: by the colour
+    ("4.3a: knight on b1 was the first touched piece that could be moved, and had to be moved",
+     ["b1", "e2"], "Springer Bella eins zuerst berührt, musste ziehen"),
+    ("4.3b: pawn on d5 was the first touched piece that could be captured, and had to be"
+     " captured", ["d5", "g1"], CAPTURED_D5),
+    ("4.3c: pieces of both colours were touched; queen on d1 could capture pawn on d5 and had to",
+     ["d1", "d5", "g1"], "Dame David eins musste Bauer Schwarz David fuenf schlagen"),
+    ("4.3c: pawn on d5 was the first touched piece that could be captured, and had to be"
+     " captured", ["d5", "g1"], CAPTURED_D5),
+    ("", ["b1", "e2"], "Springer Bella eins zuerst berührt, musste ziehen"),  # none: by colour
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("detail", "expected"), TOUCH_DETAILS)
-def test_touch_move_reads_the_rule_from_the_detail_when_given(de, detail, expected) -> None:
-    board = position("start e4 d5")
-    squares = ["d5", "b1"] if "(b)" in detail else ["b1", "d5"]
+@pytest.mark.parametrize(("detail", "squares", "expected"), TOUCH_DETAILS)
+def test_touch_move_reads_the_rule_from_the_detail_when_given(
+    de, detail, squares, expected
+) -> None:
+    board = position("start d4 d5")
+    board.push_san("Nf3")  # the move made after the touch
     event = irregularity("touch_move", "white", squares, detail=detail)
     assert event_text(event, de, board) == (
         f"Berührt, geführt: {expected}. Reklamation beim Schiedsrichter möglich"
