@@ -156,3 +156,23 @@ def test_time_outs_must_be_sane(timeout):
     for bad in (0, -1, float("nan"), 1e9):
         with pytest.raises(ValueError, match=timeout):
             BroadcastSettings(**{timeout: bad})
+
+
+async def test_slow_headers_of_a_second_request_on_a_kept_alive_connection_are_cut(live):
+    server = await live(header_timeout=0.5, idle_timeout=30)
+    reader, writer = await connect(server, send=b"GET /state.json HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert (await asyncio.wait_for(reader.readline(), 5)).startswith(b"HTTP/1.1 200")
+    writer.write(b"GET / HTTP/1.1\r\n")  # the next request starts, and drips
+    started = time.monotonic()
+
+    async def drip() -> None:
+        for _ in range(50):
+            writer.write(b"X-A: b\r\n")
+            await asyncio.sleep(0.1)
+
+    dripping = asyncio.create_task(drip())
+    try:
+        await closed_within(reader, 10)
+    finally:
+        dripping.cancel()
+    assert time.monotonic() - started < 3.0  # the header time-out, not the idle one
