@@ -80,14 +80,16 @@ async def hold(port: int, opened: list[int], stop: asyncio.Event) -> None:
         await asyncio.sleep(0.2)
 
 
-async def probe(port: int) -> float:
+async def probe(port: int, status: list[dict]) -> float:
+    """A new viewer's ``/state.json``: seconds to the whole answer (kept in ``status``)."""
     started = time.monotonic()
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(b"GET /state.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     line = await asyncio.wait_for(reader.readline(), 10)
-    await reader.read()
+    rest = await reader.read()
     writer.close()
     assert line.startswith(b"HTTP/1.1 200"), line
+    status[:] = [json.loads(rest.split(b"\r\n\r\n", 1)[1])["status"]]
     return time.monotonic() - started
 
 
@@ -144,8 +146,9 @@ async def attack(args: argparse.Namespace) -> None:
             await asyncio.sleep(0.1)
         await asyncio.sleep(1.0)
         probes = []
+        status: list[dict] = []
         for _ in range(args.probes):
-            probes.append(await probe(port))
+            probes.append(await probe(port, status))
             await asyncio.sleep(0.1)
         before = _cpu_seconds(server.pid)
         refused = await refusals(port, args.seconds)
@@ -153,6 +156,10 @@ async def attack(args: argparse.Namespace) -> None:
         print(f"attack: {args.connections} half-sent requests from {ATTACKER} kept up "
               f"({opened[0]} opened in all, the server closing or refusing those beyond "
               "its limit), server under ulimit -n 1024")  # fmt: skip
+        limits = status[0]["limits"]
+        print(f"server: {status[0]['connections']} connections open of "
+              f"{limits['max_connections']} allowed ({limits['descriptors']} files, "
+              f"{limits['reserved_descriptors']} kept back)")  # fmt: skip
         print(f"new viewer /state.json: {spread_ms(probes)} (target < 2000 ms)")
         print(f"established SSE viewer, publish to arrival: {spread_ms(delays)}")
         rate = refused / args.seconds
