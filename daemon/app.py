@@ -258,6 +258,7 @@ class Daemon:
             self.clock_display.close()
         if self.link is not None:
             self.link.close()
+        if self._link_task is not None:
             with contextlib.suppress(Exception):  # let the link end its own way
                 await asyncio.wait_for(asyncio.shield(self._link_task), 5)
         if self.announcer is not None and self._speech_running and drain_speech:

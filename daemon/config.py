@@ -242,7 +242,7 @@ class _Binder:
         args = typing.get_args(tp)
         if tp is Any:
             return self.scalar(node)
-        if dataclasses.is_dataclass(tp):
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
             return self.bind_dataclass(tp, node, key)
         if origin in (typing.Union, types.UnionType):
             options = [a for a in args if a is not type(None)]
@@ -611,7 +611,9 @@ def apply_environment(root: yaml.Node | None, environ: Mapping[str, str]) -> yam
         path = [p.lower() for p in name[len(ENV_PREFIX) :].split("__")]
         if not all(path) or not isinstance(root, yaml.MappingNode):
             continue
-        mark = yaml.Mark(f"environment {name}", 0, 0, 0, None, None)
+        # No buffer, so no snippet in the message: PyYAML itself makes such marks,
+        # though its stub wants the buffer and pointer given.
+        mark = yaml.Mark(f"environment {name}", 0, 0, 0, None, None)  # type: ignore[arg-type]
         value_node = _scalar_from_text(environ[name], mark)
         target = root
         for depth, part in enumerate(path):
@@ -680,12 +682,13 @@ def load_text(
             )
         if name in values:
             raise binder.error(key_node, name, "section given twice")
-        if sections[name] is None:
+        section = sections[name]
+        if section is None:
             module_name, class_name = PART_SECTIONS[name]
             raise binder.error(
                 key_node, name, f"this installation lacks {module_name}.{class_name}"
             )
-        values[name] = binder.bind(sections[name], value_node, name)
+        values[name] = binder.bind(section, value_node, name)
     settings = Settings(**values, source=source)
     _bind_board_overrides(settings, root, binder)
     _check_references(settings, root, binder)

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, Literal
 
 from daemon.gamerecord import GameHeaders, GameRecord, today_pgn_date
 
@@ -69,7 +69,7 @@ class ResumePoint:
         return len(self.uci_moves)
 
     @property
-    def clock_white_side(self) -> str | None:
+    def clock_white_side(self) -> Literal["left", "right"] | None:
         """White's clock side as the game's journal kept it (``clock_sides``); None
         when it was never learnt or a press contradicted it. A restart reuses it:
         the first side seen running after a restart proves nothing (the player on
@@ -78,7 +78,9 @@ class ResumePoint:
         for event in reversed(self.events[start:]):
             if event.get("type") == "clock_sides":
                 white = event.get("white")
-                return white if white in ("left", "right") else None
+                if white == "left" or white == "right":
+                    return white
+                return None
         return None
 
 
@@ -197,7 +199,7 @@ class Journal:
         self._record: GameRecord | None = None
         self._events: list[dict[str, Any]] = []  # the current game's events, all of them
         self._written = 0  # how many of them are on disk
-        self._handle: TextIO | None = None
+        self._handle: IO[str] | None = None
         self._rewrite = False  # the file must be written afresh (after a failure)
         self._fsync_due = False  # appended events wait for sync() to be fsynced
         self._pgn_due = False  # ... and for the PGN to be rewritten
@@ -314,7 +316,8 @@ class Journal:
             if (durable or was_failing) and self.fsync:
                 os.fsync(self._handle.fileno())
             if pgn or was_failing:
-                write_atomically(self.pgn_path, self._record.pgn(), fsync=self.fsync)
+                pgn_path = self.path.with_suffix(".pgn")  # self.pgn_path, known here
+                write_atomically(pgn_path, self._record.pgn(), fsync=self.fsync)
         except OSError as exc:
             self._close_handle()
             # A half-written line may now end the file: rewrite every event at the next

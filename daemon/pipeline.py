@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, TextIO
 
-from daemon.events import ClockUpdate, DomainEvent, Notice, from_dict
+from daemon.events import ClockUpdate, Colour, DomainEvent, Notice, from_dict
 from daemon.formatting import describe
 from drivers.sensors import BoardDump, ConnectionChange, SensorEvent
 
@@ -277,7 +277,7 @@ class BoardPipeline:
         first_moves, second_moves = (plies + 1) // 2, plies // 2
         white, black = (first_moves, second_moves) if first_white else (second_moves, first_moves)
         white_to_move = first_white == (plies % 2 == 0)
-        to_move = "white" if white_to_move else "black"
+        to_move: Colour = "white" if white_to_move else "black"
         log.debug("clock: resumed game, %s to move, moves w%d b%d", to_move, white, black)
         # The journal's sides, never a fresh guess: the player on move may have pressed
         # while the daemon was down.

@@ -209,7 +209,9 @@ def injected_log(game: Game, kind: str, ply: int | None, *, seed: int, with_cloc
                 hands.step()
             elif kind == "knocked_piece":
                 hands.wait(3.0)  # while thinking, well after the last move
-                frm, target = _knockable(board)  # type: ignore[misc]
+                knockable = _knockable(board)
+                assert knockable is not None  # injection_ply chose a ply that has one
+                frm, target = knockable
                 piece = hands.lift(frm)
                 hands.put(target, piece)
                 hands.wait(settle)
@@ -247,7 +249,8 @@ def injected_log(game: Game, kind: str, ply: int | None, *, seed: int, with_cloc
                 hands.wait(0.3)
                 hands.press()
                 hands.wait(settle)
-                symbol = chess.piece_symbol(move.promotion)  # type: ignore[arg-type]
+                assert move.promotion is not None  # a promotion injection is on one
+                symbol = chess.piece_symbol(move.promotion)
                 hands.put(move.to_square, symbol.upper() if pawn == "P" else symbol)
                 board.push(move)
                 continue

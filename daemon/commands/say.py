@@ -66,7 +66,7 @@ def read_events(path: str) -> tuple[GameRecord, list[str]]:
                 continue
             try:
                 event = json.loads(text)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 problems.append(f"{path}, line {number}: not JSON ({exc.msg})")
                 continue
             if not isinstance(event, dict) or "type" not in event:

@@ -119,6 +119,7 @@ class Node:
     def fen(self) -> str:
         """The FEN, built from the key (python-chess's own is slow on the hot path)."""
         board = self.board
+        # has_legal_en_passant() means ep_square is set; mypy cannot know that.
         ep = chess.square_name(board.ep_square) if board.has_legal_en_passant() else "-"  # type: ignore[arg-type]
         return (
             f"{placement_from_key(self.key)} {'w' if board.turn else 'b'} "

@@ -165,12 +165,12 @@ def answer_phrases(
 
 def _recent_moves(
     record: GameRecord, vocabulary: Vocabulary, count: int, *, form: str, say_pawn: bool
-) -> list[tuple[str, str]]:
+) -> list[Spoken]:
     """ "Letzte Züge", then each of the last ``count`` half-moves with its number."""
     moves = record.moves[-count:]
     if not moves:
         return [("last", vocabulary.message("answer_no_move"))]
-    phrases = [("intro", vocabulary.message("answer_moves"))]
+    phrases: list[Spoken] = [("intro", vocabulary.message("answer_moves"))]
     for move in moves:
         text = move_phrase(record, move.ply, vocabulary, form=form, say_pawn=say_pawn)
         phrases.append(
@@ -192,7 +192,7 @@ def _clock(
     vocabulary: Vocabulary,
     by: str | None,
     clock_now: dict[str, float] | None,
-) -> list[tuple[str, str]]:
+) -> list[Spoken]:
     clock = clock_now or record.clock
     if not clock or clock.get("white") is None or clock.get("black") is None:
         return [("clock", vocabulary.message("answer_no_clock"))]
@@ -226,7 +226,7 @@ def _board(board: chess.Board, vocabulary: Vocabulary) -> list[Spoken]:
     """ "Weiß: Koenig Gustav eins", "Tuerme Anna eins, Felix eins", ... per colour,
     a phrase per piece type (at most ``BOARD_CHUNK`` squares each)."""
     separator = vocabulary.words["list_separator"]
-    phrases = []
+    phrases: list[Spoken] = []
     for colour, side in ((chess.WHITE, "white"), (chess.BLACK, "black")):
         first_of_side = True
         for piece_type in _ORDER:

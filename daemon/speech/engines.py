@@ -98,6 +98,12 @@ def check_wav(path: Path, text: str) -> float:
     return duration
 
 
+class Player(Protocol):
+    """What plays an engine's WAV (``WavPlayer``; a test's or benchmark's timer)."""
+
+    async def play(self, path: Path) -> None: ...
+
+
 class WavPlayer:
     """Plays a WAV with an external command (``aplay``) that cancellation kills."""
 
@@ -137,7 +143,7 @@ class _WavEngine:
     name = "wav"
     plays_audio = True
 
-    def __init__(self, settings: SpeechSettings, voice: str, player: WavPlayer | None) -> None:
+    def __init__(self, settings: SpeechSettings, voice: str, player: Player | None) -> None:
         self.settings = settings
         self.voice = voice
         self.player = player or WavPlayer(settings)
@@ -210,7 +216,7 @@ class EspeakEngine(_WavEngine):
 
     name = "espeak-ng"
 
-    def __init__(self, settings: SpeechSettings, voice: str, player: WavPlayer | None = None):
+    def __init__(self, settings: SpeechSettings, voice: str, player: Player | None = None):
         super().__init__(settings, voice, player)
         self.program = shutil.which("espeak-ng") or "espeak-ng"
         self._voice_checked = False
@@ -272,7 +278,7 @@ class Pyttsx3Engine(_WavEngine):
 
     name = "pyttsx3"
 
-    def __init__(self, settings: SpeechSettings, voice: str, player: WavPlayer | None = None):
+    def __init__(self, settings: SpeechSettings, voice: str, player: Player | None = None):
         super().__init__(settings, voice, player)
         self.process: asyncio.subprocess.Process | None = None
         self.reported_voice = ""
@@ -501,7 +507,7 @@ def build_engine(
     settings: SpeechSettings,
     voice: str,
     *,
-    player: WavPlayer | None = None,
+    player: Player | None = None,
     text_stream: TextIO | None = None,
     on_problem=None,
 ) -> FallbackEngine:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import chess
 
-from daemon.events import Move
+from daemon.events import Colour, Move
 from daemon.speech.announcer import Announcer
 from daemon.speech.engines import EspeakEngine, Pyttsx3Engine
 from daemon.speech.settings import SpeechSettings
@@ -46,7 +46,7 @@ async def measure(engine_name: str, rounds: int) -> list[float]:
             if board.ply() == len(GAME):
                 board = chess.Board()
             move = board.parse_san(san)
-            by = "white" if board.turn else "black"
+            by: Colour = "white" if board.turn else "black"
             board.push(move)
             event = Move(t=ply, ply=ply, uci=move.uci(), san=san, fen=board.fen(), by=by, speech="")
             before = len(player.started)

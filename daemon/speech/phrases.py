@@ -71,6 +71,8 @@ def make_describer(
     def describe(board_before: chess.Board, move: chess.Move) -> str:
         return phrase_for_move(board_before, move, vocab, form=form, say_pawn=say_pawn)
 
+    # The function carries its words, so a caller holding only the describer can
+    # phrase the rest alike; a function attribute mypy does not model.
     describe.vocabulary = vocab  # type: ignore[attr-defined]
     return describe
 

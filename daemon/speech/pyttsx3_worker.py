@@ -53,7 +53,7 @@ def _read_phoneme_codes() -> None:
 
     synth = _espeak.Synth
 
-    def synth_with_phonemes(text, *args, flags=0, **kwargs):  # type: ignore[no-untyped-def]
+    def synth_with_phonemes(text, *args, flags=0, **kwargs):
         return synth(text, *args, flags=flags | _espeak.PHONEMES, **kwargs)
 
     _espeak.Synth = synth_with_phonemes

@@ -43,6 +43,10 @@ Kind = Literal["move", "answer", "important", "info", "notice"]
 Composer = Callable[[], list[tuple[str, ...]]]
 
 
+#: How an announcement ended.
+OutcomeKind = Literal["heard", "failed", "dropped", "cancelled", "cut"]
+
+
 @dataclass(slots=True)
 class Announcement:
     """One thing to say: fixed ``text``, or an answer's ``compose``."""
@@ -82,7 +86,7 @@ class Phrase:
 class Outcome:
     """What became of an announcement, for the log and the journal."""
 
-    outcome: Literal["heard", "failed", "dropped", "cancelled", "cut"]
+    outcome: OutcomeKind
     kind: Kind
     text: str
     at: float
@@ -206,7 +210,7 @@ class SpeechSchedule:
             head = urgent[0]
             if head.kind != "move":  # hurried in fast play like two moves: same words
                 return Phrase(head.kind, head.text, (head,), now, budget=self.budget(2))
-            moves = []
+            moves: list[Announcement] = []
             for item in urgent:
                 if item.kind != "move" or len(moves) == self.pacing.max_combined:
                     break
@@ -330,7 +334,7 @@ class SpeechSchedule:
         """The phrase ended: heard in full, or not (the engine failed, or closing)."""
         if self.playing is phrase:
             self.playing = None
-        outcome = "heard" if heard else ("cut" if reason == "cut" else "failed")
+        outcome: OutcomeKind = "heard" if heard else ("cut" if reason == "cut" else "failed")
         if phrase.kind == "answer":
             answer = phrase.items[0]
             answer.spoken_keys.add(phrase.key)

@@ -59,7 +59,9 @@ def move_tokens(board_before: chess.Board, move: chess.Move, form: str = "short"
     after.push(move)
     tokens: list[Token] = []
     if board_before.is_castling(move):
-        side = "castle_short" if board_before.is_kingside_castling(move) else "castle_long"
+        side: TokenKind = (
+            "castle_short" if board_before.is_kingside_castling(move) else "castle_long"
+        )
         tokens.append(Token(side))
     else:
         match = _SAN.match(san)

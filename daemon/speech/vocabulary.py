@@ -342,7 +342,7 @@ def parse_vocabulary(data: Any, source: str = "<vocabulary>", files: str = "") -
     pronunciation_section = data.get("pronunciation") or {}
     if not isinstance(pronunciation_section, dict):
         raise VocabularyError(f"{where}: key 'pronunciation' must be a mapping")
-    files, files_lexicon = _file_names(data, files, eight, where)
+    file_names, files_lexicon = _file_names(data, files, eight, where)
     pronunciation = {
         text(k, "pronunciation"): text(v, f"pronunciation.{k}")
         for k, v in {**pronunciation_section, **files_lexicon}.items()
@@ -356,7 +356,7 @@ def parse_vocabulary(data: Any, source: str = "<vocabulary>", files: str = "") -
         name=text(data["name"], "name"),
         language=text(data["language"], "language"),
         voice=text(data["voice"], "voice"),
-        files=files,
+        files=file_names,
         ranks=eight("ranks"),
         pieces={PIECE_LETTERS[n]: required(pieces_section, "pieces", n) for n in PIECE_NAMES},
         pieces_plural={

@@ -154,7 +154,7 @@ class DgtClockInterpreter:
         """The mapping's changes since the last call (learnt, contradicted)."""
         return self.sides.take_changes()
 
-    def _report(self, t: float) -> list[ClockReport]:
+    def _report(self, t: float) -> list[SensorEvent]:
         """The last accepted reading under the current mapping, when it is news.
 
         Made here, not taken from the tracker, whose reports use a mapping that may

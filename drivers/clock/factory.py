@@ -36,7 +36,8 @@ def clock_writer(
     if settings.device != "dgt" or model is None:
         return None
     if white_side is None:
-        white_side = {"left_white": "left", "right_white": "right"}.get(settings.sides)
+        fixed: dict[str, Side] = {"left_white": "left", "right_white": "right"}
+        white_side = fixed.get(settings.sides)
     return ClockWriter(
         model,
         time_control=settings.parsed_time_control,

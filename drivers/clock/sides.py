@@ -64,7 +64,9 @@ SidesChange = SidesLearnt | SidesContradicted
 
 
 def _colour(text: object) -> Colour | None:
-    return text if text in ("white", "black") else None  # type: ignore[return-value]
+    if text == "white" or text == "black":
+        return text
+    return None
 
 
 class EvidenceSideMapper(SideMapper):

@@ -73,7 +73,8 @@ class SideMapper:
         if mode not in ("auto", "left_white", "right_white"):
             raise ValueError(f"side mapping {mode!r} is not auto, left_white or right_white")
         self.mode = mode
-        self._white: Side | None = {"left_white": "left", "right_white": "right"}.get(mode)
+        fixed: dict[str, Side] = {"left_white": "left", "right_white": "right"}
+        self._white: Side | None = fixed.get(mode)
         self._first_mover: Colour = "white"
 
     @property

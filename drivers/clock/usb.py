@@ -19,12 +19,13 @@ import asyncio
 import errno
 import logging
 from collections.abc import Callable
+from typing import Literal
 
 import usb.core
 import usb.util
 
 from drivers.clock.settings import UsbClockSettings, UsbReportLayout
-from drivers.clock.tracker import ClockReading, ClockTracker, SideMapping
+from drivers.clock.tracker import ClockReading, ClockTracker, Side, SideMapping
 from drivers.sensors import ClockReport, SensorEvent
 from drivers.timecontrol import TimeControl
 
@@ -48,7 +49,7 @@ def decode_time(layout: UsbReportLayout, report: bytes, offset: int) -> float | 
         if hours is None or minutes is None or seconds is None or minutes > 59 or seconds > 59:
             return None
         return float(hours * 3600 + minutes * 60 + seconds)
-    order = "little" if "le" in fmt else "big"
+    order: Literal["little", "big"] = "little" if "le" in fmt else "big"
     width = 4 if fmt.startswith("u32") else 2
     value = int.from_bytes(report[offset : offset + width], order)
     return value / 1000.0 if fmt.endswith("_ms") else float(value)
@@ -69,7 +70,7 @@ def decode_report(layout: UsbReportLayout, report: bytes) -> ClockReading | None
     if left is None or right is None:
         return None
     running = layout.running is None or layout.running.read(report)
-    side = "right" if layout.lever.read(report) else "left"
+    side: Side = "right" if layout.lever.read(report) else "left"
     return ClockReading(
         left=left,
         right=right,

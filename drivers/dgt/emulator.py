@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 import tty
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -444,7 +444,7 @@ class BoardEmulator:
                 return
             self._answer_clock(command)
             return
-        replies = {
+        replies: dict[int, Callable[[], bytes]] = {
             Command.SEND_BRD: lambda: protocol.encode_board_dump(bytes(self.codes)),
             Command.SEND_CLK: self._clock_message,
             Command.RETURN_SERIALNR: lambda: protocol.encode_serial(self.serial_number),

@@ -22,6 +22,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import serial
 
@@ -264,17 +265,20 @@ class BoardLink:
         """Update mode, version, full dump: the board is connected once it has
         answered all three. The dump is always reported (ground truth)."""
         self._write(protocol.update_nice())
-        self.version = await self._request(protocol.request_version(), Version)  # type: ignore[assignment]
+        version = await self._request(protocol.request_version(), Version)
+        assert isinstance(version, Version)  # _request waits for the kind it is given
+        self.version = version
         self._shadow.forget()
         dump_waiter = self._expect(BoardDumpMessage)
         self._write(protocol.request_board())
         dump = await self._await(dump_waiter, "board dump")
+        assert isinstance(dump, BoardDumpMessage)  # the waiter is for that kind
         self._connected = True
         self.connections += 1
         if self._reported_lost:
             self._reported_lost = False
             self._emit([ConnectionChange(self.time_source(), "connected", self.port_path or "")])
-        self._emit(self._shadow.dump(self.time_source(), dump, force=True))  # type: ignore[arg-type]
+        self._emit(self._shadow.dump(self.time_source(), dump, force=True))
         # The clock's times now, not at its next change: the clock interpreter learns
         # which side is White from them before anybody presses (a resumed game).
         self._write(protocol.request_clock())
@@ -363,8 +367,9 @@ class BoardLink:
 
     async def _await(self, waiter: asyncio.Future[Message], what: str) -> Message:
         assert self._lost is not None
+        either: set[asyncio.Future[Any]] = {waiter, self._lost}
         done, _ = await asyncio.wait(
-            {waiter, self._lost}, timeout=self.startup_timeout, return_when=asyncio.FIRST_COMPLETED
+            either, timeout=self.startup_timeout, return_when=asyncio.FIRST_COMPLETED
         )
         if self._lost.done():
             self._lost.result()

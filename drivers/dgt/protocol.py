@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Literal
 
 # ---------------------------------------------------------------------------
 # Commands, PC -> board
@@ -327,7 +328,12 @@ PIECE_BY_CODE: dict[int, str] = dict(enumerate("PRNBKQprnbkq", start=1))
 CODE_BY_PIECE: dict[str, int] = {letter: code for code, letter in PIECE_BY_CODE.items()}
 
 #: DGT's "magic pieces": not chess pieces, result signals.
-MAGIC_BY_CODE: dict[int, str] = {0x0D: "draw", 0x0E: "white_wins", 0x0F: "black_wins"}
+MagicMeaning = Literal["draw", "white_wins", "black_wins"]
+MAGIC_BY_CODE: dict[int, MagicMeaning] = {
+    0x0D: "draw",
+    0x0E: "white_wins",
+    0x0F: "black_wins",
+}
 CODE_BY_MAGIC: dict[str, int] = {meaning: code for code, meaning in MAGIC_BY_CODE.items()}
 
 #: The highest meaningful piece code (the third magic piece).
@@ -416,7 +422,7 @@ class BoardDumpMessage:
         return placement_from_codes(self.codes)
 
     @property
-    def magic(self) -> tuple[tuple[str, str], ...]:
+    def magic(self) -> tuple[tuple[str, MagicMeaning], ...]:
         """(square, meaning) of every magic piece on the board."""
         return tuple(
             (square_name(i), MAGIC_BY_CODE[c])
@@ -920,6 +926,7 @@ def bwtime_times_data(
 
 def encode_bwtime_times(*args: object, **kwargs: object) -> bytes:
     """A whole clock-times BWTIME message; arguments as :func:`bwtime_times_data`."""
+    # Passed through unchanged: bwtime_times_data's own signature checks them.
     return _frame(MessageId.BWTIME, bwtime_times_data(*args, **kwargs))  # type: ignore[arg-type]
 
 

@@ -46,7 +46,7 @@ class BoardShadow:
         if not (changed or force):
             return []
         events: list[SensorEvent] = [BoardDump(t, message.placement)]
-        events.extend(MagicPiece(t, square, meaning) for square, meaning in message.magic)  # type: ignore[arg-type]
+        events.extend(MagicPiece(t, square, meaning) for square, meaning in message.magic)
         return events
 
     def field_update(self, t: float, message: FieldUpdate) -> list[SensorEvent]:
@@ -58,5 +58,5 @@ class BoardShadow:
         name = square_name(message.square)
         meaning = MAGIC_BY_CODE.get(message.code)
         if meaning is not None:
-            return [MagicPiece(t, name, meaning)]  # type: ignore[arg-type]
+            return [MagicPiece(t, name, meaning)]
         return [SquareChange(t, name, PIECE_BY_CODE.get(message.code))]
