@@ -19,10 +19,20 @@ from typing import Any, ClassVar, Literal
 Colour = Literal["white", "black"]
 
 
+#: Each event type of the feed, by its ``type`` name (every subclass of DomainEvent
+#: enters itself, wherever it is defined: ``from_dict`` reads any of them back).
+EVENT_TYPES: dict[str, type[DomainEvent]] = {}
+
+
 @dataclass(frozen=True, slots=True)
 class DomainEvent:
     t: float
     type: ClassVar[str] = "event"
+
+    def __init_subclass__(cls) -> None:
+        # No super() here: a slots dataclass is a new class, which the zero-argument
+        # form does not know; object's own hook does nothing.
+        EVENT_TYPES[cls.type] = cls  # the slots class dataclass makes comes last
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -193,30 +203,6 @@ class BoardsAgree(DomainEvent):
 
     boards: list[str] = field(default_factory=list)
     type: ClassVar[str] = "boards_agree"
-
-
-#: Each event type of the feed, by its ``type`` name.
-EVENT_TYPES: dict[str, type[DomainEvent]] = {
-    cls.type: cls
-    for cls in (
-        GameStart,
-        Move,
-        Irregularity,
-        PositionRestored,
-        Takeback,
-        GameEnd,
-        DrawClaimable,
-        ClockUpdate,
-        FlagFall,
-        Penalty,
-        InfoRequest,
-        Connection,
-        GameResumed,
-        Notice,
-        ClockSides,
-        BoardsAgree,
-    )
-}
 
 
 def from_dict(data: dict[str, Any]) -> DomainEvent:

@@ -32,13 +32,14 @@ import logging
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 from daemon import compose
 from daemon.clockdisplay import ClockDisplay
 from daemon.config import BoardEntry, BoardSettings, Settings
-from daemon.events import BoardsAgree, DomainEvent, Irregularity
+from daemon.events import BoardsAgree, Colour, DomainEvent, Irregularity
 from daemon.formatting import describe
 from daemon.journal import Journal, find_unfinished
 from daemon.notify import Notifier
@@ -180,17 +181,17 @@ class HallDaemon:
             unit.scheduler,
             journal=journal,
             outputs=outputs,
-            on_connection=lambda event, u=unit: self._connection(u, event),
+            on_connection=partial(self._connection, unit),
         )
 
     def _bind_pair(self, entry: BoardEntry) -> None:
         """``entry`` repeats the game of ``same_game_as``: one pipeline reads both."""
         main = self.units[entry.same_game_as]
         blind = self.units[entry.id]
-        own_side = entry.own_side or "black"
-        other = "white" if own_side == "black" else "black"
+        own_side: Colour = entry.own_side or "black"
+        other: Colour = "white" if own_side == "black" else "black"
         game = TwoBoardGame(
-            {own_side: entry.id, other: main.entry.id},  # type: ignore[misc]
+            {own_side: entry.id, other: main.entry.id},
             diverge_after=entry.diverge_after,
             clock_board=main.entry.id,
         )
@@ -198,7 +199,7 @@ class HallDaemon:
         blind.game_id = main.entry.id
         blind.scheduler = main.scheduler
         assert main.pipeline is not None
-        main.pipeline.outputs.insert(1, lambda event, g=main.entry.id: self._pair_decided(g, event))
+        main.pipeline.outputs.insert(1, partial(self._pair_decided, main.entry.id))
         main.pipeline.orient = _as_is  # each board is turned (if at all) before the router
         # The blind player hears the game on his own output, and only his own fixes.
         main.pipeline.outputs.append(self._announce(blind))
@@ -320,7 +321,7 @@ class HallDaemon:
         unit.announcer = compose.build_announcer(
             unit.settings,
             self.vocabulary,
-            lambda message, u=unit: self._speech_problem(u, message),
+            partial(self._speech_problem, unit),
             self.speech_text,
         )
         if unit.announcer is None:
@@ -363,9 +364,7 @@ class HallDaemon:
                 bus = BusLink(
                     entry.bus_port,
                     timings=self.bus_timings or BusTimings(),
-                    on_new_board=lambda a, p=entry.bus_port: log.warning(
-                        "bus %s: a board with address %d is on the chain but not in boards:", p, a
-                    ),
+                    on_new_board=partial(_unknown_bus_board, entry.bus_port),
                 )
                 self.buses[entry.bus_port] = bus
             unit.bus_address = bus_address(entry.bus_serial)
@@ -379,7 +378,7 @@ class HallDaemon:
         self._spawn_guarded(unit.link.run, f"board {entry.id} link", [unit])
         writer = compose.build_clock_writer(unit.settings)
         if writer is not None and game.pipeline is not None and game is unit:
-            unit.clock_display = ClockDisplay(writer, interpreter, lambda u=unit: u.link)
+            unit.clock_display = ClockDisplay(writer, interpreter, partial(_link_of, unit))
             game.pipeline.outputs.append(unit.clock_display)
             self._spawn(unit.clock_display.run(), f"clock display {entry.id}")
 
@@ -430,7 +429,8 @@ class HallDaemon:
         events = pair.tick(unit.scheduler.now())
         unit.pipeline.publish(events)
         if events and self.hub is not None:
-            detail = "boards disagree: " + " ".join(events[0].squares) if pair.diverged else ""
+            squares = getattr(events[0], "squares", [])  # a boards_diverged Irregularity
+            detail = "boards disagree: " + " ".join(squares) if pair.diverged else ""
             self.hub.set_status(game_id, detail=detail if pair.diverged else self._detail(unit))
         timer = self._pair_timers.pop(game_id, None)
         if timer is not None:
@@ -560,3 +560,12 @@ class HallDaemon:
             with contextlib.suppress(Exception):
                 await self.hub.stop()
         self.notifier.close()
+
+
+def _unknown_bus_board(port: str, address: int) -> None:
+    log.warning("bus %s: a board with address %d is on the chain but not in boards:", port, address)
+
+
+def _link_of(unit: BoardUnit) -> Any:
+    """The board's link as it is now (it is made after the clock display)."""
+    return unit.link

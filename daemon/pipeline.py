@@ -19,7 +19,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from daemon.events import ClockUpdate, Colour, DomainEvent, Notice, from_dict
 from daemon.formatting import describe
@@ -131,10 +131,14 @@ class FeedWriter:
         self.flush = flush
 
     def __call__(self, event: DomainEvent) -> None:
+        self.write(event.to_dict())
+
+    def write(self, data: dict[str, Any]) -> None:
+        """One line of the feed as given (a caller may add a field, e.g. the board)."""
         if self.stream is None:
             return
         try:
-            self.stream.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+            self.stream.write(json.dumps(data, ensure_ascii=False) + "\n")
             if self.flush:
                 self.stream.flush()
         except (OSError, ValueError) as exc:

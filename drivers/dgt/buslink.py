@@ -255,9 +255,9 @@ class BusLink:
                 if board.connected:
                     for update in updates:
                         self._emit(board, board.shadow.field_update(t, update))
-            case BoardClock(t=t, clock=clock):
-                if board.connected and not isinstance(clock, InvalidClockData):
-                    self._emit(board, board.clock_interpreter.feed(t, clock))
+            case BoardClock(t=t, clock=reading):
+                if board.connected and not isinstance(reading, InvalidClockData):
+                    self._emit(board, board.clock_interpreter.feed(t, reading))
             case BoardVersion(major=major, minor=minor):
                 board.version = (major, minor)
             case BusProblem(detail=detail):
