@@ -438,7 +438,7 @@ def _board_id(value: Any, node: yaml.Node) -> str | None:
 
 def _unique_board_ids(value: Any, node: yaml.Node) -> str | None:
     ids = [getattr(board, "id", None) for board in value]
-    twice = sorted({i for i in ids if ids.count(i) > 1})
+    twice = sorted({str(i) for i in ids if ids.count(i) > 1})
     return f"board id {twice[0]!r} appears twice" if twice else None
 
 
