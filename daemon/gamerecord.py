@@ -521,6 +521,7 @@ _HANDLERS = {
     "takeback": GameRecord._takeback,
     "irregularity": GameRecord._irregularity,
     "position_restored": GameRecord._position_restored,
+    "boards_agree": GameRecord._position_restored,  # two boards, one game: put right
     "clock": GameRecord._clock,
     "game_end": GameRecord._game_end,
     "draw_claimable": GameRecord._draw_claimable,

@@ -547,18 +547,22 @@ class HallDaemon:
                     await asyncio.wait_for(unit.announcer.drain(), 10)
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
+        for task in self._tasks:  # every wait bounded: a stuck part must not hang the exit
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+                await asyncio.wait_for(task, 5)
         for unit in self.units.values():
             if unit.announcer is not None:
                 with contextlib.suppress(Exception):
-                    await unit.announcer.close()
+                    await asyncio.wait_for(unit.announcer.close(), 5)
             if unit.pipeline is not None and unit.pipeline.journal is not None:
                 unit.pipeline.journal.close()
         if self.hub is not None:
             with contextlib.suppress(Exception):
-                await self.hub.stop()
+                await asyncio.wait_for(self.hub.stop(), 10)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(sig)
         self.notifier.close()
 
 

@@ -160,7 +160,7 @@ const KINDS = {
   "Castling with the rook first", incomplete_castling: "Incomplete castling",
   incomplete_promotion: "Incomplete promotion", clock_without_move:
   "Clock pressed without a move", displaced_pieces: "Displaced pieces",
-  wrong_setup: "Wrong set-up"
+  wrong_setup: "Wrong set-up", boards_diverged: "The two boards disagree"
 };
 function pieceName(p) {
   return p ? ({K: "K", Q: "Q", R: "R", B: "B", N: "N", P: "pawn"}[p.toUpperCase()] || p) +

@@ -96,3 +96,13 @@ def test_flood_serves_a_new_viewer_and_refuses_beyond_the_limit():
     assert "attack: 50 half-sent requests from 127.0.0.2 kept up" in out
     assert re.search(r"new viewer /state.json: p50 [\d.]+ ms.*\(n=3\)", out)
     assert re.search(r"refused: [1-9]\d* in 1 s", out)
+
+
+def test_hall_reads_a_chain_and_usb_boards_and_prints_line_use_and_lags(shared):
+    out = run_benchmark("hall")
+    assert "-- 2 bus boards on one chain" in out and "-- 1 USB boards" in out
+    assert out.count("games exact: ") == 2 and "WRONG" not in out
+    assert re.search(r"line: \d+ bytes/s of 960 \(\d+% of 9600 baud\)", out)
+    assert re.search(r"piece down -> sensor event at the core: p50 \d+ ms", out)
+    assert re.search(r"clock press -> move event: p50 \d+ ms", out)
+    assert re.search(r"daemon CPU: [\d.]+ s = [\d.]+% of a core; peak RSS", out)

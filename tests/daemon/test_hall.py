@@ -229,10 +229,12 @@ async def test_two_boards_one_game_a_late_repetition_is_reported_then_agreed(tmp
         state = json.loads(await fetch(f"{pair.hall.http_url}state.json"))
         assert list(state["boards"]) == ["7"], "one game on the page"
         assert "boards disagree" in state["boards"]["7"]["status"]["detail"]  # the marker
+        assert state["boards"]["7"]["irregularity"]["kind"] == "boards_diverged"  # the banner
         await pair.move(pair.blind, "e2", "e4", "P")  # late, but right
         assert await _until(lambda: pair.kinds("boards_agree"))
         state = json.loads(await fetch(f"{pair.hall.http_url}state.json"))
         assert "disagree" not in state["boards"]["7"]["status"]["detail"]
+        assert state["boards"]["7"]["irregularity"] is None
         await pair.move(pair.blind, "c7", "c5", "p")  # his own move, on his own board
         assert await _until(lambda: pair.moves() == ["e2e4", "c7c5"])
         await pair.move(pair.sighted, "c7", "c5", "p")  # repeated on the sighted board

@@ -1,0 +1,306 @@
+"""Many boards in one daemon: a DGT bus chain of 1, 6 and 12 boards, and 3 USB boards.
+
+Each board plays a different real game from ``../shared/data/games.pgn`` at blitz pace
+(the human-handling model's own thinking times, 0.8-3 s a move, a 3+2 clock), in real
+time, against ``daemon.hall.HallDaemon`` (what ``dgt-bridge run`` builds for a
+``boards:`` list). The chain's emulator keeps the line's real speed (9600 baud, 10 bits
+a byte, replies never overlapping), so the polling meets the same bound as a real
+chain. Measured, per run:
+
+- every board's moves against its game (all must be exact);
+- the line: bytes both ways per second against the 960 bytes/s that 9600 baud
+  carries, and how often each board is polled;
+- lag: a piece set down on the emulator -> that square's sensor event reaching the
+  board's rules core (the polling's share), and a clock press -> the ``move`` event
+  (what a listener waits for), p50/p99/max;
+- the daemon's CPU (the process's, less the emulator thread's, from /proc) and the
+  process's peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+import chess
+
+from benchmarks.common import GAMES_PGN, footer, header, percentile
+from daemon.config import load_text
+from daemon.hall import HallDaemon
+from drivers.dgt.bus import BusTimings
+from drivers.dgt.busemulator import BusChainEmulator
+from drivers.dgt.emulator import BoardEmulator
+from drivers.gamelogs import distinct_openings
+from drivers.handling import human_sensor_log
+from drivers.sensors import ClockReport, SensorEvent, SquareChange
+
+LINE_BYTES_PER_SECOND = 9600 / 10
+
+
+class TimedChain(BusChainEmulator):
+    """The chain, noting when each played event happened on which board."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.applied: list[tuple[int, SensorEvent, float]] = []
+
+    def apply_on(self, index: int, event: SensorEvent) -> None:
+        super().apply_on(index, event)
+        self.applied.append((index, event, time.monotonic()))
+
+
+class TimedBoard(BoardEmulator):
+    """A USB board, noting when each played event happened."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.applied: list[tuple[int, SensorEvent, float]] = []
+
+    def apply(self, event: SensorEvent) -> None:
+        super().apply(event)
+        self.applied.append((0, event, time.monotonic()))
+
+
+def thread_cpu(native_id: int | None) -> float:
+    """CPU seconds of one thread of this process (0 if unknown)."""
+    if native_id is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/self/task/{native_id}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def process_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def config_text(boards: list[str]) -> str:
+    return (
+        "clock:\n  time_control: 3+2\n"
+        "broadcast:\n  address: 127.0.0.1\n  port: 0\n"
+        "storage:\n  fsync: false\n"
+        "boards:\n" + "".join(boards)
+    )
+
+
+async def run_hall(kind: str, count: int, plies: int, seed: int) -> dict[str, Any]:
+    games = distinct_openings(GAMES_PGN, count, plies)
+    logs = [
+        human_sensor_log(
+            chess.Board(), g, seed=seed + i, with_clock=True, clock_seconds=180, increment=2
+        )
+        for i, g in enumerate(games)
+    ]
+    arrivals: dict[str, list[tuple[SensorEvent, float]]] = defaultdict(list)
+    moves: dict[str, list[tuple[int, str, float]]] = defaultdict(list)
+    with TemporaryDirectory(prefix="dgt-hall-bench-") as tmp:
+        directory = Path(tmp)
+        emulators: list[Any]
+        if kind == "bus":
+            serials = [f"{1025 + i:05d}" for i in range(count)]
+            chain = TimedChain(directory, serials=serials, seed=seed).start()
+            emulators = [chain]
+            entries = [
+                f'  - {{id: "{i + 1}", bus_port: "{chain.port_path}", bus_serial: "{s}"}}\n'
+                for i, s in enumerate(serials)
+            ]
+        else:
+            emulators = []
+            entries = []
+            for i in range(count):
+                (directory / f"usb{i}").mkdir()
+                board = TimedBoard(directory / f"usb{i}").start()
+                emulators.append(board)
+                entries.append(f'  - {{id: "{i + 1}", port: "{board.port_path}"}}\n')
+        settings = load_text(config_text(entries), "bench.yaml", environ={})
+
+        def on_event(board: str, event: dict[str, Any]) -> None:
+            if event["type"] == "move":
+                moves[board].append((event["ply"], event["uci"], time.monotonic()))
+
+        hall = HallDaemon(
+            settings,
+            speech=False,
+            storage_dir=directory / "games",
+            resume=False,
+            on_event=on_event,
+            bus_timings=BusTimings(discovery_interval=0),
+        )
+        await hall.start()
+        for board_id, unit in hall.units.items():
+            assert unit.pipeline is not None
+            original = unit.pipeline.submit
+
+            def timed(event: SensorEvent, board_id: str = board_id, original=original) -> None:
+                arrivals[board_id].append((event, time.monotonic()))
+                original(event)
+
+            unit.pipeline.submit = timed  # type: ignore[method-assign]
+        deadline = time.monotonic() + 20
+        while not all(u.connected for u in hall.units.values()) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        bytes_before = chain.bytes_on_line if kind == "bus" else 0
+        emulator_threads = [getattr(e._thread, "native_id", None) for e in emulators]
+        cpu_before = process_cpu() - sum(thread_cpu(t) for t in emulator_threads)
+        started = time.monotonic()
+        for i, log in enumerate(logs):
+            if kind == "bus":
+                chain.play_on(i, log, speed=1.0)
+            else:
+                emulators[i].play(log, speed=1.0)
+        for emulator in emulators:
+            await asyncio.to_thread(emulator.wait_played, 3600)
+        expected = {str(i + 1): [m.uci() for m in g] for i, g in enumerate(games)}
+        wait_until = time.monotonic() + 15
+        while time.monotonic() < wait_until and not all(
+            _final(moves[b]) == expected[b] for b in expected
+        ):
+            await asyncio.sleep(0.1)
+        elapsed = time.monotonic() - started
+        cpu = process_cpu() - sum(thread_cpu(t) for t in emulator_threads) - cpu_before
+        line_bytes = (chain.bytes_on_line - bytes_before) if kind == "bus" else 0
+        stats = next(iter(hall.buses.values())).poller.stats if kind == "bus" else None
+        hall.stop()
+        await hall.close()
+        for emulator in emulators:
+            emulator.stop()
+    applied = (
+        chain.applied
+        if kind == "bus"
+        else [(i, e, t) for i, board in enumerate(emulators) for _, e, t in board.applied]
+    )
+    exact = sum(_final(moves[b]) == expected[b] for b in expected)
+    piece, press = _lags(applied, arrivals, moves)
+    return {
+        "kind": kind,
+        "boards": count,
+        "plies": sum(len(g) for g in games),
+        "exact": exact,
+        "elapsed": elapsed,
+        "cpu": cpu,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "line_bytes": line_bytes,
+        "polls": stats.by_command.get("SEND_CHANGES", 0) if stats else 0,
+        "timeouts": stats.timeouts if stats else 0,
+        "piece_lag": piece,
+        "press_lag": press,
+        "wrong": {
+            b: (_final(moves[b]), expected[b]) for b in expected if _final(moves[b]) != expected[b]
+        },
+    }
+
+
+def _final(decided: list[tuple[int, str, float]]) -> list[str]:
+    out: list[str] = []
+    for ply, uci, _ in decided:
+        del out[ply - 1 :]
+        out.append(uci)
+    return out
+
+
+def _lags(
+    applied: list[tuple[int, SensorEvent, float]],
+    arrivals: dict[str, list[tuple[SensorEvent, float]]],
+    moves: dict[str, list[tuple[int, str, float]]],
+) -> tuple[list[float], list[float]]:
+    """Piece down -> its sensor event at the core; press -> the move event."""
+    piece: list[float] = []
+    press: list[float] = []
+    by_board: dict[int, list[tuple[SensorEvent, float]]] = defaultdict(list)
+    for index, event, t in applied:
+        by_board[index].append((event, t))
+    for index, played in by_board.items():
+        board = str(index + 1)
+        seen = [(e, t) for e, t in arrivals[board] if isinstance(e, SquareChange)]
+        cursor = 0
+        for event, t in played:
+            if not (isinstance(event, SquareChange) and event.piece):
+                continue
+            for k in range(cursor, len(seen)):
+                got, at = seen[k]
+                if got.square == event.square and got.piece == event.piece and at >= t:
+                    piece.append(at - t)
+                    cursor = k + 1
+                    break
+        presses: list[float] = []  # a report whose running side changed: a move's press
+        running: str | None = None
+        for event, t in played:
+            if isinstance(event, ClockReport):
+                if running is not None and event.running not in (None, running):
+                    presses.append(t)
+                running = event.running or running
+        first_decided: dict[int, float] = {}
+        for ply, _, at in moves[board]:
+            first_decided.setdefault(ply, at)
+        for ply, at in sorted(first_decided.items()):
+            if ply - 1 < len(presses) and at >= presses[ply - 1]:
+                press.append(at - presses[ply - 1])
+    return piece, press
+
+
+def spread(values: list[float]) -> str:
+    if not values:
+        return "n/a"
+    p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
+    return f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {max(values) * 1000:.0f} ms"
+
+
+def report(result: dict[str, Any]) -> None:
+    what = "bus boards on one chain" if result["kind"] == "bus" else "USB boards"
+    name = f"{result['boards']} {what}"
+    print(f"-- {name}: {result['plies']} plies, {result['elapsed']:.0f} s")
+    print(f"   games exact: {result['exact']}/{result['boards']}")
+    for board, (got, want) in result["wrong"].items():
+        print(f"   board {board} WRONG: {' '.join(got)} != {' '.join(want)}")
+    print(
+        f"   daemon CPU: {result['cpu']:.2f} s = {100 * result['cpu'] / result['elapsed']:.1f}% "
+        f"of a core; peak RSS of the process: {result['rss_mb']:.0f} MB"
+    )
+    if result["kind"] == "bus":
+        rate = result["line_bytes"] / result["elapsed"]
+        print(
+            f"   line: {rate:.0f} bytes/s of {LINE_BYTES_PER_SECOND:.0f} "
+            f"({100 * rate / LINE_BYTES_PER_SECOND:.0f}% of 9600 baud); "
+            f"{result['polls'] / result['elapsed'] / result['boards']:.1f} polls/s per board; "
+            f"{result['timeouts']} time-outs"
+        )
+    print(f"   piece down -> sensor event at the core: {spread(result['piece_lag'])}")
+    print(f"   clock press -> move event: {spread(result['press_lag'])}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="2 and 1 boards, 6 plies")
+    parser.add_argument("--plies", type=int, default=30, help="plies per game (30)")
+    parser.add_argument(
+        "--chains", default="1,6,12", help="bus chain sizes to run, comma-separated (1,6,12)"
+    )
+    parser.add_argument("--usb", type=int, default=3, help="USB boards at once (3; 0: none)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    chains = [2] if args.quick else [int(n) for n in args.chains.split(",") if n]
+    plies = 6 if args.quick else args.plies
+    usb = 1 if args.quick else args.usb
+    header("many boards in one daemon (DGT bus mode and USB)")
+    print(f"threads at start: {threading.active_count()}")
+    for count in chains:
+        report(asyncio.run(run_hall("bus", count, plies, args.seed)))
+    if usb:
+        report(asyncio.run(run_hall("usb", usb, plies, args.seed)))
+    footer()
+
+
+if __name__ == "__main__":
+    main()
