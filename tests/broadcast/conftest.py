@@ -13,6 +13,15 @@ from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings
 from drivers.sensors import Request
 
 
+@pytest.fixture(autouse=True)
+def _own_log_throttle(monkeypatch):
+    """Each test its own log throttle: a cause another test logged a moment ago
+    must not silence the line this test looks for (the throttle is process-wide)."""
+    from daemon.broadcast import logthrottle
+
+    monkeypatch.setattr(logthrottle, "THROTTLE", logthrottle.LogThrottle())
+
+
 @dataclass
 class LiveServer:
     broadcaster: Broadcaster
