@@ -157,7 +157,8 @@ async def test_board_and_clocks_stay_in_view_on_a_phone_a_tablet_and_a_wall_scre
 FIRST_PROBE = """(() => {
   const img = document.getElementById("board");
   return JSON.stringify({
-    loaded: !!img && img.complete && img.naturalWidth > 0, fen: img && img.dataset.fen,
+    loaded: document.readyState === "complete" && !!img && img.complete && img.naturalWidth > 0,
+    fen: img && img.dataset.fen,
     names: [...document.querySelectorAll(".player .name")].map(e => e.textContent),
     clocks: [...document.querySelectorAll(".player .clock")].map(e => e.textContent),
     moves: document.querySelectorAll("#moves .mv").length,
