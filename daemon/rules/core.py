@@ -3,15 +3,20 @@
 Theory of operation
 ===================
 
-Articles implemented (FIDE Laws of Chess 2009 numbering):
-  4.3, 4.4   touch-move: the first piece lifted (Appendix E.2.2: lifted = touched)
-             must be the one moved or captured if it can be; king-then-rook castles,
-             rook-then-king castling is reported (castling_rook_first).
+Articles implemented (FIDE Laws of Chess 2009 numbering; ``rules.laws: current``
+cites today's, ``daemon.rules.laws``):
+  4.3-4.5    touch-move (Appendix E.2.2: lifted = touched): every piece touched counts,
+             4.3a/b/c (``daemon.rules.touch``); the previous mover's hand re-centring
+             its piece is not the opponent's touch; king-then-rook castles,
+             rook-then-king castling is reported (castling_rook_first); 4.4d: the
+             promoted piece, once on its square, is final (promotion_changed).
   4.6        a move is made when the last piece of it is released: captures in any
              order, castling only once the rook stands on the square the king crossed,
-             promotion only once the new piece (the board names it) replaces the pawn.
+             promotion only once the new piece (the board names it) replaces the pawn,
+             the new piece set down before or after the pawn is lifted.
   5.1, 5.2   checkmate, stalemate, dead position end the game at once; 9.2 threefold
-             repetition and 9.3 fifty moves are reported as claimable.
+             repetition and 9.3 fifty moves are reported as claimable; both kings on
+             the centre squares signal a result (DGT's convention, result_on_board).
   6.1, 6.7   with a clock, pressing it completes the move; flags (6.9 draw when the
              opponent cannot mate, 6.11 both flags).
   7.1        start position either way round (board turned), Chess960 (Appendix F),
