@@ -52,6 +52,11 @@ def _chosen_command(argv: Sequence[str]) -> str:
     return next((arg for arg in argv if not arg.startswith("-")), "")
 
 
+#: Exit status of a command whose reader went away (``| head``): what a shell shows
+#: for a Unix tool ended by SIGPIPE (128 + 13).
+CLOSED_PIPE_STATUS = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_chosen_command(args_list))
@@ -60,9 +65,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a buffered write fails here, where it can be told, not at exit
+        return code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader has gone (``replay LOG | head -3``): stop quietly, as Unix tools do.
+        _silence_stdout()
+        return CLOSED_PIPE_STATUS
+    except OSError as exc:
+        # A full disk, a vanished directory: one line, never a traceback.
+        _silence_stdout()
+        print(f"dgt-bridge {args.command}: {describe_os_error(exc)}", file=sys.stderr)
+        return 1
+
+
+def describe_os_error(exc: OSError) -> str:
+    """An OSError in words, once: its text and the file it is about (Python's own
+    ``str()`` repeats the errno, and a wrapped error can repeat the text)."""
+    text = exc.strerror or str(exc)
+    names = [n for n in (exc.filename, exc.filename2) if n]
+    return f"{text}: {' -> '.join(map(str, names))}" if names else text
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's own flush at exit does not
+    fail again on the closed pipe or the full disk."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -124,11 +124,13 @@ class SimulatedScheduler:
 
 class FeedWriter:
     """The event feed as JSON lines on a stream (stdout, a file); a failing stream is
-    reported once and dropped, the game goes on."""
+    reported once and dropped, the game goes on. ``fatal``: the feed is the command's
+    whole output (``replay``), so its failure ends the command (raised)."""
 
-    def __init__(self, stream: TextIO, *, flush: bool = True) -> None:
+    def __init__(self, stream: TextIO, *, flush: bool = True, fatal: bool = False) -> None:
         self.stream: TextIO | None = stream
         self.flush = flush
+        self.fatal = fatal
 
     def __call__(self, event: DomainEvent) -> None:
         self.write(event.to_dict())
@@ -142,6 +144,8 @@ class FeedWriter:
             if self.flush:
                 self.stream.flush()
         except (OSError, ValueError) as exc:
+            if self.fatal:
+                raise
             log.error("event feed output failed: %s", exc)
             self.stream = None
 

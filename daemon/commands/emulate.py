@@ -50,6 +50,17 @@ def emulate(args: argparse.Namespace) -> int:
         except (OSError, SensorLogError) as error:
             print(f"dgt-bridge emulate: {args.log}: {error}", file=sys.stderr)
             return 2
+    if args.dir:
+        from pathlib import Path
+
+        try:  # as the docs' example expects on a fresh machine: made when missing
+            Path(args.dir).mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            print(
+                f"dgt-bridge emulate: cannot make --dir {args.dir}: {error.strerror}",
+                file=sys.stderr,
+            )
+            return 2
     emulator = BoardEmulator(args.dir)
     if args.pgn:
         try:

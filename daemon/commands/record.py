@@ -12,6 +12,8 @@ import sys
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from daemon.config import Settings
     from drivers.sensors import SensorEvent
 
@@ -48,16 +50,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 class LogWriter:
     """Writes each event as a line and flushes it, counting what it wrote."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], on_failure: Callable[[], None] | None = None) -> None:
         self.stream = stream
         self.count = 0
+        self.failed: OSError | None = None
+        self.on_failure = on_failure
         from drivers.sensorlog import write_event
 
         self._write = write_event
 
     def __call__(self, event: SensorEvent) -> None:
-        self._write(self.stream, event)
-        self.stream.flush()
+        if self.failed is not None:
+            return
+        try:
+            self._write(self.stream, event)
+            self.stream.flush()
+        except OSError as exc:
+            # A closed pipe (``record - | head``), a full disk: recording is over; the
+            # error ends the command once (the link would log it for every event).
+            self.failed = exc
+            if self.on_failure is not None:
+                self.on_failure()
+            return
         self.count += 1
 
 
@@ -77,7 +91,8 @@ async def record_to(
     from daemon.pipeline import BoardPipeline, LoopScheduler
 
     settings = settings or Settings()
-    writer = LogWriter(stream)
+    stop = asyncio.Event()
+    writer = LogWriter(stream, on_failure=stop.set)
     # A rules core reads along, unrecorded: with ``clock.sides: auto`` it tells the
     # clock interpreter whose press each press is, so the log's colours are learnt
     # from the board, never guessed (until then the clock reads as stopped).
@@ -97,7 +112,6 @@ async def record_to(
         time_source=scheduler.now,
     )
     task = asyncio.create_task(link.run())
-    stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -112,6 +126,8 @@ async def record_to(
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(sig)
+    if writer.failed is not None:
+        raise writer.failed  # the command line's handler: quiet for a pipe, a line else
     return writer.count
 
 

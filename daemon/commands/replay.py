@@ -69,7 +69,7 @@ def replay_feed(
         board_id or configured_board_id(settings),
         build_board_parts(settings, clock=False),
         scheduler,
-        outputs=[FeedWriter(out, flush=sleep is not None)],
+        outputs=[FeedWriter(out, flush=sleep is not None, fatal=True)],
     )
     wait_until = _real_time(sleep) if sleep is not None else None
     for event in events:

@@ -84,3 +84,88 @@ def test_check_config_and_run_refuse_alike(
     assert f"bad.yaml, {message}" in checked.err and "INVALID" in checked.err
     assert main(["run", "--config", str(config), "--no-speech"]) == 2
     assert f"bad.yaml, {message}" in capsys.readouterr().err
+
+
+# --- closed pipes and full disks: the one handler in daemon/cli.py --------------------
+
+LOG = ROOT / "tests" / "rules" / "logs" / "en_passant_pawn_first.jsonl"
+
+
+def command(*args: str, cwd: Path, stdout=subprocess.PIPE) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(cwd)}
+    env.pop("DGT_BRIDGE_CONFIG", None)
+    return subprocess.Popen(
+        [sys.executable, "-m", "daemon", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=cwd,
+    )
+
+
+def read_three_lines_and_close(process: subprocess.Popen) -> list[str]:
+    """What ``| head -3`` does: three lines, then the reading end is closed."""
+    lines = [process.stdout.readline() for _ in range(3)]
+    process.stdout.close()
+    return lines
+
+
+def test_replay_into_head_stops_quietly(tmp_path: Path) -> None:
+    from drivers.sensorlog import write_event
+    from drivers.sensors import BoardDump, ClockReport
+
+    log = tmp_path / "ticking.jsonl"  # a clock ticking for 3 s: a feed line every 10 ms
+    with log.open("w") as out:
+        write_event(out, BoardDump(0.0, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"))
+        for i in range(300):
+            write_event(out, ClockReport(0.01 * i, 600.0 - i, 600.0, "white"))
+    replay = command("replay", str(log), cwd=tmp_path)  # real time: writes as it goes
+    lines = read_three_lines_and_close(replay)
+    assert all(line.startswith("{") for line in lines)
+    assert replay.wait(timeout=30) == 141  # as a Unix tool ended by SIGPIPE
+    assert replay.stderr.read() == ""
+
+
+def test_record_into_head_stops_quietly(tmp_path: Path) -> None:
+    from drivers.dgt.emulator import BoardEmulator
+    from drivers.sensors import SquareChange
+
+    with BoardEmulator(tmp_path) as board:
+        record = command("record", "--port", board.port_path, "-", cwd=tmp_path)
+        try:
+            board.play([SquareChange(0.5 * i, "e2" if i % 2 else "e4", None) for i in range(60)])
+            lines = read_three_lines_and_close(record)  # the board goes on reporting
+            status = record.wait(timeout=30)
+        finally:
+            if record.poll() is None:
+                record.kill()
+                record.wait()
+    assert len(lines) == 3 and all(line.startswith("{") for line in lines)
+    assert status == 141
+    assert record.stderr.read().splitlines() == [
+        f"recording {board.port_path} to - (Ctrl-C to stop)"
+    ]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_is_one_line(tmp_path: Path) -> None:
+    with open("/dev/full", "w") as full:
+        replay = command("replay", "--fast", str(LOG), cwd=tmp_path, stdout=full)
+        assert replay.wait(timeout=30) == 1
+    assert replay.stderr.read() == "dgt-bridge replay: No space left on device\n"
+
+
+def test_emulate_makes_a_missing_directory(tmp_path: Path) -> None:
+    """As the docs' example (``--dir /tmp/dgt``) expects on a fresh machine."""
+    import signal
+
+    where = tmp_path / "not" / "yet"
+    emulate = command("emulate", "--dir", str(where), cwd=tmp_path)
+    try:
+        port = emulate.stdout.readline().strip()
+        assert port == str(where / "dgt-board") and Path(port).exists()
+    finally:
+        emulate.send_signal(signal.SIGTERM)
+        assert emulate.wait(timeout=15) == 0
+    assert "Traceback" not in emulate.stderr.read()
