@@ -97,9 +97,13 @@ def turned_round(event: SensorEvent) -> SensorEvent:
     if isinstance(event, SquareChange | MagicPiece):
         return replace(event, square=chess.square_name(63 - chess.parse_square(event.square)))
     if isinstance(event, BoardDump):
-        board = chess.BaseBoard(event.placement).transform(chess.flip_vertical)
-        board = board.transform(chess.flip_horizontal)
-        return replace(event, placement=board.board_fen())
+
+        def turn(placement: str) -> str:
+            board = chess.BaseBoard(placement).transform(chess.flip_vertical)
+            return board.transform(chess.flip_horizontal).board_fen()
+
+        history = tuple(turn(p) for p in event.history)
+        return replace(event, placement=turn(event.placement), history=history)
     return event
 
 

@@ -205,6 +205,24 @@ class BoardsAgree(DomainEvent):
     type: ClassVar[str] = "boards_agree"
 
 
+@dataclass(frozen=True, slots=True)
+class MovesRecovered(DomainEvent):
+    """Moves made while the board was out of reach (a link outage, a restart), found
+    again: each is also a ``move`` event, just before this one.
+
+    ``how``: ``eeprom`` (the board's own log told the line), ``search`` (the only
+    line of legal moves to what the board shows); or, with no ``moves``,
+    ``ambiguous`` (several lines: ``candidates``, in SAN; the arbiter decides) or
+    ``gave_up`` (too far for the search).
+    """
+
+    moves: list[str]  # UCI, in order
+    san: str  # the line with move numbers, "12. Nf3 Nc6 13. e4"
+    how: str
+    candidates: list[str] = field(default_factory=list)  # lines in SAN, when ambiguous
+    type: ClassVar[str] = "moves_recovered"
+
+
 def from_dict(data: dict[str, Any]) -> DomainEvent:
     """The event a feed dict (a journal line, a notice) stands for: ``to_dict``'s
     inverse. Fields a later version added are left out; an unknown type is a

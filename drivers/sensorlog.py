@@ -16,6 +16,9 @@ non-decreasing) and exactly one of these keys::
     {"t": 3.0,  "magic": "draw", "square": "e4"}
     {"t": 9.0,  "connection": "lost", "detail": "read error"}
 
+A board line after an outage may carry ``"history"``: the placements the
+board's EEPROM log says it passed through while the link was down.
+
 Blank lines and lines starting with ``#`` are ignored, so a log can carry a
 comment saying what it reproduces.
 """
@@ -110,7 +113,10 @@ def event_from_dict(obj: dict[str, Any]) -> SensorEvent:
         board = obj["board"]
         if not isinstance(board, str):
             raise ValueError("'board' must be a FEN placement string")
-        return BoardDump(t, parse_placement(board))
+        history = obj.get("history", [])
+        if not isinstance(history, list) or not all(isinstance(h, str) for h in history):
+            raise ValueError("'history' must be a list of FEN placement strings")
+        return BoardDump(t, parse_placement(board), tuple(parse_placement(h) for h in history))
     if "square" in obj and "magic" not in obj:
         piece = obj.get("piece")
         if piece is not None and (not isinstance(piece, str) or piece not in PIECE_LETTERS):
@@ -160,6 +166,8 @@ def event_to_dict(event: SensorEvent) -> dict[str, Any]:
     t = round(event.t, 6)
     match event:
         case BoardDump():
+            if event.history:
+                return {"t": t, "board": event.placement, "history": list(event.history)}
             return {"t": t, "board": event.placement}
         case SquareChange():
             return {"t": t, "square": event.square, "piece": event.piece}

@@ -30,6 +30,9 @@ class BoardDump:
 
     t: float
     placement: str  # FEN placement field, a8 first, as the board reports it
+    #: After an outage: the placements the board's own log (EEPROM) says it passed
+    #: through since the link was lost, oldest first; empty when unknown.
+    history: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,6 +76,7 @@ from daemon.events import (
     InfoRequest,
     Irregularity,
     Move,
+    MovesRecovered,
     Notice,
     Penalty,
     PositionRestored,
@@ -93,6 +94,8 @@ from daemon.rules.placement import (
     placement_from_key,
     turned,
 )
+from daemon.rules.recovery import describe as describe_line
+from daemon.rules.recovery import recover
 from daemon.rules.settings import RulesSettings
 from daemon.rules.shapes import (
     MAX_SEEN,
@@ -178,6 +181,10 @@ class RulesCore:
         self._flags_may_fall_again = False  # both flags fell before the last period (6.11)
         self._resume_clock_open = False  # the first clock report after resume not yet seen
         self._board_known = False  # a BoardDump has told every square
+        self._link_down = False  # the board is out of reach: nothing is decided
+        self._link_was_lost = False  # the next whole picture ends an outage
+        #: after an outage: what the board's log says it showed (None: no outage open)
+        self._outage: tuple[str, ...] | None = None
         #: the position whose move was under way at a restart: its first touch is unknown
         self._touches_unknown: list[Node] = []
         self._chess960 = False
@@ -247,10 +254,16 @@ class RulesCore:
         self._run_due(event.t, out)
         match event:
             case SquareChange():
+                self._link_down = False  # the board talks: it is within reach
                 self._on_square(event, out)
             case BoardDump():
+                self._link_down = False
                 self._raw[:] = key_from_placement(event.placement)
                 self._board_known = True
+                if self._link_was_lost or event.history:
+                    self._link_was_lost = False
+                    self._outage = event.history  # moves made meanwhile may be recovered
+                    self._recover_at_once(event.t, out)
                 self._on_board_change(event.t, out)
             case ClockReport():
                 if self.settings.use_clock:
@@ -271,6 +284,12 @@ class RulesCore:
                 )
             case ConnectionChange():
                 out.append(Connection(event.t, event.state, event.detail))
+                # No decision on the last picture before the loss: it may have caught
+                # a hand mid-move; the picture after the outage decides.
+                self._link_down = event.state == "lost"
+                self._link_was_lost |= self._link_down
+                if self._link_down:
+                    self._deadline = None
         return out
 
     def resume(
@@ -474,7 +493,11 @@ class RulesCore:
             return
         if not settled:
             self._arm(t)
-        elif self._state.reported is None:
+            return
+        for flipped, key in views:  # several moves made while the daemon was down?
+            if self._recover(t, key, (), out, resume_flipped=flipped):
+                return
+        if self._state.reported is None:
             key = self._key()
             self._state.enter(Trigger.REPORT, reported=key)
             out.append(self._irregularity(t, "displaced_pieces", None, key, detail="resume"))
@@ -490,9 +513,70 @@ class RulesCore:
         if node.board.is_game_over():
             self._state.enter(Trigger.END)  # a finished game: nothing more to decide
 
+    def _recover_at_once(self, t: float, out: list[DomainEvent]) -> bool:
+        """The first picture after an outage: the moves made meanwhile, before the
+        players make more. A picture that catches a hand mid-move waits for the
+        settle time (the outage stays open)."""
+        node = self._node
+        taking_moves = self._state.phase in (Phase.PLAYING, Phase.PRESSED, Phase.IRREGULAR)
+        if node is None or not taking_moves or self._outage is None:
+            return False
+        key = self._key()
+        if key == node.key or explains(node, key):
+            return False  # at most one move: the usual rules (its press, the settle time)
+        return self._recover(t, key, self._outage, out, final=False)
+
+    def _recover(
+        self,
+        t: float,
+        key: bytes,
+        history: tuple[str, ...],
+        out: list[DomainEvent],
+        resume_flipped: bool | None = None,
+        final: bool = True,
+    ) -> bool:
+        """Moves made while the board was out of reach (an outage, a restart): the one
+        line of legal moves to what the board shows (``daemon.rules.recovery``), or,
+        when several lines fit, a MovesRecovered saying so and a notice for the
+        arbiter; never a guess. ``resume_flipped``: after a restart, the board's
+        orientation this view assumes."""
+        node = self._node
+        assert node is not None
+        flipped = self._flipped if resume_flipped is None else resume_flipped
+        if flipped:
+            history = tuple(placement_from_key(turned(key_from_placement(h))) for h in history)
+        result = recover(node.board, placement_from_key(key), history=history)
+        board = node.board
+        if final or result.found or result.how != "none":
+            self._outage = None
+        if not result.found:
+            if result.how in ("ambiguous", "gave_up") and flipped == self._flipped:
+                lines = [describe_line(board, line) for line in result.candidates]
+                out.append(MovesRecovered(t, [], "", result.how, lines))
+                message = (
+                    "moves were made while the board was out of reach, and "
+                    + (
+                        f"{len(lines)} lines of moves lead to it: " + " | ".join(lines)
+                        if lines
+                        else "too many to search for"
+                    )
+                    + "; the arbiter decides (set the position, or put the pieces back)"
+                )
+                out.append(Notice(t, "moves_not_recovered", message))
+            return False
+        if resume_flipped is not None:
+            self._end_resume(t, resume_flipped, out)
+        for move in result.moves:
+            self._commit(t, move, out, settled=False, touch_check=False)
+        line = describe_line(board, result.moves)
+        out.append(MovesRecovered(t, [m.uci() for m in result.moves], line, result.how))
+        return True
+
     # ------------------------------------------------------------------ decisions
 
     def _decide(self, t: float, out: list[DomainEvent]) -> None:
+        if self._link_down:
+            return  # the board is out of reach: its last picture decides nothing
         phase = self._state.phase
         if phase is Phase.RESUMING:
             self._check_resume(t, out, settled=True)
@@ -513,6 +597,8 @@ class RulesCore:
             self._end(t, result, "result_on_board", out)
             return
         if self._commit_if_move(t, key, out, by_press=press):
+            return
+        if self._outage is not None and self._recover(t, key, self._outage, out):
             return
         restart = self._start_in_view(bytes(self._raw))
         if restart is not None:  # the pieces were set up again: a new game (7.1)

@@ -154,6 +154,7 @@ class BoardEmulator:
         clock_attached: bool = True,
         clock_version: tuple[int, int] = (2, 1),
         white_on_left: bool = True,
+        ee_log: bool = True,
     ) -> None:
         self._own_dir = directory is None
         self.directory = Path(directory or tempfile.mkdtemp(prefix="dgt-emulator-"))
@@ -174,6 +175,10 @@ class BoardEmulator:
         self.display_text = ""
         self.received: list[ReceivedCommand] = []
         self.forbidden_received: list[ReceivedCommand] = []
+        #: The EEPROM's cyclic event log, as a DGT board keeps it whenever it has
+        #: power (unplugged from the PC too: a Bluetooth board on its battery). None:
+        #: a board without one (it ignores the request, as older boards do).
+        self.ee_log: bytearray | None = bytearray([protocol.EE_POWERUP]) if ee_log else None
 
         self._lock = threading.RLock()
         self._master: int | None = None
@@ -435,6 +440,10 @@ class BoardEmulator:
 
     def _answer(self, command: ReceivedCommand) -> None:
         code = command.code
+        if code == Command.SEND_EE_MOVES and self.ee_log is not None:
+            # Asked on purpose by the link after an outage: the log, then EE_EOF.
+            self._send(protocol.encode_ee_moves(bytes(self.ee_log) + bytes([protocol.EE_EOF])))
+            return
         if code in protocol.FORBIDDEN_COMMANDS or code in protocol.REVELATION_ONLY_COMMANDS:
             self.forbidden_received.append(command)
             return
@@ -518,8 +527,16 @@ class BoardEmulator:
     def _set_code(self, index: int, code: int) -> None:
         with self._lock:
             self.codes[index] = code
+            self._log_ee(bytes([0x40 | (code & 0x0F), index & 0x3F]))
             if self.mode != Command.SEND_RESET:
                 self._send(protocol.encode_field_update(index, code))
+
+    def _log_ee(self, entry: bytes) -> None:
+        """One event in the EEPROM log; the oldest go when its 0x1f00 bytes are full."""
+        if self.ee_log is None:
+            return
+        self.ee_log.extend(entry)
+        del self.ee_log[: max(0, len(self.ee_log) - (protocol.EE_SIZE - 1))]
 
     def _advance_clock(self) -> None:
         now = time.monotonic()

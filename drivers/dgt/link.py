@@ -17,11 +17,13 @@ link when bytes arrive.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import serial
@@ -35,6 +37,7 @@ from drivers.dgt.protocol import (
     Bwtime,
     ClockAck,
     ClockTimes,
+    EeMoves,
     FieldUpdate,
     Garbage,
     LongSerialNumber,
@@ -45,7 +48,7 @@ from drivers.dgt.protocol import (
 )
 from drivers.dgt.serialport import open_serial
 from drivers.dgt.shadow import BoardShadow
-from drivers.sensors import ConnectionChange, SensorEvent
+from drivers.sensors import BoardDump, ConnectionChange, SensorEvent
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +96,7 @@ class BoardLink:
         backoff_initial: float = 0.25,
         backoff_max: float = 5.0,
         port_finder: Callable[[], Awaitable[str | None]] | None = None,
+        eeprom_timeout: float = 15.0,
     ) -> None:
         self.port = port
         self.on_event = on_event
@@ -107,6 +111,7 @@ class BoardLink:
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self._port_finder = port_finder
+        self.eeprom_timeout = eeprom_timeout  # the 8 KB log takes ~8 s at 9600 baud
 
         self.version: Version | None = None
         self.serial_number: str | None = None
@@ -131,6 +136,8 @@ class BoardLink:
         self._clock_waiter: asyncio.Future[ClockAck] | None = None
         self._last_rx = 0.0
         self._last_field_update: float | None = None
+        self._recent_updates: collections.deque[tuple[int, int]] = collections.deque(maxlen=4)
+        self.eeprom_reads = 0  # EEPROM logs read back after outages
         self._wake = asyncio.Event()
 
     # -- public -------------------------------------------------------------
@@ -268,17 +275,25 @@ class BoardLink:
         version = await self._request(protocol.request_version(), Version)
         assert isinstance(version, Version)  # _request waits for the kind it is given
         self.version = version
+        before, recent = self._shadow.codes, tuple(self._recent_updates)
         self._shadow.forget()
+        self._recent_updates.clear()
         dump_waiter = self._expect(BoardDumpMessage)
         self._write(protocol.request_board())
         dump = await self._await(dump_waiter, "board dump")
         assert isinstance(dump, BoardDumpMessage)  # the waiter is for that kind
+        history: list[str] | None = None
+        if before is not None and dump.codes != before:
+            history = await self._read_history(before, dump.codes, recent)
         self._connected = True
         self.connections += 1
         if self._reported_lost:
             self._reported_lost = False
             self._emit([ConnectionChange(self.time_source(), "connected", self.port_path or "")])
-        self._emit(self._shadow.dump(self.time_source(), dump, force=True))
+        events = self._shadow.dump(self.time_source(), dump, force=True)
+        if history and isinstance(events[0], BoardDump):
+            events[0] = replace(events[0], history=tuple(history))
+        self._emit(events)
         # The clock's times now, not at its next change: the clock interpreter learns
         # which side is White from them before anybody presses (a resumed game).
         self._write(protocol.request_clock())
@@ -287,6 +302,43 @@ class BoardLink:
         self._write(protocol.request_trademark())
         if "rfcomm" in (self.port_path or ""):  # battery status: Bluetooth boards only
             self._write(protocol.request_battery())
+
+    async def _read_history(
+        self, before: tuple[int, ...], after: tuple[int, ...], recent: tuple[tuple[int, int], ...]
+    ) -> list[str] | None:
+        """The board changed while the link was away: ask its EEPROM log what it
+        passed through meanwhile (``protocol.ee_history``), so the moves made can be
+        recovered. A board without the log, or one that does not answer in time,
+        gives None: the rules core then searches for the moves itself."""
+        waiter = self._expect(EeMoves)
+        self._write(protocol.check_command(protocol.request_ee_moves(), ee_moves=True))
+        assert self._lost is not None
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        either: set[asyncio.Future[Any]] = {waiter, self._lost}
+        while not (waiter.done() or self._lost.done()):
+            # A board without the log says nothing: give up after the start-up
+            # time-out; one that is sending it (bytes held back) gets its 8 s.
+            waited = loop.time() - started
+            if waited > self.eeprom_timeout or (
+                waited > self.startup_timeout and not self._parser.pending
+            ):
+                break
+            await asyncio.wait(either, timeout=0.1)
+        self._last_rx = time.monotonic()  # the wait is no silence of the board's
+        if self._lost.done():
+            self._lost.result()
+        if not waiter.done():
+            waiter.cancel()
+            log.info("no EEPROM log from the board: the moves made while away are searched for")
+            return None
+        message = waiter.result()
+        assert isinstance(message, EeMoves)  # the waiter is for that kind
+        self.eeprom_reads += 1
+        history = protocol.ee_history(message.events(), before, after, recent)
+        if history is None:
+            log.info("the EEPROM log does not reach back to the outage")
+        return history
 
     async def _session(self) -> None:
         """Probe liveness about once a second; confirm the shadow when quiet."""
@@ -391,6 +443,7 @@ class BoardLink:
             case FieldUpdate():
                 if self._connected:
                     self._last_field_update = time.monotonic()
+                    self._recent_updates.append((message.square, message.code))
                     self._emit(self._shadow.field_update(self.time_source(), message))
             case BoardDumpMessage():
                 if self._connected:

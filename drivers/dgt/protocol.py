@@ -149,6 +149,12 @@ def request_battery() -> bytes:
     return bytes([Command.SEND_BATTERY_STATUS])
 
 
+def request_ee_moves() -> bytes:
+    """The board's EEPROM log (about 8 KB, some 8 s at 9600 baud): sent only on
+    purpose (``check_command(..., ee_moves=True)``), after an outage."""
+    return bytes([Command.SEND_EE_MOVES])
+
+
 def request_clock() -> bytes:
     """Ask for one clock-times message now."""
     return bytes([Command.SEND_CLK])
@@ -292,16 +298,20 @@ class UnsafeCommand(ValueError):
     """A command the link must never send to this board."""
 
 
-def check_command(frame: bytes, revelation: bool = False) -> bytes:
+def check_command(frame: bytes, revelation: bool = False, ee_moves: bool = False) -> bytes:
     """Return ``frame`` if it is safe to send, else raise :class:`UnsafeCommand`.
 
     The link calls this on every write, so a bug elsewhere can never start the
     boot loader, rewrite the scan mode, trigger the 8 KB EEPROM dump, leave
     single-board mode, or send Revelation II commands to a plain board.
+    ``ee_moves`` lets the EEPROM dump through: the link asks for it on purpose,
+    once, after an outage in which the board changed (``request_ee_moves``).
     """
     if not frame:
         raise UnsafeCommand("empty command")
     first = frame[0]
+    if first == Command.SEND_EE_MOVES and ee_moves and len(frame) == 1:
+        return frame
     if first in FORBIDDEN_COMMANDS:
         raise UnsafeCommand(f"command 0x{first:02x} ({Command(first).name}) is never sent")
     if first == Command.CLOCK_MESSAGE:
@@ -633,6 +643,11 @@ EE_TAGS: dict[int, str] = {
 
 EeEvent = EePieceChange | EeClockTime | EeTag
 
+#: The EEPROM log's size (a cyclic buffer) and two of its tags.
+EE_SIZE = 0x1F00
+EE_POWERUP = 0x6A
+EE_EOF = 0x6B
+
 
 @dataclass(frozen=True)
 class EeMoves:
@@ -662,6 +677,50 @@ class EeMoves:
                 out.append(EeTag(EE_TAGS.get(byte, "unknown"), byte))
                 i += 1
         return out
+
+
+#: Field changes an outage may span in the EEPROM log (a few minutes of play).
+EE_HISTORY_LIMIT = 1500
+
+
+def ee_history(
+    events: list[EeEvent],
+    before: tuple[int, ...],
+    after: tuple[int, ...],
+    recent: tuple[tuple[int, int], ...] = (),
+) -> list[str] | None:
+    """The placements an EEPROM log says the board passed through from ``before``
+    (its 64 codes when the link was lost) to ``after`` (its codes now), oldest first.
+
+    The log is a cyclic record of every field change, so the changes since the
+    loss are a tail of it: the longest tail that, applied to ``before``, ends on
+    ``after`` and whose first change follows the last updates the link saw
+    (``recent``, oldest first; the board logged them too; without them, the
+    shortest tail). None when no tail fits (the log wrapped, was cleared, or the
+    board was off meanwhile)."""
+    changes = [(e.square, e.code) for e in events if isinstance(e, EePieceChange)]
+    if not changes:
+        return None
+    k = len(recent)
+    found: int | None = None
+    for start in range(len(changes), max(-1, len(changes) - EE_HISTORY_LIMIT), -1):
+        if recent and (start < k or tuple(changes[start - k : start]) != recent):
+            continue
+        codes = list(before)
+        for square, code in changes[start:]:
+            codes[square] = code
+        if tuple(codes) == after:
+            found = start
+            if not recent:
+                break  # no context to place the loss: the latest fitting tail
+    if found is None:
+        return None
+    codes = list(before)
+    placements = []
+    for square, code in changes[found:]:
+        codes[square] = code
+        placements.append(placement_from_codes(tuple(codes)))
+    return placements
 
 
 @dataclass(frozen=True)

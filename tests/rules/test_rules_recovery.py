@@ -1,0 +1,170 @@
+"""Moves made while the board was out of reach, recovered (or the arbiter asked).
+
+The link reports a loss, nothing while the board is away, then ``connected`` and a
+whole picture, with the placements the board's EEPROM log passed through when it
+has one (``BoardDump.history``). The rules core recovers the moves made meanwhile
+from that log, or by a search for the one line of legal moves to the picture;
+when several lines lead there it says so, and never guesses. Nothing is decided
+on the last picture before the loss.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import chess
+import pytest
+
+from drivers.handling import Hands, human_sensor_log
+from drivers.sensors import BoardDump, ClockReport, ConnectionChange, SensorEvent, SquareChange
+from tests.rules.rules_support import kinds, of_type, played, run
+
+RUY_LOPEZ = "e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5a4 g8f6 e1g1 f8e7 f1e1 b7b5 a4b3 d7d6"
+
+
+def presses(log: list[SensorEvent]) -> list[int]:
+    """Indices of the clock reports that are presses (the running side changes)."""
+    found, running = [], None
+    for index, event in enumerate(log):
+        if isinstance(event, ClockReport) and event.running is not None:
+            if running is not None and event.running != running:
+                found.append(index)
+            running = event.running
+    return found
+
+
+def with_outage(
+    log: list[SensorEvent], first: int, last: int, *, eeprom: bool
+) -> list[SensorEvent]:
+    """``log`` as the link reports it when the board is out of reach from just after
+    press ``first`` to just after press ``last``: the moves between happen unseen."""
+    marks = presses(log)
+    cut, back = marks[first] + 1, marks[last] + 1
+    board = chess.BaseBoard(next(e for e in log if isinstance(e, BoardDump)).placement)
+    history = []
+    for event in log[:back]:
+        if isinstance(event, BoardDump):
+            board = chess.BaseBoard(event.placement)
+        elif isinstance(event, SquareChange):
+            square = chess.parse_square(event.square)
+            if event.piece:
+                board.set_piece_at(square, chess.Piece.from_symbol(event.piece))
+            else:
+                board.remove_piece_at(square)
+        if event in log[cut:back] and isinstance(event, SquareChange):
+            history.append(board.board_fen())
+    lost_at, back_at = log[cut].t, log[back].t
+    clock = log[marks[last]]
+    return [
+        *log[:cut],
+        ConnectionChange(lost_at, "lost", "read error"),
+        ConnectionChange(back_at, "connected", "/dev/ttyACM0"),
+        BoardDump(back_at, board.board_fen(), tuple(history) if eeprom else ()),
+        replace(clock, t=back_at + 0.1),  # the clock's times, asked for at start-up
+        *log[back:],
+    ]
+
+
+def ruy_lopez_log(seed: int = 3) -> tuple[list[chess.Move], list[SensorEvent]]:
+    moves = [chess.Move.from_uci(u) for u in RUY_LOPEZ.split()]
+    return moves, human_sensor_log(chess.Board(), moves, seed=seed, with_clock=True)
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_three_moves_made_during_an_outage_come_back_from_the_boards_log(seed: int) -> None:
+    """A Bluetooth drop for three moves (Nc6 Bb5 a6, presses included): the board's
+    EEPROM log gives the line, every move is recorded in order, and the game goes
+    on with each later move at its press."""
+    moves, log = ruy_lopez_log(seed)
+    out = run(with_outage(log, 2, 5, eeprom=True))
+    assert played(out) == [m.uci() for m in moves]
+    [recovered] = of_type(out, "moves_recovered")
+    assert (recovered.moves, recovered.how) == (["b8c6", "f1b5", "a7a6"], "eeprom")
+    assert recovered.san == "2...Nc6 3. Bb5 a6"
+    assert kinds(out) == []
+
+
+def test_without_the_boards_log_a_line_that_transposes_asks_the_arbiter() -> None:
+    """The same outage on a board without an EEPROM log: Nc6 Bb5 a6 and a6 Bb5 Nc6
+    lead to the same position. Nothing is guessed: the arbiter is told both lines,
+    and the board counts as displaced pieces until the arbiter sets it right."""
+    moves, log = ruy_lopez_log()
+    out = run(with_outage(log, 2, 5, eeprom=False))
+    assert played(out)[:3] == [m.uci() for m in moves[:3]]
+    [recovered] = of_type(out, "moves_recovered")
+    assert recovered.how == "ambiguous" and recovered.moves == []
+    assert "2...Nc6 3. Bb5 a6" in recovered.candidates
+    assert "2...a6 3. Bb5 Nc6" in recovered.candidates
+    [notice] = [e for e in of_type(out, "notice") if e.code == "moves_not_recovered"]
+    assert "arbiter" in notice.message
+    assert ("displaced_pieces", "7.3") in kinds(out)
+
+
+def test_without_the_boards_log_the_only_line_is_found_by_search() -> None:
+    """Two moves made during the outage (Ba4 Nf6): no other line leads there."""
+    moves, log = ruy_lopez_log()
+    out = run(with_outage(log, 5, 7, eeprom=False))
+    assert played(out) == [m.uci() for m in moves]
+    [recovered] = of_type(out, "moves_recovered")
+    assert (recovered.moves, recovered.how) == (["b5a4", "g8f6"], "search")
+    assert kinds(out) == []
+
+
+def test_no_alarm_is_decided_on_the_last_picture_before_the_loss() -> None:
+    """No clock. The link goes just as White's knight stands on g3 (a slip of the
+    hand, g1-g3 is no move): the settle time passes with the board out of reach, and
+    nothing is decided on that picture. When the board is back the knight stands on
+    f3: the move, and no illegal move."""
+    hands = Hands(chess.Board(), seed=1, with_clock=False)
+    for uci in ("e2e4", "e7e5"):
+        hands.think()
+        hands.play(chess.Move.from_uci(uci), {"plain"})
+    hands.think()
+    hands.lift(chess.G1)
+    hands.wait(0.3)
+    hands.put(chess.G3, "N")
+    t = hands.t
+    hands.events.append(ConnectionChange(t + 0.05, "lost", "read error"))
+    hands.wait(3.0)  # the hand goes on while the board is out of reach
+    hands.lift(chess.G3)
+    hands.put(chess.F3, "N")
+    unseen = hands.events.pop(), hands.events.pop()  # the link saw neither
+    assert all(isinstance(e, SquareChange) for e in unseen)
+    hands.wait(2.0)
+    hands.events.append(ConnectionChange(hands.t, "connected", "/dev/ttyACM0"))
+    hands.dump()
+    out = run(hands.events)
+    assert kinds(out) == []
+    assert played(out) == ["e2e4", "e7e5", "g1f3"]
+
+
+def test_recovery_never_picks_one_of_several_lines() -> None:
+    from daemon.rules.recovery import recover
+
+    board = chess.Board()
+    target = board.copy()
+    for uci in ("g1f3", "g8f6", "e2e4"):
+        target.push_uci(uci)
+    found = recover(board, target.board_fen())
+    assert found.how == "ambiguous" and not found.moves
+    assert len(found.candidates) == 2  # Nf3 first or e4 first
+
+
+def test_recovery_is_quick_enough_for_the_board_link() -> None:
+    """Four plies deep from a middlegame position: a few tenths of a second at most
+    on a loaded machine (the budget bounds it whatever happens)."""
+    from daemon.rules.recovery import recover
+
+    moves, _ = ruy_lopez_log()
+    board = chess.Board()
+    for move in moves[:10]:
+        board.push(move)
+    target = board.copy()
+    for move in moves[10:14]:
+        target.push(move)
+    started = time.process_time()
+    found = recover(board, target.board_fen())
+    assert found.how in ("search", "ambiguous", "gave_up")
+    assert found.nodes <= 30_001
+    assert time.process_time() - started < 10
