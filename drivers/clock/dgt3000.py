@@ -194,9 +194,17 @@ class DgtClockInterpreter:
             self.ignored["all_zero"] += 1
             return []
         if msg.no_clock:
-            # The times mean nothing; keep the last good ones, report nothing new.
+            # The times mean nothing; keep the last good ones. A clock unplugged
+            # mid-game runs nobody's time: reported stopped once, so the rules core
+            # decides moves on the settle time instead of waiting for presses that
+            # can no longer come.
             self.ignored["no_clock"] += 1
-            self.clock_connected = False
+            was_connected, self.clock_connected = self.clock_connected, False
+            self.sides.reading(t, None)  # its return is no press
+            last = self._last_report
+            if was_connected and last is not None and last.running is not None:
+                self._last_report = replace(last, t=t, running=None, flags=())
+                return [self._last_report]
             return []
         if not (side_in_range(msg.left) and side_in_range(msg.right)):
             self.ignored["out_of_range"] += 1

@@ -128,7 +128,8 @@ def test_all_zero_messages_are_ignored():
 def test_no_clock_connected_keeps_the_last_good_times():
     clock = Clock(sides="left_white")
     clock.feed(0.0, times_frame(300, 250, "left"))
-    assert clock.feed(1.0, times_frame(0, 0, no_clock=True)) == []
+    [stopped] = clock.feed(1.0, times_frame(0, 0, no_clock=True))  # nobody's time runs
+    assert (stopped.white, stopped.black, stopped.running) == (300, 250, None)
     assert clock.interpreter.clock_connected is False
     assert clock.interpreter.tracker.last_report.white == 300
     assert clock.interpreter.tracker.last_report.black == 250
@@ -378,3 +379,16 @@ def test_a_resumed_game_reuses_the_journals_sides_and_places_the_periods():
     # Black completes move 40: the second period arrives at once, not a jump.
     report = clock.report(1.0, times_frame(1999 + 1830, 1500, "right"))
     assert (report.black, report.white, report.running) == (3829, 1500, "white")
+
+
+def test_a_clock_unplugged_mid_game_counts_as_stopped_once():
+    """The clock's cable pulled while White's time runs: no press can come any more,
+    so the clock is reported stopped (the core then decides moves on the settle
+    time), once; plugged in again, its times count as before."""
+    clock = Clock(sides="left_white")
+    assert clock.report(0.0, times_frame(300, 300, "left")).running == "white"
+    stopped = clock.report(1.0, times_frame(0, 0, None, no_clock=True))
+    assert (stopped.white, stopped.black, stopped.running) == (300, 300, None)
+    assert clock.feed(2.0, times_frame(0, 0, None, no_clock=True)) == []
+    back = clock.report(30.0, times_frame(290, 300, "left"))
+    assert (back.white, back.running) == (290, "white")
