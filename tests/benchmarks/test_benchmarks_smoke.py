@@ -106,3 +106,10 @@ def test_hall_reads_a_chain_and_usb_boards_and_prints_line_use_and_lags(shared):
     assert re.search(r"piece down -> sensor event at the core: p50 \d+ ms", out)
     assert re.search(r"clock press -> move event: p50 \d+ ms", out)
     assert re.search(r"daemon CPU: [\d.]+ s = [\d.]+% of a core; peak RSS", out)
+
+
+def test_fault_trials_print_the_table_with_moves_lost_and_false_irregularities():
+    out = run_benchmark("faults", "--kinds", "unplug,disk_gone", "--plies", "10")
+    assert re.search(r"^unplug\s+1/1\s+10\s+0\s+0", out, re.M), out
+    assert re.search(r"^disk_gone\s+1/1\s+10\s+0\s+0", out, re.M), out
+    assert "all trials survived: 2/2" in out

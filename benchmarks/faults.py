@@ -1,0 +1,669 @@
+"""Fault trials as a trusted system runs them: ``dgt-bridge run`` against the emulator.
+
+Every trial plays real games by human hands (``drivers.handling``) on the emulated
+DGT board and DGT 3000 against the daemon in its own process (``python -m daemon
+run``, the shipped configuration, ``clock.sides: auto``), does something bad to it,
+and checks what a trusted system must guarantee: every move of the game in the
+journal's PGN, in order (moves lost: 0), no irregularity nobody made (false
+irregularities: 0), no traceback, and the daemon still running.
+
+Trial kinds (``--kinds``):
+
+- ``kill``: ``kill -9`` at three random points of a game: between moves, mid-move,
+  and once while a move and its clock press are made with the daemon down.
+- ``unplug``: the cable out at a random moment for one to four moves (presses
+  included), back in; a board with its EEPROM log (``unplug``) and one without
+  (``unplug_no_eeprom``, one or two moves: beyond, transposing lines are the rule
+  and the arbiter is asked).
+- ``silent``: the board stops answering (the port stays) for one to three moves.
+- ``garbage``: noise bytes between messages, single corrupted bytes inside
+  messages (a data byte with its top bit set, a piece code above 15), and
+  well-formed but false field updates (a piece flickering onto an empty square
+  and off again within one scan).
+- ``disk_full``: the journal's files may not grow (``RLIMIT_FSIZE`` on the daemon,
+  set from outside) for a few moves; ``disk_gone``: the storage directory replaced
+  by a file for a few moves (root ignores permissions, so read-only is simulated
+  this way); then the disk comes back.
+- ``clock_unplugged``: the DGT 3000 unplugged from the board mid-game (the board
+  reports "no clock"); moves then count on the settle time.
+- ``broker``: the MQTT broker (our own Mosquitto on loopback) killed mid-game.
+- ``tournament``: 20 games back to back in one daemon, the players changing
+  colours each game (White's clock side alternates), the clock left running while
+  the pieces are set up again.
+
+``--quick``: one short trial of each kind (seconds each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import getpass
+import io
+import json
+import os
+import queue
+import random
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+
+from benchmarks.common import ROOT, footer, header
+from daemon import resources
+from drivers.dgt import protocol
+from drivers.dgt.emulator import BoardEmulator
+from drivers.handling import Timing, human_sensor_log
+from drivers.sensors import BoardDump, ClockReport, SensorEvent
+
+SPEED = 10.0  # the hands play this much faster than real time...
+SETTLE = 0.6 / SPEED  # ...and the rules core's settle time shrinks alike
+BRISK = Timing(think=(0.6, 2.0), before_press=(0.2, 0.5))
+MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+
+
+# --- the daemon in its own process ---------------------------------------------------------
+
+
+class RunningDaemon:
+    """``python -m daemon run --events -``; its feed read by a thread, stderr kept."""
+
+    def __init__(self, port: str, storage: Path, extra_env: dict[str, str] | None = None):
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "DGT_BRIDGE_CONFIG": str(resources.default_config_file()),
+            "DGT_BRIDGE_BROADCAST__ENABLED": "false",
+            "DGT_BRIDGE_RULES__SETTLE_TIME": str(SETTLE),
+            **(extra_env or {}),
+        }
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed with the trial)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "daemon", "run", "--port", port, "--events", "-",
+             "--no-speech", "--storage", str(storage)],
+            stdout=subprocess.PIPE, stderr=self.stderr, text=True, env=env, cwd=ROOT,
+        )  # fmt: skip
+        self.events: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with contextlib.suppress(ValueError):
+                self.events.put(json.loads(line))
+
+    def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 30.0) -> bool:
+        if any(predicate(e) for e in self.seen):
+            return True
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                event = self.events.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            self.seen.append(event)
+            if predicate(event):
+                return True
+        return False
+
+    def drain(self, seconds: float = 0.3) -> None:
+        self.wait_for(lambda e: False, seconds)
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.drain(0.2)
+        return self.process.returncode
+
+    def traceback(self) -> bool:
+        self.stderr.seek(0)
+        return b"Traceback" in self.stderr.read()
+
+
+# --- games and checks ---------------------------------------------------------------------
+
+
+def games() -> list[chess.pgn.Game]:
+    stream = io.StringIO(resources.demo_games_file().read_text())
+    found = []
+    while (game := chess.pgn.read_game(stream)) is not None:
+        found.append(game)
+    return found
+
+
+def presses(log: list[SensorEvent]) -> list[int]:
+    """Indices just after each clock press (between two moves)."""
+    marks, running = [], None
+    for index, event in enumerate(log):
+        if isinstance(event, ClockReport) and event.running is not None:
+            if running is not None and event.running != running:
+                marks.append(index + 1)
+            running = event.running
+    return marks
+
+
+def tick_of(played: list[SensorEvent], seconds: float) -> ClockReport | None:
+    """The clock a little later (a running DGT clock reports every second; the
+    log-driven emulator only on change)."""
+    last = next((e for e in reversed(played) if isinstance(e, ClockReport)), None)
+    if last is None or last.running is None:
+        return last
+    return replace(last, **{last.running: getattr(last, last.running) - seconds})
+
+
+@dataclass
+class Trial:
+    kind: str
+    moves: int = 0  # moves of the game played
+    lost: int = 0  # moves missing from the PGN (or wrong)
+    false_irregularities: int = 0
+    ok: bool = False
+    notes: list[str] = field(default_factory=list)
+    how: str = ""  # how moves made during an outage came back (moves_recovered)
+    games: tuple[int, int] = (0, 0)  # tournament: games right / games
+
+
+def pgn_moves(path: Path) -> list[str]:
+    pgn = path.with_suffix(".pgn")
+    if not pgn.exists():
+        return []
+    game = chess.pgn.read_game(io.StringIO(pgn.read_text()))
+    return [m.uci() for m in game.mainline_moves()] if game else []
+
+
+def judge(trial: Trial, expected: list[str], recorded: list[str], feeds: list[dict]) -> Trial:
+    trial.moves = len(expected)
+    same = 0
+    for a, b in zip(expected, recorded, strict=False):
+        if a != b:
+            break
+        same += 1
+    trial.lost = len(expected) - same + max(0, len(recorded) - len(expected))
+    trial.false_irregularities = sum(1 for e in feeds if e.get("type") == "irregularity")
+    trial.ok = trial.lost == 0 and trial.false_irregularities == 0 and not trial.notes
+    return trial
+
+
+def prefix_log(game: chess.pgn.Game, plies: int, seed: int, **kwargs: Any):
+    moves = list(game.mainline_moves())[:plies]
+    log = human_sensor_log(game.board(), moves, seed=seed, with_clock=True, timing=BRISK, **kwargs)
+    return [m.uci() for m in moves], log
+
+
+def play(emulator: BoardEmulator, events: list[SensorEvent]) -> None:
+    if events:
+        emulator.play(events, speed=SPEED)
+        emulator.wait_played(120)
+
+
+# --- the trials ------------------------------------------------------------------------------
+
+
+def trial_kill(work: Path, rng: random.Random, plies: int) -> Trial:
+    trial = Trial("kill")
+    game = rng.choice(games())
+    expected, log = prefix_log(game, plies, rng.randrange(10**6))
+    marks = presses(log)
+    between = rng.choice(marks[1 : max(2, len(marks) // 3)])
+    mid = rng.randrange(between + 3, len(log) - 3)
+    down_press = rng.choice([m for m in marks if m > mid + 2] or [marks[-1]])
+    kills = [(between, False), (mid, False), (down_press - 5, True)]
+    storage = work / "games"
+    feeds: list[dict] = []
+    with BoardEmulator(work) as emulator:
+        play(emulator, log[:1])
+        daemon = RunningDaemon(emulator.port_path, storage)
+        try:
+            daemon.wait_for(lambda e: e["type"] == "game_start")
+            start = 1
+            for cut, move_while_down in kills:
+                cut = max(cut, start)
+                play(emulator, log[start:cut])
+                time.sleep(rng.uniform(0.0, 0.3))
+                daemon.drain(0.2)
+                feeds += daemon.seen
+                daemon.kill()
+                start = cut
+                if move_while_down:  # the move and its press while the daemon is down
+                    end = next((m for m in marks if m > cut), len(log))
+                    play(emulator, log[cut:end])
+                    start = end
+                daemon = RunningDaemon(emulator.port_path, storage)
+                if not daemon.wait_for(lambda e: e["type"] in ("game_resumed", "game_start")):
+                    trial.notes.append("no game_resumed after a restart")
+                tick = tick_of(log[:start], 1.0)
+                if tick is not None:
+                    emulator.apply(tick)
+            play(emulator, log[start:])
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(expected), 20)
+            daemon.drain(0.5)
+            feeds += daemon.seen
+            if daemon.traceback():
+                trial.notes.append("traceback")
+        finally:
+            daemon.stop()
+    journals = sorted(storage.glob("*.jsonl"))
+    if len(journals) != 1:
+        trial.notes.append(f"{len(journals)} journals")
+    return judge(trial, expected, pgn_moves(journals[-1]) if journals else [], feeds)
+
+
+def trial_outage(work: Path, rng: random.Random, plies: int, how: str) -> Trial:
+    """``unplug`` (EEPROM), ``unplug_no_eeprom`` or ``silent``."""
+    trial = Trial(how)
+    game = rng.choice(games())
+    expected, log = prefix_log(game, plies, rng.randrange(10**6))
+    marks = presses(log)
+    most = 2 if how == "unplug_no_eeprom" else (3 if how == "silent" else 4)
+    first = rng.randrange(2, len(marks) - most - 2)
+    count = rng.randint(1, most)
+    cut, back = marks[first], marks[first + count]
+    if rng.random() < 0.5 and how != "unplug_no_eeprom":
+        cut = rng.randrange(marks[first - 1] + 1, cut)  # mid-move, a piece in the hand
+    storage = work / "games"
+    with BoardEmulator(work, ee_log=how != "unplug_no_eeprom") as emulator:
+        play(emulator, log[:1])
+        daemon = RunningDaemon(emulator.port_path, storage)
+        try:
+            daemon.wait_for(lambda e: e["type"] == "game_start")
+            play(emulator, log[1:cut])
+            daemon.drain(0.2)
+            if how == "silent":
+                emulator.set_silent(True)
+            else:
+                emulator.unplug()
+            if not daemon.wait_for(lambda e: e["type"] == "connection", 15):
+                trial.notes.append("loss not reported")
+            play(emulator, log[cut:back])
+            if how == "silent":
+                emulator.set_silent(False)
+            else:
+                emulator.replug()
+            if not daemon.wait_for(
+                lambda e: e["type"] == "connection" and e["state"] == "connected", 30
+            ):
+                trial.notes.append("not reconnected")
+            daemon.drain(1.0)
+            play(emulator, log[back:])
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(expected), 20)
+            daemon.drain(0.5)
+            recovered = [e for e in daemon.seen if e["type"] == "moves_recovered"]
+            if daemon.traceback():
+                trial.notes.append("traceback")
+            trial.how = ",".join(e["how"] for e in recovered)
+        finally:
+            daemon.stop()
+    journals = sorted(storage.glob("*.jsonl"))
+    return judge(trial, expected, pgn_moves(journals[-1]) if journals else [], daemon.seen)
+
+
+def trial_garbage(work: Path, rng: random.Random, plies: int) -> Trial:
+    trial = Trial("garbage")
+    game = rng.choice(games())
+    expected, log = prefix_log(game, plies, rng.randrange(10**6))
+    storage = work / "games"
+    with BoardEmulator(work) as emulator:
+        play(emulator, log[:1])
+        daemon = RunningDaemon(emulator.port_path, storage)
+        try:
+            daemon.wait_for(lambda e: e["type"] == "game_start")
+            marks = presses(log)
+            start = 1
+            for mark in marks:
+                play(emulator, log[start:mark])
+                start = mark
+                kind = rng.randrange(4)
+                if kind == 0:  # noise between messages
+                    emulator.inject(bytes(rng.randrange(256) for _ in range(rng.randint(1, 12))))
+                elif kind == 1:  # a field update with a data byte corrupted (top bit set)
+                    frame = bytearray(protocol.encode_field_update(rng.randrange(64), 1))
+                    frame[rng.randrange(3, 5)] |= 0x80
+                    emulator.inject(bytes(frame))
+                elif kind == 2:  # a piece code that is no piece
+                    emulator.inject(protocol.encode_field_update(rng.randrange(64), 0x30 | 0x0F))
+                else:  # well-formed but false: a piece flickers onto an empty square
+                    empty = [i for i in range(64) if emulator.codes[i] == 0]
+                    square = rng.choice(empty)
+                    emulator.inject(protocol.encode_field_update(square, rng.randint(1, 12)))
+                    emulator.inject(protocol.encode_field_update(square, 0))
+            play(emulator, log[start:])
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(expected), 20)
+            daemon.drain(0.5)
+            if daemon.traceback():
+                trial.notes.append("traceback")
+        finally:
+            daemon.stop()
+    journals = sorted(storage.glob("*.jsonl"))
+    return judge(trial, expected, pgn_moves(journals[-1]) if journals else [], daemon.seen)
+
+
+def trial_disk(work: Path, rng: random.Random, plies: int, how: str) -> Trial:
+    trial = Trial(how)
+    game = rng.choice(games())
+    expected, log = prefix_log(game, plies, rng.randrange(10**6))
+    marks = presses(log)
+    bad_from = rng.randrange(2, len(marks) // 2)
+    bad_to = bad_from + rng.randint(2, 5)
+    storage = work / "games"
+    aside = work / "games-aside"
+    with BoardEmulator(work) as emulator:
+        play(emulator, log[:1])
+        daemon = RunningDaemon(emulator.port_path, storage)
+        try:
+            daemon.wait_for(lambda e: e["type"] == "game_start")
+            play(emulator, log[1 : marks[bad_from]])
+            daemon.drain(0.3)
+            if how == "disk_full":
+                size = max(p.stat().st_size for p in storage.iterdir())
+                resource.prlimit(
+                    daemon.process.pid, resource.RLIMIT_FSIZE, (size, resource.RLIM_INFINITY)
+                )
+            else:
+                storage.rename(aside)
+                storage.write_text("not a directory")
+            play(emulator, log[marks[bad_from] : marks[bad_to]])
+            daemon.drain(0.5)
+            if how == "disk_full":
+                unlimited = resource.RLIM_INFINITY
+                resource.prlimit(daemon.process.pid, resource.RLIMIT_FSIZE, (unlimited, unlimited))
+            else:
+                storage.unlink()
+                aside.rename(storage)
+            play(emulator, log[marks[bad_to] :])
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(expected), 20)
+            daemon.drain(1.0)
+            codes = [e.get("code") for e in daemon.seen if e["type"] == "notice"]
+            if "storage_error" not in codes:
+                trial.notes.append("storage error not reported")
+            if codes.count("storage_error") > 1:
+                trial.notes.append("storage error reported more than once")
+            if "storage_recovered" not in codes:
+                trial.notes.append("recovery not reported")
+            if daemon.traceback():
+                trial.notes.append("traceback")
+        finally:
+            daemon.stop()
+            with contextlib.suppress(OSError):
+                if storage.is_file():
+                    storage.unlink()
+                    aside.rename(storage)
+    journals = sorted(storage.glob("*.jsonl"))
+    recorded = pgn_moves(journals[-1]) if journals else []
+    if journals:
+        lines = [json.loads(x) for x in journals[-1].read_text().splitlines() if x.strip()]
+        journal_moves = [e["uci"] for e in lines if e.get("type") == "move"]
+        if journal_moves != expected:
+            trial.notes.append("journal lines differ from the moves")
+    return judge(trial, expected, recorded, daemon.seen)
+
+
+def trial_clock_unplugged(work: Path, rng: random.Random, plies: int) -> Trial:
+    trial = Trial("clock_unplugged")
+    game = rng.choice(games())
+    expected, log = prefix_log(game, plies, rng.randrange(10**6))
+    marks = presses(log)
+    cut = rng.randrange(3, len(marks) - 3)
+    storage = work / "games"
+    with BoardEmulator(work) as emulator:
+        play(emulator, log[:1])
+        daemon = RunningDaemon(emulator.port_path, storage)
+        try:
+            daemon.wait_for(lambda e: e["type"] == "game_start")
+            play(emulator, log[1 : marks[cut]])
+            daemon.drain(0.2)
+            emulator.clock_attached = False
+            emulator.apply(tick_of(log[: marks[cut]], 1.0) or log[marks[cut] - 1])
+            play(emulator, log[marks[cut] :])
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(expected), 20)
+            daemon.drain(1.0)
+            if daemon.traceback():
+                trial.notes.append("traceback")
+        finally:
+            daemon.stop()
+    journals = sorted(storage.glob("*.jsonl"))
+    return judge(trial, expected, pgn_moves(journals[-1]) if journals else [], daemon.seen)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def trial_broker(work: Path, rng: random.Random, plies: int) -> Trial:
+    trial = Trial("broker")
+    if not Path(MOSQUITTO).exists():
+        trial.notes.append("mosquitto not installed")
+        return trial
+    game = rng.choice(games())
+    expected, log = prefix_log(game, plies, rng.randrange(10**6))
+    marks = presses(log)
+    cut = rng.randrange(2, len(marks) - 2)
+    port = free_port()
+    config = work / "mosquitto.conf"
+    config.write_text(
+        f"listener {port} 127.0.0.1\nallow_anonymous true\nuser {getpass.getuser()}\n"
+    )
+    broker = subprocess.Popen(
+        [MOSQUITTO, "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    time.sleep(0.5)
+    storage = work / "games"
+    env = {
+        "DGT_BRIDGE_BROADCAST__ENABLED": "true",
+        "DGT_BRIDGE_BROADCAST__ADDRESS": "127.0.0.1",
+        "DGT_BRIDGE_BROADCAST__PORT": "0",
+        "DGT_BRIDGE_BROADCAST__MQTT__ENABLED": "true",
+        "DGT_BRIDGE_BROADCAST__MQTT__HOST": "127.0.0.1",
+        "DGT_BRIDGE_BROADCAST__MQTT__PORT": str(port),
+    }
+    try:
+        with BoardEmulator(work) as emulator:
+            play(emulator, log[:1])
+            daemon = RunningDaemon(emulator.port_path, storage, env)
+            try:
+                daemon.wait_for(lambda e: e["type"] == "game_start")
+                play(emulator, log[1 : marks[cut]])
+                broker.send_signal(signal.SIGKILL)  # the broker gone
+                broker.wait(10)
+                play(emulator, log[marks[cut] :])
+                daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(expected), 20)
+                daemon.drain(0.5)
+                if daemon.process.poll() is not None:
+                    trial.notes.append("the daemon stopped")
+                if daemon.traceback():
+                    trial.notes.append("traceback")
+            finally:
+                daemon.stop()
+    finally:
+        if broker.poll() is None:
+            broker.kill()
+    journals = sorted(storage.glob("*.jsonl"))
+    return judge(trial, expected, pgn_moves(journals[-1]) if journals else [], daemon.seen)
+
+
+def trial_tournament(work: Path, rng: random.Random, plies: int, count: int) -> Trial:
+    """``count`` games back to back, ``sides: auto``; one trial, every game checked."""
+    trial = Trial("tournament")
+    pool = games()
+    storage = work / "games"
+    played: list[list[str]] = []
+    with BoardEmulator(work) as emulator:
+        first = pool[0]
+        emulator.play([BoardDump(0.0, first.board().board_fen())])
+        emulator.wait_played(10)
+        daemon = RunningDaemon(emulator.port_path, storage)
+        try:
+            t = 0.0
+            for number in range(count):
+                game = pool[number % len(pool)]
+                expected, log = prefix_log(game, plies, 1000 + number, start_time=t)
+                played.append(expected)
+                emulator.white_on_left = number % 2 == 0  # the players change colours
+                # The clock is not reset: it runs on from the last game.
+                if number:
+                    log = [e for e in log if not (isinstance(e, ClockReport) and e.running is None)]
+                    emulator.play([BoardDump(t, "8/8/8/8/8/8/8/8")], speed=SPEED)
+                    emulator.wait_played(10)
+                starts = sum(1 for e in daemon.seen if e["type"] == "game_start")
+                play(emulator, log[:1])
+                if not daemon.wait_for(
+                    lambda e, s=starts: (
+                        e["type"] == "game_start"
+                        and sum(1 for x in daemon.seen if x["type"] == "game_start") > s
+                    ),
+                    10,
+                ):
+                    trial.notes.append(f"game {number + 1} did not start")
+                play(emulator, log[1:])
+                last = len(expected)
+                daemon.wait_for(lambda e, n=last: e["type"] == "move" and e["ply"] == n, 20)
+                daemon.drain(0.3)
+                t = log[-1].t + 5
+            if daemon.traceback():
+                trial.notes.append("traceback")
+        finally:
+            daemon.stop()
+    journals = sorted(storage.glob("*.jsonl"))
+    if len(journals) != count:
+        trial.notes.append(f"{len(journals)} journals for {count} games")
+    trial.moves = sum(len(g) for g in played)
+    wrong_games = 0
+    for expected, journal in zip(played, journals, strict=False):
+        recorded = pgn_moves(journal)
+        if recorded != expected:
+            wrong_games += 1
+            trial.lost += len(expected) - sum(1 for _ in zip(expected, recorded, strict=False))
+    trial.false_irregularities = sum(1 for e in daemon.seen if e["type"] == "irregularity")
+    trial.notes += [f"{wrong_games} games wrong"] if wrong_games else []
+    trial.ok = not trial.notes and trial.lost == 0 and trial.false_irregularities == 0
+    trial.games = (count - wrong_games, count)
+    return trial
+
+
+KINDS = (
+    "kill",
+    "unplug",
+    "unplug_no_eeprom",
+    "silent",
+    "garbage",
+    "disk_full",
+    "disk_gone",
+    "clock_unplugged",
+    "broker",
+    "tournament",
+)
+FULL = {
+    "kill": 24,
+    "unplug": 12,
+    "unplug_no_eeprom": 8,
+    "silent": 6,
+    "garbage": 6,
+    "disk_full": 3,
+    "disk_gone": 3,
+    "clock_unplugged": 4,
+    "broker": 3,
+    "tournament": 1,
+}
+
+
+def run_trial(kind: str, work: Path, rng: random.Random, plies: int, games_per_day: int) -> Trial:
+    if kind == "kill":
+        return trial_kill(work, rng, plies)
+    if kind in ("unplug", "unplug_no_eeprom", "silent"):
+        return trial_outage(work, rng, plies, kind)
+    if kind == "garbage":
+        return trial_garbage(work, rng, plies)
+    if kind in ("disk_full", "disk_gone"):
+        return trial_disk(work, rng, plies, kind)
+    if kind == "clock_unplugged":
+        return trial_clock_unplugged(work, rng, plies)
+    if kind == "broker":
+        return trial_broker(work, rng, plies)
+    return trial_tournament(work, rng, plies, games_per_day)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one short trial of each kind")
+    parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated trial kinds")
+    parser.add_argument("--trials", type=int, help="trials of each kind (default: see FULL)")
+    parser.add_argument("--plies", type=int, help="moves per game (default 30, quick 14)")
+    parser.add_argument("--games", type=int, help="games of the tournament day (default 20)")
+    parser.add_argument("--seed", type=int, default=15)
+    args = parser.parse_args(argv)
+    kinds = [k for k in args.kinds.split(",") if k]
+    unknown = set(kinds) - set(KINDS)
+    if unknown:
+        parser.error(f"unknown kinds {sorted(unknown)}")
+    plies = args.plies or (14 if args.quick else 30)
+    per_day = args.games or (3 if args.quick else 20)
+    header("fault trials: dgt-bridge run against the emulated board")
+    print(f"speed x{SPEED:g}, settle {SETTLE:.3f} s, {plies} plies a game, seed {args.seed}")
+    rng = random.Random(args.seed)
+    results: dict[str, list[Trial]] = {}
+    for kind in kinds:
+        trials = args.trials or (1 if args.quick else FULL[kind])
+        for number in range(trials):
+            with tempfile.TemporaryDirectory(prefix=f"faults-{kind}-") as work:
+                started = time.monotonic()
+                try:
+                    trial = run_trial(kind, Path(work), rng, plies, per_day)
+                except Exception as exc:  # a broken trial is a failed trial, said plainly
+                    trial = Trial(kind, notes=[f"trial error: {exc!r}"])
+                took = time.monotonic() - started
+            results.setdefault(kind, []).append(trial)
+            status = "ok" if trial.ok else "FAILED " + "; ".join(trial.notes)
+            if trial.how:
+                status += f" (recovered: {trial.how})"
+            print(
+                f"  {kind} #{number + 1}: {trial.moves} moves, lost {trial.lost}, "
+                f"false irregularities {trial.false_irregularities}, {took:.1f} s: {status}",
+                flush=True,
+            )
+    print()
+    print(f"{'trial':<18} {'survived':>10} {'moves':>7} {'lost':>5} {'false irr.':>10}")
+    total_ok = total = 0
+    for kind, trials in results.items():
+        ok = sum(t.ok for t in trials)
+        total_ok += ok
+        total += len(trials)
+        moves = sum(t.moves for t in trials)
+        lost = sum(t.lost for t in trials)
+        false = sum(t.false_irregularities for t in trials)
+        extra = ""
+        if kind == "tournament" and trials:
+            right, count = trials[0].games
+            extra = f"  ({right}/{count} games right)"
+        hows = [t.how for t in trials if t.how]
+        if hows:
+            extra += "  (recovered by " + ", ".join(sorted(set(",".join(hows).split(",")))) + ")"
+        print(f"{kind:<18} {f'{ok}/{len(trials)}':>10} {moves:>7} {lost:>5} {false:>10}{extra}")
+    print(f"all trials survived: {total_ok}/{total}")
+    footer()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
