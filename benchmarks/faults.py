@@ -200,7 +200,13 @@ def judge(trial: Trial, expected: list[str], recorded: list[str], feeds: list[di
             break
         same += 1
     trial.lost = len(expected) - same + max(0, len(recorded) - len(expected))
-    trial.false_irregularities = sum(1 for e in feeds if e.get("type") == "irregularity")
+    irregular = [e for e in feeds if e.get("type") == "irregularity"]
+    trial.false_irregularities = len(irregular)
+    trial.notes += [
+        f"{e.get('kind')} {e.get('by') or ''} {' '.join(e.get('squares') or [])} "
+        f"{e.get('detail') or ''}".strip()
+        for e in irregular
+    ]
     trial.ok = trial.lost == 0 and trial.false_irregularities == 0 and not trial.notes
     return trial
 

@@ -284,12 +284,10 @@ class RulesCore:
                 )
             case ConnectionChange():
                 out.append(Connection(event.t, event.state, event.detail))
-                # No decision on the last picture before the loss: it may have caught
-                # a hand mid-move; the picture after the outage decides.
+                # No alarm on the last picture before the loss: it may have caught a
+                # hand mid-move; the picture after the outage decides.
                 self._link_down = event.state == "lost"
                 self._link_was_lost |= self._link_down
-                if self._link_down:
-                    self._deadline = None
         return out
 
     def resume(
@@ -575,9 +573,16 @@ class RulesCore:
     # ------------------------------------------------------------------ decisions
 
     def _decide(self, t: float, out: list[DomainEvent]) -> None:
-        if self._link_down:
-            return  # the board is out of reach: its last picture decides nothing
         phase = self._state.phase
+        if self._link_down:
+            # The board is out of reach: a move that stood may count, but no alarm
+            # is decided on its last picture (the hand may have been mid-move).
+            node = self._node
+            if phase in (Phase.PLAYING, Phase.PRESSED, Phase.IRREGULAR) and node is not None:
+                key = self._key()
+                if key != node.key:
+                    self._commit_if_move(t, key, out, by_press=self._state.press_pending)
+            return
         if phase is Phase.RESUMING:
             self._check_resume(t, out, settled=True)
             return
