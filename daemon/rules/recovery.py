@@ -127,18 +127,18 @@ def _lines_from_history(
             position.push(move)
             children.setdefault(position.board_fen(), move)
             position.pop()
-        last = children.get(target)
-        if last is not None and position.board_fen() != target:
-            found.append((*line, last))  # one more move, made after the log was read
+        final = children.get(target)
+        if final is not None and position.board_fen() != target:
+            found.append((*line, final))  # one more move, made after the log was read
         seen: set[str] = set()
         for index in range(at, len(history)):
             placement = history[index]
-            move = children.get(placement)
-            if move is None or placement in seen:
+            step = children.get(placement)
+            if step is None or placement in seen:
                 continue
             seen.add(placement)
-            position.push(move)
-            line.append(move)
+            position.push(step)
+            line.append(step)
             walk(position, index + 1, line)
             line.pop()
             position.pop()
