@@ -233,12 +233,7 @@ class BoardPipeline:
             self._connection(event)
         elif isinstance(event, BoardDump) and not self.board_connected:
             self._connection(ConnectionChange(event.t, "connected"))
-        try:
-            events = self.core.feed(event)
-        except Exception:  # a bug in the core must not silence the board
-            log.exception("the rules core failed on %r", event)
-            events = [Notice(t=self.now(), code="internal_error", message="rules core error")]
-        self.publish(events)
+        self.publish(self._decided(self.core.feed, event))
         self._drain_clock_reports()
         self._schedule_tick()
 
@@ -247,12 +242,16 @@ class BoardPipeline:
         before the next sensor event (the core must know at once whose time runs)."""
         while self._clock_reports:
             report = self._clock_reports.pop(0)
-            try:
-                events = self.core.feed(report)
-            except Exception:
-                log.exception("the rules core failed on %r", report)
-                events = []
-            self.publish(events)
+            self.publish(self._decided(self.core.feed, report))
+
+    def _decided(self, step: Callable[[Any], list[DomainEvent]], arg: Any) -> list[DomainEvent]:
+        """What the core decides on one step (a sensor event, a tick); a bug in the core
+        must not silence the board: it is logged and noticed, and the game goes on."""
+        try:
+            return step(arg)
+        except Exception:
+            log.exception("the rules core failed on %s(%r)", step.__name__, arg)
+            return [Notice(t=self.now(), code="internal_error", message="rules core error")]
 
     def _connection(self, event: ConnectionChange) -> None:
         self.board_connected = event.state == "connected"
@@ -307,12 +306,7 @@ class BoardPipeline:
         t = self.now()
         if deadline is not None and t < deadline:
             t = deadline  # the loop's timer may fire a hair early
-        try:
-            events = self.core.tick(t)
-        except Exception:
-            log.exception("the rules core failed on tick(%s)", t)
-            events = []
-        self.publish(events)
+        self.publish(self._decided(self.core.tick, t))
         self._drain_clock_reports()
         self._schedule_tick()
 

@@ -136,3 +136,39 @@ def test_generated_games_replay_to_the_daemons_feed(
     moves = [e for e in live if e["type"] == "move"]
     assert len(moves) >= 10
     assert all(" to " not in m["speech"] for m in moves)  # not "pawn e2 to e4"
+
+
+def test_a_core_failure_is_noticed_and_the_board_goes_on(tmp_path, monkeypatch) -> None:
+    """A bug in the rules core (here: its settle timer raising once) is logged and
+    published as an internal_error notice; the next sensor events are decided."""
+    from daemon.compose import build_board_parts
+    from daemon.pipeline import BoardPipeline
+    from drivers.sensors import BoardDump, SquareChange
+
+    settings = load_file(config_file(tmp_path, "no-clock"), environ={})
+    scheduler = SimulatedScheduler()
+    feed: list = []
+    pipeline = BoardPipeline("1", build_board_parts(settings), scheduler, outputs=[feed.append])
+    real_tick = pipeline.core.tick
+    failures = iter([True])
+
+    def tick_failing_once(t: float) -> list:
+        if next(failures, False):
+            raise RuntimeError("a bug")
+        return real_tick(t)
+
+    monkeypatch.setattr(pipeline.core, "tick", tick_failing_once)
+    start = chess.Board().board_fen()
+    for event in (
+        BoardDump(0.0, start),
+        SquareChange(1.0, "e2", None),
+        SquareChange(1.2, "e4", "P"),
+        SquareChange(5.0, "e7", None),
+        SquareChange(5.2, "e5", "p"),
+    ):
+        scheduler.run_before(event.t)
+        pipeline.submit(event)
+    scheduler.run_before(None)
+    notices = [e for e in feed if e.type == "notice"]
+    assert [n.code for n in notices] == ["internal_error"]
+    assert [e.uci for e in feed if e.type == "move"][-1] == "e7e5"
