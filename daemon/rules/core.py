@@ -349,6 +349,8 @@ class RulesCore:
         elif event.piece is not None:
             self._mark_returned(event.t, self._true_square(raw_square), event.piece)
         self._raw[raw_square] = after
+        if self._outage is not None:  # what the board shows after the outage, in order
+            self._outage = (*self._outage, placement_from_key(bytes(self._raw)))
         self._on_board_change(event.t, out)
 
     def _mark_returned(self, t: float, square: int, piece: str) -> None:
@@ -519,6 +521,10 @@ class RulesCore:
         taking_moves = self._state.phase in (Phase.PLAYING, Phase.PRESSED, Phase.IRREGULAR)
         if node is None or not taking_moves or self._outage is None:
             return False
+        # Who touched what while the board was away is unknown (4.3): the move under
+        # way is not judged by touches, nor are lifts before the outage counted.
+        self._touch_floor = t
+        self._touches_unknown = [node]
         key = self._key()
         if key == node.key or explains(node, key):
             return False  # at most one move: the usual rules (its press, the settle time)
@@ -545,10 +551,13 @@ class RulesCore:
             history = tuple(placement_from_key(turned(key_from_placement(h))) for h in history)
         result = recover(node.board, placement_from_key(key), history=history)
         board = node.board
-        if final or result.found or result.how != "none":
+        # A picture that caught a hand mid-move explains nothing yet (no line, or
+        # the search ran out): the outage stays open for the settled picture.
+        if final or result.found or result.how == "ambiguous":
             self._outage = None
         if not result.found:
-            if result.how in ("ambiguous", "gave_up") and flipped == self._flipped:
+            reportable = result.how == "ambiguous" or (final and result.how == "gave_up")
+            if reportable and flipped == self._flipped:
                 lines = [describe_line(board, line) for line in result.candidates]
                 out.append(MovesRecovered(t, [], "", result.how, lines))
                 message = (
@@ -564,6 +573,7 @@ class RulesCore:
             return False
         if resume_flipped is not None:
             self._end_resume(t, resume_flipped, out)
+        self._touch_floor = t  # touches made while away are unknown (4.3)
         for move in result.moves:
             self._commit(t, move, out, settled=False, touch_check=False)
         line = describe_line(board, result.moves)
