@@ -43,7 +43,7 @@ from daemon.events import BoardsAgree, Colour, DomainEvent, Irregularity
 from daemon.formatting import describe
 from daemon.journal import Journal, find_unfinished
 from daemon.notify import Notifier
-from daemon.pipeline import BoardPipeline, LoopScheduler, Output
+from daemon.pipeline import BoardPipeline, Cancellable, LoopScheduler, Output
 from daemon.twoboards import TwoBoardGame
 from drivers.sensors import ConnectionChange, SensorEvent
 
@@ -145,7 +145,7 @@ class HallDaemon:
         self.http_url: str | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._stopped = asyncio.Event()
-        self._pair_timers: dict[str, asyncio.TimerHandle] = {}
+        self._pair_timers: dict[str, Cancellable] = {}
         self.exit_code = 0
         for entry in settings.boards:
             self._make_unit(entry)
@@ -438,7 +438,7 @@ class HallDaemon:
         deadline = pair.next_deadline()
         if deadline is not None:
             handle = unit.scheduler.call_at(deadline, lambda: self._pair_tick(game_id))
-            self._pair_timers[game_id] = handle  # type: ignore[assignment]
+            self._pair_timers[game_id] = handle
 
     # -- status --------------------------------------------------------------------------------
 

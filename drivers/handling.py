@@ -156,6 +156,7 @@ class Hands:
                 round(self.t, 3),
                 round(times["white"], 1),
                 round(times["black"], 1),
+                # Both hold colour names only ("white", "black"), typed as str here.
                 self.running,  # type: ignore[arg-type]
                 flags,  # type: ignore[arg-type]
             )

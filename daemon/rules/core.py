@@ -798,6 +798,7 @@ class RulesCore:
         child = node_child or self._child_of(node, move)
         chosen = None if correction else self._first_promotion_choice(node, child)
         if chosen is not None:  # 4.4d: the first piece to touch the square is the choice
+            # A promotion choice is a child node, made by its move (never the root).
             child, move = chosen, chosen.move  # type: ignore[assignment]
         san = _san(board, move)
         if self._describe is None:
@@ -821,6 +822,7 @@ class RulesCore:
                 uci=move.uci(),
                 san=san,
                 fen=child.fen(),
+                # COLOUR_NAMES holds only "white" and "black" (typed as str there).
                 by=mover,  # type: ignore[arg-type]
                 speech=speech,
                 clock=self._clock_dict(),
@@ -981,11 +983,13 @@ class RulesCore:
         detail: str = "",
     ) -> Irregularity:
         node = self._node
+        # Irregularities are judged in a game only, so there is a node.
         target = target if target is not None else node.key  # type: ignore[union-attr]
         return Irregularity(
             t,
             kind=kind,
             article=self._article(kind),
+            # by: "white", "black" or None, as every caller passes (typed as str).
             by=by,  # type: ignore[arg-type]
             squares=[chess.square_name(s) for s in differing_squares(key, target)],
             count=count,
@@ -1001,6 +1005,7 @@ class RulesCore:
             t,
             kind=kind,
             article=self._article(kind),
+            # by: "white", "black" or None, as every caller passes (typed as str).
             by=by,  # type: ignore[arg-type]
             squares=squares,
             detail=detail,
@@ -1337,6 +1342,7 @@ class RulesCore:
                     elif turned(raw) == target:
                         flipped = True
                     self._start_game(t, board, flipped, out, chess960=board.chess960)
+                    # _start_game has just made the game's first node.
                     if self._key() != self._node.key:  # type: ignore[union-attr]
                         self._orientation_open = True
                         self._arm(t)

@@ -89,6 +89,7 @@ LAWS: dict[Edition, Laws] = {
 def laws(edition: str) -> Laws:
     """The edition's numbers; a clear error for anything else."""
     try:
+        # Any text may come from the configuration; an unknown one is the KeyError below.
         return LAWS[edition]  # type: ignore[index]
     except KeyError:
         raise ValueError(f"laws must be one of {', '.join(EDITIONS)}, not {edition!r}") from None
