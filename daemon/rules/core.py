@@ -1357,7 +1357,7 @@ class RulesCore:
                     if to not in ("white", "black"):
                         raise ValueError("penalty needs args.to: 'white' or 'black'")
                     seconds = float(args.get("seconds", 120))
-                    article = str(args.get("article", "7.4"))
+                    article = str(args.get("article", self._laws.penalty_article))
                     out.append(Penalty(t, to, seconds, article, clock=self._clock_dict()))
                 case "result":
                     result = args.get("result")

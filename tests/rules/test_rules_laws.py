@@ -73,3 +73,10 @@ def test_the_key_reads_2009_as_written_in_yaml_and_refuses_anything_else():
     assert RulesSettings().laws == "2009"
     with pytest.raises(ValueError, match="laws"):
         RulesSettings(laws="2017")  # type: ignore[arg-type]
+
+
+def test_a_penalty_without_an_article_cites_the_editions_penalty_rule():
+    script = game(False).request("penalty", to="black")
+    [old] = of_type(run(script.events, settings(False)), "penalty")
+    [new] = of_type(run(script.events, current(False)), "penalty")
+    assert (old.article, new.article) == ("7.4b", "7.5.3")
