@@ -162,6 +162,7 @@ class InfoRequest(DomainEvent):
 class Connection(DomainEvent):
     state: Literal["connected", "lost"]
     detail: str = ""
+    found: bool = True  # False with "lost": no board found yet (not a lost one), still looking
     type: ClassVar[str] = "connection"
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from daemon.events import (
     ClockUpdate,
+    Connection,
     DomainEvent,
     GameEnd,
     GameResumed,
@@ -48,6 +49,11 @@ def describe(event: DomainEvent) -> str:
             return f"game resumed at move {(ply + 2) // 2}"
         case Notice(code=code, message=message):
             return f"notice ({code}): {message}"
+        case Connection(state="lost", detail=detail, found=False):
+            return detail or "no board found, still looking"
+        case Connection(state=state, detail=detail):
+            text = "board connected" if state == "connected" else "board connection lost"
+            return text + (f": {detail}" if detail else "")
         case ClockUpdate(white=white, black=black, running=running):
             return f"clock white {white:g} black {black:g}" + (
                 f", {running}'s running" if running else ""

@@ -97,6 +97,7 @@ class ConnectionChange:
     t: float
     state: Literal["connected", "lost"]
     detail: str = ""
+    found: bool = True  # False: no board was ever reached on this port; still looking
 
 
 SensorEvent = (

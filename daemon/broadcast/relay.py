@@ -122,6 +122,8 @@ class Relay:
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
+        self.client.on_connect_fail = self._on_connect_fail
+        self.failed_connects = 0  # attempts in a row that found no broker
         self.sync: dict[str, BoardSync] = {}
         self.duplicates = 0
         self.connected = False
@@ -205,8 +207,24 @@ class Relay:
             self.refusal = str(reason)
             log.warning("MQTT broker refused the relay: %s", reason)
             return
-        self.connected, self.refusal = True, ""
+        if self.failed_connects:
+            log.warning(
+                "relay: connected to the MQTT broker at %s:%s", self.broker, self.broker_port
+            )
+        self.connected, self.refusal, self.failed_connects = True, "", 0
         client.subscribe([(f"{self.base}/+/{leaf}", 1) for leaf in ("state", "events", "status")])
+
+    def _on_connect_fail(self, client: mqtt.Client, userdata: Any) -> None:
+        """No broker answered (paho retries by itself): said at once, then once a
+        minute or so, so that a relay showing nothing says why."""
+        self.failed_connects += 1
+        if self.failed_connects == 1 or self.failed_connects % 30 == 0:
+            log.warning(
+                "relay: the MQTT broker at %s:%s cannot be reached; still trying (%d attempts)",
+                self.broker,
+                self.broker_port,
+                self.failed_connects,
+            )
 
     def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any,
                        properties: Any) -> None:  # fmt: skip

@@ -50,6 +50,9 @@ def emulate(args: argparse.Namespace) -> int:
         except (OSError, SensorLogError) as error:
             print(f"dgt-bridge emulate: {args.log}: {error}", file=sys.stderr)
             return 2
+        if not events:
+            print(f"dgt-bridge emulate: {args.log} held no events", file=sys.stderr)
+            return 2
     if args.dir:
         from pathlib import Path
 

@@ -132,7 +132,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         with open(args.log, encoding="utf-8") as handle:
             sleep = None if args.fast else time.sleep
-            replay_feed(read_events(handle), settings, sys.stdout, sleep=sleep)
+            events = _counted(read_events(handle))
+            replay_feed(events, settings, sys.stdout, sleep=sleep)
+        if not events.count:
+            # Exit 0 and no output would look like a game that made no events.
+            print(f"dgt-bridge replay: {args.log} held no events", file=sys.stderr)
+            return 1
     except FileNotFoundError:
         print(f"dgt-bridge replay: no such file: {args.log}", file=sys.stderr)
         return 2
@@ -148,3 +153,19 @@ def run(args: argparse.Namespace) -> int:
     finally:
         sys.stdout.flush()
     return 0
+
+
+class _counted:
+    """The events of a log, counted as they pass (an empty log is said to be empty)."""
+
+    def __init__(self, events: Iterable[SensorEvent]) -> None:
+        self._events = iter(events)
+        self.count = 0
+
+    def __iter__(self) -> _counted:
+        return self
+
+    def __next__(self) -> SensorEvent:
+        event = next(self._events)
+        self.count += 1
+        return event

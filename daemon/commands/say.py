@@ -116,8 +116,17 @@ def request_args(what: str, arg: str | None) -> dict[str, Any]:
     if what in ("square", "piece") and not arg:
         raise ValueError(f"say {what} needs an argument (e.g. say square e4, say piece N)")
     if what == "square":
-        return {"square": arg}
+        assert arg is not None
+        square = arg.strip().lower()
+        if len(square) != 2 or square[0] not in "abcdefgh" or square[1] not in "12345678":
+            raise ValueError(f"{arg!r} is not a square (a1 to h8, e.g. e4)")
+        return {"square": square}
     if what == "piece":
+        if arg not in tuple("KQRBNPkqrbnp"):
+            raise ValueError(
+                f"{arg!r} is not a piece letter (K Q R B N P for White's, "
+                "k q r b n p for Black's)"
+            )
         return {"piece": arg}
     return {}
 

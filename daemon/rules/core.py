@@ -283,7 +283,7 @@ class RulesCore:
                     )
                 )
             case ConnectionChange():
-                out.append(Connection(event.t, event.state, event.detail))
+                out.append(Connection(event.t, event.state, event.detail, event.found))
                 # No alarm on the last picture before the loss: it may have caught a
                 # hand mid-move; the picture after the outage decides.
                 self._link_down = event.state == "lost"

@@ -240,7 +240,10 @@ def event_text(
             "penalty", side=vocabulary.colour(event.get("to")), seconds=f"{seconds:g}"
         )
     if kind == "connection":
-        return vocabulary.message(
-            "connection_lost" if event.get("state") == "lost" else "connection_back"
-        )
+        if event.get("state") != "lost":
+            return vocabulary.message("connection_back")
+        # Never connected: saying "connection lost" would send the player looking
+        # for a cable that was never plugged in.
+        found = event.get("found", True)
+        return vocabulary.message("connection_lost" if found else "board_not_found")
     return None

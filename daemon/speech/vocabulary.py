@@ -88,6 +88,7 @@ MESSAGES: dict[str, frozenset[str]] = {
         "draw_claimable": ("reason",),
         "penalty": ("side", "seconds"),
         "connection_lost": (),
+        "board_not_found": (),
         "connection_back": (),
         "answer_last": ("move",),
         "answer_no_move": (),

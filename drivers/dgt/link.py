@@ -52,6 +52,15 @@ from drivers.sensors import BoardDump, ConnectionChange, SensorEvent
 
 log = logging.getLogger(__name__)
 
+
+def os_error_text(error: BaseException) -> str:
+    """A port error in words, once: pyserial wraps the OSError's text in its own
+    ("[Errno 2] could not open port X: [Errno 2] No such file or directory: 'X'")."""
+    number = getattr(error, "errno", None)
+    if isinstance(number, int) and number > 0:
+        return os.strerror(number)
+    return str(error)
+
 class LinkLost(Exception):
     """The board went away (internal: caught by ``run``, reported as an event)."""
 
@@ -164,7 +173,7 @@ class BoardLink:
             except LinkLost as lost:
                 self._report_lost(str(lost))
             except (OSError, serial.SerialException) as error:
-                self._report_lost(f"port error: {error}")
+                self._report_lost(f"port error: {os_error_text(error)}")
             finally:
                 self._disconnect()
             if self._closed:
@@ -238,7 +247,7 @@ class BoardLink:
         try:
             self._serial = await loop.run_in_executor(None, open_serial, path)
         except (OSError, serial.SerialException) as error:
-            raise LinkLost(f"cannot open {path}: {error}") from None
+            raise LinkLost(f"cannot open {path}: {os_error_text(error)}") from None
         self.port_path = path
         self._parser = protocol.MessageParser()
         self._lost = loop.create_future()
@@ -370,7 +379,11 @@ class BoardLink:
         log.warning("DGT board link: %s", detail)
         if (was_connected or self.connections == 0) and not self._reported_lost:
             self._reported_lost = True
-            self._emit([ConnectionChange(self.time_source(), "lost", detail)])
+            found = self.connections > 0
+            if not found:  # it never connected: nothing was lost, the board is awaited
+                where = self.port or "any serial port"
+                detail = f"no board found on {where}, still looking ({detail})"
+            self._emit([ConnectionChange(self.time_source(), "lost", detail, found=found)])
 
     def _fail(self, reason: str) -> None:
         if self._lost is not None and not self._lost.done():
