@@ -380,9 +380,10 @@ class BoardLink:
         if (was_connected or self.connections == 0) and not self._reported_lost:
             self._reported_lost = True
             found = self.connections > 0
-            if not found:  # it never connected: nothing was lost, the board is awaited
-                where = self.port or "any serial port"
-                detail = f"no board found on {where}, still looking ({detail})"
+            if not found and self.port is None:  # auto-detection found none
+                detail = "no DGT board found on any serial port, still looking"
+            elif not found:  # it never connected: nothing was lost, the board is awaited
+                detail = f"no board found on {self.port}, still looking ({detail})"
             self._emit([ConnectionChange(self.time_source(), "lost", detail, found=found)])
 
     def _fail(self, reason: str) -> None:

@@ -289,7 +289,9 @@ async def test_without_a_port_the_link_connects_to_the_board_it_finds():
     task = asyncio.create_task(link.run())
     try:
         await until(lambda: events)
-        assert events[0] == ConnectionChange(events[0].t, "lost", "no DGT board found")
+        assert events[0] == ConnectionChange(
+            events[0].t, "lost", "no DGT board found on any serial port, still looking", False
+        )
         with BoardEmulator() as emulator:
             emulator_path = emulator.port_path
             await until(lambda: link.connected)
