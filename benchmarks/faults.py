@@ -223,6 +223,27 @@ def play(emulator: BoardEmulator, events: list[SensorEvent]) -> None:
         emulator.wait_played(120)
 
 
+def play_out(
+    trial: Trial,
+    emulator: BoardEmulator,
+    daemon: RunningDaemon,
+    rest: list[SensorEvent],
+    plies: int,
+) -> None:
+    """The rest of the game; then the daemon must have decided its last move."""
+    play(emulator, rest)
+    daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == plies, 20)
+    daemon.drain(0.5)
+    if daemon.traceback():
+        trial.notes.append("traceback")
+
+
+def judged(trial: Trial, storage: Path, expected: list[str], feeds: list[dict]) -> Trial:
+    """The trial judged by the newest journal's PGN and the feed."""
+    journals = sorted(storage.glob("*.jsonl"))
+    return judge(trial, expected, pgn_moves(journals[-1]) if journals else [], feeds)
+
+
 # --- the trials ------------------------------------------------------------------------------
 
 
@@ -261,12 +282,8 @@ def trial_kill(work: Path, rng: random.Random, plies: int) -> Trial:
                 tick = tick_of(log[:start], 1.0)
                 if tick is not None:
                     emulator.apply(tick)
-            play(emulator, log[start:])
-            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(expected), 20)
-            daemon.drain(0.5)
+            play_out(trial, emulator, daemon, log[start:], len(expected))
             feeds += daemon.seen
-            if daemon.traceback():
-                trial.notes.append("traceback")
         finally:
             daemon.stop()
     journals = sorted(storage.glob("*.jsonl"))
@@ -311,17 +328,12 @@ def trial_outage(work: Path, rng: random.Random, plies: int, how: str) -> Trial:
             ):
                 trial.notes.append("not reconnected")
             daemon.drain(1.0)
-            play(emulator, log[back:])
-            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(expected), 20)
-            daemon.drain(0.5)
+            play_out(trial, emulator, daemon, log[back:], len(expected))
             recovered = [e for e in daemon.seen if e["type"] == "moves_recovered"]
-            if daemon.traceback():
-                trial.notes.append("traceback")
             trial.how = ",".join(e["how"] for e in recovered)
         finally:
             daemon.stop()
-    journals = sorted(storage.glob("*.jsonl"))
-    return judge(trial, expected, pgn_moves(journals[-1]) if journals else [], daemon.seen)
+    return judged(trial, storage, expected, daemon.seen)
 
 
 def trial_garbage(work: Path, rng: random.Random, plies: int) -> Trial:
@@ -353,15 +365,10 @@ def trial_garbage(work: Path, rng: random.Random, plies: int) -> Trial:
                     square = rng.choice(empty)
                     emulator.inject(protocol.encode_field_update(square, rng.randint(1, 12)))
                     emulator.inject(protocol.encode_field_update(square, 0))
-            play(emulator, log[start:])
-            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(expected), 20)
-            daemon.drain(0.5)
-            if daemon.traceback():
-                trial.notes.append("traceback")
+            play_out(trial, emulator, daemon, log[start:], len(expected))
         finally:
             daemon.stop()
-    journals = sorted(storage.glob("*.jsonl"))
-    return judge(trial, expected, pgn_moves(journals[-1]) if journals else [], daemon.seen)
+    return judged(trial, storage, expected, daemon.seen)
 
 
 def trial_disk(work: Path, rng: random.Random, plies: int, how: str) -> Trial:
@@ -396,9 +403,7 @@ def trial_disk(work: Path, rng: random.Random, plies: int, how: str) -> Trial:
             else:
                 storage.unlink()
                 aside.rename(storage)
-            play(emulator, log[marks[bad_to] :])
-            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(expected), 20)
-            daemon.drain(1.0)
+            play_out(trial, emulator, daemon, log[marks[bad_to] :], len(expected))
             codes = [e.get("code") for e in daemon.seen if e["type"] == "notice"]
             if "storage_error" not in codes:
                 trial.notes.append("storage error not reported")
@@ -406,8 +411,6 @@ def trial_disk(work: Path, rng: random.Random, plies: int, how: str) -> Trial:
                 trial.notes.append("storage error reported more than once")
             if "storage_recovered" not in codes:
                 trial.notes.append("recovery not reported")
-            if daemon.traceback():
-                trial.notes.append("traceback")
         finally:
             daemon.stop()
             with contextlib.suppress(OSError):
@@ -440,15 +443,10 @@ def trial_clock_unplugged(work: Path, rng: random.Random, plies: int) -> Trial:
             daemon.drain(0.2)
             emulator.clock_attached = False
             emulator.apply(tick_of(log[: marks[cut]], 1.0) or log[marks[cut] - 1])
-            play(emulator, log[marks[cut] :])
-            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(expected), 20)
-            daemon.drain(1.0)
-            if daemon.traceback():
-                trial.notes.append("traceback")
+            play_out(trial, emulator, daemon, log[marks[cut] :], len(expected))
         finally:
             daemon.stop()
-    journals = sorted(storage.glob("*.jsonl"))
-    return judge(trial, expected, pgn_moves(journals[-1]) if journals else [], daemon.seen)
+    return judged(trial, storage, expected, daemon.seen)
 
 
 def free_port() -> int:
@@ -493,20 +491,15 @@ def trial_broker(work: Path, rng: random.Random, plies: int) -> Trial:
                 play(emulator, log[1 : marks[cut]])
                 broker.send_signal(signal.SIGKILL)  # the broker gone
                 broker.wait(10)
-                play(emulator, log[marks[cut] :])
-                daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(expected), 20)
-                daemon.drain(0.5)
+                play_out(trial, emulator, daemon, log[marks[cut] :], len(expected))
                 if daemon.process.poll() is not None:
                     trial.notes.append("the daemon stopped")
-                if daemon.traceback():
-                    trial.notes.append("traceback")
             finally:
                 daemon.stop()
     finally:
         if broker.poll() is None:
             broker.kill()
-    journals = sorted(storage.glob("*.jsonl"))
-    return judge(trial, expected, pgn_moves(journals[-1]) if journals else [], daemon.seen)
+    return judged(trial, storage, expected, daemon.seen)
 
 
 def trial_tournament(work: Path, rng: random.Random, plies: int, count: int) -> Trial:
