@@ -181,6 +181,7 @@ class Trial:
     ok: bool = False
     notes: list[str] = field(default_factory=list)
     how: str = ""  # how moves made during an outage came back (moves_recovered)
+    setup: str = ""  # what the trial did (printed when it fails)
     games: tuple[int, int] = (0, 0)  # tournament: games right / games
 
 
@@ -304,6 +305,10 @@ def trial_outage(work: Path, rng: random.Random, plies: int, how: str) -> Trial:
     cut, back = marks[first], marks[first + count]
     if rng.random() < 0.5 and how != "unplug_no_eeprom":
         cut = rng.randrange(marks[first - 1] + 1, cut)  # mid-move, a piece in the hand
+    trial.setup = (  # what the trial did, to replay one that failed
+        f"{game.headers.get('White')}-{game.headers.get('Black')}, out from event {cut} "
+        f"(after move {first}) to move {first + count}"
+    )
     storage = work / "games"
     with BoardEmulator(work, ee_log=how != "unplug_no_eeprom") as emulator:
         play(emulator, log[:1])
@@ -636,6 +641,8 @@ def main(argv: list[str] | None = None) -> int:
             status = "ok" if trial.ok else "FAILED " + "; ".join(trial.notes)
             if trial.how:
                 status += f" (recovered: {trial.how})"
+            if trial.setup and not trial.ok:
+                status += f" [{trial.setup}]"
             print(
                 f"  {kind} #{number + 1}: {trial.moves} moves, lost {trial.lost}, "
                 f"false irregularities {trial.false_irregularities}, {took:.1f} s: {status}",

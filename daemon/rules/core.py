@@ -185,6 +185,7 @@ class RulesCore:
         self._link_was_lost = False  # the next whole picture ends an outage
         #: after an outage: what the board's log says it showed (None: no outage open)
         self._outage: tuple[str, ...] | None = None
+        self._picture_at_loss: str | None = None  # the last placement before a loss
         #: the position whose move was under way at a restart: its first touch is unknown
         self._touches_unknown: list[Node] = []
         self._chess960 = False
@@ -262,7 +263,10 @@ class RulesCore:
                 self._board_known = True
                 if self._link_was_lost or event.history:
                     self._link_was_lost = False
-                    self._outage = event.history  # moves made meanwhile may be recovered
+                    # moves made meanwhile may be recovered; the picture at the loss
+                    # comes first (a move already standing then is part of the line)
+                    seen = (self._picture_at_loss,) if self._picture_at_loss else ()
+                    self._outage = (*seen, *event.history)
                     self._recover_at_once(event.t, out)
                 self._on_board_change(event.t, out)
             case ClockReport():
@@ -288,6 +292,8 @@ class RulesCore:
                 # hand mid-move; the picture after the outage decides.
                 self._link_down = event.state == "lost"
                 self._link_was_lost |= self._link_down
+                if self._link_down and self._board_known:  # where the board's log starts
+                    self._picture_at_loss = placement_from_key(bytes(self._raw))
         return out
 
     def resume(

@@ -35,12 +35,13 @@ def presses(log: list[SensorEvent]) -> list[int]:
 
 
 def with_outage(
-    log: list[SensorEvent], first: int, last: int, *, eeprom: bool
+    log: list[SensorEvent], first: int, last: int, *, eeprom: bool, before_press: bool = False
 ) -> list[SensorEvent]:
     """``log`` as the link reports it when the board is out of reach from just after
-    press ``first`` to just after press ``last``: the moves between happen unseen."""
+    press ``first`` (or, ``before_press``, just before it: the move stands, unpressed)
+    to just after press ``last``: the moves between happen unseen."""
     marks = presses(log)
-    cut, back = marks[first] + 1, marks[last] + 1
+    cut, back = marks[first] + (0 if before_press else 1), marks[last] + 1
     board = chess.BaseBoard(next(e for e in log if isinstance(e, BoardDump)).placement)
     history = []
     for event in log[:back]:
@@ -82,6 +83,17 @@ def test_three_moves_made_during_an_outage_come_back_from_the_boards_log(seed: i
     [recovered] = of_type(out, "moves_recovered")
     assert (recovered.moves, recovered.how) == (["b8c6", "f1b5", "a7a6"], "eeprom")
     assert recovered.san == "2...Nc6 3. Bb5 a6"
+    assert kinds(out) == []
+
+
+def test_a_move_standing_unpressed_when_the_link_went_is_part_of_the_line() -> None:
+    """The link goes with Nf3 on the board, its press not yet seen: the board's log
+    starts after it, so the picture at the loss opens the line (Nf3 Nc6 Bb5 a6)."""
+    moves, log = ruy_lopez_log()
+    out = run(with_outage(log, 2, 5, eeprom=True, before_press=True))
+    assert played(out) == [m.uci() for m in moves]
+    [recovered] = of_type(out, "moves_recovered")
+    assert (recovered.moves, recovered.how) == (["g1f3", "b8c6", "f1b5", "a7a6"], "eeprom")
     assert kinds(out) == []
 
 
