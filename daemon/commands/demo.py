@@ -99,9 +99,14 @@ class DemoGame:
 
     @property
     def title(self) -> str:
+        """``White - Black, Event, Site Year``, leaving out what the PGN does not know."""
         h = self.game.headers
-        year = h.get("Date", "")[:4]
-        return f"{h.get('White', '?')} - {h.get('Black', '?')}, {h.get('Site', '?')} {year}"
+        year = h.get("Date", "")[:4].strip("?")
+        where = [h.get(k, "?") for k in ("Event", "Site")]
+        place = ", ".join(w for w in where if w and w != "?")
+        if year and year not in place:
+            place = f"{place} {year}".strip()
+        return f"{h.get('White', '?')} - {h.get('Black', '?')}, {place}".rstrip(", ")
 
 
 def load_demo_game(number: int) -> DemoGame:
@@ -243,19 +248,33 @@ def demo(args: argparse.Namespace) -> int:
 
 
 class _Printer:
-    """One line per move and irregularity on stdout: the demo's transcript."""
+    """The demo's transcript on stdout: each move with its Appendix E words; each
+    other event as it is spoken (the vocabulary's words, German by default) and, below
+    it, in plain words of the terminal's language; the board's orientation at the
+    start. Codes such as ``illegal_move (7.4)`` stay in the log."""
+
+    #: What the transcript shows (clock times and the like only in the log).
+    SHOWN = ("move", "irregularity", "position_restored", "game_end", "notice", "game_start")
 
     def __init__(self) -> None:
         self.moves: dict[int, str] = {}
         self.ended: dict[str, Any] | None = None
         self.changed = asyncio.Event()
+        self.spoken: Any = None  # the daemon's vocabulary (what the player hears)
+        self.plain: Any = None  # the terminal's language, when it is another
+        self._fen = chess.STARTING_FEN
 
-    #: What the transcript shows (clock times, game start and the like only in the log).
-    SHOWN = ("move", "irregularity", "position_restored", "game_end", "notice")
+    def use(self, spoken: Any) -> None:
+        """Speak as the daemon does; explain in the terminal's language."""
+        from daemon.speech.vocabulary import load_vocabulary
+
+        self.spoken = spoken
+        plain = terminal_vocabulary()
+        if plain is not None and plain != getattr(spoken, "name", None):
+            with contextlib.suppress(Exception):
+                self.plain = load_vocabulary(plain)
 
     def __call__(self, event: dict[str, Any]) -> None:
-        from daemon.formatting import describe_event
-
         kind = event.get("type")
         if kind == "move":
             ply = int(event["ply"])
@@ -263,9 +282,59 @@ class _Printer:
             self.moves[ply] = str(event["uci"])
         elif kind == "game_end":
             self.ended = event
-        if kind in self.SHOWN:  # the same words as the log's line for the event
-            print(f"  {describe_event(event)}", flush=True)
+        if kind in self.SHOWN:
+            for line in self.lines(event):
+                print(f"  {line}", flush=True)
+        if kind in ("move", "game_start") and event.get("fen"):
+            self._fen = str(event["fen"])
         self.changed.set()
+
+    def lines(self, event: dict[str, Any]) -> list[str]:
+        from daemon.formatting import describe_event
+
+        kind = event.get("type")
+        if kind == "move" or self.spoken is None:
+            return [describe_event(event)]
+        board = chess.Board(self._fen)
+        said = _said(event, self.spoken, board)
+        plain = _said(event, self.plain, board) if self.plain is not None else None
+        lines = [f"{'!!' if kind == 'irregularity' else '**'} {said or describe_event(event)}"]
+        if plain and plain != said:
+            lines.append(f"   ({plain})")
+        if kind == "game_start":
+            lines.append("   " + orientation_line(bool(event.get("flipped"))))
+        return lines
+
+
+def _said(event: dict[str, Any], vocabulary: Any, board: chess.Board) -> str | None:
+    from daemon.speech.messages import event_text
+
+    try:
+        return event_text(event, vocabulary, board, board)
+    except Exception:  # a transcript line must never stop the demo
+        return None
+
+
+def orientation_line(flipped: bool) -> str:
+    """How the board stands, in words a newcomer checks against the table."""
+    if flipped:
+        return (
+            "the board stands turned round: Black's pieces on the side of its cable "
+            "(the daemon reads it the right way round, 7.1)"
+        )
+    return "the board stands the normal way: White's pieces on the side of its cable"
+
+
+def terminal_vocabulary(environ: Any = None) -> str | None:
+    """The shipped vocabulary in the terminal's language (LC_ALL, LC_MESSAGES, LANG):
+    German terminals read the Appendix E words themselves, so none; English otherwise."""
+    environ = os.environ if environ is None else environ
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(name, "")
+        if value and value not in ("C", "POSIX") and not value.startswith("C."):
+            language = value[:2].lower()
+            return {"de": None, "es": "es"}.get(language, "en")
+    return "en"
 
 
 async def _wait_until(printer: _Printer, condition: Any, timeout: float) -> bool:
@@ -338,6 +407,7 @@ async def _demo(args: argparse.Namespace, chosen: DemoGame) -> int:
         resume=False,
         on_event=printer,
     )
+    printer.use(daemon.vocabulary)
     stop = _StopOnSignal(daemon)
     code = 0
     try:

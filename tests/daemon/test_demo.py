@@ -59,14 +59,22 @@ def test_the_shipped_games_are_public_domain_and_show_the_move_kinds() -> None:
         if board.is_checkmate():
             kinds.add("mate")
     assert kinds == {"O-O", "O-O-O", "capture", "promotion", "mate"}
+    for game in games:  # headers a newcomer reads in the banner and the PGN
+        for tag in ("White", "Black"):
+            assert re.fullmatch(r"[^(),]+, [^(),]+", game.headers[tag]), game.headers[tag]
+        for tag in ("Event", "Site"):
+            value = game.headers[tag]
+            assert ";" not in value and "  " not in value and not value.isdigit(), value
 
 
 def test_demo_once_plays_the_game_to_the_end_and_prints_every_move(tmp_path: Path) -> None:
     game = shipped_game(1)
     # No config and no state of anyone's; the package found as installed (or via
     # PYTHONPATH when the tests run from a bare checkout).
-    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "LANG": "en_GB.UTF-8"}
     env.pop("DGT_BRIDGE_CONFIG", None)
+    env.pop("LC_ALL", None)
+    env.pop("LC_MESSAGES", None)
     result = subprocess.run(
         [
             sys.executable,
@@ -97,11 +105,15 @@ def test_demo_once_plays_the_game_to_the_end_and_prints_every_move(tmp_path: Pat
     assert printed == expected
     assert "Springer Felix drei" in out  # 2. Nf3, in the Appendix E words
     assert "Lange Rochade" in out and "Kurze Rochade" in out
-    assert "illegal_move (7.4)" in out and "displaced_pieces (7.3)" in out
-    assert out.count("position restored") >= 2
-    # The demo serves the network (0.0.0.0): it prints an address others can open.
+    # What the player hears (German), then plain English for the terminal; no codes.
+    assert "!! Unmöglicher Zug." in out and "(Illegal move." in out
+    assert "!! Figur verschoben" in out and "(Piece displaced" in out
+    assert out.count("** Position wiederhergestellt") >= 2 and "(Position restored)" in out
+    assert "illegal_move (7.4)" not in out and "displaced_pieces" not in out
+    assert "the board stands the normal way: White's pieces on the side of its cable" in out
+    assert "** Partie beendet. Schwarz gewinnt." in out  # 0-1
     assert re.search(r"live page at http://[\d.]+:\d+/", out)
-    assert f"game over: {game.headers['Result']}" in out
+    assert f"{game.headers['Event']}" in out.splitlines()[0] + out.splitlines()[1]
     assert f"all {len(expected)} half-moves recognised" in out
     journal_dir = re.search(r"journal and PGN in (\S+)", out).group(1)
     pgn = chess.pgn.read_game(io.StringIO(next(Path(journal_dir).glob("*.pgn")).read_text()))
