@@ -282,7 +282,7 @@ def report(result: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="2 and 1 boards, 6 plies")
+    parser.add_argument("--quick", action="store_true", help="2 and 1 boards, 4 plies")
     parser.add_argument("--plies", type=int, default=30, help="plies per game (30)")
     parser.add_argument(
         "--chains", default="1,6,12", help="bus chain sizes to run, comma-separated (1,6,12)"
@@ -291,7 +291,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     chains = [2] if args.quick else [int(n) for n in args.chains.split(",") if n]
-    plies = 6 if args.quick else args.plies
+    plies = 4 if args.quick else args.plies
     usb = 1 if args.quick else args.usb
     header("many boards in one daemon (DGT bus mode and USB)")
     print(f"threads at start: {threading.active_count()}")

@@ -410,7 +410,8 @@ class BusTimings:
     """Every time the poller waits for, in seconds (the tests shorten them)."""
 
     reply_timeout: float = 0.08
-    """How long a board has to begin and end its reply (the header's 80 ms)."""
+    """How long a board may stay silent when it owes a reply (the header's 80 ms); a
+    reply that has begun gets as long again after each part of it."""
     ping_window: float = 1.1
     """A broadcast ping's answers come at random within this time."""
     clock_interval: float = 1.0
@@ -420,8 +421,10 @@ class BusTimings:
     discovery_interval: float = 30.0
     """How often a broadcast ping looks for boards added to the chain (0: never). The
     line is quiet for ``ping_window`` meanwhile, so not often."""
-    quiet_dump_after: float = 1.0
-    """A board whose changes stopped this long ago is dumped once, to check its shadow."""
+    quiet_dump_after: float = 3.0
+    """A board whose changes stopped this long ago is dumped once, to check its shadow.
+    Longer than a single board's 1 s: a dump is 74 bytes of the line all boards share,
+    and the change lists are checksummed and repeated, so it is a safety net only."""
     max_misses: int = 3
     """Polls in a row without a usable reply before a board counts as lost."""
     max_repeats: int = 3
@@ -473,6 +476,7 @@ class BusStats:
     bad_checksums: int = 0
     repeats: int = 0
     garbage_bytes: int = 0
+    late_replies: int = 0
     by_command: dict[str, int] = field(default_factory=dict)
 
 
@@ -683,6 +687,11 @@ class BusPoller:
                 continue
             self.stats.replies += 1
             events.extend(self._reply(item, now))
+        out = self._outstanding
+        if out is not None and self.parser.pending:
+            # The answer has begun: the time-out is for a board that says nothing, and a
+            # dump takes 70 ms of line time at 9600 baud by itself.
+            out.deadline = max(out.deadline, now + self.timings.reply_timeout)
         return events
 
     def _reply(self, reply: BusReply, now: float) -> list[BusEvent]:
@@ -690,8 +699,7 @@ class BusPoller:
             return self._ping_answer(reply, now)
         out = self._outstanding
         if out is None or reply.address != out.address:
-            detail = f"unexpected reply 0x{reply.reply_id:02x} from {reply.address}"
-            return [BusProblem(reply.address, now, detail)]
+            return self._late(reply, now)
         if not reply.valid:
             self.stats.bad_checksums += 1
             if out.command in (BusCommand.SEND_CHANGES, BusCommand.REPEAT_CHANGES):
@@ -710,12 +718,33 @@ class BusPoller:
             board.present, board.needs_dump, board.absent_reported = True, True, False
             events.append(BoardFound(board.address, now, new=not board.known))
         board.misses = 0
-        events.extend(self._use(board, out.command, reply, now))
+        events.extend(self._use(board, reply, now))
         return events
 
-    def _use(
-        self, board: _Board, command: BusCommand, reply: BusReply, now: float
-    ) -> list[BusEvent]:
+    def _late(self, reply: BusReply, now: float) -> list[BusEvent]:
+        """A reply after its time-out (a busy board, a slow line). A change list is
+        used all the same: the board forgot those changes when it sent them, so they
+        are nowhere else (a damaged one is asked for again once the line is free);
+        a late dump or clock reading is still true."""
+        self.stats.late_replies += 1
+        board = self.boards.get(reply.address)
+        detail = f"late reply 0x{reply.reply_id:02x} from {reply.address}"
+        if board is None or not board.present:
+            return [BusProblem(reply.address, now, detail)]
+        if reply.reply_id == BusReplyId.UPDATE and not reply.valid:
+            self.stats.bad_checksums += 1
+            self._repeat_next = (board.address, 1)
+            return [BusProblem(reply.address, now, detail + " with a bad checksum")]
+        if reply.valid and reply.reply_id in (
+            BusReplyId.UPDATE,
+            BusReplyId.BRD_DUMP,
+            BusReplyId.BWTIME,
+        ):
+            board.misses = 0
+            return [BusProblem(reply.address, now, detail), *self._use(board, reply, now)]
+        return [BusProblem(reply.address, now, detail)]
+
+    def _use(self, board: _Board, reply: BusReply, now: float) -> list[BusEvent]:
         address = board.address
         if reply.reply_id == BusReplyId.UPDATE:
             board.then, board.then_after_changes = board.then_after_changes, None

@@ -112,7 +112,9 @@ class BusChainEmulator(BoardEmulator):
         self.bad_commands = 0  # commands ignored for a wrong checksum
         self.bytes_on_line = 0  # both ways
         self._bus_parser = bus.BusCommandParser()
-        self._outbox: list[tuple[float, int, bytes]] = []  # (due, board index, reply)
+        # (due, board index, bytes, the reply's last part): a reply's header goes out when
+        # its transmission begins, the rest when it ends, as bytes on a real line do.
+        self._outbox: list[tuple[float, int, bytes, bool]] = []
         self._line_free_at = 0.0
         self._board_schedule: list[tuple[float, int, SensorEvent]] = []
 
@@ -253,15 +255,16 @@ class BusChainEmulator(BoardEmulator):
         with self._lock:
             now = time.monotonic()
             while self._outbox and self._outbox[0][0] <= now:
-                _, index, reply = self._outbox.pop(0)
+                _, index, reply, last = self._outbox.pop(0)
                 board = self.boards[index]
-                board.busy = False
+                if last:
+                    board.busy = False
                 if not board.plugged:
                     continue
-                if board.corrupt_replies > 0:
+                if last and board.corrupt_replies > 0:
                     board.corrupt_replies -= 1
                     reply = reply[:-1] + bytes([(reply[-1] + 1) & 0x7F])
-                board.answered += 1
+                board.answered += last
                 self.bytes_on_line += len(reply)
                 self._send(reply)
 
@@ -332,10 +335,12 @@ class BusChainEmulator(BoardEmulator):
         now = time.monotonic()
         byte_time = BITS_PER_BYTE / self.baud if self.baud else 0.0
         start = max(at if at is not None else now + request_bytes * byte_time, self._line_free_at)
-        due = start + self.turnaround + len(reply) * byte_time
+        begins = start + self.turnaround
+        due = begins + len(reply) * byte_time
         self._line_free_at = due
         self.boards[index].busy = at is None
-        self._outbox.append((due, index, reply))
+        self._outbox.append((begins + 3 * byte_time, index, reply[:3], False))
+        self._outbox.append((due, index, reply[3:], True))
         self._outbox.sort(key=lambda item: item[0])
         self._wake()
 

@@ -204,3 +204,29 @@ def test_devices_lists_the_boards_of_a_chain_ready_for_the_configuration(tmp_pat
         (chain.port_path, 1025),
         (chain.port_path, 3617),
     ]
+
+
+def test_a_change_list_that_comes_after_its_time_out_is_not_lost():
+    timings = BusTimings(discovery_interval=0)
+    poller, chain = BusPoller([1, 2], timings, discover=False), Chain([1, 2])
+    _, t = run(poller, chain, 0.0, 1.0)
+    chain.move(1, 52, 0)
+    chain.move(1, 36, 1)
+    late = b""
+    while not late:  # the board answers SEND_CHANGES, but too late
+        t += 0.06
+        poller.expire(t)
+        frame = poller.next_command(t)
+        if frame is None:
+            continue
+        reply = chain.answer(frame)
+        if frame[0] == BusCommand.SEND_CHANGES and frame[2] == 1:
+            late = reply
+        elif reply:
+            poller.feed(reply, t)
+    t += timings.reply_timeout + 0.01
+    assert poller.expire(t) == []  # one miss: not yet lost
+    events = poller.feed(late, t + 0.01)  # nothing is awaited from it any more
+    changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
+    assert changes == [(52, 0), (36, 1)]
+    assert poller.stats.late_replies == 1
