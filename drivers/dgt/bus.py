@@ -698,7 +698,9 @@ class BusPoller:
         if reply.reply_id == BusReplyId.PING and self._pinging_until is not None:
             return self._ping_answer(reply, now)
         out = self._outstanding
-        if out is None or reply.address != out.address:
+        if out is None or reply.address != out.address or reply.reply_id != REPLY_TO[out.command]:
+            # Not the answer awaited: a late one to an earlier command (which may be the
+            # board's change list); the answer awaited may still come.
             return self._late(reply, now)
         if not reply.valid:
             self.stats.bad_checksums += 1
@@ -707,10 +709,6 @@ class BusPoller:
             self._outstanding = None
             self._retry_soon(self.boards[out.address], out.command, now)
             return [BusProblem(out.address, now, f"bad checksum on {out.command.name}")]
-        if reply.reply_id != REPLY_TO.get(out.command):
-            self._outstanding = None
-            detail = f"reply 0x{reply.reply_id:02x} to {out.command.name}"
-            return [BusProblem(out.address, now, detail)]
         self._outstanding = None
         board = self.boards[out.address]
         events: list[BusEvent] = []

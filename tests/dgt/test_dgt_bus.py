@@ -230,3 +230,32 @@ def test_a_change_list_that_comes_after_its_time_out_is_not_lost():
     changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
     assert changes == [(52, 0), (36, 1)]
     assert poller.stats.late_replies == 1
+
+
+def test_a_late_change_list_that_arrives_while_its_board_owes_another_answer_is_used():
+    timings = BusTimings(discovery_interval=0)
+    poller, chain = BusPoller([1], timings, discover=False), Chain([1])
+    _, t = run(poller, chain, 0.0, 1.0)
+    chain.move(1, 52, 0)
+    late = b""
+    while not late:
+        t += 0.06
+        poller.expire(t)
+        frame = poller.next_command(t)
+        if frame is not None:
+            reply = chain.answer(frame)
+            if frame[0] == BusCommand.SEND_CHANGES:
+                late = reply  # held back past its time-out
+            elif reply:
+                poller.feed(reply, t)
+    t += timings.reply_timeout + 0.01
+    poller.expire(t)
+    poller.boards[1].next_clock = t  # the clock is due: the next command asks for it
+    frame = poller.next_command(t)
+    while frame is not None and frame[0] != BusCommand.SEND_CLK:
+        poller.feed(chain.answer(frame), t)
+        frame = poller.next_command(t)
+    events = poller.feed(late, t + 0.01)  # the change list, while the clock is awaited
+    changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
+    assert changes == [(52, 0)]
+    assert poller.busy, "the clock's answer is still awaited"
