@@ -212,6 +212,9 @@ class PairInHall:
 
 async def test_two_boards_one_game_a_late_repetition_is_reported_then_agreed(tmp_path: Path):
     pair = PairInHall(tmp_path)
+    heard: dict[str, list] = {"7": [], "7b": []}  # each board's speech output
+    for board, said in heard.items():
+        pair.hall.units[board].announcer = type("Ear", (), {"handle": staticmethod(said.append)})
     try:
         await pair.hall.start()
         assert await _until(lambda: all(u.connected for u in pair.hall.units.values()))
@@ -242,6 +245,13 @@ async def test_two_boards_one_game_a_late_repetition_is_reported_then_agreed(tmp
         await pair.move(pair.sighted, "g1", "f3", "N")
         assert await _until(lambda: pair.moves() == ["e2e4", "c7c5", "g1f3"])
         assert len(pair.kinds("boards_diverged")) == 1
+        # Both players hear the moves; only the blind player hears what to fix on his board.
+        for said in heard.values():
+            assert [e.uci for e in said if e.type == "move"] == ["e2e4", "c7c5", "g1f3"]
+        assert [e.by for e in heard["7b"] if getattr(e, "kind", "") == "boards_diverged"] == [
+            "black"
+        ]
+        assert not [e for e in heard["7"] if getattr(e, "kind", "") == "boards_diverged"]
     finally:
         await pair.close()
 
