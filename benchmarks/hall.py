@@ -44,6 +44,9 @@ from drivers.sensors import ClockReport, SensorEvent, SquareChange
 
 LINE_BYTES_PER_SECOND = 9600 / 10
 
+#: (lag, board, ply) of every press -> move lag of the current run, for the slowest.
+WORST: list[tuple[float, str, int]] = []
+
 
 class TimedChain(BusChainEmulator):
     """The chain, noting when each played event happened on which board."""
@@ -247,6 +250,7 @@ def _lags(
         for ply, at in sorted(first_decided.items()):
             if ply - 1 < len(presses) and at >= presses[ply - 1]:
                 press.append(at - presses[ply - 1])
+                WORST.append((at - presses[ply - 1], board, ply))
     return piece, press
 
 
@@ -278,6 +282,12 @@ def report(result: dict[str, Any]) -> None:
         )
     print(f"   piece down -> sensor event at the core: {spread(result['piece_lag'])}")
     print(f"   clock press -> move event: {spread(result['press_lag'])}")
+    slowest = sorted(WORST, reverse=True)[:3]
+    if slowest:
+        print(
+            "   slowest moves: " + ", ".join(f"board {b} ply {p} {t:.2f} s" for t, b, p in slowest)
+        )
+    WORST.clear()
 
 
 def main() -> None:

@@ -632,29 +632,34 @@ class BusPoller:
                     self._ignored.add(address)
                     return BusCommand.IGNORE_NEXT_BUS_PING, address
             return BusCommand.PING, BROADCAST
-        for address in present:  # the clock and the quiet dump come right after the
-            board = self.boards[address]  # board's changes, so nothing overtakes them
+        for address in present:  # what was asked for with a board's changes, right after
+            board = self.boards[address]
             if board.then is not None:
                 then, board.then = board.then, None
                 return then, address
-            if now >= board.next_clock:
-                board.next_clock = now + self.timings.clock_interval
-                board.then_after_changes = BusCommand.SEND_CLK
-                return BusCommand.SEND_CHANGES, address
-            if (
-                board.last_change is not None
-                and now - board.last_change >= self.timings.quiet_dump_after
-            ):
-                board.last_change = None
-                board.then_after_changes = BusCommand.SEND_BRD
-                return BusCommand.SEND_CHANGES, address
+        # Each board in its turn (the line is shared: no board may starve the others):
+        # its changes, with its clock or a quiet-board dump right after them when due,
+        # so nothing overtakes a change.
+        timings = self.timings
         for _ in range(len(present)):
             self._turn %= len(present)
             address = present[self._turn]
             self._turn += 1
-            if now >= self._next_poll.get(address, 0.0):
-                self._next_poll[address] = now + self.timings.poll_interval
-                return BusCommand.SEND_CHANGES, address
+            board = self.boards[address]
+            clock_due = now >= board.next_clock
+            quiet = board.last_change is not None and now - board.last_change >= (
+                timings.quiet_dump_after
+            )
+            if not (clock_due or quiet or now >= self._next_poll.get(address, 0.0)):
+                continue
+            self._next_poll[address] = now + timings.poll_interval
+            if clock_due:
+                board.next_clock = now + timings.clock_interval
+                board.then_after_changes = BusCommand.SEND_CLK
+            elif quiet:
+                board.last_change = None
+                board.then_after_changes = BusCommand.SEND_BRD
+            return BusCommand.SEND_CHANGES, address
         return None
 
     def idle_until(self, now: float) -> float:
