@@ -33,11 +33,11 @@ from daemon.broadcast.settings import BoardSettings, BroadcastSettings, MqttSett
 from daemon.events import ClockUpdate, GameStart, Move
 
 
-def _game(plies: int, seed: int = 18) -> list[dict]:
-    rng, board = random.Random(seed), chess.Board()
-    feed = [GameStart(t=0.0, fen=board.fen()).to_dict()]
-    clocks = {"white": 5400.0, "black": 5400.0}
-    for ply in range(1, plies + 1):
+def long_game(plies: int, seed: int = 18) -> list[str]:
+    """A legal game of up to ``plies`` half-moves, as UCI: a seeded random walk
+    that never ends the game (the page's layout test plays one too)."""
+    rng, board, ucis = random.Random(seed), chess.Board(), []
+    while len(ucis) < plies:
         moves = []
         for candidate in sorted(board.legal_moves, key=chess.Move.uci):
             board.push(candidate)
@@ -47,11 +47,22 @@ def _game(plies: int, seed: int = 18) -> list[dict]:
         if not moves:
             break  # every move ends the game: the game is as long as it gets
         move = rng.choice(moves)
+        board.push(move)
+        ucis.append(move.uci())
+    return ucis
+
+
+def _game(plies: int) -> list[dict]:
+    board = chess.Board()
+    feed = [GameStart(t=0.0, fen=board.fen()).to_dict()]
+    clocks = {"white": 5400.0, "black": 5400.0}
+    for ply, uci in enumerate(long_game(plies), 1):
+        move = chess.Move.from_uci(uci)
         by = "white" if board.turn == chess.WHITE else "black"
         san = board.san(move)
         board.push(move)
         clocks[by] -= 20.0
-        feed.append(Move(t=20.0 * ply, ply=ply, uci=move.uci(), san=san, fen=board.fen(),
+        feed.append(Move(t=20.0 * ply, ply=ply, uci=uci, san=san, fen=board.fen(),
                          by=by, speech=san, clock=dict(clocks)).to_dict())  # fmt: skip
         feed.append(ClockUpdate(t=20.0 * ply + 0.01, white=clocks["white"],
                                 black=clocks["black"], running=by).to_dict())  # fmt: skip

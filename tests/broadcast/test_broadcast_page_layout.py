@@ -6,7 +6,6 @@ view; and the first response already shows the board."""
 from __future__ import annotations
 
 import base64
-import random
 import re
 from pathlib import Path
 from typing import Any
@@ -16,28 +15,13 @@ import pytest
 from broadcast_feed import game_feed
 from chromium import CHROMIUM, chromium
 
+from benchmarks.relay_checks import long_game
 from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings
 
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 SIZES = [(390, 844), (768, 1024), (1920, 1080)]
-
-
-def long_game(plies: int = 120, seed: int = 18) -> list[str]:
-    """A legal game of ``plies`` half-moves (a seeded random walk that avoids the end)."""
-    rng, board, ucis = random.Random(seed), chess.Board(), []
-    while len(ucis) < plies:
-        choices = []
-        for move in sorted(board.legal_moves, key=chess.Move.uci):
-            board.push(move)
-            if not board.is_game_over(claim_draw=True):
-                choices.append(move)
-            board.pop()
-        move = rng.choice(choices)
-        board.push(move)
-        ucis.append(move.uci())
-    return ucis
 
 
 LAYOUT_PROBE = """(() => {
