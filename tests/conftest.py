@@ -1,4 +1,4 @@
-"""Shared fixtures: where the shared material lives."""
+"""Shared fixtures: where the shared material lives; Hypothesis without deadlines."""
 
 from __future__ import annotations
 
@@ -6,9 +6,17 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("DGT_BRIDGE_SHARED", ROOT.parent / "shared"))
+
+# No property test here is about speed (timing targets live in benchmarks/), and
+# Hypothesis's default 200 ms deadline per example fails tests on a loaded machine
+# (tests/clock/test_dgt_clock.py's glitch property did, once, under eight engineers'
+# test runs on two cores). A test that means a deadline still sets its own.
+settings.register_profile("no-deadlines", deadline=None)
+settings.load_profile("no-deadlines")
 
 
 @pytest.fixture(scope="session")
