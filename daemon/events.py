@@ -24,15 +24,17 @@ Colour = Literal["white", "black"]
 EVENT_TYPES: dict[str, type[DomainEvent]] = {}
 
 
-@dataclass(frozen=True, slots=True)
+# Frozen but not slotted: ``slots=True`` makes dataclass build each class twice, and
+# these eighteen are built at every command's start (about 9 ms of ``replay``'s start
+# on this machine, benchmarks/cli_startup.py); a game's events are few enough that
+# their instance dicts cost nothing worth that.
+@dataclass(frozen=True)
 class DomainEvent:
     t: float
     type: ClassVar[str] = "event"
 
     def __init_subclass__(cls) -> None:
-        # No super() here: a slots dataclass is a new class, which the zero-argument
-        # form does not know; object's own hook does nothing.
-        EVENT_TYPES[cls.type] = cls  # the slots class dataclass makes comes last
+        EVENT_TYPES[cls.type] = cls
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -40,7 +42,7 @@ class DomainEvent:
         return {"t": round(self.t, 6), "type": self.type, **data}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class GameStart(DomainEvent):
     """A new game: the board shows a start position (either way round, 7.1)."""
 
@@ -50,7 +52,7 @@ class GameStart(DomainEvent):
     type: ClassVar[str] = "game_start"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Move(DomainEvent):
     """A completed move (4.6, 6.7). A later Move with the same ply replaces it."""
 
@@ -65,7 +67,7 @@ class Move(DomainEvent):
     type: ClassVar[str] = "move"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Irregularity(DomainEvent):
     """Something Article 4 or 7 calls irregular, with how to put it right."""
 
@@ -83,13 +85,13 @@ class Irregularity(DomainEvent):
     type: ClassVar[str] = "irregularity"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class PositionRestored(DomainEvent):
     fen: str
     type: ClassVar[str] = "position_restored"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Takeback(DomainEvent):
     """The move with this ply was taken back (explicit request or casual mode)."""
 
@@ -98,7 +100,7 @@ class Takeback(DomainEvent):
     type: ClassVar[str] = "takeback"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class GameEnd(DomainEvent):
     result: str  # "1-0", "0-1", "1/2-1/2"
     reason: str  # checkmate, stalemate, insufficient_material, flag, flag_draw, both_flags,
@@ -106,7 +108,7 @@ class GameEnd(DomainEvent):
     type: ClassVar[str] = "game_end"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class DrawClaimable(DomainEvent):
     """Threefold repetition (9.2) or fifty moves (9.3): the player on move may claim."""
 
@@ -115,7 +117,7 @@ class DrawClaimable(DomainEvent):
     type: ClassVar[str] = "draw_claimable"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ClockUpdate(DomainEvent):
     white: float
     black: float
@@ -123,7 +125,7 @@ class ClockUpdate(DomainEvent):
     type: ClassVar[str] = "clock"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class FlagFall(DomainEvent):
     """A flag fell (6.1); ``side`` None with ``both`` when the order is unknown (6.11)."""
 
@@ -136,7 +138,7 @@ class FlagFall(DomainEvent):
     type: ClassVar[str] = "flag"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Penalty(DomainEvent):
     """Time the arbiter gave (7.4b: two minutes; 9.5b: three), recorded on the clock."""
 
@@ -147,7 +149,7 @@ class Penalty(DomainEvent):
     type: ClassVar[str] = "penalty"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class InfoRequest(DomainEvent):
     """A player asked for information (Appendix E.2.9d): last, clock, move_number,
     board, square, piece."""
@@ -158,7 +160,7 @@ class InfoRequest(DomainEvent):
     type: ClassVar[str] = "info_request"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Connection(DomainEvent):
     state: Literal["connected", "lost"]
     detail: str = ""
@@ -166,7 +168,7 @@ class Connection(DomainEvent):
     type: ClassVar[str] = "connection"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class GameResumed(DomainEvent):
     """The daemon restarted and the board agrees with the journal."""
 
@@ -175,7 +177,7 @@ class GameResumed(DomainEvent):
     type: ClassVar[str] = "game_resumed"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Notice(DomainEvent):
     """Something worth telling that is no chess event: a magic piece, a storage error."""
 
@@ -184,7 +186,7 @@ class Notice(DomainEvent):
     type: ClassVar[str] = "notice"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ClockSides(DomainEvent):
     """Which clock side is White's, as the daemon learnt it (``clock.sides: auto``).
 
@@ -197,7 +199,7 @@ class ClockSides(DomainEvent):
     type: ClassVar[str] = "clock_sides"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class BoardsAgree(DomainEvent):
     """Both boards of a two-board game (Appendix E.1) show the game's position again
     after a ``boards_diverged`` irregularity (E.2.7)."""
@@ -206,7 +208,7 @@ class BoardsAgree(DomainEvent):
     type: ClassVar[str] = "boards_agree"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class MovesRecovered(DomainEvent):
     """Moves made while the board was out of reach (a link outage, a restart), found
     again: each is also a ``move`` event, just before this one.

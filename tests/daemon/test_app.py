@@ -55,7 +55,7 @@ def test_a_feed_dict_reads_back_as_the_event_it_was() -> None:
     irregular = Irregularity(t=2.0, kind="touch_move", article="4.3", by="black", squares=["e7"])
     assert from_dict(irregular.to_dict()) == irregular
     assert from_dict({**irregular.to_dict(), "added_later": True}) == irregular
-    assert EVENT_TYPES["irregularity"] is Irregularity  # the dataclass, slots and all
+    assert EVENT_TYPES["irregularity"] is Irregularity  # the dataclass itself
 
 
 SETTINGS = "broadcast:\n  enabled: false\nrules:\n  settle_time: 0.1\n"
