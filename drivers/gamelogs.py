@@ -147,9 +147,16 @@ def _illegal_target(board: chess.Board, square: int) -> int | None:
             and not (
                 board.piece_type_at(square) == chess.PAWN and chess.square_rank(target) in (0, 7)
             )
+            # a king set on a centre square may be the first half of a result signalled
+            # with the kings: the core waits SIGNAL_PATIENCE for the other king, and this
+            # injection takes the move back sooner (the king's move has its own test)
+            and not (board.piece_type_at(square) == chess.KING and target in _CENTRE)
         ):
             return target
     return None
+
+
+_CENTRE = frozenset({chess.D4, chess.E4, chess.D5, chess.E5})
 
 
 def _knockable(board: chess.Board) -> tuple[int, int] | None:

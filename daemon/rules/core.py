@@ -149,6 +149,9 @@ BRUSH_HOLD = 0.5
 #: How long one piece back on its start square waits before it is called displaced:
 #: longer than a hand setting up the next game pauses between two pieces.
 RESET_PATIENCE = 3.0
+#: How long one king on a centre square waits for the other (a result signalled on
+#: the board) before it is judged as the move or displacement it then is.
+SIGNAL_PATIENCE = 3.0
 
 
 def _other(colour_name: str) -> str:
@@ -1023,7 +1026,12 @@ class RulesCore:
         if key == self._state.reported:
             return
         if self.settings.result_on_board and signalling_result(node.key, key):
-            return  # the kings on their way to the centre squares
+            # the kings on their way to the centre squares; a king that stays there alone
+            # was an illegal move or a displacement after all
+            signal_until = self._changed_at + SIGNAL_PATIENCE
+            if t < signal_until:
+                self._deadline = signal_until
+                return
         if self._putting_back(key):
             return  # the placement reported on its way back: one alarm is enough
         if key != self._blocked_key and any(in_progress(base, key) for base in (node, *self._seen)):
@@ -1118,9 +1126,6 @@ class RulesCore:
                 event = self._irregularity(t, "clock_without_move", mover, key)
         elif half is not None:
             event = self._irregularity(t, half, mover, key)
-        elif self.settings.result_on_board and signalling_result(node.key, key):
-            self._state.enter(Trigger.JUDGED)  # the clock pressed while signalling a result
-            return
         elif move_shaped(node, key):
             event = self._illegal_move(t, mover, key)
         else:

@@ -106,3 +106,15 @@ def test_a_game_that_stops_and_is_reset_gives_one_notice_and_no_invented_move(cl
     assert kinds(out) == []
     assert len(of_type(out, "notice")) <= 1
     assert len(of_type(out, "game_start")) == 2  # the next game once the start stands
+
+
+@CLOCKS
+def test_a_king_left_alone_on_a_centre_square_is_judged_after_the_wait(clock):
+    fen = "4k3/8/8/8/8/4K3/8/R7 w - - 0 1"  # Ke3-e5 is no king move
+    script = game(clock, fen).lift("e3").put("e5", "K")
+    if clock:
+        script.press()  # the press says the move is made: judged at once
+    script.wait(4.0)
+    out = run(script.events, settings(clock))
+    assert kinds(out) == [("illegal_move", "7.4")]
+    assert of_type(out, "game_end") == []
