@@ -752,15 +752,20 @@ def _check_references(settings: Settings, root: yaml.MappingNode, binder: _Binde
         load_vocabulary(speech.vocabulary)
     except ValueError as exc:
         node = _node_at(root, ("speech", "vocabulary"))
-        # The key is named already: not "speech.vocabulary: vocabulary 'x': ...".
-        message = re.sub(r"^vocabulary '[^']*': ", "", str(exc))
-        raise binder.error(node, "speech.vocabulary", message) from exc
+        raise binder.error(node, "speech.vocabulary", _vocabulary_message(str(exc))) from exc
     try:
         load_vocabulary(speech.vocabulary, getattr(speech, "files", ""))
     except ValueError as exc:
         node = _node_at(root, ("speech", "files"))
-        message = re.sub(r"^vocabulary '[^']*': ", "", str(exc))
-        raise binder.error(node, "speech.files", message) from exc
+        raise binder.error(node, "speech.files", _vocabulary_message(str(exc))) from exc
+
+
+def _vocabulary_message(message: str) -> str:
+    """A vocabulary error as the line's message: the key is named already, so not
+    "speech.vocabulary: vocabulary 'x': ..." nor "...: vocabulary file x: ..." (the
+    file itself stays named)."""
+    message = re.sub(r"^vocabulary '[^']*': ", "", message)
+    return re.sub(r"^vocabulary file (.+?): ", r"\1: ", message)
 
 
 def _node_at(root: yaml.MappingNode, path: tuple[str, ...]) -> yaml.Node | None:

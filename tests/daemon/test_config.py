@@ -185,6 +185,14 @@ def test_a_vocabulary_that_cannot_be_read_is_refused_at_its_line(tmp_path: Path)
     assert "klingon.yaml" in error.message
 
 
+def test_a_vocabulary_that_is_a_directory_is_named_without_repeating_the_key(
+    tmp_path: Path,
+) -> None:
+    error = error_of(f"speech:\n  vocabulary: {tmp_path}\n")
+    assert (error.line, error.key) == (2, "speech.vocabulary")
+    assert error.message.startswith(f"{tmp_path}: cannot be read"), error.message
+
+
 def test_run_refuses_to_start_on_a_bad_configuration(tmp_path: Path) -> None:
     bad = tmp_path / "dgt-bridge.yaml"
     bad.write_text("rules:\n  settle_time: -1\n")
