@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from daemon.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from daemon.speech.announcer import Announcer, make_announcer
+    from daemon.speech.announcer import Announcer, build_announcers
     from daemon.speech.phrases import describe_move, make_describer
     from daemon.speech.settings import SpeechSettings
     from daemon.speech.vocabulary import Vocabulary, VocabularyError, load_vocabulary
@@ -36,7 +36,7 @@ _HOMES = {
     "VocabularyError": "vocabulary",
     "describe_move": "phrases",
     "load_vocabulary": "vocabulary",
-    "make_announcer": "announcer",
+    "build_announcers": "announcer",
     "make_describer": "phrases",
 }
 
@@ -48,8 +48,8 @@ __all__ = [
     "SpeechSettings",
     "Vocabulary",
     "VocabularyError",
+    "build_announcers",
     "describe_move",
     "load_vocabulary",
-    "make_announcer",
     "make_describer",
 ]

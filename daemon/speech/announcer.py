@@ -390,27 +390,3 @@ def build_announcers(
             Announcer(output, engine, vocabulary=vocabulary, clock=clock, on_outcome=on_outcome)
         )
     return announcers[0] if len(announcers) == 1 else AnnouncerGroup(announcers)
-
-
-async def make_announcer(
-    settings: SpeechSettings,
-    *,
-    on_problem: Callable[[str], None] | None = None,
-    text_stream: TextIO | None = None,
-) -> Announcer:
-    """The announcer with the configured engine chain, started (the worker is up).
-
-    ``on_problem`` hears each engine failure once (e.g. to show it on the live page);
-    ``text_stream`` is where the text engine prints (default stdout: pass stderr
-    when stdout carries the JSON event feed). A bad vocabulary raises
-    ``VocabularyError`` here, at start-up, with the file and the key.
-    """
-    vocabulary = vocabulary_of(settings)
-    engine = build_engine(
-        settings,
-        settings.voice or vocabulary.voice,
-        on_problem=on_problem,
-        text_stream=text_stream,
-    )
-    await engine.start()
-    return Announcer(settings, engine, vocabulary=vocabulary)

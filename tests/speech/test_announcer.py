@@ -220,13 +220,18 @@ async def test_ask_returns_the_answer_and_speaks_it(running) -> None:
     assert engine.heard == ["Bauer Eva vier", "Eva vier: Bauer Weiß"]
 
 
-async def test_make_announcer_with_the_text_engine_prints_where_told() -> None:
+async def test_the_composed_announcer_with_the_text_engine_prints_where_told() -> None:
     import io
 
-    from daemon.speech.announcer import make_announcer
+    from daemon.compose import build_announcer
+    from daemon.config import Settings
+    from daemon.speech.vocabulary import load_vocabulary
 
     printed = io.StringIO()
-    announcer = await make_announcer(SpeechSettings(engine="text"), text_stream=printed)
+    settings = Settings(speech=SpeechSettings(engine="text"))
+    announcer = build_announcer(settings, load_vocabulary(), text_stream=printed)
+    assert announcer is not None
+    await announcer.start()
     runner = asyncio.create_task(announcer.run())
     try:
         announcer.handle(Game().move("Nf3"))
