@@ -53,7 +53,7 @@ class Message:
     """One message for viewers, already serialised; each wire format is encoded
     on first use and then shared by every viewer of that format."""
 
-    kind: str  # "event", "snapshot", "status"
+    kind: str  # "event", "snapshot", "status", "source"
     data: str  # JSON
     seq: int | None = None  # the SSE id, for feed events only
     board: str | None = None
@@ -214,6 +214,9 @@ class Hub:
         self.dropped_viewers = 0
         self.on_board_added: list[Callable[[str], None]] = []
         self.sort_boards = False  # a relay hears boards in any order: show 1, 2, ..., 10
+        #: why the feed itself may be stale (a relay that cannot reach its broker):
+        #: every viewer is told, so a page never shows "live" over nothing
+        self.source_problem: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         for board in self.settings.boards:
@@ -381,6 +384,21 @@ class Hub:
             except Exception:
                 log.exception("a feed listener failed; the feed goes on")
 
+    def set_source_problem(self, problem: str | None) -> None:
+        """Where the feed comes from is out of reach (``problem``) or back (None).
+        Safe from any thread; viewers hear it only when it changes."""
+        self._call(self._set_source_problem_now, problem)
+
+    def _set_source_problem_now(self, problem: str | None) -> None:
+        if problem == self.source_problem:
+            return
+        self.source_problem = problem
+        data = dumps({"kind": "source", "problem": problem}, separators=(",", ":"))
+        message = Message("source", data, None, None)
+        for subscriber in list(self.subscribers):
+            if not subscriber.offer(message):
+                self._forget(subscriber)
+
     def load_state(self, board_id: str, state: dict[str, Any], seq: int = 0) -> None:
         """Start a board from a whole state (a relay hearing a retained state)."""
         self._call(self._load_state_now, board_id, state, seq)
@@ -510,6 +528,7 @@ class Hub:
                 "kind": "snapshot",
                 "seq": self.seq,
                 "boards": {b: self.page_state(b) for b in chosen},
+                "source_problem": self.source_problem,
             },
             separators=(",", ":"),
         )

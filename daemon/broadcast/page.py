@@ -130,6 +130,7 @@ body { padding: 0 var(--pad) var(--pad); }
 const params = new URLSearchParams(location.search);
 const chosen = params.get("board");
 const states = {};
+let sourceProblem = null;  // the feed's own source out of reach (a relay's broker)
 let receivedAt = {};
 let boardOrder = [];
 let source = null;
@@ -360,6 +361,7 @@ function onMessage(e) {
   lastMessage = Date.now();
   const msg = JSON.parse(e.data);
   if (msg.kind === "snapshot") {
+    sourceProblem = msg.source_problem || null;
     const order = Object.keys(msg.boards);
     for (const id of order) { states[id] = msg.boards[id]; receivedAt[id] = performance.now(); }
     boardOrder = order;
@@ -369,11 +371,17 @@ function onMessage(e) {
     states[msg.board] = msg.state;
     receivedAt[msg.board] = performance.now();
     if (isNew) { boardOrder.push(msg.board); layout(); } else { render(msg.board); }
+  } else if (msg.kind === "source") {
+    sourceProblem = msg.problem || null;
   } else if (msg.kind === "status" && states[msg.board]) {
     states[msg.board].status = msg.status;
     render(msg.board);
   }
-  statusLine("live " + batteryText(), false);
+  showLive();
+}
+function showLive() {  // "live" only when the feed's own source is there too
+  if (sourceProblem) statusLine("not live: " + sourceProblem, true);
+  else statusLine("live " + batteryText(), false);
 }
 function connect() {
   if (source) source.close();
@@ -381,7 +389,7 @@ function connect() {
   source = new EventSource("/events?" + q);
   source.onmessage = onMessage;
   source.addEventListener("ping", () => { lastMessage = Date.now(); });
-  source.onopen = () => statusLine("live", false);
+  source.onopen = () => showLive();
   source.onerror = () => {
     statusLine("connection lost — reconnecting…", true);
     if (source.readyState === EventSource.CLOSED) setTimeout(connect, 2000);

@@ -206,18 +206,23 @@ class Relay:
         if reason.is_failure:
             self.refusal = str(reason)
             log.warning("MQTT broker refused the relay: %s", reason)
+            self.hub.set_source_problem(f"the MQTT broker refused the relay: {reason}")
             return
         if self.failed_connects:
             log.warning(
                 "relay: connected to the MQTT broker at %s:%s", self.broker, self.broker_port
             )
         self.connected, self.refusal, self.failed_connects = True, "", 0
+        self.hub.set_source_problem(None)
         client.subscribe([(f"{self.base}/+/{leaf}", 1) for leaf in ("state", "events", "status")])
 
     def _on_connect_fail(self, client: mqtt.Client, userdata: Any) -> None:
         """No broker answered (paho retries by itself): said at once, then once a
         minute or so, so that a relay showing nothing says why."""
         self.failed_connects += 1
+        self.hub.set_source_problem(
+            f"the MQTT broker at {self.broker}:{self.broker_port} cannot be reached; still trying"
+        )
         if self.failed_connects == 1 or self.failed_connects % 30 == 0:
             log.warning(
                 "relay: the MQTT broker at %s:%s cannot be reached; still trying (%d attempts)",
@@ -229,6 +234,9 @@ class Relay:
     def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any,
                        properties: Any) -> None:  # fmt: skip
         self.connected = False
+        self.hub.set_source_problem(
+            f"lost the MQTT broker at {self.broker}:{self.broker_port}; reconnecting"
+        )
 
     def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
         if not message.topic.startswith(self.base + "/"):
