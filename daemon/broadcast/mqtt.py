@@ -129,6 +129,7 @@ class MqttPublisher:
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
         self.connected = False
+        self.stopping = False  # our own goodbye: its disconnect is no loss
         self.waiting: deque[bytes] = deque()  # events paho had no room for
         self.lost = 0  # events dropped because even our buffer was full
         self.published = 0
@@ -155,6 +156,7 @@ class MqttPublisher:
             )
             with contextlib.suppress(RuntimeError, ValueError):
                 info.wait_for_publish(timeout)
+        self.stopping = True
         self.client.disconnect()
         self.client.loop_stop()
 
@@ -172,6 +174,9 @@ class MqttPublisher:
     def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any,
                        properties: Any) -> None:  # fmt: skip
         self.connected = False
+        if self.stopping:  # the daemon stops: not a warning at every shutdown
+            log.info("MQTT: board %s disconnected from %s", self.board_id, self.mqtt.host)
+            return
         log.warning("MQTT: board %s lost the broker (%s); buffering", self.board_id, reason)
 
     def _on_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason: Any,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import logging
 import uuid
 from collections import deque
 from pathlib import Path
@@ -150,6 +151,18 @@ async def test_a_board_publishes_its_feed_state_pgn_and_status(broker):
     finally:
         await broadcaster.stop()
         recorder.close()
+
+
+async def test_stopping_the_daemon_says_goodbye_without_a_lost_broker_warning(broker, caplog):
+    tournament = f"bye-{uuid.uuid4().hex[:6]}"
+    broadcaster = Broadcaster(_settings(broker.port, tournament, ["1"]))
+    await broadcaster.start()
+    publisher = broadcaster.mqtt[0]
+    assert await _wait(lambda: publisher.connected)
+    with caplog.at_level(logging.INFO, logger="daemon.broadcast"):
+        await broadcaster.stop()
+        assert await _wait(lambda: "disconnected from" in caplog.text or "lost" in caplog.text)
+    assert "lost the broker" not in caplog.text
 
 
 async def test_a_board_that_vanishes_is_marked_offline_by_its_last_will(broker):
