@@ -85,31 +85,38 @@ def devices(args: argparse.Namespace) -> int:
     if args.json:
         data = listing.to_dict()
         if chains is not None:
-            data["bus_chains"] = chains
+            data["bus_chains"] = chains  # null: a named port that cannot be opened
         print(json.dumps(data, indent=2))
-        return 0
+        return 1 if chains and None in chains.values() else 0
     print(format_listing(listing))
     if chains is not None:
         from drivers.dgt.busprobe import boards_snippet
 
         for path, addresses in chains.items():
+            if addresses is None:
+                print(f"bus mode on {path}: the port cannot be opened")
+                continue
             found = ", ".join(f"{a:05d}" for a in addresses) or "no board answered"
             print(f"bus mode on {path}: {found}")
         usb = [p.path for p in listing.serial_ports if p.looks_like_dgt and p.path not in chains]
         chained = {p: a for p, a in chains.items() if a}
         print("\n# for the configuration (fill in the players):")
         print(boards_snippet(usb, chained))
+        if None in chains.values():
+            return 1
     return 0
 
 
-def _chains(args: argparse.Namespace, listing: object) -> dict[str, list[int]]:
-    """Each port asked in bus mode: the addresses of the boards that answered."""
+def _chains(args: argparse.Namespace, listing: object) -> dict[str, list[int] | None]:
+    """Each port asked in bus mode: the addresses of the boards that answered; None
+    for a port named with --port that cannot be opened (a typo must not read as
+    "no board answered")."""
     from drivers.dgt.busprobe import probe_chain
 
     ports = args.port or [p.path for p in getattr(listing, "serial_ports", [])]
-    chains: dict[str, list[int]] = {}
+    chains: dict[str, list[int] | None] = {}
     for path in ports:
         found = probe_chain(path)
-        if found is not None:
+        if found is not None or args.port:
             chains[path] = found
     return chains

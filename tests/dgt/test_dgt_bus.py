@@ -206,6 +206,14 @@ def test_devices_lists_the_boards_of_a_chain_ready_for_the_configuration(tmp_pat
     ]
 
 
+def test_devices_says_so_when_a_named_port_cannot_be_opened(tmp_path, capsys):
+    from daemon.cli import main
+
+    missing = str(tmp_path / "ttyUSB9")
+    assert main(["devices", "--bus", "--port", missing]) == 1
+    assert f"bus mode on {missing}: the port cannot be opened" in capsys.readouterr().out
+
+
 def test_a_change_list_that_comes_after_its_time_out_is_not_lost():
     timings = BusTimings(discovery_interval=0)
     poller, chain = BusPoller([1, 2], timings, discover=False), Chain([1, 2])
