@@ -23,5 +23,8 @@ settings.load_profile("no-deadlines")
 def shared() -> Path:
     """The shared material (real games, the real DGT capture); skip where absent."""
     if not (SHARED / "data").is_dir():
-        pytest.skip(f"shared material not found at {SHARED} (set DGT_BRIDGE_SHARED)")
+        missing = f"shared material not found at {SHARED} (set DGT_BRIDGE_SHARED)"
+        if os.environ.get("CI"):  # CI has it beside the clone: its absence is a fault
+            pytest.fail(missing)
+        pytest.skip(missing)
     return SHARED

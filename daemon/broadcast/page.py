@@ -161,7 +161,8 @@ const KINDS = {
   "Castling with the rook first", incomplete_castling: "Incomplete castling",
   incomplete_promotion: "Incomplete promotion", clock_without_move:
   "Clock pressed without a move", displaced_pieces: "Displaced pieces",
-  wrong_setup: "Wrong set-up", boards_diverged: "The two boards disagree"
+  wrong_setup: "Wrong set-up", boards_diverged: "The two boards disagree",
+  promotion_changed: "Promotion piece changed after it was set (4.4d)"
 };
 function pieceName(p) {
   return p ? ({K: "K", Q: "Q", R: "R", B: "B", N: "N", P: "pawn"}[p.toUpperCase()] || p) +

@@ -71,6 +71,7 @@ OWN_MESSAGES = frozenset(
         "clock_without_move",
         "incomplete_castling",
         "incomplete_promotion",
+        "promotion_changed",
         "castling_rook_first",
         "wrong_setup",
     }
@@ -114,10 +115,11 @@ def irregularity_text(
                 to_square=vocabulary.square(chess.square_name(rook_to)),
             )
         return vocabulary.message("incomplete_castling", fix=fix, side=side)
-    if kind == "incomplete_promotion":
-        last_rank = [s for s in squares if s[1] in "18"]
+    if kind in ("incomplete_promotion", "promotion_changed"):
+        named = squares + [str(r.get("square") or "") for r in restore]
+        last_rank = [s for s in named if len(s) == 2 and s[1] in "18"]
         where = vocabulary.square(last_rank[-1]) if last_rank else ""
-        return vocabulary.message("incomplete_promotion", square=where, side=side)
+        return vocabulary.message(kind, square=where, side=side, fix=fix)
     template = kind if kind in OWN_MESSAGES else "irregularity"
     text = vocabulary.message(template, fix=fix, side=side)
     if kind == "illegal_move" and count:

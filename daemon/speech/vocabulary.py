@@ -69,6 +69,7 @@ MESSAGES: dict[str, frozenset[str]] = {
         "incomplete_castling": ("fix", "side"),
         "fix_move": ("piece", "from_square", "to_square"),
         "incomplete_promotion": ("square", "side"),
+        "promotion_changed": ("square", "side", "fix"),
         "clock_without_move": ("fix", "side"),
         "wrong_setup": ("fix", "side"),
         "touch_move_count": ("side", "count"),
@@ -126,6 +127,7 @@ REASONS = (
     "arbiter",
     "threefold_repetition",
     "fifty_moves",
+    "result_on_board",
 )
 
 

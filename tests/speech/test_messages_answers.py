@@ -350,3 +350,30 @@ def test_a_draw_on_time_says_remis_once(de) -> None:
     end = event_text(GameEnd(t=1, result="1/2-1/2", reason="flag_draw").to_dict(), de)
     assert f"{flag} {end}".count("Remis") == 1
     assert end == "Partie beendet. Remis. Zeitüberschreitung, kein Matt möglich"
+
+
+def test_a_swapped_promotion_piece_says_the_first_piece_stands_and_what_to_put_back(
+    de, en
+) -> None:
+    # As the rules core reports 4.4d (tests/rules/test_rules_promotion.py): the queen
+    # touched e8 first, a knight stands there now.
+    event = Irregularity(
+        t=5.0, kind="promotion_changed", article="4.4", by="white", squares=["e8"],
+        restore=[{"square": "e8", "piece": "Q"}],
+        detail="4.4d: the queen touched e8 first; the choice of piece is final",
+    ).to_dict()  # fmt: skip
+    assert event_text(event, de) == (
+        "Umwandlung schon entschieden: die erste Figur auf Eva acht gilt. Dame auf Eva acht"
+    )
+    assert event_text(event, en) == (
+        "Promotion already decided: the first piece set on Echo eight stands. "
+        "Queen on Echo eight"
+    )
+
+
+def test_a_result_shown_with_the_kings_is_said_in_words(de, en) -> None:
+    event = GameEnd(t=9.0, result="1-0", reason="result_on_board").to_dict()
+    assert event_text(event, de) == (
+        "Partie beendet. Weiß gewinnt. Ergebnis auf dem Brett angezeigt"
+    )
+    assert "result shown on the board" in str(event_text(event, en))
