@@ -5,10 +5,12 @@ the players put both kings in the centre, kings on d5 and e4 (the light
 squares) meaning White won, on e5 and d4 (the dark squares) Black won, side by
 side on the fourth or the fifth rank a draw. The rules core sees an impossible
 position (displaced pieces, 7.3) and says what to restore; lichess broadcasts
-have been known to take such a position for a move. Here the display only
-*recognises* the signal, so that the arbiter's console can offer it for
-confirmation: the result is set only when the arbiter confirms it (a ``result``
-control), never by the signal itself.
+have been known to take such a position for a move. With ``rules.result_on_board``
+on (the default) the rules core itself ends the game on the signal, and this
+module never sees it. With it off, the core sees displaced pieces, and the display
+only *recognises* the signal, so that the arbiter's console can offer it for
+confirmation: the result is then set only when the arbiter confirms it (a
+``result`` control), never by the signal itself.
 
 Recognised from the open irregularity alone (pure, no board access): the two
 kings are to go back to their squares, and exactly two centre squares, empty in
