@@ -1,0 +1,678 @@
+"""The daemon's targets on a Raspberry Pi's CPU budget, simulated with a cgroup quota.
+
+    python -m benchmarks.pibudget [--plies N] [--boards N] [--quick] [--budgets full,pi4,zero2w]
+
+Nobody here has a Pi, so ``dgt-bridge run`` (``python -m daemon run``, with the speech
+worker, the player and everything else it starts: its whole process tree) runs in a
+cgroup-v1 CPU group (``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``; ``cpu.max`` on
+cgroup v2) that grants it the fraction of ONE core of this machine that a Pi's core is
+worth. The board emulator, the clock and this script run outside the group, at full
+speed, as a real board would. Every budget is measured in the same run, one after the
+other, so that the machine's load (shared with other developers) is the same for all
+and the figures can be read as ratios side by side.
+
+How the fractions are derived (and how uncertain they are):
+
+- **Pi 4 (Cortex-A72, 1.5 GHz).** Published single-thread Python figure: the n-body
+  benchmark (5 bodies, 5,000,000 steps) took 158.26 s in CPython on a Raspberry Pi 4
+  Model B at 1.5 GHz, performance governor, not throttled
+  (https://chaitanyamehta.github.io/projects/performance-analysis-of-programming-languages).
+  This script runs the same n-body (written here from the Computer Language Benchmarks
+  Game's specification: Sun, Jupiter, Saturn, Uranus, Neptune, dt 0.01, advance
+  ``--calibrate-steps`` steps) on this machine and takes its CPU time per step; the
+  Pi 4's fraction of one of our cores is (ours per step) / (the Pi's per step). The
+  published program is not known line by line (an n-body written differently can
+  differ by 20-30%), and it ran on an older CPython (about 3.7-3.9: 3.11 is about 1.25x
+  faster on both machines, which cancels only if the Pi ran the same version). Hence
+  "Pi 4 budget" is accurate to perhaps +-30%.
+- **Pi Zero 2 W (Cortex-A53, 1.0 GHz).** No published CPython figure for the Zero 2 W
+  against an x86 machine was found. It is the Pi 3's core (Cortex-A53, 64-bit) at 1.0
+  GHz instead of 1.2-1.4 GHz; Gamess & Hernandez, "Performance evaluation of different
+  Raspberry Pi models" (Electronics, 2022; https://digitalcommons.jsu.edu/fac_res/209)
+  found the Zero 2 W (overclocked) on a par with the Pi 3B/3B+, and the Pi 4 is
+  commonly measured 2-3x a Pi 3 per core on CPU-bound code (the A72 is out-of-order and
+  wider, the A53 in order). Zero 2 W at 1.0 GHz = Pi 3B+ (1.4 GHz) / 1.4, so a Pi 4 core
+  is worth about 2 x 1.4 = 2.8 to 2.5 x 1.4 = 3.5 Zero 2 W cores: this script takes
+  ``ZERO2W_PER_PI4 = 3.0`` (the range gives +-17% on top of the Pi 4's uncertainty).
+
+What the quota does and does not simulate: the group gets ``quota`` µs of CPU in every
+``period`` (10 ms here, not the default 100 ms: a 100 ms period lets the daemon run at
+full speed for its share and then stand still for the rest, 80-90 ms stalls that a slow
+Pi does not have; at 10 ms the stall is at most ~9 ms, which is still added to a
+latency sometimes). The whole process tree shares ONE slow core, though a Pi Zero 2 W
+has four: the speech worker's synthesis competes with the daemon here and would not
+there (pessimistic). Memory bandwidth, caches, the SD card's fsync and the serial line
+are not simulated (the journal's fsync is done on this machine's disk; the pty has no
+baud rate except in the bus chain's emulator, which keeps 9600 baud).
+
+Measured at each budget (the ``full`` budget is this machine without a quota):
+
+- start -> READY=1 (sd_notify, a socket of ours standing in for systemd), median;
+- idle CPU beside a board (board still, no viewers), as a share of the budget;
+- PSS (proportional set size, ``/proc/PID/smaps_rollup``) summed over the daemon's
+  process tree, idle and after the game, and the daemon and speech worker apart;
+- a real game with a DGT clock, every move completed by a press: press (the clock's
+  time message written to the emulator's pty) -> the ``move`` event's JSON line read
+  from the daemon's ``--events -`` standard output (includes the pipe: the event is
+  written after the journal's append, before speech and broadcast), and press -> the
+  speech player started by the daemon with the real pyttsx3 engine (the player is
+  ``benchmarks/record_player.sh``: no sound card; the time is when the player ran its
+  first command, i.e. the WAV was synthesised in full, checked and a player process
+  started on it; the first sample out of a sound card adds aplay's ALSA set-up and
+  the card's buffer, a few ms to tens of ms);
+- with ``--boards N``: one daemon with N boards on one DGT bus chain (9600 baud), a
+  different real game each at blitz pace (3+2), every move exact, press -> ``move``
+  event p99 per budget.
+
+Targets (at the Pi Zero 2 W budget): press -> move p99 < 50 ms; press -> speech p99
+< 250 ms; READY < 5 s; idle CPU < 2% of the budget; 12 bus boards exact with lag p99
+< 500 ms; PSS of the whole tree < 45 MB (memory does not depend on the CPU budget).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import chess
+
+from benchmarks.common import GAMES_PGN, ROOT, footer, header, percentile
+from benchmarks.footprint import RECORD_PLAYER, cpu_seconds, descendants, free_port, is_connected
+from benchmarks.latency import StampingEmulator, first_game_with, plan_game
+
+CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
+PERIOD_US = 10_000
+#: Published: CPython n-body, 5,000,000 steps, Raspberry Pi 4 at 1.5 GHz (see above).
+PI4_NBODY_SECONDS = 158.26
+PI4_NBODY_STEPS = 5_000_000
+#: A Pi 4 core is worth about this many Pi Zero 2 W cores (2.8-3.5, see above).
+ZERO2W_PER_PI4 = 3.0
+
+
+# -- calibration: the n-body ------------------------------------------------------------
+
+SOLAR_MASS = 4 * 3.141592653589793**2
+DAYS_PER_YEAR = 365.24
+
+
+def _bodies() -> list[list[float]]:
+    """x, y, z, vx, vy, vz, mass of the Sun and the four giant planets."""
+    planets = [
+        (4.84143144246472090e00, -1.16032004402742839e00, -1.03622044471123109e-01,
+         1.66007664274403694e-03, 7.69901118419740425e-03, -6.90460016972063023e-05,
+         9.54791938424326609e-04),
+        (8.34336671824457987e00, 4.12479856412430479e00, -4.03523417114321381e-01,
+         -2.76742510726862411e-03, 4.99852801234917238e-03, 2.30417297573763929e-05,
+         2.85885980666130812e-04),
+        (1.28943695621391310e01, -1.51111514016986312e01, -2.23307578892655734e-01,
+         2.96460137564761618e-03, 2.37847173959480950e-03, -2.96589568540237556e-05,
+         4.36624404335156298e-05),
+        (1.53796971148509165e01, -2.59193146099879641e01, 1.79258772950371181e-01,
+         2.68067772490389322e-03, 1.62824170038242295e-03, -9.51592254519715870e-05,
+         5.15138902046611451e-05),
+    ]  # fmt: skip
+    bodies = [[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, SOLAR_MASS]]
+    for x, y, z, vx, vy, vz, mass in planets:
+        bodies.append(
+            [x, y, z, vx * DAYS_PER_YEAR, vy * DAYS_PER_YEAR, vz * DAYS_PER_YEAR,
+             mass * SOLAR_MASS]
+        )  # fmt: skip
+    px = sum(b[3] * b[6] for b in bodies)
+    py = sum(b[4] * b[6] for b in bodies)
+    pz = sum(b[5] * b[6] for b in bodies)
+    bodies[0][3], bodies[0][4], bodies[0][5] = (
+        -px / SOLAR_MASS, -py / SOLAR_MASS, -pz / SOLAR_MASS
+    )  # fmt: skip
+    return bodies
+
+
+def nbody(steps: int, dt: float = 0.01) -> float:
+    """Advance the five bodies ``steps`` times; return the energy (a check it ran)."""
+    bodies = _bodies()
+    pairs = [(bodies[i], bodies[j]) for i in range(5) for j in range(i + 1, 5)]
+    for _ in range(steps):
+        for a, b in pairs:
+            dx, dy, dz = a[0] - b[0], a[1] - b[1], a[2] - b[2]
+            distance2 = dx * dx + dy * dy + dz * dz
+            magnitude = dt / (distance2 * distance2**0.5)
+            bm, am = b[6] * magnitude, a[6] * magnitude
+            a[3] -= dx * bm
+            a[4] -= dy * bm
+            a[5] -= dz * bm
+            b[3] += dx * am
+            b[4] += dy * am
+            b[5] += dz * am
+        for body in bodies:
+            body[0] += dt * body[3]
+            body[1] += dt * body[4]
+            body[2] += dt * body[5]
+    energy = 0.0
+    for i, a in enumerate(bodies):
+        energy += 0.5 * a[6] * (a[3] ** 2 + a[4] ** 2 + a[5] ** 2)
+        for b in bodies[i + 1 :]:
+            dx, dy, dz = a[0] - b[0], a[1] - b[1], a[2] - b[2]
+            energy -= a[6] * b[6] / (dx * dx + dy * dy + dz * dz) ** 0.5
+    return energy
+
+
+def nbody_seconds_per_step(steps: int, group: CpuGroup | None = None) -> tuple[float, float]:
+    """(CPU, wall) seconds per n-body step in a fresh interpreter, in ``group`` if given."""
+    code = (
+        "import time, sys; from benchmarks.pibudget import nbody; "
+        "c, w = time.process_time(), time.perf_counter(); nbody(int(sys.argv[1])); "
+        "print(time.process_time() - c, time.perf_counter() - w)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(steps)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        preexec_fn=group.join if group else None,
+        timeout=3600,
+    )
+    cpu, wall = (float(v) for v in done.stdout.split())
+    return cpu / steps, wall / steps
+
+
+# -- the cgroup -------------------------------------------------------------------------
+
+
+class CpuGroup:
+    """A cgroup-v1 CPU group with a quota: ``fraction`` of one core; removed by close()."""
+
+    def __init__(self, name: str, fraction: float, period_us: int = PERIOD_US) -> None:
+        self.path = CGROUP_CPU / f"dgt-pibudget-{os.getpid()}-{name}"
+        self.path.mkdir()
+        (self.path / "cpu.cfs_period_us").write_text(str(period_us))
+        (self.path / "cpu.cfs_quota_us").write_text(str(max(1000, round(fraction * period_us))))
+        self.fraction = fraction
+
+    def join(self) -> None:
+        """Moves the calling process (a child between fork and exec) into the group."""
+        (self.path / "cgroup.procs").write_text(str(os.getpid()))
+
+    def close(self) -> None:
+        for _ in range(50):  # the last members may still be exiting
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.1)
+
+
+@dataclass
+class Budget:
+    name: str
+    fraction: float | None  # of one core of this machine; None: no quota
+
+    def label(self) -> str:
+        if self.fraction is None:
+            return f"{self.name} (no quota)"
+        return f"{self.name} ({self.fraction * 100:.1f}% of a core)"
+
+
+@contextlib.contextmanager
+def cpu_group(budget: Budget) -> Iterator[CpuGroup | None]:
+    if budget.fraction is None:
+        yield None
+        return
+    group = CpuGroup(budget.name, budget.fraction)
+    try:
+        yield group
+    finally:
+        group.close()
+
+
+def can_use_cgroups() -> str | None:
+    """None if a CPU group can be made here, else why not."""
+    if not (CGROUP_CPU / "cpu.cfs_quota_us").exists():
+        return f"no cgroup-v1 cpu controller at {CGROUP_CPU} (cgroup v2 needs cpu.max)"
+    try:
+        group = CpuGroup("probe", 0.5)
+    except OSError as exc:
+        return f"cannot make a CPU group in {CGROUP_CPU}: {exc}"
+    group.close()
+    return None
+
+
+# -- memory -----------------------------------------------------------------------------
+
+
+def pss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def command_name(pid: int) -> str:
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "?"
+    text = " ".join(a.decode(errors="replace") for a in args if a)
+    return "speech worker" if "pyttsx3_worker" in text else "daemon" if "daemon" in text else text
+
+
+def tree_pss(pid: int) -> tuple[float, dict[str, float]]:
+    """PSS summed over the process tree, and by process kind."""
+    parts: dict[str, float] = defaultdict(float)
+    for member in descendants(pid):
+        parts[command_name(member)] += pss_mb(member)
+    return sum(parts.values()), dict(parts)
+
+
+# -- the daemon in its own process ------------------------------------------------------
+
+
+class BudgetDaemon:
+    """``python -m daemon run`` in the CPU group, its feed read with wall-clock stamps."""
+
+    def __init__(
+        self,
+        group: CpuGroup | None,
+        work: Path,
+        *,
+        port: str | None = None,
+        config: Path | None = None,
+        speech: bool = True,
+    ) -> None:
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        notify_path = work / f"notify-{time.monotonic_ns()}.sock"
+        self.notify.bind(str(notify_path))
+        self.player_log = work / "player.log"
+        self.player_log.touch()
+        env = dict(os.environ)
+        env.update(
+            {
+                "NOTIFY_SOCKET": str(notify_path),
+                "DGT_BRIDGE_SPEECH__ENGINE": "pyttsx3",
+                "DGT_BRIDGE_SPEECH__DEVICE": '"null"',
+                "DGT_BRIDGE_SPEECH__PLAYER": f'["{RECORD_PLAYER}", "{self.player_log}", '
+                '"{file}"]',
+                "DGT_BRIDGE_BROADCAST__ADDRESS": "127.0.0.1",
+                "DGT_BRIDGE_BROADCAST__PORT": str(free_port()),
+                "PYTHONPATH": str(ROOT),
+            }
+        )
+        env.pop("DGT_BRIDGE_CONFIG", None)
+        command = [sys.executable, "-m", "daemon", "run", "--events", "-",
+                   "--storage", str(work / "games")]  # fmt: skip
+        if port:
+            command += ["--port", port]
+        if config:
+            command += ["--config", str(config)]
+        if not speech:
+            command.append("--no-speech")
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            preexec_fn=group.join if group else None,
+        )
+        #: (wall time, monotonic time, event) of every feed line
+        self.events: list[tuple[float, float, dict[str, Any]]] = []
+        self.changed = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            wall, mono = time.time(), time.monotonic()
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                with self.changed:
+                    self.events.append((wall, mono, event))
+                    self.changed.notify_all()
+
+    def wait_ready(self, timeout: float) -> float:
+        self.notify.settimeout(timeout)
+        while True:
+            if "READY=1" in self.notify.recv(4096).decode().split("\n"):
+                return time.monotonic() - self.started
+
+    def wait_for(self, predicate: Any, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while True:
+                if any(predicate(e) for _, _, e in self.events):
+                    return True
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self.process.poll() is not None:
+                    return False
+                self.changed.wait(min(remaining, 0.5))
+
+    def player_starts(self) -> list[float]:
+        lines = self.player_log.read_text().splitlines()
+        return sorted(float(line.split()[0]) for line in lines if line.strip())
+
+    def stop(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.notify.close()
+
+
+def cpu_share(pid: int, seconds: float) -> float:
+    """CPU seconds per second of the process tree over ``seconds``."""
+    family = descendants(pid)
+    before = sum(cpu_seconds(p) for p in family)
+    started = time.monotonic()
+    time.sleep(seconds)
+    return (sum(cpu_seconds(p) for p in family) - before) / (time.monotonic() - started)
+
+
+# -- the measures -----------------------------------------------------------------------
+
+
+@dataclass
+class Figures:
+    budget: Budget
+    readies: list[float] = field(default_factory=list)
+    idle_cpu: float = float("nan")  # share of one core of this machine
+    pss_idle: float = float("nan")
+    pss_idle_parts: dict[str, float] = field(default_factory=dict)
+    pss_after: float = float("nan")
+    pss_after_parts: dict[str, float] = field(default_factory=dict)
+    to_event: list[float] = field(default_factory=list)
+    to_speech: list[float] = field(default_factory=list)
+    wrong: int = 0
+    unspoken: int = 0
+    bus_exact: str = ""
+    bus_lag: list[float] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def measure_single(budget: Budget, figures: Figures, plies: int, starts: int, idle: float) -> None:
+    """Start-up, idle CPU, PSS and a game with a clock, one board."""
+    emulator = StampingEmulator().start()
+    try:
+        with cpu_group(budget) as group:
+            for _ in range(starts):
+                with tempfile.TemporaryDirectory(prefix="dgt-pibudget-") as tmp:
+                    daemon = BudgetDaemon(group, Path(tmp), port=emulator.port_path)
+                    try:
+                        figures.readies.append(daemon.wait_ready(120))
+                        daemon.wait_for(is_connected, 60)
+                    finally:
+                        daemon.stop()
+            game = first_game_with(plies)
+            plan = plan_game(game, plies, True, seed=7)
+            expected = [m.uci() for m in list(game.mainline_moves())[:plies]]
+            with tempfile.TemporaryDirectory(prefix="dgt-pibudget-") as tmp:
+                daemon = BudgetDaemon(group, Path(tmp), port=emulator.port_path)
+                try:
+                    daemon.wait_ready(120)
+                    if not daemon.wait_for(is_connected, 60):
+                        figures.notes.append("the daemon never read the board")
+                        return
+                    time.sleep(5.0)  # the speech worker's start, the first clock reports
+                    figures.idle_cpu = cpu_share(daemon.pid, idle)
+                    figures.pss_idle, figures.pss_idle_parts = tree_pss(daemon.pid)
+                    emulator.play(plan.events)
+                    emulator.wait_played(plan.events[-1].t - plan.events[0].t + 60)
+                    daemon.wait_for(
+                        lambda e: e.get("type") == "move" and int(e["ply"]) == plies, 30
+                    )
+                    time.sleep(3.0)  # the last announcement
+                    figures.pss_after, figures.pss_after_parts = tree_pss(daemon.pid)
+                    _latencies(figures, daemon, emulator, plan, expected)
+                finally:
+                    daemon.stop()
+    finally:
+        emulator.stop()
+
+
+def _latencies(figures: Figures, daemon: BudgetDaemon, emulator: Any, plan: Any,
+               expected: list[str]) -> None:  # fmt: skip
+    seen: dict[int, tuple[str, float]] = {}
+    with daemon.changed:
+        for wall, _, event in daemon.events:
+            if event.get("type") == "move":
+                seen.setdefault(int(event["ply"]), (str(event["uci"]), wall))
+    starts = daemon.player_starts()
+    for ply in range(1, len(expected) + 1):
+        got = seen.get(ply)
+        pressed = emulator.applied_at.get(id(plan.deciding[ply]))
+        if got is None or got[0] != expected[ply - 1] or pressed is None:
+            figures.wrong += 1
+            continue
+        figures.to_event.append(got[1] - pressed)
+        following = seen.get(ply + 1, ("", float("inf")))[1]
+        spoken = [s for s in starts if pressed <= s < following]
+        if spoken:
+            figures.to_speech.append(spoken[0] - pressed)
+        else:
+            figures.unspoken += 1
+
+
+def measure_bus(budget: Budget, figures: Figures, boards: int, plies: int) -> None:
+    """One daemon, ``boards`` boards on one bus chain, a real game each at blitz pace."""
+    from benchmarks.hall import TimedChain, _final, _lags
+    from drivers.gamelogs import distinct_openings
+    from drivers.handling import human_sensor_log
+
+    games = distinct_openings(GAMES_PGN, boards, plies)
+    logs = [
+        human_sensor_log(
+            chess.Board(), g, seed=1 + i, with_clock=True, clock_seconds=180, increment=2
+        )
+        for i, g in enumerate(games)
+    ]
+    with tempfile.TemporaryDirectory(prefix="dgt-pibudget-bus-") as tmp:
+        work = Path(tmp)
+        serials = [f"{1025 + i:05d}" for i in range(boards)]
+        chain = TimedChain(work, serials=serials, seed=1).start()
+        try:
+            config = work / "hall.yaml"
+            config.write_text(
+                "clock:\n  time_control: 3+2\nstorage:\n  fsync: false\nboards:\n"
+                + "".join(
+                    f'  - {{id: "{i + 1}", bus_port: "{chain.port_path}", bus_serial: "{s}"}}\n'
+                    for i, s in enumerate(serials)
+                ),
+                encoding="utf-8",
+            )
+            with cpu_group(budget) as group:
+                daemon = BudgetDaemon(group, work, config=config, speech=False)
+                try:
+                    daemon.wait_ready(120)
+                    deadline = time.monotonic() + 60
+                    while time.monotonic() < deadline:
+                        with daemon.changed:
+                            read = {
+                                str(e.get("board"))
+                                for _, _, e in daemon.events
+                                if e.get("type") in ("game_start", "game_resumed")
+                            }
+                        if len(read) >= boards:
+                            break
+                        time.sleep(0.2)
+                    else:
+                        figures.notes.append(f"bus: only {len(read)} of {boards} boards read")
+                    for i, log in enumerate(logs):
+                        chain.play_on(i, log, speed=1.0)
+                    chain.wait_played(3600)
+                    expected = {str(i + 1): [m.uci() for m in g] for i, g in enumerate(games)}
+                    moves: dict[str, list[tuple[int, str, float]]] = defaultdict(list)
+                    wait_until = time.monotonic() + 30
+                    while True:
+                        moves.clear()
+                        with daemon.changed:
+                            for _, mono, event in daemon.events:
+                                if event.get("type") == "move":
+                                    moves[str(event.get("board"))].append(
+                                        (int(event["ply"]), str(event["uci"]), mono)
+                                    )
+                        done = all(_final(moves[b]) == expected[b] for b in expected)
+                        if done or time.monotonic() > wait_until:
+                            break
+                        time.sleep(0.2)
+                finally:
+                    daemon.stop()
+        finally:
+            chain.stop()
+    exact = sum(_final(moves[b]) == expected[b] for b in expected)
+    figures.bus_exact = f"{exact}/{boards}"
+    _, figures.bus_lag = _lags(chain.applied, defaultdict(list), moves)
+
+
+# -- the report -------------------------------------------------------------------------
+
+
+def ms(values: list[float], fraction: float) -> str:
+    return f"{percentile(values, fraction) * 1e3:.1f}" if values else "n/a"
+
+
+def verdict(value: float, target: float) -> str:
+    if value != value:  # NaN
+        return "n/a"
+    return "meets" if value < target else "MISSES"
+
+
+def report(all_figures: list[Figures], zero: Figures | None) -> None:
+    print()
+    names = [f.budget.name for f in all_figures]
+    print("| measure | " + " | ".join(names) + " | target (at zero2w) | verdict |")
+    print("|---|" + "---|" * len(names) + "---|---|")
+
+    def row(measure: str, cells: list[str], target: str, ok: str) -> None:
+        print(f"| {measure} | " + " | ".join(cells) + f" | {target} | {ok} |")
+
+    z = zero
+    row("press -> move event p50 / p99 (ms)",
+        [f"{ms(f.to_event, .5)} / {ms(f.to_event, .99)}" for f in all_figures], "p99 < 50 ms",
+        verdict(percentile(z.to_event, .99) if z and z.to_event else float("nan"), 0.050))
+    row("press -> speech player started p50 / p99 (ms)",
+        [f"{ms(f.to_speech, .5)} / {ms(f.to_speech, .99)}" for f in all_figures],
+        "p99 < 250 ms",
+        verdict(percentile(z.to_speech, .99) if z and z.to_speech else float("nan"), 0.250))
+    row("moves wrong or missed / unspoken", [f"{f.wrong} / {f.unspoken}" for f in all_figures],
+        "0 / 0", "meets" if z and not z.wrong and not z.unspoken else "MISSES")
+    row("start -> READY=1, median (s)",
+        [f"{statistics.median(f.readies):.2f}" if f.readies else "n/a" for f in all_figures],
+        "< 5 s",
+        verdict(statistics.median(z.readies) if z and z.readies else float("nan"), 5.0))
+
+    def idle_share(f: Figures) -> float:
+        return f.idle_cpu / (f.budget.fraction or 1.0)
+
+    row("idle CPU, % of the budget (% of our core)",
+        [f"{idle_share(f) * 100:.2f} ({f.idle_cpu * 100:.2f})" for f in all_figures], "< 2%",
+        verdict(idle_share(z) if z else float("nan"), 0.02))
+    row("PSS of the process tree idle / after the game (MB)",
+        [f"{f.pss_idle:.1f} / {f.pss_after:.1f}" for f in all_figures], "< 45 MB",
+        verdict(max(f.pss_after for f in all_figures), 45.0))
+    if any(f.bus_exact for f in all_figures):
+        row("bus boards: games exact; press -> move p99 (ms)",
+            [f"{f.bus_exact}; {ms(f.bus_lag, .99)}" for f in all_figures],
+            "all exact, p99 < 500 ms",
+            "meets" if z and z.bus_exact and z.bus_exact.split("/")[0] == z.bus_exact.split("/")[1]
+            and percentile(z.bus_lag, .99) < 0.5 else "MISSES")  # fmt: skip
+    print()
+    for f in all_figures:
+        parts = ", ".join(f"{k} {v:.1f}" for k, v in sorted(f.pss_after_parts.items()))
+        print(f"{f.budget.name}: PSS after the game by process (MB): {parts}")
+        for note in f.notes:
+            print(f"{f.budget.name}: NOTE {note}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plies", type=int, default=30, help="plies of the one-board game (30)")
+    parser.add_argument("--starts", type=int, default=3, help="start-up measurements (3)")
+    parser.add_argument("--idle", type=float, default=20.0, help="idle CPU window, s (20)")
+    parser.add_argument("--boards", type=int, default=12, help="bus boards (12; 0: none)")
+    parser.add_argument("--bus-plies", type=int, default=30, help="plies per bus game (30)")
+    parser.add_argument("--budgets", default="full,pi4,zero2w", help="full,pi4,zero2w")
+    parser.add_argument("--calibrate-steps", type=int, default=200_000,
+                        help="n-body steps of the calibration (200000)")  # fmt: skip
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: checks the plumbing")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.plies, args.starts, args.idle, args.boards = 4, 1, 2.0, 2
+        args.bus_plies, args.calibrate_steps = 4, 5_000
+    header("the daemon on a Raspberry Pi's CPU budget (cgroup CPU quota)")
+    problem = can_use_cgroups()
+    if problem:
+        print(f"cannot run: {problem}")
+        return 2
+    ours, ours_wall = nbody_seconds_per_step(args.calibrate_steps)
+    pi4_step = PI4_NBODY_SECONDS / PI4_NBODY_STEPS
+    pi4 = ours / pi4_step
+    zero = pi4 / ZERO2W_PER_PI4
+    print(
+        f"calibration: n-body {args.calibrate_steps} steps here: {ours * 1e6:.2f} µs CPU per "
+        f"step ({ours_wall * 1e6:.2f} µs wall); Pi 4 (published): {pi4_step * 1e6:.2f} µs per "
+        f"step -> a Pi 4 core = {pi4 * 100:.1f}% of one of ours (this machine "
+        f"{1 / pi4:.1f}x faster); Pi Zero 2 W = Pi 4 / {ZERO2W_PER_PI4:g} = {zero * 100:.1f}%"
+    )
+    fractions = {"full": None, "pi4": pi4, "zero2w": zero}
+    budgets = [Budget(n, fractions[n]) for n in args.budgets.split(",") if n in fractions]
+    for budget in budgets:
+        if budget.fraction is None:
+            continue
+        with cpu_group(budget) as group:
+            _, wall = nbody_seconds_per_step(max(1000, args.calibrate_steps // 10), group)
+        print(
+            f"check of the {budget.name} group: n-body {wall * 1e6:.2f} µs wall per step = "
+            f"{ours / wall * 100:.1f}% of full speed (asked {budget.fraction * 100:.1f}%)"
+        )
+    all_figures = []
+    for budget in budgets:
+        figures = Figures(budget)
+        print(f"-- {budget.label()}: one board with a clock, {args.plies} plies ...", flush=True)
+        measure_single(budget, figures, args.plies, args.starts, args.idle)
+        if args.boards:
+            print(f"-- {budget.label()}: {args.boards} boards on one bus ...", flush=True)
+            measure_bus(budget, figures, args.boards, args.bus_plies)
+        all_figures.append(figures)
+        print(
+            f"{budget.name}: READY {', '.join(f'{r:.2f}' for r in figures.readies)} s; idle CPU "
+            f"{figures.idle_cpu * 100:.2f}% of a core; PSS idle {figures.pss_idle:.1f} MB, after "
+            f"{figures.pss_after:.1f} MB; to event p99 {ms(figures.to_event, .99)} ms; to speech "
+            f"p99 {ms(figures.to_speech, .99)} ms; wrong {figures.wrong}, unspoken "
+            f"{figures.unspoken}; bus {figures.bus_exact or '-'} p99 {ms(figures.bus_lag, .99)} ms",
+            flush=True,
+        )
+    zero_figures = next((f for f in all_figures if f.budget.name == "zero2w"), None)
+    report(all_figures, zero_figures)
+    footer()
+    failed = any(f.wrong or f.unspoken for f in all_figures)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
