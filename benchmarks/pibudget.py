@@ -36,9 +36,10 @@ How the fractions are derived (and how uncertain they are):
   ``ZERO2W_PER_PI4 = 3.0`` (the range gives +-17% on top of the Pi 4's uncertainty).
 
 What the quota does and does not simulate: the group gets ``quota`` µs of CPU in every
-``period`` (10 ms here, not the default 100 ms: a 100 ms period lets the daemon run at
+``period`` (10 ms here, 17 ms for the Zero 2 W as the kernel's smallest quota is 1 ms;
+not the default 100 ms: a 100 ms period lets the daemon run at
 full speed for its share and then stand still for the rest, 80-90 ms stalls that a slow
-Pi does not have; at 10 ms the stall is at most ~9 ms, which is still added to a
+Pi does not have; at 10-17 ms the stall is at most ~9-16 ms, which is still added to a
 latency sometimes). The whole process tree shares ONE slow core, though a Pi Zero 2 W
 has four: the speech worker's synthesis competes with the daemon here and would not
 there (pessimistic). Memory bandwidth, caches, the SD card's fsync and the serial line
@@ -74,6 +75,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import signal
 import socket
@@ -97,6 +99,7 @@ from benchmarks.latency import StampingEmulator, first_game_with, plan_game
 
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
 PERIOD_US = 10_000
+MIN_QUOTA_US = 1_000
 #: Published: CPython n-body, 5,000,000 steps, Raspberry Pi 4 at 1.5 GHz (see above).
 PI4_NBODY_SECONDS = 158.26
 PI4_NBODY_STEPS = 5_000_000
@@ -196,11 +199,14 @@ def nbody_seconds_per_step(steps: int, group: CpuGroup | None = None) -> tuple[f
 class CpuGroup:
     """A cgroup-v1 CPU group with a quota: ``fraction`` of one core; removed by close()."""
 
-    def __init__(self, name: str, fraction: float, period_us: int = PERIOD_US) -> None:
+    def __init__(self, name: str, fraction: float) -> None:
         self.path = CGROUP_CPU / f"dgt-pibudget-{os.getpid()}-{name}"
         self.path.mkdir()
-        (self.path / "cpu.cfs_period_us").write_text(str(period_us))
-        (self.path / "cpu.cfs_quota_us").write_text(str(max(1000, round(fraction * period_us))))
+        # The kernel's smallest quota is 1 ms: a small fraction needs a longer period.
+        self.period_us = max(PERIOD_US, math.ceil(MIN_QUOTA_US / fraction))
+        self.quota_us = round(fraction * self.period_us)
+        (self.path / "cpu.cfs_period_us").write_text(str(self.period_us))
+        (self.path / "cpu.cfs_quota_us").write_text(str(self.quota_us))
         self.fraction = fraction
 
     def join(self) -> None:
@@ -233,6 +239,10 @@ def cpu_group(budget: Budget) -> Iterator[CpuGroup | None]:
         yield None
         return
     group = CpuGroup(budget.name, budget.fraction)
+    print(
+        f"   group {group.path.name}: {group.quota_us} µs of CPU every {group.period_us} µs",
+        flush=True,
+    )
     try:
         yield group
     finally:
@@ -638,6 +648,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="n-body steps of the calibration (200000)")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="tiny sizes: checks the plumbing")
     args = parser.parse_args(argv)
+    # A SIGTERM unwinds like Ctrl-C: the daemons are stopped and the groups removed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     if args.quick:
         args.plies, args.starts, args.idle, args.boards = 4, 1, 2.0, 2
         args.bus_plies, args.calibrate_steps = 4, 5_000
@@ -681,7 +693,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{figures.idle_cpu * 100:.2f}% of a core; PSS idle {figures.pss_idle:.1f} MB, after "
             f"{figures.pss_after:.1f} MB; to event p99 {ms(figures.to_event, 0.99)} ms; to speech "
             f"p99 {ms(figures.to_speech, 0.99)} ms; wrong {figures.wrong}, unspoken "
-            f"{figures.unspoken}; bus {figures.bus_exact or '-'} p99 {ms(figures.bus_lag, 0.99)} ms",
+            f"{figures.unspoken}; bus {figures.bus_exact or '-'} "
+            f"p99 {ms(figures.bus_lag, 0.99)} ms",
             flush=True,
         )
     zero_figures = next((f for f in all_figures if f.budget.name == "zero2w"), None)

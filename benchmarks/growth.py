@@ -1,0 +1,168 @@
+"""A tournament day: many games back to back through one daemon, memory and journal per game.
+
+    python -m benchmarks.growth [--games N] [--plies N] [--speed X] [--quick]
+
+One ``dgt-bridge run`` (``python -m daemon run``, speech with pyttsx3 and its worker,
+the player ``benchmarks/record_player.sh``, the live page on 127.0.0.1) reads the board
+emulator on a pseudo-terminal for the whole day. The emulator plays ``--games`` real
+games of ``../shared/data/games.pgn`` one after the other, each ``--plies`` plies with a
+DGT clock, as human hands would (``drivers.handling``), and between two games the
+players clear the board and set the pieces up again, which the rules core takes as a
+new game (art. 7.1). The hands are ``--speed`` times quicker than the model's own.
+
+After each game (once the next game's ``game_start`` has been seen, or the day's end)
+the script notes the PSS of the daemon's whole process tree (``/proc/PID/smaps_rollup``)
+and the size of the storage directory (journal and PGN files). Target: no growth
+beyond the current game's own state, i.e. PSS flat from game to game once warm (a
+slope near 0 MB a game) and the journal growing by one game's size a game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import chess
+
+from benchmarks.common import GAMES_PGN, footer, header
+from benchmarks.pibudget import BudgetDaemon, tree_pss
+from drivers.dgt.emulator import BoardEmulator
+from drivers.gamelogs import distinct_openings
+from drivers.handling import ALL, Hands, Timing
+from drivers.sensors import SensorEvent
+
+QUICK_HANDS = Timing(think=(0.3, 0.6), before_press=(0.1, 0.2))
+
+
+def set_up_again(hands: Hands) -> None:
+    """The players clear the board and set up the start position for the next game."""
+    for square in list(hands.pieces):
+        hands.lift(square)
+        hands.wait(hands.rng.uniform(0.05, 0.2))
+    hands.wait(1.5)
+    start = chess.Board()
+    for square, piece in start.piece_map().items():
+        hands.put(square, piece.symbol())
+        hands.wait(hands.rng.uniform(0.1, 0.4))
+    hands.board = start
+    hands.wait(2.0)
+    if hands.with_clock:  # the clock is set for the next game and White's is started
+        hands.times = {"white": 5400.0, "black": 5400.0}
+        hands.running, hands.turn_started = "white", hands.t
+        hands.clock_report()
+
+
+def day_log(games: list[list[chess.Move]]) -> tuple[list[SensorEvent], list[float]]:
+    """The whole day's sensor log, and the time each game's last press was made."""
+    hands = Hands(chess.Board(), seed=3, with_clock=True, timing=QUICK_HANDS)
+    ends: list[float] = []
+    for number, moves in enumerate(games):
+        if number:
+            set_up_again(hands)
+        for move in moves:
+            hands.think()
+            hands.play(move, ALL - {"fast_reply"})
+            hands.wait(hands.rng.uniform(*hands.timing.before_press))
+            hands.press()
+        ends.append(hands.t)
+        hands.wait(1.0)
+    hands.wait(2.0)
+    return hands.events, ends
+
+
+def directory_size(path: Path) -> tuple[int, int]:
+    files = [p for p in path.rglob("*") if p.is_file()]
+    return sum(p.stat().st_size for p in files), len(files)
+
+
+def slope(values: list[float]) -> float:
+    """Least-squares slope per step of ``values`` (MB a game)."""
+    if len(values) < 2:
+        return 0.0
+    xs = range(len(values))
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(values)
+    num = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, values, strict=True))
+    return num / sum((x - mean_x) ** 2 for x in xs)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=20, help="games back to back (20)")
+    parser.add_argument("--plies", type=int, default=30, help="plies a game (30)")
+    parser.add_argument("--speed", type=float, default=4.0, help="hands x faster (4)")
+    parser.add_argument("--quick", action="store_true", help="3 games of 4 plies")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.games, args.plies = 3, 4
+    header("a tournament day: games back to back through one daemon")
+    games = distinct_openings(GAMES_PGN, args.games, args.plies)
+    events, ends = day_log(games)
+    duration = (events[-1].t - events[0].t) / args.speed
+    print(f"{len(games)} games of {args.plies} plies, {duration:.0f} s at hands x{args.speed:g}")
+    emulator = BoardEmulator().start()
+    rows: list[tuple[int, float, dict[str, float], int, int, int]] = []
+    failed = False
+    try:
+        with tempfile.TemporaryDirectory(prefix="dgt-growth-") as tmp:
+            work = Path(tmp)
+            daemon = BudgetDaemon(None, work, port=emulator.port_path)
+            try:
+                daemon.wait_ready(120)
+                daemon.wait_for(lambda e: e.get("type") in ("game_start", "game_resumed"), 60)
+                time.sleep(3.0)
+                base, parts = tree_pss(daemon.pid)
+                size, count = directory_size(work / "games")
+                print(f"before the first game: PSS {base:.1f} MB; storage {size} bytes")
+                emulator.play(events, speed=args.speed)
+                started = time.monotonic()
+                for number, end in enumerate(ends, start=1):
+                    due = started + (end - events[0].t) / args.speed + 2.0
+                    time.sleep(max(0.0, due - time.monotonic()))
+                    with daemon.changed:
+                        starts = sum(
+                            1 for _, _, e in daemon.events if e.get("type") == "game_start"
+                        )
+                        moves = sum(1 for _, _, e in daemon.events if e.get("type") == "move")
+                    pss, parts = tree_pss(daemon.pid)
+                    size, count = directory_size(work / "games")
+                    rows.append((number, pss, parts, size, count, moves))
+                    print(
+                        f"after game {number:2d}: PSS {pss:.1f} MB ("
+                        + ", ".join(f"{k} {v:.1f}" for k, v in sorted(parts.items()))
+                        + f"); storage {size} bytes in {count} files; games started "
+                        f"{starts}; move events so far {moves}",
+                        flush=True,
+                    )
+                emulator.wait_played(60)
+            finally:
+                daemon.stop()
+    finally:
+        emulator.stop()
+    expected_moves = sum(len(g) for g in games)
+    got_moves = rows[-1][5] if rows else 0
+    failed |= got_moves < expected_moves
+    warm = [r[1] for r in rows[1:]] or [r[1] for r in rows]
+    sizes = [r[3] for r in rows]
+    per_game = [b - a for a, b in itertools.pairwise(sizes)]
+    print(
+        f"PSS from game 2 on: first {warm[0]:.1f} MB, last {warm[-1]:.1f} MB, "
+        f"slope {slope(warm):+.3f} MB a game (target: about 0)"
+    )
+    if per_game:
+        print(
+            f"storage per game: median {statistics.median(per_game):.0f} bytes, "
+            f"min {min(per_game)}, max {max(per_game)} (target: one game's own size)"
+        )
+    print(f"move events: {got_moves} for {expected_moves} plies played")
+    footer()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
