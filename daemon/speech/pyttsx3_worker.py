@@ -19,12 +19,16 @@ is kept for the protocol; the driver's prints go to /dev/null.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import wave
-from typing import TextIO
+
+# Not ``typing``, not ``argparse``: this process stays resident beside the daemon, and
+# each import costs memory on a Pi (issue 19: 45 MB for the whole daemon).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 def _protocol_stream() -> TextIO:
@@ -64,12 +68,21 @@ def _send(out: TextIO, message: dict) -> None:
     out.flush()
 
 
+class Options:
+    """``--voice V [--rate WPM] [--volume 0..1]``, as the daemon gives them."""
+
+    def __init__(self, argv: list[str]) -> None:
+        given = dict(zip(argv[::2], argv[1::2], strict=False))
+        unknown = set(given) - {"--voice", "--rate", "--volume"}
+        if unknown or "--voice" not in given or len(argv) % 2:
+            raise SystemExit("usage: pyttsx3_worker --voice V [--rate WPM] [--volume 0..1]")
+        self.voice = given["--voice"]
+        self.rate = int(given.get("--rate", 150))
+        self.volume = float(given.get("--volume", 1.0))
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="pyttsx3_worker")
-    parser.add_argument("--voice", required=True)
-    parser.add_argument("--rate", type=int, default=150)
-    parser.add_argument("--volume", type=float, default=1.0)
-    args = parser.parse_args(argv)
+    args = Options(sys.argv[1:] if argv is None else argv)
     out = _protocol_stream()
     try:
         import pyttsx3
