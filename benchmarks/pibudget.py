@@ -385,6 +385,20 @@ class BudgetDaemon:
                     return False
                 self.changed.wait(min(remaining, 0.5))
 
+    def boards_read(self, boards: int, timeout: float) -> int:
+        """Waits until ``boards`` boards have been read (their first ``game_start``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.changed:
+                read = {
+                    str(e.get("board"))
+                    for _, _, e in self.events
+                    if e.get("type") in ("game_start", "game_resumed")
+                }
+            if len(read) >= boards or time.monotonic() > deadline:
+                return len(read)
+            time.sleep(0.2)
+
     def player_starts(self) -> list[float]:
         lines = self.player_log.read_text().splitlines()
         return sorted(float(line.split()[0]) for line in lines if line.strip())
@@ -532,19 +546,9 @@ def measure_bus(budget: Budget, figures: Figures, boards: int, plies: int) -> No
                 daemon = BudgetDaemon(group, work, config=config, speech=False)
                 try:
                     daemon.wait_ready(120)
-                    deadline = time.monotonic() + 60
-                    while time.monotonic() < deadline:
-                        with daemon.changed:
-                            read = {
-                                str(e.get("board"))
-                                for _, _, e in daemon.events
-                                if e.get("type") in ("game_start", "game_resumed")
-                            }
-                        if len(read) >= boards:
-                            break
-                        time.sleep(0.2)
-                    else:
-                        figures.notes.append(f"bus: only {len(read)} of {boards} boards read")
+                    read = daemon.boards_read(boards, 60)
+                    if read < boards:
+                        figures.notes.append(f"bus: only {read} of {boards} boards read")
                     for i, log in enumerate(logs):
                         chain.play_on(i, log, speed=1.0)
                     chain.wait_played(3600)
@@ -595,17 +599,7 @@ def board_memory(counts: Sequence[int]) -> dict[int, float]:
                 daemon = BudgetDaemon(None, work, config=config, speech=False)
                 try:
                     daemon.wait_ready(120)
-                    deadline = time.monotonic() + 60
-                    while time.monotonic() < deadline:
-                        with daemon.changed:
-                            read = {
-                                str(e.get("board"))
-                                for _, _, e in daemon.events
-                                if e.get("type") in ("game_start", "game_resumed")
-                            }
-                        if len(read) >= count:
-                            break
-                        time.sleep(0.2)
+                    daemon.boards_read(count, 60)
                     time.sleep(3.0)
                     found[count] = tree_pss(daemon.pid)[0]
                 finally:
