@@ -35,12 +35,14 @@ from drivers.dgt.protocol import (
     MAX_PIECE_CODE,
     BoardDumpMessage,
     ClockAck,
+    ClockSideTime,
     ClockTimes,
     EeClockTime,
     EeMoves,
     EePieceChange,
     FieldUpdate,
     InvalidClockData,
+    bwtime_times_data,
     decode_bwtime,
 )
 
@@ -451,6 +453,8 @@ class _Board:
     absent_reported: bool = False
     held: list[FieldUpdate | EeClockTime] = field(default_factory=list)
     clock_now: bool = False  # a lever was pressed: its clock first, then the held changes
+    reading: ClockTimes | None = None  # the clock as it last stood (read, or pressed since)
+    asked_at: float = 0.0  # when its changes were last asked for: they happened before
     then_after_changes: BusCommand | None = None  # asked for with these changes
     then: BusCommand | None = None  # due now that the changes are in
 
@@ -659,6 +663,7 @@ class BusPoller:
             elif quiet:
                 board.last_change = None
                 board.then_after_changes = BusCommand.SEND_BRD
+            board.asked_at = now
             return BusCommand.SEND_CHANGES, address
         return None
 
@@ -770,7 +775,10 @@ class BusPoller:
             return [BoardContents(address, now, dump, after_return)]
         if reply.reply_id == BusReplyId.BWTIME:
             board.clock_now = False
-            return [BoardClock(address, now, decode_bwtime(reply.data)), *self._release(board, now)]
+            reading = decode_bwtime(reply.data)
+            if isinstance(reading, ClockTimes) and not reading.no_clock:
+                board.reading = reading
+            return [BoardClock(address, now, reading), *self._release(board, now)]
         if reply.reply_id == BusReplyId.VERSION:
             board.needs_version = False
             if len(reply.data) >= 2:
@@ -778,18 +786,42 @@ class BusPoller:
         return []
 
     def _release(self, board: _Board, now: float) -> list[BusEvent]:
-        """The changes held for a board, up to its next lever press. A lever press in
-        a change list means the clock now shows who is to move: the clock is asked
-        at once and the changes after the press wait for its answer, so the rules
-        core hears piece, press, piece in the order the player made them."""
+        """The changes held for a board, in the order the player made them, with each
+        lever press in the list as a clock reading of its own, so the rules core hears
+        piece, press, piece.
+
+        The press is read from the list itself (the side that pressed and the time it
+        then showed), never from a SEND_CLK sent afterwards: a slow chain brings two
+        moves in one list, or the opponent presses before the clock is asked, and the
+        clock then shows the same side to move as before the first press, so both
+        presses were lost and the moves never decided (a 12-board chain under load lost
+        the last two plies of a game that way). The clock is read soon after, for the
+        other side's time. Only before the first reading of a board (the other side's
+        time unknown) is the clock asked at once and the changes after the press held.
+
+        The changes are stamped with the time they were asked for: they happened
+        before it, however long the reply took (a poll slowed by the line or the
+        machine delays a move, it does not make it later than it was)."""
+        events: list[BusEvent] = []
         updates: list[FieldUpdate] = []
         while board.held and not board.clock_now:
             change = board.held.pop(0)
-            if isinstance(change, EeClockTime):
-                board.clock_now = True
-            else:
+            if not isinstance(change, EeClockTime):
                 updates.append(change)
-        return [BoardChanges(board.address, now, tuple(updates))] if updates else []
+                continue
+            pressed = _pressed(board.reading, change)
+            if pressed is None:
+                board.clock_now = True
+                continue
+            if updates:
+                events.append(BoardChanges(board.address, board.asked_at, tuple(updates)))
+                updates = []
+            board.reading = pressed
+            board.next_clock = min(board.next_clock, now)
+            events.append(BoardClock(board.address, board.asked_at, pressed))
+        if updates:
+            events.append(BoardChanges(board.address, board.asked_at, tuple(updates)))
+        return events
 
     def _repeat(self, out: _Outstanding, now: float, why: str) -> list[BusEvent]:
         """Ask the board to send the same change list again (no change is lost)."""
@@ -835,3 +867,31 @@ class BusPoller:
         board.held, board.clock_now = [], False
         events: list[BusEvent] = [BoardChanges(board.address, now, tuple(held))] if held else []
         return [*events, BoardLost(board.address, now, detail)]
+
+
+def _pressed(reading: ClockTimes | None, press: EeClockTime) -> ClockTimes | None:
+    """The clock just after ``press``: the presser's side stopped at the time the
+    board wrote, the other side running, its time as last read. None without a
+    reading (nothing known of the other side)."""
+    if reading is None:
+        return None
+    stopped = ClockSideTime(
+        press.hours,
+        press.minutes,
+        press.seconds,
+        flag_fallen=False,
+        time_per_move=(reading.left if press.left else reading.right).time_per_move,
+        flag_shown=False,
+    )
+    left, right = (stopped, reading.right) if press.left else (reading.left, stopped)
+    data = bwtime_times_data(
+        left,
+        right,
+        running=True,
+        lever_right_high=press.left,  # the presser's side of the lever went down
+        battery_low=reading.battery_low,
+        right_to_move=press.left,
+        left_to_move=not press.left,
+    )
+    pressed = decode_bwtime(data)
+    return pressed if isinstance(pressed, ClockTimes) else None

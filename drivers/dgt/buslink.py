@@ -63,6 +63,7 @@ class BusBoard:
     last_problem: str = ""
     problems: int = 0
     time_source: Callable[[], float] | None = None  # this board's clock (else the link's)
+    last_t: float | None = None  # the last event's time: a board's events never go back
 
 
 class BusLink:
@@ -238,7 +239,16 @@ class BusLink:
 
     def _board_event(self, board: BusBoard, bus_event: BusEvent) -> None:
         clock = board.time_source or self.time_source
-        event = replace(bus_event, t=clock())  # the poller's own clock is real time
+        # The poller's clock is time.monotonic(); the board's may be another (a game
+        # clock). The event keeps its age: a change asked for 2 s ago, whose reply the
+        # slow chain brought only now, happened 2 s ago. Never before the board's last
+        # event, so the rules core hears the board's events in order.
+        age = max(0.0, time.monotonic() - bus_event.t)
+        t = clock() - age
+        if board.last_t is not None and t < board.last_t:
+            t = board.last_t
+        board.last_t = t
+        event = replace(bus_event, t=t)
         match event:
             case BoardFound():
                 board.shadow.forget()  # its first dump is reported whatever it says

@@ -7,9 +7,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from daemon.events import Move
+from daemon.rules.core import RulesCore
 from drivers.dgt import bus
 from drivers.dgt.bus import (
     BoardChanges,
+    BoardClock,
     BoardContents,
     BoardFound,
     BoardLost,
@@ -19,7 +22,18 @@ from drivers.dgt.bus import (
     BusReplyId,
     BusTimings,
 )
-from drivers.dgt.protocol import codes_from_placement
+from drivers.dgt.clockmap import SimpleClockInterpreter
+from drivers.dgt.protocol import (
+    CODE_BY_PIECE,
+    ClockSideTime,
+    ClockTimes,
+    EeClockTime,
+    bwtime_times_data,
+    codes_from_placement,
+    square_index,
+)
+from drivers.dgt.shadow import BoardShadow
+from drivers.sensors import ClockReport
 
 START = codes_from_placement("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR")
 
@@ -267,3 +281,88 @@ def test_a_late_change_list_that_arrives_while_its_board_owes_another_answer_is_
     changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
     assert changes == [(52, 0)]
     assert poller.busy, "the clock's answer is still awaited"
+
+
+# -- two moves in one change list (a slow chain) --------------------------------------
+
+
+class ChainWithClock(Chain):
+    """The scripted chain with a DGT 3000 on its board: SEND_CLK tells the clock as it
+    stands *now*, and a lever press writes the presser's time into the change list,
+    as a real board does."""
+
+    def __init__(self, addresses):
+        super().__init__(addresses)
+        self.white_to_move = True
+        self.times = {"white": 180, "black": 180}
+
+    def press(self, address):
+        presser = "white" if self.white_to_move else "black"
+        self.times[presser] -= 2
+        seconds = self.times[presser]
+        press = EeClockTime(presser == "white", 0, seconds // 60, seconds % 60)
+        self.changes[address].append(press)
+        self.white_to_move = not self.white_to_move
+
+    def play(self, address, frm, to, piece):
+        self.move(address, square_index(frm), 0)
+        self.move(address, square_index(to), CODE_BY_PIECE[piece])
+        self.press(address)
+
+    def answer(self, frame: bytes) -> bytes:
+        if len(frame) == 4 and frame[0] == BusCommand.SEND_CLK:
+            address = (frame[1] << 7) | frame[2]
+            self.sent.append(("SEND_CLK", address))
+            white, black = (side_time(self.times[c]) for c in ("white", "black"))
+            data = bwtime_times_data(
+                white,  # White on the left
+                black,
+                running=True,
+                lever_right_high=not self.white_to_move,
+                left_to_move=self.white_to_move,
+                right_to_move=not self.white_to_move,
+            )
+            return bus.encode_reply(BusReplyId.BWTIME, address, data)
+        return super().answer(frame)
+
+
+def side_time(seconds: int) -> ClockSideTime:
+    return ClockSideTime(0, seconds // 60, seconds % 60, False, False, False)
+
+
+def sensor_events(events, shadow, interpreter):
+    """What the bus link makes of the poller's events (drivers/dgt/buslink.py)."""
+    out = []
+    for event in events:
+        if isinstance(event, BoardContents):
+            out += shadow.dump(event.t, event.dump, force=True)
+        elif isinstance(event, BoardChanges):
+            for update in event.updates:
+                out += shadow.field_update(event.t, update)
+        elif isinstance(event, BoardClock) and isinstance(event.clock, ClockTimes):
+            out += interpreter.feed(event.t, event.clock)
+    return out
+
+
+def test_two_moves_in_one_change_list_are_both_decided_by_their_presses():
+    """A board polled late (a 12-board chain under load) brings White's move, his
+    press, Black's reply and her press in one list. The clock, asked afterwards,
+    shows White to move as before: read from it, both presses were lost and the
+    game stood still at the last two plies. Each press comes from the list itself."""
+    timings = BusTimings(discovery_interval=0)
+    poller, chain = BusPoller([1], timings, discover=False), ChainWithClock([1])
+    shadow, interpreter = BoardShadow(), SimpleClockInterpreter()
+    core = RulesCore()
+    events, t = run(poller, chain, 0.0, 1.5)
+    for event in sensor_events(events, shadow, interpreter):
+        core.feed(event)
+    chain.play(1, "e2", "e4", "P")  # both moves between two polls of this board
+    chain.play(1, "e7", "e5", "p")
+    events, t = run(poller, chain, t, 0.5)
+    sensed = sensor_events(events, shadow, interpreter)
+    running = [e.running for e in sensed if isinstance(e, ClockReport)]
+    assert running[:2] == ["black", "white"], "each press heard, in the order made"
+    decided = [out for event in sensed for out in core.feed(event)] + core.tick(t + 5)
+    assert [m.uci for m in decided if isinstance(m, Move)] == ["e2e4", "e7e5"]
+    times = [e.t for e in sensed]
+    assert times == sorted(times) and times[0] < t - 0.4, "stamped when asked for, in order"
