@@ -243,9 +243,11 @@ class BusLink:
         # clock). The event keeps its age: a change asked for 2 s ago, whose reply the
         # slow chain brought only now, happened 2 s ago. Never before the board's last
         # event, so the rules core hears the board's events in order.
+        # (A board clock set back, as on a resume, starts the order afresh.)
         age = max(0.0, time.monotonic() - bus_event.t)
-        t = clock() - age
-        if board.last_t is not None and t < board.last_t:
+        now = clock()
+        t = now - age
+        if board.last_t is not None and t < board.last_t <= now:
             t = board.last_t
         board.last_t = t
         event = replace(bus_event, t=t)
