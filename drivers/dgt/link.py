@@ -138,6 +138,8 @@ class BoardLink:
         self._shadow = BoardShadow()
         self._connected = False
         self._reported_lost = False
+        self._warned: str | None = None  # the last failure logged as a warning
+        self.attempts = 0  # failed attempts since the last connection
         self._closed = False
         self._lost: asyncio.Future[None] | None = None
         self._waiters: dict[type, list[asyncio.Future[Message]]] = {}
@@ -296,6 +298,7 @@ class BoardLink:
             history = await self._read_history(before, dump.codes, recent)
         self._connected = True
         self.connections += 1
+        self._warned, self.attempts = None, 0
         if self._reported_lost:
             self._reported_lost = False
             self._emit([ConnectionChange(self.time_source(), "connected", self.port_path or "")])
@@ -376,7 +379,12 @@ class BoardLink:
         self._connected = False
         if self._closed:
             return
-        log.warning("DGT board link: %s", detail)
+        self.attempts += 1
+        if detail != self._warned:  # a daemon waiting for its board: one line, not one
+            log.warning("DGT board link: %s", detail)  # every back-off for hours
+            self._warned = detail
+        else:
+            log.debug("DGT board link: %s (attempt %d)", detail, self.attempts)
         if (was_connected or self.connections == 0) and not self._reported_lost:
             self._reported_lost = True
             found = self.connections > 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 
 import pytest
 from dgt_helpers import FAST, until
@@ -265,6 +266,19 @@ async def test_a_port_that_does_not_exist_is_reported_and_retried(tmp_path):
         link.close()
         await asyncio.wait_for(task, 10)
         emulator.stop()
+
+
+async def test_a_board_awaited_for_long_is_one_warning_not_one_per_attempt(tmp_path, caplog):
+    link = BoardLink(str(tmp_path / "nothing"), [].append, **FAST)
+    task = asyncio.create_task(link.run())
+    try:
+        with caplog.at_level(logging.WARNING, logger="drivers.dgt.link"):
+            await until(lambda: link.attempts >= 5)
+        warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(warnings) == 1 and "cannot open" in warnings[0].getMessage()
+    finally:
+        link.close()
+        await asyncio.wait_for(task, 10)
 
 
 async def test_close_stops_the_link_even_while_it_waits_for_a_silent_board(rig):
