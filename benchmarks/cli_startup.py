@@ -63,10 +63,10 @@ def dgt_bridge(python: str) -> list[str]:
 ENVIRONMENT = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed(command: list[str]) -> float:
+def timed(command: list[str], cwd: str | None = None) -> float:
     started = time.perf_counter()
     done = subprocess.run(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENVIRONMENT
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENVIRONMENT, cwd=cwd
     )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
@@ -78,6 +78,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=30, help="runs of each command (30)")
     parser.add_argument("--quick", action="store_true", help="5 runs (a smoke test)")
+    parser.add_argument(
+        "--against",
+        metavar="CHECKOUT",
+        help="also replay with another checkout's package (e.g. a worktree of an older "
+        "commit), run as `python -m daemon.cli` from there: a before/after in one run",
+    )
     args = parser.parse_args()
     runs = 5 if args.quick else args.runs
     header("CLI start-up, as ratios to `python -c pass` in the same venv")
@@ -91,12 +97,19 @@ def main() -> int:
             "--help": [*cli, "--help"],
             "replay --fast": [*cli, "replay", "--fast", str(log)],
         }
-        for command in commands.values():  # warm the file cache and the .pyc files
-            timed(command)
+        where: dict[str, str | None] = dict.fromkeys(commands)
+        if args.against:  # both as `python -m daemon.cli`, the current directory first
+            here = str(Path(__file__).resolve().parent.parent)
+            for label, checkout in ((args.against, args.against), ("this checkout", here)):
+                name = f"python -m daemon.cli replay --fast ({label})"
+                commands[name] = [python, "-m", "daemon.cli", "replay", "--fast", str(log)]
+                where[name] = checkout
+        for name, command in commands.items():  # warm the file cache and the .pyc files
+            timed(command, where[name])
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(runs):
             for name, command in commands.items():
-                times[name].append(timed(command))
+                times[name].append(timed(command, where[name]))
     floor = min(times["python -c pass"])
     floor_median = statistics.median(times["python -c pass"])
     print(f"replayed log: {log.name} ({lines} sensor events)")
@@ -110,6 +123,12 @@ def main() -> int:
             f"dgt-bridge {name}: fastest {fastest * 1000:.1f} ms, median {median * 1000:.1f} ms; "
             f"ratio {ratio:.1f}x (medians {median / floor_median:.1f}x), "
             f"target <= {target:g}x: {verdict}"
+        )
+    for name in list(commands)[3:]:
+        fastest, median = min(times[name]), statistics.median(times[name])
+        print(
+            f"{name}: fastest {fastest * 1000:.1f} ms, median {median * 1000:.1f} ms; "
+            f"ratio {fastest / floor:.1f}x (medians {median / floor_median:.1f}x)"
         )
     footer()
     return 0
