@@ -39,7 +39,7 @@ class DomainEvent:
     def to_dict(self) -> dict[str, Any]:
         """The feed's JSON object: what ``dataclasses.asdict`` gives (every container
         copied, so a caller may change it), built directly for the plain values the
-        events hold; asdict's recursion took a fifth of a game's replay."""
+        events hold; asdict's recursion took a sixth of a game's replay."""
         data: dict[str, Any] = {"t": round(self.t, 6), "type": self.type}
         try:
             for name in _field_names(type(self)):
