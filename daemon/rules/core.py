@@ -191,6 +191,9 @@ class RulesCore:
         self._picture_at_loss: str | None = None  # the last placement before a loss
         #: the position whose move was under way at a restart: its first touch is unknown
         self._touches_unknown: list[Node] = []
+        #: a position reached by a move made while the board was away: when the
+        #: previous mover's hand let go is unknown, so his re-centring is no touch
+        self._release_unknown: Node | None = None
         self._chess960 = False
         self._orientation_open = False  # set_position before the board showed it
         #: legal positions the board showed since the last commit, each one move from the
@@ -838,8 +841,11 @@ class RulesCore:
                 correction=correction,
             )
         )
-        if touch_check and all(node is not n for n in self._touches_unknown):
+        unseen = any(node is n for n in self._touches_unknown)
+        if touch_check and not unseen:
             out.extend(self._touch_irregularities(t, node, move, child))
+        if unseen or not (touch_check or correction):
+            self._release_unknown = child  # made (or ended) while the board was away
         self._touches_unknown = [n for n in self._touches_unknown if n is not node]
         self._node = child
         self._seen = [n for n in self._seen if n is not child and descends(n, child)]
@@ -946,7 +952,11 @@ class RulesCore:
             lift
             for lift in window
             if lift.piece in mover_letters
-            or (lift.t >= node.current_at and not self._brush(node, lift, first_own))
+            or (
+                node is not self._release_unknown  # 4.3: not charged on a guess
+                and lift.t >= node.current_at
+                and not self._brush(node, lift, first_own)
+            )
         ]
         ruling = touch_ruling(node.board, lifts, move, self._laws.touch_cases)
         if ruling is None:
@@ -1225,6 +1235,7 @@ class RulesCore:
         self._flags_may_fall_again = False
         self._resume_clock_open = False
         self._touches_unknown = []
+        self._release_unknown = None
         self._deadline = None
 
     def _start_game(

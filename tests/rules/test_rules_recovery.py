@@ -180,3 +180,24 @@ def test_recovery_is_quick_enough_for_the_board_link() -> None:
     assert found.how in ("search", "ambiguous", "gave_up")
     assert found.nodes <= 30_001
     assert time.process_time() - started < 10
+
+
+def test_a_hand_re_centring_its_piece_after_an_outage_binds_nobody() -> None:
+    """Nc6 Bb5 a6 made while the board was away, recovered from its log. When the board
+    is back, Black's hand re-centres the pawn on a6 (lifted and set down at once), a
+    while after the picture: when Black let go of a6 is unknown, so this is no White
+    touch of a6 (4.3), and White's Ba4 (his bishop could take a6) is no touch_move."""
+    moves, log = ruy_lopez_log()
+    events = with_outage(log, 2, 5, eeprom=True)
+    dump = next(i for i, e in enumerate(events) if isinstance(e, BoardDump) and e.history)
+    back_at = events[dump].t
+    later = [replace(e, t=e.t + 3.0) for e in events[dump + 2 :]]
+    events = [
+        *events[: dump + 2],
+        SquareChange(back_at + 1.5, "a6", None),
+        SquareChange(back_at + 1.7, "a6", "p"),
+        *later,
+    ]
+    out = run(events)
+    assert played(out) == [m.uci() for m in moves]
+    assert kinds(out) == []
