@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import resource
 import threading
@@ -38,6 +39,7 @@ from daemon.hall import HallDaemon
 from drivers.dgt.bus import BusTimings
 from drivers.dgt.busemulator import BusChainEmulator
 from drivers.dgt.emulator import BoardEmulator
+from drivers.dgt.hallfaults import HallFaults
 from drivers.gamelogs import distinct_openings
 from drivers.handling import human_sensor_log
 from drivers.sensors import ClockReport, SensorEvent, SquareChange
@@ -217,15 +219,18 @@ def _lags(
     applied: list[tuple[int, SensorEvent, float]],
     arrivals: dict[str, list[tuple[SensorEvent, float]]],
     moves: dict[str, list[tuple[int, str, float]]],
+    names: list[str] | None = None,
 ) -> tuple[list[float], list[float]]:
-    """Piece down -> its sensor event at the core; press -> the move event."""
+    """Piece down -> its sensor event at the core; press -> the move event.
+
+    ``names[index]`` is the board id of emulator index ``index`` (default: index + 1)."""
     piece: list[float] = []
     press: list[float] = []
     by_board: dict[int, list[tuple[SensorEvent, float]]] = defaultdict(list)
     for index, event, t in applied:
         by_board[index].append((event, t))
     for index, played in by_board.items():
-        board = str(index + 1)
+        board = names[index] if names else str(index + 1)
         seen = [(e, t) for e, t in arrivals[board] if isinstance(e, SquareChange)]
         cursor = 0
         for event, t in played:
@@ -290,6 +295,210 @@ def report(result: dict[str, Any]) -> None:
     WORST.clear()
 
 
+async def fetch_text(url: str) -> str:
+    import aiohttp
+
+    timeout = aiohttp.ClientTimeout(total=30)
+    async with aiohttp.ClientSession(timeout=timeout) as session, session.get(url) as response:
+        return await response.text()
+
+
+async def _until(condition: Any, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        await asyncio.sleep(0.05)
+    return bool(condition())
+
+
+async def run_together(chain_size: int, usb_count: int, plies: int, seed: int) -> dict[str, Any]:
+    """One daemon: a bus chain and USB boards at once, with the faults injected.
+
+    Before the games: the middle board of the chain is unplugged, a USB cable pulled,
+    another bus board's next replies corrupted, garbage on a USB line. The boards still
+    there start their games; once the chain has decided moves, the two are plugged back
+    and play theirs. Afterwards ``/state.json`` and ``/game.pgn`` are read from the page."""
+    import io
+
+    import chess.pgn
+
+    count = chain_size + usb_count
+    games = distinct_openings(GAMES_PGN, count, plies)
+    logs = [
+        human_sensor_log(
+            chess.Board(), g, seed=seed + i, with_clock=True, clock_seconds=180, increment=2
+        )
+        for i, g in enumerate(games)
+    ]
+    names = [str(i + 1) for i in range(chain_size)] + [f"u{i + 1}" for i in range(usb_count)]
+    arrivals: dict[str, list[tuple[SensorEvent, float]]] = defaultdict(list)
+    moves: dict[str, list[tuple[int, str, float]]] = defaultdict(list)
+    plan = HallFaults.for_hall(chain_size, usb_count)
+    middle, pulled, corrupted = plan.unplugged, plan.pulled, plan.corrupted
+    faults: list[str] = []
+    with TemporaryDirectory(prefix="dgt-hall-together-") as tmp:
+        directory = Path(tmp)
+        serials = [f"{1025 + i:05d}" for i in range(chain_size)]
+        chain = TimedChain(directory, serials=serials, seed=seed).start()
+        usb: list[TimedBoard] = []
+        for i in range(usb_count):
+            (directory / f"usb{i}").mkdir()
+            usb.append(TimedBoard(directory / f"usb{i}").start())
+        entries = [
+            f'  - {{id: "{names[i]}", bus_port: "{chain.port_path}", bus_serial: "{s}", '
+            f'white: "White {names[i]}"}}\n'
+            for i, s in enumerate(serials)
+        ] + [
+            f'  - {{id: "{names[chain_size + i]}", port: "{b.port_path}", '
+            f'white: "White {names[chain_size + i]}"}}\n'
+            for i, b in enumerate(usb)
+        ]
+        settings = load_text(config_text(entries), "bench.yaml", environ={})
+
+        def on_event(board: str, event: dict[str, Any]) -> None:
+            if event["type"] == "move":
+                moves[board].append((event["ply"], event["uci"], time.monotonic()))
+
+        hall = HallDaemon(
+            settings,
+            speech=False,
+            storage_dir=directory / "games",
+            resume=False,
+            on_event=on_event,
+            bus_timings=BusTimings(discovery_interval=0),
+        )
+        await hall.start()
+        for board_id, unit in hall.units.items():
+            assert unit.pipeline is not None
+            original = unit.pipeline.submit
+
+            def timed(event: SensorEvent, board_id: str = board_id, original=original) -> None:
+                arrivals[board_id].append((event, time.monotonic()))
+                original(event)
+
+            unit.pipeline.submit = timed  # type: ignore[method-assign]
+        if not await _until(lambda: all(u.connected for u in hall.units.values()), 30):
+            faults.append("not all boards connected at start")
+        emulator_threads = [getattr(e._thread, "native_id", None) for e in (chain, *usb)]
+        cpu_before = process_cpu() - sum(thread_cpu(t) for t in emulator_threads)
+        started = time.monotonic()
+        loads = [os.getloadavg()[0]]
+
+        middle_id, pulled_id = names[middle], names[chain_size + pulled]
+        plan.inject(chain, usb)
+        gone = await _until(
+            lambda: not (hall.units[middle_id].connected or hall.units[pulled_id].connected), 30
+        )
+        faults.append(
+            f"board {middle_id} (middle of the chain) unplugged, USB {pulled_id} pulled: "
+            + ("both shown disconnected" if gone else "NOT shown disconnected")
+        )
+        state = json.loads(await fetch_text(f"{hall.http_url}state.json"))
+        shown = [b for b in names if not state["boards"][b]["status"]["connected"]]
+        faults.append(f"/state.json while unplugged: not connected = {shown}")
+        for i in range(chain_size):
+            if i != middle:
+                chain.play_on(i, logs[i], speed=1.0)
+        for i, board in enumerate(usb):
+            if i != pulled:
+                board.play(logs[chain_size + i], speed=1.0)
+        await _until(lambda: len(_final(moves[names[corrupted]])) >= 4, 60)
+        plan.replug(chain, usb)
+        back = await _until(
+            lambda: hall.units[middle_id].connected and hall.units[pulled_id].connected, 30
+        )
+        faults.append(
+            f"replugged after {time.monotonic() - started:.0f} s: "
+            + ("both connected again" if back else "NOT connected again")
+        )
+        chain.play_on(middle, logs[middle], speed=1.0)
+        usb[pulled].play(logs[chain_size + pulled], speed=1.0)
+        for emulator in (chain, *usb):
+            while not await asyncio.to_thread(emulator.wait_played, 5):
+                loads.append(os.getloadavg()[0])
+        expected = {names[i]: [m.uci() for m in g] for i, g in enumerate(games)}
+        await _until(lambda: all(_final(moves[b]) == expected[b] for b in expected), 15)
+        elapsed = time.monotonic() - started
+        cpu = process_cpu() - sum(thread_cpu(t) for t in emulator_threads) - cpu_before
+        state = json.loads(await fetch_text(f"{hall.http_url}state.json"))
+        pgn_text = await fetch_text(f"{hall.http_url}game.pgn")
+        stats = next(iter(hall.buses.values())).poller.stats
+        hall.stop()
+        await hall.close()
+        for emulator in (chain, *usb):
+            emulator.stop()
+    pgn_games: dict[str, list[str]] = {}
+    stream = io.StringIO(pgn_text)
+    while (game := chess.pgn.read_game(stream)) is not None:
+        board_id = game.headers.get("White", "").removeprefix("White ")
+        pgn_games[board_id] = [m.uci() for m in game.mainline_moves()]
+    applied = [(i, e, t) for i, e, t in chain.applied] + [
+        (chain_size + i, e, t) for i, board in enumerate(usb) for _, e, t in board.applied
+    ]
+    piece, press = _lags(applied, arrivals, moves, names)
+    return {
+        "kind": "together",
+        "boards": count,
+        "chain": chain_size,
+        "usb": usb_count,
+        "plies": sum(len(g) for g in games),
+        "exact": sum(_final(moves[b]) == expected[b] for b in expected),
+        "elapsed": elapsed,
+        "cpu": cpu,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "load": (min(loads), max(loads)),
+        "timeouts": stats.timeouts,
+        "piece_lag": piece,
+        "press_lag": press,
+        "faults": faults,
+        "page_boards": sorted(state["boards"]),
+        "page_connected": sum(bool(state["boards"][b]["status"]["connected"]) for b in names),
+        "pgn_events": pgn_text.count("[Event "),
+        "pgn_exact": sum(pgn_games.get(b) == expected[b] for b in expected),
+        "bus_forbidden": list(chain.bus_forbidden),
+        "wrong": {
+            b: (_final(moves[b]), expected[b]) for b in expected if _final(moves[b]) != expected[b]
+        },
+    }
+
+
+def report_together(result: dict[str, Any]) -> None:
+    boards = result["boards"]
+    print(
+        f"-- {result['chain']} bus boards on one chain + {result['usb']} USB boards in ONE "
+        f"daemon, with faults: {result['plies']} plies, {result['elapsed']:.0f} s"
+    )
+    for fault in result["faults"]:
+        print(f"   fault: {fault}")
+    print(f"   games exact (move events): {result['exact']}/{boards}")
+    for board, (got, want) in result["wrong"].items():
+        print(f"   board {board} WRONG: {' '.join(got)} != {' '.join(want)}")
+    print(
+        f"   /state.json: {len(result['page_boards'])} boards, "
+        f"{result['page_connected']} connected at the end"
+    )
+    print(
+        f"   /game.pgn: {result['pgn_events']} games, {result['pgn_exact']}/{boards} "
+        "exact against their source games"
+    )
+    print(
+        f"   daemon CPU: {result['cpu']:.2f} s = {100 * result['cpu'] / result['elapsed']:.1f}% "
+        f"of a core; peak RSS of the process: {result['rss_mb']:.0f} MB; "
+        f"load {result['load'][0]:.1f}-{result['load'][1]:.1f}; "
+        f"{result['timeouts']} bus time-outs; bus commands a board refuses: "
+        f"{result['bus_forbidden'] or 'none'}"
+    )
+    print(f"   piece down -> sensor event at the core: {spread(result['piece_lag'])}")
+    print(f"   clock press -> move event: {spread(result['press_lag'])}")
+    slowest = sorted(WORST, reverse=True)[:3]
+    if slowest:
+        print(
+            "   slowest moves: " + ", ".join(f"board {b} ply {p} {t:.2f} s" for t, b, p in slowest)
+        )
+    WORST.clear()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="2 and 1 boards, 4 plies")
@@ -299,12 +508,21 @@ def main() -> None:
     )
     parser.add_argument("--usb", type=int, default=3, help="USB boards at once (3; 0: none)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--together",
+        action="store_true",
+        help="one daemon: the largest chain and the USB boards at once, with faults",
+    )
     args = parser.parse_args()
     chains = [2] if args.quick else [int(n) for n in args.chains.split(",") if n]
     plies = 4 if args.quick else args.plies
     usb = 1 if args.quick else args.usb
     header("many boards in one daemon (DGT bus mode and USB)")
     print(f"threads at start: {threading.active_count()}")
+    if args.together:
+        report_together(asyncio.run(run_together(max(chains), max(usb, 1), plies, args.seed)))
+        footer()
+        return
     for count in chains:
         report(asyncio.run(run_hall("bus", count, plies, args.seed)))
     if usb:

@@ -18,6 +18,7 @@ from daemon.notify import Notifier
 from drivers.dgt.bus import BusTimings
 from drivers.dgt.busemulator import BusChainEmulator
 from drivers.dgt.emulator import BoardEmulator
+from drivers.dgt.hallfaults import HallFaults
 from drivers.gamelogs import distinct_openings
 from drivers.handling import human_sensor_log
 
@@ -95,10 +96,8 @@ async def test_one_daemon_reads_a_bus_chain_and_usb_boards_each_game_exact(
 
         # Faults before the games: the middle board of the chain is pulled out, a USB
         # board's cable too; another bus board's replies arrive corrupted; garbage.
-        chain.unplug_board(1)
-        usb[1].unplug()
-        chain.corrupt_next_reply(2, 4)
-        usb[2].inject(b"\x01\x86\x00\x93")
+        faults = HallFaults(unplugged=1, corrupted=2, pulled=1, noisy=2)
+        faults.inject(chain, usb)
         assert await _until(lambda: not (hall.units["b2"].connected or hall.units["u2"].connected))
         assert "NOT READ" in notifier.statuses[-1] and "b2" in notifier.statuses[-1]
         state = json.loads(await fetch(f"{hall.http_url}state.json"))
@@ -117,8 +116,7 @@ async def test_one_daemon_reads_a_bus_chain_and_usb_boards_each_game_exact(
         usb[2].play(logs[5], speed=SPEED)
         assert await _until(lambda: len(_moves(feeds, "b1")) >= 2), "the chain stalled"
         assert not hall.units["b2"].connected
-        chain.replug_board(1)
-        usb[1].replug()
+        faults.replug(chain, usb)
         assert await _until(lambda: hall.units["b2"].connected and hall.units["u2"].connected)
         chain.play_on(1, logs[1], speed=SPEED)
         usb[1].play(logs[4], speed=SPEED)
