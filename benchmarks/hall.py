@@ -100,6 +100,41 @@ def config_text(boards: list[str]) -> str:
     )
 
 
+async def start_timed_hall(
+    entries: list[str],
+    directory: Path,
+    moves: dict[str, list[tuple[int, str, float]]],
+    arrivals: dict[str, list[tuple[SensorEvent, float]]],
+) -> HallDaemon:
+    """The hall daemon for ``entries``, started, noting each board's move events and
+    each sensor event's arrival at its rules core (with the time)."""
+    settings = load_text(config_text(entries), "bench.yaml", environ={})
+
+    def on_event(board: str, event: dict[str, Any]) -> None:
+        if event["type"] == "move":
+            moves[board].append((event["ply"], event["uci"], time.monotonic()))
+
+    hall = HallDaemon(
+        settings,
+        speech=False,
+        storage_dir=directory / "games",
+        resume=False,
+        on_event=on_event,
+        bus_timings=BusTimings(discovery_interval=0),
+    )
+    await hall.start()
+    for board_id, unit in hall.units.items():
+        assert unit.pipeline is not None
+        original = unit.pipeline.submit
+
+        def timed(event: SensorEvent, board_id: str = board_id, original=original) -> None:
+            arrivals[board_id].append((event, time.monotonic()))
+            original(event)
+
+        unit.pipeline.submit = timed  # type: ignore[method-assign]
+    return hall
+
+
 async def run_hall(kind: str, count: int, plies: int, seed: int) -> dict[str, Any]:
     games = distinct_openings(GAMES_PGN, count, plies)
     logs = [
@@ -129,30 +164,7 @@ async def run_hall(kind: str, count: int, plies: int, seed: int) -> dict[str, An
                 board = TimedBoard(directory / f"usb{i}").start()
                 emulators.append(board)
                 entries.append(f'  - {{id: "{i + 1}", port: "{board.port_path}"}}\n')
-        settings = load_text(config_text(entries), "bench.yaml", environ={})
-
-        def on_event(board: str, event: dict[str, Any]) -> None:
-            if event["type"] == "move":
-                moves[board].append((event["ply"], event["uci"], time.monotonic()))
-
-        hall = HallDaemon(
-            settings,
-            speech=False,
-            storage_dir=directory / "games",
-            resume=False,
-            on_event=on_event,
-            bus_timings=BusTimings(discovery_interval=0),
-        )
-        await hall.start()
-        for board_id, unit in hall.units.items():
-            assert unit.pipeline is not None
-            original = unit.pipeline.submit
-
-            def timed(event: SensorEvent, board_id: str = board_id, original=original) -> None:
-                arrivals[board_id].append((event, time.monotonic()))
-                original(event)
-
-            unit.pipeline.submit = timed  # type: ignore[method-assign]
+        hall = await start_timed_hall(entries, directory, moves, arrivals)
         deadline = time.monotonic() + 20
         while not all(u.connected for u in hall.units.values()) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
@@ -354,30 +366,7 @@ async def run_together(chain_size: int, usb_count: int, plies: int, seed: int) -
             f'white: "White {names[chain_size + i]}"}}\n'
             for i, b in enumerate(usb)
         ]
-        settings = load_text(config_text(entries), "bench.yaml", environ={})
-
-        def on_event(board: str, event: dict[str, Any]) -> None:
-            if event["type"] == "move":
-                moves[board].append((event["ply"], event["uci"], time.monotonic()))
-
-        hall = HallDaemon(
-            settings,
-            speech=False,
-            storage_dir=directory / "games",
-            resume=False,
-            on_event=on_event,
-            bus_timings=BusTimings(discovery_interval=0),
-        )
-        await hall.start()
-        for board_id, unit in hall.units.items():
-            assert unit.pipeline is not None
-            original = unit.pipeline.submit
-
-            def timed(event: SensorEvent, board_id: str = board_id, original=original) -> None:
-                arrivals[board_id].append((event, time.monotonic()))
-                original(event)
-
-            unit.pipeline.submit = timed  # type: ignore[method-assign]
+        hall = await start_timed_hall(entries, directory, moves, arrivals)
         if not await _until(lambda: all(u.connected for u in hall.units.values()), 30):
             faults.append("not all boards connected at start")
         emulator_threads = [getattr(e._thread, "native_id", None) for e in (chain, *usb)]
