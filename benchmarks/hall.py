@@ -278,6 +278,18 @@ def spread(values: list[float]) -> str:
     return f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {max(values) * 1000:.0f} ms"
 
 
+def report_lags(result: dict[str, Any]) -> None:
+    """The two lags of a run and its slowest moves (then forgets them for the next run)."""
+    print(f"   piece down -> sensor event at the core: {spread(result['piece_lag'])}")
+    print(f"   clock press -> move event: {spread(result['press_lag'])}")
+    slowest = sorted(WORST, reverse=True)[:3]
+    if slowest:
+        print(
+            "   slowest moves: " + ", ".join(f"board {b} ply {p} {t:.2f} s" for t, b, p in slowest)
+        )
+    WORST.clear()
+
+
 def report(result: dict[str, Any]) -> None:
     what = "bus boards on one chain" if result["kind"] == "bus" else "USB boards"
     name = f"{result['boards']} {what}"
@@ -297,14 +309,7 @@ def report(result: dict[str, Any]) -> None:
             f"{result['polls'] / result['elapsed'] / result['boards']:.1f} polls/s per board; "
             f"{result['timeouts']} time-outs"
         )
-    print(f"   piece down -> sensor event at the core: {spread(result['piece_lag'])}")
-    print(f"   clock press -> move event: {spread(result['press_lag'])}")
-    slowest = sorted(WORST, reverse=True)[:3]
-    if slowest:
-        print(
-            "   slowest moves: " + ", ".join(f"board {b} ply {p} {t:.2f} s" for t, b, p in slowest)
-        )
-    WORST.clear()
+    report_lags(result)
 
 
 async def fetch_text(url: str) -> str:
@@ -478,14 +483,7 @@ def report_together(result: dict[str, Any]) -> None:
         f"{result['timeouts']} bus time-outs; bus commands a board refuses: "
         f"{result['bus_forbidden'] or 'none'}"
     )
-    print(f"   piece down -> sensor event at the core: {spread(result['piece_lag'])}")
-    print(f"   clock press -> move event: {spread(result['press_lag'])}")
-    slowest = sorted(WORST, reverse=True)[:3]
-    if slowest:
-        print(
-            "   slowest moves: " + ", ".join(f"board {b} ply {p} {t:.2f} s" for t, b, p in slowest)
-        )
-    WORST.clear()
+    report_lags(result)
 
 
 def main() -> None:
