@@ -103,6 +103,8 @@ class BusLink:
         self._closed = False
         self._kick = asyncio.Event()
         self._lost: str | None = None
+        self._warned: str | None = None  # the last port failure logged as a warning
+        self.attempts = 0  # failed attempts since the port last opened
 
     # -- boards -----------------------------------------------------------------
 
@@ -156,6 +158,7 @@ class BusLink:
         self.port_open = True
         self.opened_at = time.monotonic()
         self._lost = None
+        self._warned, self.attempts = None, 0
         self.poller = _fresh_poller(self.poller, self.timings, self.discover)
         asyncio.get_running_loop().add_reader(self._serial.fileno(), self._on_readable)
 
@@ -218,7 +221,12 @@ class BusLink:
     def _port_lost(self, detail: str) -> None:
         if self._closed:
             return
-        log.warning("DGT bus %s: %s", self.port, detail)
+        self.attempts += 1
+        if detail != self._warned:  # a port awaited for hours: one line, not one a back-off
+            log.warning("DGT bus %s: %s", self.port, detail)
+            self._warned = detail
+        else:
+            log.debug("DGT bus %s: %s (attempt %d)", self.port, detail, self.attempts)
         for board in self.boards.values():
             self._board_lost(board, (board.time_source or self.time_source)(), detail)
 

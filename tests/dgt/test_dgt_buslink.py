@@ -39,3 +39,23 @@ async def test_a_board_plugged_onto_the_chain_later_is_found_by_the_broadcast_pi
         finally:
             link.close()
             await task
+
+
+async def test_a_chain_port_awaited_for_long_is_one_warning_not_one_per_attempt(
+    tmp_path: Path, caplog
+) -> None:
+    import logging
+
+    link = BusLink(str(tmp_path / "nothing"), backoff_initial=0.01, backoff_max=0.02)
+    link.add_board(1025, lambda event: None)
+    task = asyncio.create_task(link.run())
+    try:
+        with caplog.at_level(logging.WARNING, logger="drivers.dgt.buslink"):
+            assert await _until(lambda: link.attempts >= 5)
+        warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        port_errors = [w for w in warnings if "port error" in w and "board" not in w]
+        assert len(port_errors) == 1  # and the board's loss said once, as ever
+        assert sum("board 1025 lost" in w for w in warnings) == 1
+    finally:
+        link.close()
+        await asyncio.wait_for(task, 10)
