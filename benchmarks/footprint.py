@@ -78,14 +78,20 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def rss_mb(pid: int) -> float:
+def proc_mb(pid: int, file: str, key: str) -> float:
+    """A kB figure of ``/proc/PID/FILE`` (``VmRSS:`` in status, ``Pss:`` in
+    smaps_rollup) in MB; 0 for a process already gone."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+        for line in Path(f"/proc/{pid}/{file}").read_text().splitlines():
+            if line.startswith(key):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
     return 0.0
+
+
+def rss_mb(pid: int) -> float:
+    return proc_mb(pid, "status", "VmRSS:")
 
 
 def cpu_seconds(pid: int) -> float:

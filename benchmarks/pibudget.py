@@ -99,7 +99,14 @@ from typing import Any
 import chess
 
 from benchmarks.common import GAMES_PGN, ROOT, footer, header, percentile
-from benchmarks.footprint import RECORD_PLAYER, cpu_seconds, descendants, free_port, is_connected
+from benchmarks.footprint import (
+    RECORD_PLAYER,
+    cpu_seconds,
+    descendants,
+    free_port,
+    is_connected,
+    proc_mb,
+)
 from benchmarks.latency import StampingEmulator, first_game_with, plan_game
 
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
@@ -270,13 +277,7 @@ def can_use_cgroups() -> str | None:
 
 
 def pss_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+    return proc_mb(pid, "smaps_rollup", "Pss:")
 
 
 def command_name(pid: int) -> str:
