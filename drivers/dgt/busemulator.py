@@ -25,10 +25,8 @@ It reuses the single-board emulator's pty plumbing and serving thread.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
-import select
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -36,7 +34,12 @@ from pathlib import Path
 
 from drivers.dgt import bus, protocol
 from drivers.dgt.bus import BusCommand, BusReplyId, BusRequest
-from drivers.dgt.emulator import START_PLACEMENT, BoardEmulator, EmulatedClock
+from drivers.dgt.emulator import (
+    START_PLACEMENT,
+    BoardEmulator,
+    EmulatedClock,
+    wait_for_master,
+)
 from drivers.dgt.protocol import EeClockTime
 from drivers.sensors import (
     BoardDump,
@@ -214,15 +217,8 @@ class BusChainEmulator(BoardEmulator):
                 for due in (self._board_schedule[:1], self._outbox[:1]):
                     if due:
                         timeout = max(0.0, min(timeout, due[0][0] - now))
-            readers = [self._wake_r] + ([master] if master is not None else [])
-            try:
-                ready, _, _ = select.select(readers, [], [], timeout)
-            except (OSError, ValueError):
-                ready = []
-            if self._wake_r in ready:
-                with contextlib.suppress(OSError):
-                    os.read(self._wake_r, 512)
-            if master is not None and master in ready:
+            if wait_for_master(self._wake_r, master, timeout):
+                assert master is not None
                 self._read(master)
             self._play_due_boards()
             self._send_due_replies()

@@ -131,6 +131,21 @@ class EmulatedClock:
         )
 
 
+def wait_for_master(wake_r: int, master: int | None, timeout: float) -> bool:
+    """An emulator's serving thread sleeps here until the pseudo-terminal has bytes,
+    a wake-up byte comes (drained here), or ``timeout``: True when the master side
+    has bytes to read. Shared by the single board and the bus chain."""
+    readers = [wake_r] + ([master] if master is not None else [])
+    try:
+        ready, _, _ = select.select(readers, [], [], timeout)
+    except (OSError, ValueError):  # the master closed under us (an unplug)
+        return False
+    if wake_r in ready:
+        with contextlib.suppress(OSError):
+            os.read(wake_r, 512)
+    return master is not None and master in ready
+
+
 class BoardEmulator:
     """A DGT board on a pty. ``start()``, then open ``port_path``; ``stop()`` at the end.
 
@@ -392,15 +407,8 @@ class BoardEmulator:
                 master = self._master
                 if self._schedule:
                     timeout = max(0.0, min(timeout, self._schedule[0][0] - time.monotonic()))
-            readers = [self._wake_r] + ([master] if master is not None else [])
-            try:
-                ready, _, _ = select.select(readers, [], [], timeout)
-            except (OSError, ValueError):
-                ready = []
-            if self._wake_r in ready:
-                with contextlib.suppress(OSError):
-                    os.read(self._wake_r, 512)
-            if master is not None and master in ready:
+            if wait_for_master(self._wake_r, master, timeout):
+                assert master is not None
                 self._read(master)
             self._play_due()
             with self._lock:
