@@ -346,14 +346,7 @@ def _apply_clock_report(board: VirtualBusBoard, report: ClockReport) -> None:
     the board says otherwise)."""
     clock, white_left = board.clock, board.white_on_left
     was_running, left_was_to_move = clock.running, clock.left_to_move
-    clock.left, clock.right = (
-        (report.white, report.black) if white_left else (report.black, report.white)
-    )
-    clock.left_flag = ("white" if white_left else "black") in report.flags
-    clock.right_flag = ("black" if white_left else "white") in report.flags
-    clock.running = report.running is not None
-    if report.running is not None:
-        clock.left_to_move = (report.running == "white") == white_left
+    clock.show(report, white_left)
     board.last_tick = time.monotonic()
     pressed = clock.running and (not was_running or clock.left_to_move != left_was_to_move)
     if pressed and board.plugged:  # the board writes the presser's time in its log

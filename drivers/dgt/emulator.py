@@ -106,6 +106,18 @@ class EmulatedClock:
     right_flag: bool = False
     free_running: bool = True  # counts down on its own (off while a log drives it)
 
+    def show(self, report: ClockReport, white_left: bool) -> None:
+        """Set the clock to a sensor log's reading (colours to the sides as the board
+        stands): how a replayed log drives the single board's and a chain's clocks."""
+        self.left, self.right = (
+            (report.white, report.black) if white_left else (report.black, report.white)
+        )
+        self.left_flag = ("white" if white_left else "black") in report.flags
+        self.right_flag = ("black" if white_left else "white") in report.flags
+        self.running = report.running is not None
+        if report.running is not None:
+            self.left_to_move = (report.running == "white") == white_left
+
     def advance(self, seconds: float) -> None:
         if not (self.running and self.free_running) or seconds <= 0:
             return
@@ -385,16 +397,7 @@ class BoardEmulator:
                     self.press_button(button)
 
     def _apply_clock_report(self, report: ClockReport) -> None:
-        clock = self.clock
-        white_left = self.white_on_left
-        clock.left, clock.right = (
-            (report.white, report.black) if white_left else (report.black, report.white)
-        )
-        clock.left_flag = ("white" if white_left else "black") in report.flags
-        clock.right_flag = ("black" if white_left else "white") in report.flags
-        clock.running = report.running is not None
-        if report.running is not None:
-            clock.left_to_move = (report.running == "white") == white_left
+        self.clock.show(report, self.white_on_left)
         self._last_tick = time.monotonic()
         self._report_clock(force=False)
 
