@@ -191,6 +191,18 @@ class Penalty(DomainEvent):
 
 
 @dataclass(frozen=True)
+class Players(DomainEvent):
+    """The arbiter named the players or the round (the console's "players"): it goes
+    through the feed, not around it, so the journal's PGN on disk, a replay and every
+    display hold the same names. None: that header is left as it was."""
+
+    white: str | None = None
+    black: str | None = None
+    round: str | None = None
+    type: ClassVar[str] = "players"
+
+
+@dataclass(frozen=True)
 class InfoRequest(DomainEvent):
     """A player asked for information (Appendix E.2.9d): last, clock, move_number,
     board, square, piece."""

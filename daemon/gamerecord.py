@@ -30,6 +30,7 @@ Rules of the fold:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as _dt
 import logging
 import math
@@ -323,6 +324,19 @@ class GameRecord:
             running = self.clock.get("running") if self.clock else None
             self.clock = {**pair, "running": running, "t": t}
 
+    def _players(self, event: dict[str, Any], t: float) -> None:
+        """New names or round from the arbiter: a new headers value (never changed
+        in place, so a record folded from the same defaults is not touched too)."""
+        white, black, round_ = (event.get(key) for key in ("white", "black", "round"))
+        if not any(isinstance(value, str) for value in (white, black, round_)):
+            raise ValueError("players without a name")
+        self.headers = dataclasses.replace(
+            self.headers,
+            white=white if isinstance(white, str) else self.headers.white,
+            black=black if isinstance(black, str) else self.headers.black,
+            round=round_ if isinstance(round_, str) else self.headers.round,
+        )
+
     def _connection(self, event: dict[str, Any], t: float) -> None:
         self.connection = str(event["state"])
 
@@ -528,5 +542,6 @@ _HANDLERS = {
     "flag": GameRecord._flag,
     "penalty": GameRecord._penalty,
     "connection": GameRecord._connection,
+    "players": GameRecord._players,
     "game_resumed": GameRecord._game_resumed,
 }

@@ -18,6 +18,7 @@ it keeps every event and writes them all out as soon as the disk accepts them ag
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -44,10 +45,13 @@ DURABLE_TYPES = frozenset(
         "penalty",
         "flag",
         "clock_sides",  # a restart reuses the mapping: it must survive a crash
+        "players",  # the arbiter's names: the PGN on disk carries them
     }
 )
 #: Events after which the PGN beside the journal is rewritten.
-PGN_TYPES = frozenset({"game_start", "move", "takeback", "game_end", "game_resumed", "flag"})
+PGN_TYPES = frozenset(
+    {"game_start", "move", "takeback", "game_end", "game_resumed", "flag", "players"}
+)
 
 JOURNAL_SUFFIX = ".jsonl"
 
@@ -204,6 +208,7 @@ class Journal:
         self._fsync_due = False  # appended events wait for sync() to be fsynced
         self._pgn_due = False  # ... and for the PGN to be rewritten
         self.failed: str | None = None  # the error while storage is failing
+        self._named: dict[str, str] = {}  # the arbiter's names (``players``), in force
 
     # -- resuming -----------------------------------------------------------------
 
@@ -215,6 +220,8 @@ class Journal:
         start = max(i for i, e in enumerate(point.events) if e.get("type") == "game_start")
         for event in point.events[start:]:
             self._record.apply(event)
+            if event.get("type") == "players":  # named before the restart
+                self._keep_names(event)
         self._events = list(point.events)
         self._written = len(self._events)
         try:
@@ -255,10 +262,14 @@ class Journal:
         the board with the journal."""
         kind = event.get("type")
         notices = self._start_game() if kind == "game_start" else []
+        if kind == "players":
+            self._keep_names(event)
         if self.path is None or self._record is None:
             return []  # no game yet: the feed on stdout/broadcast still has it
         self._events.append(event)
         self._record.apply(event)
+        if kind == "game_start" and self._named:
+            self._name_the_game(event)
         self._fsync_due |= kind in DURABLE_TYPES
         self._pgn_due |= kind in PGN_TYPES
         return notices + self._flush(durable=False, pgn=False)
@@ -271,6 +282,22 @@ class Journal:
         durable, pgn = self._fsync_due, self._pgn_due
         self._fsync_due = self._pgn_due = False
         return self._flush(durable=durable, pgn=pgn)
+
+    def _keep_names(self, event: dict[str, Any]) -> None:
+        """The arbiter's names stand until he names others: for this game and the
+        next ones (``headers``), and in each later game's journal (``_named``)."""
+        named = {key: event[key] for key in ("white", "black", "round")
+                 if isinstance(event.get(key), str)}  # fmt: skip
+        self._named.update(named)
+        self.headers = dataclasses.replace(self.headers, **named)
+
+    def _name_the_game(self, start: dict[str, Any]) -> None:
+        """A new game's journal says at once whose it is, so that a restart
+        during it (which reads only this file) still names the players."""
+        assert self._record is not None
+        names = {"t": start.get("t"), "type": "players", **self._named}
+        self._events.append(names)
+        self._record.apply(names)
 
     def close(self) -> None:
         self.sync()

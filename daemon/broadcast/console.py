@@ -11,9 +11,10 @@ without the script would not carry it.
 
 What the console changes, the rules core decides (penalty, takeback, new game,
 result, announcements), except what only the display holds, done here
-(``DISPLAY_ACTIONS``): the players' names and round, and rejecting a result the
-kings signal on the board. "Silence" is a ``say`` the speech part obeys by
-stopping what it says. The console follows the game over ``/events`` like
+(``DISPLAY_ACTIONS``): rejecting a result the kings signal on the board, and on a
+relay (which has no core) the players' names and round; the daemon's core passes
+those on as a ``players`` event, which the journal keeps. "Silence" is a ``say``
+the speech part obeys by stopping what it says. The console follows the game over ``/events`` like
 the spectators' page.
 """
 
@@ -34,7 +35,7 @@ def _check(hub: Hub, board_id: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _players(hub: Hub, board_id: str, args: dict[str, Any]) -> dict[str, Any]:
-    """New names and round for the board: the page, the live PGN, MQTT."""
+    """New names and round for a relay's board: its page, live PGN and MQTT."""
     if not args:
         raise ControlError("players: give white, black or round", None)
     hub.set_players(
@@ -56,12 +57,15 @@ def _reject_signal(hub: Hub, board_id: str, args: dict[str, Any]) -> dict[str, A
     return {}
 
 
-#: Controls the display carries out itself (they never reach the rules core).
+#: Controls the display carries out itself when no rules core listens (a relay).
+#: Where one does (the daemon), ``FEED_ACTIONS`` go through it instead and come back
+#: as feed events, so the journal's PGN on disk and a replay hold them too.
 DISPLAY_ACTIONS: dict[str, Callable[[Hub, str, dict[str, Any]], dict[str, Any]]] = {
     "check": _check,
     "players": _players,
     "reject_signal": _reject_signal,
 }
+FEED_ACTIONS = frozenset({"players"})
 
 
 async def console_page(request: web.Request) -> web.Response:

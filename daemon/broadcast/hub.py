@@ -276,6 +276,14 @@ class Hub:
         if round is not None:
             feed.settings.round = feed.record.headers.round = round
 
+    @staticmethod
+    def _keep_names(feed: BoardFeed) -> None:
+        """The names a ``players`` event put in the record are the board's pairing
+        now (its title, and the next game's headers)."""
+        headers = feed.record.headers
+        feed.settings.white, feed.settings.black = headers.white, headers.black
+        feed.settings.round = headers.round
+
     def orientation(self, board_id: str) -> str:
         board = self.boards[board_id].settings
         return board.orientation or self.settings.orientation
@@ -309,6 +317,8 @@ class Hub:
         self.seq = seq if seq is not None and seq > self.seq else self.seq + 1
         feed.seq = self.seq
         feed.record.apply(event)
+        if event.get("type") == "players":  # the arbiter's names, through the core
+            self._keep_names(feed)
         if event.get("type") == "connection" and event.get("state") in ("connected", "lost"):
             feed.status.connected = event["state"] == "connected"
         lean = dumps(

@@ -151,6 +151,10 @@ def check_event(event: Any) -> dict[str, Any]:
             raise Rejected("game_end.result is not a PGN result")
     elif kind == "penalty":
         _clock(event.get("clock"), "penalty.clock")
+    elif kind == "players":
+        for key, limit in (("white", 100), ("black", 100), ("round", 20)):
+            if event.get(key) is not None:
+                _text(event[key], f"players.{key}", limit)
     return event
 
 

@@ -322,13 +322,14 @@ async def control(request: web.Request) -> web.Response:
         return _error(400, str(exc), exc.field)
     except ControlError as exc:
         return _error(exc.status, str(exc), exc.field)
-    if action in console.DISPLAY_ACTIONS:  # the display's own (names, a signal): no core
+    on_request = request.app[ON_REQUEST_KEY]
+    through_core = on_request is not None and action in console.FEED_ACTIONS
+    if action in console.DISPLAY_ACTIONS and not through_core:  # the display's own
         try:
             answer = console.DISPLAY_ACTIONS[action](hub, board_id, sensor_request.args)
         except ControlError as exc:
             return _error(exc.status, str(exc), exc.field)
         return json_response({"accepted": True, "board": board_id, "action": action, **answer})
-    on_request = request.app[ON_REQUEST_KEY]
     if on_request is None:
         return _error(503, "no rules core is listening for requests")
     try:

@@ -79,6 +79,7 @@ from daemon.events import (
     MovesRecovered,
     Notice,
     Penalty,
+    Players,
     PositionRestored,
     Takeback,
 )
@@ -156,6 +157,18 @@ SIGNAL_PATIENCE = 3.0
 
 def _other(colour_name: str) -> str:
     return "black" if colour_name == "white" else "white"
+
+
+def _players(t: float, args: dict) -> Players:
+    """The arbiter's names for the game (the console's "players"): passed on as they
+    are, an empty name read as unknown ("?", as PGN writes it); not judged, only
+    carried through the feed so that the journal and every display hold them."""
+    if not args or any(key not in ("white", "black", "round") for key in args):
+        raise ValueError("players needs white, black or round, and nothing else")
+    if any(not isinstance(value, str) for value in args.values()):
+        raise ValueError("players: names and round are text")
+    named = {key: (value.strip() or "?") for key, value in args.items()}
+    return Players(t, **named)
 
 
 def _san(board: chess.Board, move: chess.Move) -> str:
@@ -1388,6 +1401,8 @@ class RulesCore:
                     self._end(t, result, "arbiter", out)
                 case "say":
                     out.append(self._info_request(t, args))
+                case "players":
+                    out.append(_players(t, args))
                 case _:
                     out.append(Notice(t, "unknown_request", f"unknown request {event.action!r}"))
         except (ValueError, TypeError) as error:

@@ -228,7 +228,11 @@ async def test_the_console_and_its_display_controls_are_plain_documented_posts(l
     assert (await post("check", {}, headers={"Authorization": "Bearer guess"}))[0] == 403
 
     status, answer = await post("players", {"white": "Anna Muzychuk", "round": "5"})
-    assert status == 200, answer
+    assert status == 202, answer
+    (board, named), = server.requests
+    assert (board, named.action) == ("1", "players"), "the names go through the rules core"
+    server.requests.clear()
+    server.publish([event.to_dict() for event in RulesCore().feed(named)])
     assert (await state())["headers"]["white"] == "Anna Muzychuk"
     async with server.session.get(f"{server.url}/game.pgn") as response:
         pgn = await response.text()
@@ -241,6 +245,6 @@ async def test_the_console_and_its_display_controls_are_plain_documented_posts(l
     assert (await state())["result_signal"]["result"] == "1-0"
     assert (await post("reject_signal", {}))[0] == 200
     assert (await state())["result_signal"] is None, "a rejected signal is not offered again"
-    assert server.requests == [], "the display's own controls never reach the rules core"
+    assert server.requests == [], "the display's own control never reaches the rules core"
     assert (await post("say", {"what": "silence"}))[0] == 202
     assert [(r.action, r.args) for _, r in server.requests] == [("say", {"what": "silence"})]

@@ -251,6 +251,7 @@ def test_a_bad_or_forged_message_is_dropped_counted_and_never_breaks_another_boa
         "bad fen": {**envelope, "event": {**envelope["event"], "fen": "8/8 w"}},
         "seq text": {**envelope, "seq": "12"},
         "bad result": {**envelope, "event": {"type": "game_end", "t": 1, "result": "2-0"}},
+        "players, long name": {**envelope, "event": {"type": "players", "white": "z" * 300}},
     }
     for payload in bad_events.values():
         _deliver(relay, "2", "events", json.dumps(payload).encode())
