@@ -29,6 +29,7 @@ import chess
 from daemon.events import BoardsAgree, Colour, DomainEvent, Irregularity
 from drivers.sensors import (
     BoardDump,
+    BoardHeard,
     ButtonPress,
     ClockReport,
     ConnectionChange,
@@ -76,7 +77,7 @@ class TwoBoardGame:
             return []
         if isinstance(event, ClockReport | ButtonPress):
             return [event] if board_id == self.clock_board else []
-        if isinstance(event, ConnectionChange):
+        if isinstance(event, ConnectionChange | BoardHeard):
             return [event] if board_id == self.source else []
         self._apply(board_id, event)
         if board_id == self.source:

@@ -15,6 +15,7 @@ non-decreasing) and exactly one of these keys::
     {"t": 2.5,  "request": "new_game", "args": {}}
     {"t": 3.0,  "magic": "draw", "square": "e4"}
     {"t": 9.0,  "connection": "lost", "detail": "read error"}
+    {"t": 9.5,  "heard": true}
 
 A board line after an outage may carry ``"history"``: the placements the
 board's EEPROM log says it passed through while the link was down.
@@ -36,6 +37,7 @@ from drivers.sensors import (
     CLOCK_BUTTONS,
     PIECE_LETTERS,
     BoardDump,
+    BoardHeard,
     ButtonPress,
     ClockReport,
     ConnectionChange,
@@ -156,8 +158,13 @@ def event_from_dict(obj: dict[str, Any]) -> SensorEvent:
         if obj["connection"] not in ("connected", "lost"):
             raise ValueError("'connection' must be 'connected' or 'lost'")
         return ConnectionChange(t, obj["connection"], str(obj.get("detail", "")))
+    if "heard" in obj:
+        if obj["heard"] is not True:
+            raise ValueError("'heard' must be true (the board answered the link's probe)")
+        return BoardHeard(t)
     raise ValueError(
-        "a line needs one of the keys board, square, clock, button, request, magic, connection"
+        "a line needs one of the keys board, square, clock, button, request, magic, "
+        "connection, heard"
     )
 
 
@@ -188,6 +195,8 @@ def event_to_dict(event: SensorEvent) -> dict[str, Any]:
             return {"t": t, "magic": event.meaning, "square": event.square}
         case ConnectionChange():
             return {"t": t, "connection": event.state, "detail": event.detail}
+        case BoardHeard():
+            return {"t": t, "heard": True}
     raise TypeError(f"not a sensor event: {event!r}")
 
 

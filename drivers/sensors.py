@@ -100,6 +100,25 @@ class ConnectionChange:
     found: bool = True  # False: no board was ever reached on this port; still looking
 
 
+@dataclass(frozen=True, slots=True)
+class BoardHeard:
+    """The board answered the link's liveness probe: it was within reach at ``t``.
+
+    A board that goes silent is known lost only after the link's liveness time-out
+    (seconds later); until then its last picture looks current, and may have caught
+    a hand mid-move. With these the rules core decides no alarm on a picture before
+    the board has been heard at or after the moment of deciding."""
+
+    t: float
+
+
 SensorEvent = (
-    BoardDump | SquareChange | ClockReport | ButtonPress | Request | MagicPiece | ConnectionChange
+    BoardDump
+    | SquareChange
+    | ClockReport
+    | ButtonPress
+    | Request
+    | MagicPiece
+    | ConnectionChange
+    | BoardHeard
 )

@@ -120,6 +120,7 @@ from daemon.rules.tree import Lift, Node
 from daemon.rules.words import describe_move as fallback_describe
 from drivers.sensors import (
     BoardDump,
+    BoardHeard,
     ButtonPress,
     ClockReport,
     ConnectionChange,
@@ -202,6 +203,12 @@ class RulesCore:
         #: after an outage: what the board's log says it showed (None: no outage open)
         self._outage: tuple[str, ...] | None = None
         self._picture_at_loss: str | None = None  # the last placement before a loss
+        #: when the board was last heard (its link's liveness probe answered, a square
+        #: changed); None: its link does not say (a replay of an older log, a bus board),
+        #: and alarms are decided at once as before
+        self._heard_at: float | None = None
+        #: a decision held until the board is heard at or after this time
+        self._held_at: float | None = None
         #: the position whose move was under way at a restart: its first touch is unknown
         self._touches_unknown: list[Node] = []
         #: a position reached by a move made while the board was away: when the
@@ -271,8 +278,14 @@ class RulesCore:
 
     def feed(self, event: SensorEvent) -> list[DomainEvent]:
         out: list[DomainEvent] = []
+        if isinstance(event, BoardHeard) or (
+            self._heard_at is not None and isinstance(event, (SquareChange, BoardDump))
+        ):
+            self._heard_at = event.t  # first: a deadline before it is confirmed by it
         self._run_due(event.t, out)
         match event:
+            case BoardHeard():
+                pass
             case SquareChange():
                 self._link_down = False  # the board talks: it is within reach
                 self._on_square(event, out)
@@ -311,9 +324,29 @@ class RulesCore:
                 # hand mid-move; the picture after the outage decides.
                 self._link_down = event.state == "lost"
                 self._link_was_lost |= self._link_down
+                if self._link_down:
+                    self._held_at = None  # the picture after the outage decides
                 if self._link_down and self._board_known:  # where the board's log starts
                     self._picture_at_loss = placement_from_key(bytes(self._raw))
+        self._release_held(out)
         return out
+
+    def _unheard_since(self, t: float) -> bool:
+        """The board has not been heard at or after ``t``: a picture older than the
+        decision may be stale (the board may have gone silent with a hand mid-move,
+        and its loss is known only at the link's liveness time-out)."""
+        return self._heard_at is not None and self._heard_at < t
+
+    def _release_held(self, out: list[DomainEvent]) -> None:
+        """The board heard again after a held decision: decide it now, on the picture
+        the board has just confirmed."""
+        held = self._held_at
+        if held is None or self._link_down or self._unheard_since(held):
+            return
+        self._held_at = None
+        if self._deadline is None:  # a board change since re-armed it: that decides
+            assert self._heard_at is not None
+            self._decide(self._heard_at, out)
 
     def resume(
         self,
@@ -389,6 +422,7 @@ class RulesCore:
 
     def _on_board_change(self, t: float, out: list[DomainEvent]) -> None:
         self._changed_at = t
+        self._held_at = None  # a new picture: its own settle time decides
         phase = self._state.phase
         if phase is Phase.RESUMING:
             self._check_resume(t, out)
@@ -609,14 +643,21 @@ class RulesCore:
 
     def _decide(self, t: float, out: list[DomainEvent]) -> None:
         phase = self._state.phase
-        if self._link_down:
-            # The board is out of reach: a move that stood may count, but no alarm
-            # is decided on its last picture (the hand may have been mid-move).
+        unheard = self._unheard_since(t)
+        if self._link_down or unheard:
+            # The board is out of reach, or not heard since the picture may have gone
+            # stale: a move that stood may count, but no alarm is decided on its last
+            # picture (the hand may have been mid-move). A board merely not heard yet
+            # holds the decision until it is (``_release_held``).
             node = self._node
             if phase in (Phase.PLAYING, Phase.PRESSED, Phase.IRREGULAR) and node is not None:
                 key = self._key()
-                if key != node.key:
-                    self._commit_if_move(t, key, out, by_press=self._state.press_pending)
+                if key != node.key and self._commit_if_move(
+                    t, key, out, by_press=self._state.press_pending
+                ):
+                    return
+            if not self._link_down:
+                self._held_at = t
             return
         if phase is Phase.RESUMING:
             self._check_resume(t, out, settled=True)

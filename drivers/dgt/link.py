@@ -7,7 +7,9 @@ vanished port, a read error or a silent board is reported as a
 ``ConnectionChange("lost")``, then the link retries with back-off, and on
 success reports ``ConnectionChange("connected")`` and a fresh ``BoardDump``
 (the ground truth after any gap), so nothing that happened meanwhile is lost
-to the rules core.
+to the rules core. Each answer to its liveness probe is a ``BoardHeard``: a
+board gone silent is known lost only at the time-out, and until then the rules
+core decides no alarm on a picture the board has not been heard to confirm.
 
 The port is read without blocking the event loop: pyserial opens and
 configures it (9600 8N1, no flow control) and ``loop.add_reader`` wakes the
@@ -48,7 +50,7 @@ from drivers.dgt.protocol import (
 )
 from drivers.dgt.serialport import open_serial
 from drivers.dgt.shadow import BoardShadow
-from drivers.sensors import BoardDump, ConnectionChange, SensorEvent
+from drivers.sensors import BoardDump, BoardHeard, ConnectionChange, SensorEvent
 
 log = logging.getLogger(__name__)
 
@@ -476,6 +478,8 @@ class BoardLink:
                 self.version = message
             case SerialNumber(serial=number):
                 self.serial_number = number
+                if self._connected:  # the liveness probe's answer: the board is there
+                    self._emit([BoardHeard(self.time_source())])
             case LongSerialNumber(serial=number):
                 self.long_serial_number = number
             case Trademark(text=text):

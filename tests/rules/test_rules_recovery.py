@@ -16,8 +16,17 @@ from dataclasses import replace
 import chess
 import pytest
 
+from daemon.rules import RulesSettings
 from drivers.handling import Hands, human_sensor_log
-from drivers.sensors import BoardDump, ClockReport, ConnectionChange, SensorEvent, SquareChange
+from drivers.sensorlog import read_events
+from drivers.sensors import (
+    BoardDump,
+    BoardHeard,
+    ClockReport,
+    ConnectionChange,
+    SensorEvent,
+    SquareChange,
+)
 from tests.rules.rules_support import kinds, of_type, played, run
 
 RUY_LOPEZ = "e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5a4 g8f6 e1g1 f8e7 f1e1 b7b5 a4b3 d7d6"
@@ -201,3 +210,67 @@ def test_a_hand_re_centring_its_piece_after_an_outage_binds_nobody() -> None:
     out = run(events)
     assert played(out) == [m.uci() for m in moves]
     assert kinds(out) == []
+
+
+#: Fault trial silent #7 (``python -m benchmarks.faults --kinds unplug,unplug_no_eeprom,
+#: silent --trials 8 --seed 16``: Pillsbury-Moll, 1. e4 e5 2. f4 Bc5), as the daemon's
+#: link reported it at the trial's 10x speed (settle time 0.06 s). Black sets the bishop
+#: down on c5 before f8 is seen empty, and the board goes silent at once; Bc5's press
+#: and 3. Nf3 are made unseen. The link heard the board (its liveness probe answered)
+#: once a second, last with the c5 update; it reports the loss 3.5 s later, and after
+#: the reconnection the board's log gives what it passed through.
+SILENT_AFTER_A_HALF_SEEN_MOVE = """
+{"t": 0.0, "board": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"}
+{"t": 0.01, "clock": {"white": 5400.0, "black": 5400.0, "running": "white"}}
+{"t": 0.02, "heard": true}
+{"t": 0.1944, "square": "e2", "piece": null}
+{"t": 0.2356, "square": "e4", "piece": "P"}
+{"t": 0.2784, "clock": {"white": 5427.3, "black": 5400.0, "running": "black"}}
+{"t": 0.4235, "square": "e7", "piece": null}
+{"t": 0.4663, "square": "e5", "piece": "p"}
+{"t": 0.5109, "clock": {"white": 5427.3, "black": 5427.7, "running": "white"}}
+{"t": 0.5235, "square": "f2", "piece": null}
+{"t": 0.5615, "square": "f4", "piece": "P"}
+{"t": 0.5941, "clock": {"white": 5456.5, "black": 5427.7, "running": "black"}}
+{"t": 0.6835, "square": "c5", "piece": "b"}
+{"t": 4.1835, "connection": "lost", "detail": "no answer from the board for 3.5 s"}
+{"t": 4.45, "connection": "connected", "detail": "/dev/pts/3"}
+{"t": 4.47, "board": "rnbqk1nr/pppp1ppp/8/2b1p3/4PP2/5N2/PPPP2PP/RNBQKB1R", "history": [\
+"rnbqk1nr/pppp1ppp/8/2b1p3/4PP2/8/PPPP2PP/RNBQKBNR", \
+"rnbqk1nr/pppp1ppp/8/2b1p3/4PP2/8/PPPP2PP/RNBQKB1R", \
+"rnbqk1nr/pppp1ppp/8/2b1p3/4PP2/5N2/PPPP2PP/RNBQKB1R"]}
+{"t": 4.49, "clock": {"white": 5485.0, "black": 5456.2, "running": "black"}}
+{"t": 5.02, "heard": true}
+{"t": 5.1, "square": "d7", "piece": null}
+{"t": 5.14, "square": "d6", "piece": "p"}
+{"t": 5.17, "clock": {"white": 5485.0, "black": 5484.9, "running": "white"}}
+{"t": 6.02, "heard": true}
+"""
+
+TRIAL_SETTINGS = RulesSettings(settle_time=0.06)
+
+
+def test_no_alarm_on_the_picture_before_a_silent_boards_loss() -> None:
+    """A silent board is known lost only at the link's liveness time-out, seconds
+    after its last picture: a half-seen move on that picture (two black bishops, f8
+    not yet seen empty) is no displaced pieces. The moves come back from the board's
+    log when it is heard again, and the game goes on."""
+    out = run(read_events(SILENT_AFTER_A_HALF_SEEN_MOVE.splitlines()), TRIAL_SETTINGS)
+    assert kinds(out) == []
+    [recovered] = of_type(out, "moves_recovered")
+    assert (recovered.moves, recovered.how) == (["f8c5", "g1f3"], "eeprom")
+    assert played(out) == ["e2e4", "e7e5", "f2f4", "f8c5", "g1f3", "d7d6"]
+
+
+def test_a_displacement_the_board_still_shows_when_heard_again_is_alarmed() -> None:
+    """The same picture on a board that answers on: the alarm waits for the board to
+    be heard after the settle time, then is decided on the picture it confirms."""
+    lines = SILENT_AFTER_A_HALF_SEEN_MOVE.splitlines()
+    upto = next(i for i, line in enumerate(lines) if '"c5"' in line)
+    events = [*read_events(lines[: upto + 1]), BoardHeard(1.02)]
+    out = run(events, TRIAL_SETTINGS)
+    [alarm] = of_type(out, "irregularity")
+    assert alarm.kind == "displaced_pieces"  # type: ignore[attr-defined]
+    assert alarm.restore == [{"square": "c5", "piece": None}]  # type: ignore[attr-defined]
+    held = run(events[:-1], TRIAL_SETTINGS)  # not heard since: nothing decided yet
+    assert kinds(held) == []
