@@ -170,6 +170,9 @@ class Daemon:
             clock_interpreter=self.clock_interpreter,
             time_source=self.now,
         )
+        # A resumed game: moves made while the daemon was down come back from the
+        # board's EEPROM log, as after an outage (the rules core falls back to search).
+        self.link.expect_placements(self.pipeline.resumed_placements())
         self._link_task = self._spawn(self.link.run(), "board link")
         if self.clock_writer is not None:
             self.clock_display = ClockDisplay(

@@ -272,6 +272,19 @@ class BoardPipeline:
         self._drain_clock_reports()
         self._schedule_tick()
 
+    def resumed_placements(self) -> list[str]:
+        """A resumed game's position while the board has not yet agreed with it, as the
+        board's sensors see it standing either way round (which way is learnt from the
+        board); empty otherwise. The link compares the board with it at connection,
+        and reads the board's EEPROM log when it differs."""
+        if not self.core.resuming:
+            return []
+        import chess
+
+        board = self.core.board
+        turned = board.transform(chess.flip_vertical).transform(chess.flip_horizontal)
+        return [board.board_fen(), turned.board_fen()]
+
     def _resume_clock(self, point: ResumePoint) -> None:
         """Tell the clock interpreter about the resumed game: who is on move, the move
         counts (the time control's periods) and the sides its journal kept."""

@@ -250,6 +250,11 @@ class RulesCore:
         """The moves of the game so far, from its start position."""
         return self._node.line() if self._node else []
 
+    @property
+    def resuming(self) -> bool:
+        """A game resumed from its journal waits for the board to agree with it."""
+        return self._state.phase is Phase.RESUMING
+
     def next_deadline(self) -> float | None:
         return self._deadline
 
@@ -553,8 +558,11 @@ class RulesCore:
         if not settled:
             self._arm(t)
             return
-        for flipped, key in views:  # several moves made while the daemon was down?
-            if self._recover(t, key, (), out, resume_flipped=flipped):
+        # Several moves made while the daemon was down? The board's log (the link read
+        # it when the board showed another position than the journal's) tells them.
+        history = self._outage or ()
+        for flipped, key in views:
+            if self._recover(t, key, history, out, resume_flipped=flipped):
                 return
         if self._state.reported is None:
             key = self._key()

@@ -24,7 +24,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -151,6 +151,8 @@ class BoardLink:
         self._last_field_update: float | None = None
         self._recent_updates: collections.deque[tuple[int, int]] = collections.deque(maxlen=4)
         self.eeprom_reads = 0  # EEPROM logs read back after outages
+        #: the board's pictures when last known, before this link (``expect_placements``)
+        self._known_before: tuple[tuple[int, ...], ...] = ()
         self._wake = asyncio.Event()
 
     # -- public -------------------------------------------------------------
@@ -164,6 +166,16 @@ class BoardLink:
         """The link's shadow of the board (FEN placement), if known."""
         codes = self._shadow.codes
         return protocol.placement_from_codes(codes) if codes is not None else None
+
+    def expect_placements(self, placements: Sequence[str]) -> None:
+        """What the board showed when last known, before this link was made: a resumed
+        game's position as the journal kept it (FEN placements, as the board's sensors
+        see them; both ways round when its orientation is unknown). A board found
+        showing something else is asked for its EEPROM log, as after an outage, so the
+        moves made while the daemon was down come back from it too."""
+        self._known_before = tuple(
+            tuple(protocol.codes_from_placement(placement)) for placement in placements
+        )
 
     async def run(self) -> None:
         """Connect, start up, read, and reconnect with back-off, until ``close()``."""
@@ -289,6 +301,10 @@ class BoardLink:
         assert isinstance(version, Version)  # _request waits for the kind it is given
         self.version = version
         before, recent = self._shadow.codes, tuple(self._recent_updates)
+        # After a loss, the shadow's last picture; at the first connection, what the
+        # daemon knew before it started (a resumed game), once.
+        candidates = (before,) if before is not None else self._known_before
+        self._known_before = ()
         self._shadow.forget()
         self._recent_updates.clear()
         dump_waiter = self._expect(BoardDumpMessage)
@@ -296,8 +312,8 @@ class BoardLink:
         dump = await self._await(dump_waiter, "board dump")
         assert isinstance(dump, BoardDumpMessage)  # the waiter is for that kind
         history: list[str] | None = None
-        if before is not None and dump.codes != before:
-            history = await self._read_history(before, dump.codes, recent)
+        if candidates and dump.codes not in candidates:
+            history = await self._read_history(candidates, dump.codes, recent)
         self._connected = True
         self.connections += 1
         self._warned, self.attempts = None, 0
@@ -318,12 +334,16 @@ class BoardLink:
             self._write(protocol.request_battery())
 
     async def _read_history(
-        self, before: tuple[int, ...], after: tuple[int, ...], recent: tuple[tuple[int, int], ...]
+        self,
+        candidates: tuple[tuple[int, ...], ...],
+        after: tuple[int, ...],
+        recent: tuple[tuple[int, int], ...],
     ) -> list[str] | None:
-        """The board changed while the link was away: ask its EEPROM log what it
-        passed through meanwhile (``protocol.ee_history``), so the moves made can be
-        recovered. A board without the log, or one that does not answer in time,
-        gives None: the rules core then searches for the moves itself."""
+        """The board changed while the link (or the daemon) was away: ask its EEPROM
+        log what it passed through meanwhile (``protocol.ee_history``) from the first
+        of ``candidates`` (its last known pictures) that the log leads on from, so the
+        moves made can be recovered. A board without the log, or one that does not
+        answer in time, gives None: the rules core then searches for the moves itself."""
         waiter = self._expect(EeMoves)
         self._write(protocol.check_command(protocol.request_ee_moves(), ee_moves=True))
         assert self._lost is not None
@@ -349,10 +369,13 @@ class BoardLink:
         message = waiter.result()
         assert isinstance(message, EeMoves)  # the waiter is for that kind
         self.eeprom_reads += 1
-        history = protocol.ee_history(message.events(), before, after, recent)
-        if history is None:
-            log.info("the EEPROM log does not reach back to the outage")
-        return history
+        events = message.events()
+        for before in candidates:
+            history = protocol.ee_history(events, before, after, recent)
+            if history is not None:
+                return history
+        log.info("the EEPROM log does not reach back to the outage")
+        return None
 
     async def _session(self) -> None:
         """Probe liveness about once a second; confirm the shadow when quiet."""
