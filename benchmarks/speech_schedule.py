@@ -17,8 +17,10 @@ event to the end of its phrase (p50/p99/max), the rates moves were said at, the
 answers' staleness (how old a phrase's content is when the player has heard it
 out: it is composed when it starts) and how long after it was asked an answer
 began, and how many answer phrases ever stood between a move and its phrase.
-Targets: 100% heard in full at every pace; lag p99 < 1.5 s blitz, < 3 s bullet;
-at most one answer phrase before a move's phrase.
+Targets, with and without questions: 100% heard in full at every pace; lag p99
+< 1.5 s blitz, < 3 s bullet; at most one answer phrase before a move's phrase.
+Also shown: the answers heard in full of those asked (the rest were given up, the
+player told so: "... abgebrochen").
 
     python -m benchmarks.speech_schedule [--games 40] [--quick]
 """
@@ -61,6 +63,7 @@ def requests(rng: random.Random, end: float, every: float) -> list[tuple[float, 
 
 def measure(run: Run) -> dict[str, list[float]]:
     lags = run.lags()
+    answer_outcomes = [o for o in run.outcomes if o["kind"] == "answer"]
     answers = [h for h in run.heard if h.phrase.kind == "answer"]
     first_phrases: dict[int, float] = {}
     for heard in answers:
@@ -75,6 +78,8 @@ def measure(run: Run) -> dict[str, list[float]]:
         "wait": list(first_phrases.values()),
         "between": [float(run.answer_phrases_before(ply)) for ply in run.move_times],
         "dropped": [float(sum(1 for o in run.outcomes if o["outcome"] == "dropped"))],
+        "answered": [float(sum(1 for o in answer_outcomes if o["outcome"] == "heard"))],
+        "asked": [float(len(answer_outcomes))],
     }
 
 
@@ -109,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'pace':<10} {'mode':<26} {'heard in full':>15} {'lag p50':>8} {'p99':>6} {'max':>6}"
         f" {'rate p50/max':>13} {'stale p50/p99':>14} {'asked->said p50/p99':>20}"
-        f" {'answer phrases before a move':>29} {'dropped':>8}"
+        f" {'answer phrases before a move':>29} {'dropped':>8} {'answered/asked':>15}"
     )
     for (pace, (low, high)), (mode, sides), asking in itertools.product(
         PACES.items(), MODES.items(), (False, True)
@@ -140,9 +145,10 @@ def main(argv: list[str] | None = None) -> int:
                 f" {statistics.median(totals['rate']):6.0f}/{max(totals['rate']):<4.0f}"
                 f"   {_pair(totals['stale'])}   {_pair(totals['wait']):>18}"
                 f" {between:>29} {int(sum(totals['dropped'])):>8}"
+                f" {_ratio(totals['answered'], totals['asked']):>15}"
             )
             checks = [("heard in full", heard == moves), ("answer phrases", between <= 1)]
-            if pace in LAG_TARGETS and not asking:  # the pace targets: the moves' own lag
+            if pace in LAG_TARGETS:  # the pace targets hold with questions too
                 target = LAG_TARGETS[pace]
                 checks.append((f"lag p99 < {target} s", p99 < target))
                 print(f"{'':<37} lag p99 {p99:.2f} s vs < {target} s: {verdict(p99, target)}")
@@ -156,6 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     footer()
     return 1 if failed else 0
+
+
+def _ratio(done: list[float], of: list[float]) -> str:
+    return f"{int(sum(done))}/{int(sum(of))}" if sum(of) else "-"
 
 
 def _pair(values: list[float]) -> str:

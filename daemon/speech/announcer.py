@@ -116,7 +116,7 @@ class Announcer:
         if kind == "clock":
             self._clock_seen_at = self.clock()
         if kind == "move":
-            self.schedule.note_move(self.clock())
+            self.schedule.note_move(self.clock(), self._spoken_in(event.get("by")))
         if kind not in self.settings.announce:
             return
         if kind == "move":
@@ -148,6 +148,17 @@ class Announcer:
                 takeback_ply=takeback,
             )
         )
+
+    def _spoken_in(self, mover: object) -> int | None:
+        """How many half-moves away the next move that is said is, after ``mover``'s
+        move: 1 when the side to move is announced, 2 when only the mover is (the
+        player's own thinking time, in which answers fit), None when no move is."""
+        sides = self.settings.sides if "move" in self.settings.announce else ()
+        if mover not in ("white", "black"):
+            return 1 if sides else None
+        if ("black" if mover == "white" else "white") in sides:
+            return 1
+        return 2 if mover in sides else None
 
     def silence(self) -> None:
         """The arbiter's "silence": what is being said stops and nothing waiting is

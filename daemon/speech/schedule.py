@@ -107,7 +107,15 @@ class Pacing:
         most this long after its move (or the pace, if longer); see ``behind``.
     slow_pace: moves this far apart (classical) leave answers unhurried.
     gap_share: in fast play an answer phrase must end within this part of the
-        pace after the last move (see ``gap``), and is hurried to fit.
+        shortest recent interval after the last move (see ``gap``), and is hurried
+        to fit.
+    lag_target: in fast play a move phrase should end this long after its move at
+        the latest: a move that waited (behind the phrase playing, or a burst of
+        moves) gets a smaller budget, so it is said quicker and catches up.
+    answer_wait: in fast play, how long a move that comes as early as the recent
+        ones did may wait for an answer phrase to end (see ``gap``). Its own
+        phrase, said at ``max_rate`` as a move that waited is, takes 0.5-0.8 s, so
+        its lag stays within about 1.3 s.
     """
 
     share: float = 0.5
@@ -117,6 +125,8 @@ class Pacing:
     caught_up: float = 1.0
     slow_pace: float = 4.0
     gap_share: float = 0.9
+    lag_target: float = 1.0
+    answer_wait: float = 0.6
 
 
 class SpeechSchedule:
@@ -139,14 +149,21 @@ class SpeechSchedule:
         self.playing: Phrase | None = None
         self.outcomes: list[Outcome] = []  # the caller drains it
         self._move_times: list[float] = []
+        self._spoken_in: int | None = 1  # half-moves until the next move that is said
         self._last_move_lag: float | None = None  # of the last move phrase heard
         self._notice_id = -1
 
     # -- what comes in ---------------------------------------------------------------
 
-    def note_move(self, t: float) -> None:
-        """A move was made (spoken or not: the pace is the game's, not the speech's)."""
+    def note_move(self, t: float, spoken_in: int | None = 1) -> None:
+        """A move was made (spoken or not: the pace is the game's, not the speech's).
+
+        ``spoken_in``: how many half-moves away the next move that is said is (2 when
+        only the opponent's moves are said and the opponent has just moved: the
+        player's own thinking time is a gap for answers; None when no move is said).
+        """
         self._move_times.append(t)
+        self._spoken_in = spoken_in
         del self._move_times[: -(self.pacing.pace_window + 1)]
 
     def offer(self, item: Announcement, now: float) -> None:
@@ -178,16 +195,17 @@ class SpeechSchedule:
 
     @property
     def pace(self) -> float | None:
-        """The median of the recent intervals between moves; None before two of them.
+        """The median of the recent intervals between moves; None before the first.
 
         Intervals under ``MIN_INTERVAL`` are no pace but a burst (events folded at
         once after a restart, a correction on the heels of its move) and are left out.
         """
+        intervals = self._intervals()
+        return statistics.median(intervals) if intervals else None
+
+    def _intervals(self) -> list[float]:
         intervals = [b - a for a, b in itertools.pairwise(self._move_times)]
-        intervals = [i for i in intervals if i >= MIN_INTERVAL]
-        if len(intervals) < 2:
-            return None
-        return statistics.median(intervals)
+        return [i for i in intervals if i >= MIN_INTERVAL]
 
     def budget(self, moves: int) -> float | None:
         """Seconds a phrase of ``moves`` moves should take so that speech keeps up."""
@@ -220,7 +238,7 @@ class SpeechSchedule:
                     answer.interruptions += 1
                     answer.resume_pending = True
             text = self.joiner.join(item.text for item in moves)
-            return Phrase("move", text, tuple(moves), now, budget=self.budget(len(moves)))
+            return Phrase("move", text, tuple(moves), now, budget=self._move_budget(moves, now))
         if self.behind(now):
             return None  # the moves' lag first comes down; ``wake_at`` says when to look
         gap = self.gap(now)
@@ -228,7 +246,7 @@ class SpeechSchedule:
         if notices:  # an answer given up is said before the next answer goes on
             if not self._fits(notices[0].text, gap):
                 return None
-            return Phrase("notice", notices[0].text, (notices[0],), now, budget=gap)
+            return Phrase("notice", notices[0].text, (notices[0],), now, budget=_hurry(gap))
         while True:
             answers = [i for i in self.pending if i.kind == "answer"]
             if not answers:
@@ -251,25 +269,55 @@ class SpeechSchedule:
                 return None  # waits for a longer gap between moves (``wake_at``)
             answer.resume_pending = False
             return Phrase(
-                "answer", text, (answer,), now, budget=gap, key=key, last=len(remaining) == 1
+                "answer",
+                text,
+                (answer,),
+                now,
+                budget=_hurry(gap),
+                key=key,
+                last=len(remaining) == 1,
             )
         infos = [i for i in self.pending if i.kind == "info"]
         if infos and self._fits(infos[0].text, gap):
-            return Phrase("info", infos[0].text, (infos[0],), now, budget=gap)
+            return Phrase("info", infos[0].text, (infos[0],), now, budget=_hurry(gap))
         return None
 
+    def _move_budget(self, moves: list[Announcement], now: float) -> float | None:
+        """A move phrase's budget: its share of the pace, and in fast play no more than
+        what is left of ``lag_target`` since the oldest of its moves (a move that
+        waited is said quicker, so one late move does not make the next ones late),
+        and none at all (``max_rate``) while an answer waits for a gap: the sooner
+        the move phrase ends, the longer the gap before the next move."""
+        budget = self.budget(len(moves))
+        pace = self.pace
+        if budget is None or pace is None or pace >= self.pacing.slow_pace:
+            return budget
+        if any(i.kind in ("answer", "notice") for i in self.pending):
+            return 0.0  # an answer waits for a gap: the quicker the moves, the sooner
+        left = self.pacing.lag_target - (now - min(item.created for item in moves))
+        return min(budget, max(self.pacing.min_budget * len(moves), left))
+
     def gap(self, now: float) -> float | None:
-        """In fast play, the seconds left before the next move is due (the pace since
-        the last one, times ``gap_share``); None when there is no hurry: a slow game
-        (pace ``slow_pace`` or more), no pace yet, or a pause in the moves (none for
-        twice the pace and at least ``slow_pace``)."""
+        """In fast play, the seconds an answer phrase starting now may take: until the
+        next move that is said may come (the shortest recent interval between moves,
+        times ``gap_share``, for each half-move until it: ``note_move``'s
+        ``spoken_in``, counted from the last move), plus ``answer_wait``. None when
+        there is no hurry: a slow game (pace ``slow_pace`` or more), no pace yet, no
+        move said at all, or a pause in the moves (none for twice the pace and at
+        least ``slow_pace``).
+
+        The shortest interval, not the median: a move that comes early waits for the
+        rest of the answer phrase, and that is what makes the lag's tail."""
         pace = self.pace
         if pace is None or pace >= self.pacing.slow_pace or not self._move_times:
+            return None
+        if self._spoken_in is None:
             return None
         since = now - self._move_times[-1]
         if since >= self._pause(pace):
             return None
-        return self.pacing.gap_share * pace - since
+        due = self.pacing.gap_share * min(self._intervals()) * self._spoken_in
+        return due - since + self.pacing.answer_wait
 
     def _pause(self, pace: float) -> float:
         """No move for this long is a pause: answers are said at leisure again."""
@@ -281,7 +329,7 @@ class SpeechSchedule:
         waits long behind one."""
         if gap is None:
             return True
-        return len(text) / (CHARS_PER_WORD_MINUTE * self.max_rate) <= gap
+        return spoken_seconds(text, self.max_rate) <= gap
 
     def _catch_up(self) -> float:
         """The lag below which speech counts as caught up with the game."""
@@ -358,20 +406,41 @@ class SpeechSchedule:
         return self.playing is None and not self.pending
 
 
+def _hurry(gap: float | None) -> float | None:
+    """An answer's (or notice's) budget: in fast play (a ``gap``) as quick as
+    ``max_rate`` allows (budget 0), so that a move that comes early waits as little
+    as can be; at leisure, the configured rate."""
+    return None if gap is None else 0.0
+
+
 def _plies(item: Announcement) -> tuple[int, ...]:
     return (item.ply,) if item.ply is not None else ()
+
+
+def spoken_seconds(text: str, rate: int) -> float:
+    """About how long espeak-ng takes to say ``text`` at ``rate`` (a little more
+    rather than less: a phrase that fits the estimate ends before a move is due).
+
+    A digit counts as ``CHARS_PER_DIGIT`` characters: numbers are said as words
+    ("57": "siebenundfünfzig"), and a clock answer is mostly numbers.
+    """
+    chars = len(text) + (CHARS_PER_DIGIT - 1) * sum(c.isdigit() for c in text)
+    return chars / (CHARS_PER_WORD_MINUTE * rate)
 
 
 def quicker_rate(seconds: float, budget: float | None, rate: int, max_rate: int) -> int | None:
     """The rate at which a phrase that takes ``seconds`` at ``rate`` fits ``budget``.
 
-    None when it fits already (or no quicker rate is allowed). Rounded up to
+    None when it fits already (or no quicker rate is allowed); ``max_rate`` for a
+    budget of 0 (as quick as allowed). Rounded up to
     ``RATE_STEP``. espeak-ng's length is
     close to inversely proportional to its rate (measured: 1.32 s at 150 words per
     minute, 0.70 s at 300), with a 5 % margin for the part that is not.
     """
     if budget is None or seconds <= budget or max_rate <= rate:
         return None
+    if budget <= 0:  # as quick as allowed
+        return max_rate
     wanted = rate * seconds / budget * 1.05
     return int(min(max_rate, max(rate + RATE_STEP, -(-wanted // RATE_STEP) * RATE_STEP)))
 
@@ -380,8 +449,13 @@ def quicker_rate(seconds: float, budget: float | None, rate: int, max_rate: int)
 MIN_INTERVAL = 0.25
 
 #: Characters of written text espeak-ng says per second, per word per minute of
-#: rate (measured with the German voice: about 14 a second at 150, 33 at 360).
-CHARS_PER_WORD_MINUTE = 0.09
+#: rate (measured with the German voice over moves, clock, board and move-number
+#: answers: 0.075-0.10 at 150 and at 360; the slow end, so estimates err long).
+CHARS_PER_WORD_MINUTE = 0.075
+
+#: A digit of written text, in characters said ("3 Minuten 55": "drei Minuten
+#: fünfundfünfzig"; measured: about 7).
+CHARS_PER_DIGIT = 7
 
 #: Quicker rates are whole multiples of this (a few rates, so renders can be cached).
 RATE_STEP = 10

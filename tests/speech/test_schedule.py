@@ -6,7 +6,13 @@ import itertools
 
 import pytest
 
-from daemon.speech.schedule import Announcement, Pacing, SpeechSchedule, quicker_rate
+from daemon.speech.schedule import (
+    Announcement,
+    Pacing,
+    SpeechSchedule,
+    quicker_rate,
+    spoken_seconds,
+)
 
 _ids = itertools.count(1)
 
@@ -175,15 +181,93 @@ def test_in_fast_play_an_answer_takes_a_gap_it_fits_and_waits_out_a_busy_moment(
     schedule = SpeechSchedule(max_rate=360)
     for t in (0.0, 2.0, 4.0, 6.0):  # blitz: a move every 2 s
         schedule.note_move(t)
-    schedule.offer(answer([("w", "Weiß 4 Minuten 27 Sekunden")]), 6.0)
-    phrase = schedule.next(6.1)  # just after a move: 1.7 s before the next is due
-    assert phrase is not None and phrase.budget == pytest.approx(0.9 * 2.0 - 0.1)
+    schedule.offer(answer([("w", "Weiß 4 Minuten")]), 6.0)
+    # just after a move: 1.7 s before the next may come, and it may wait 0.6 s
+    assert schedule.gap(6.1) == pytest.approx(0.9 * 2.0 - 0.1 + 0.6)
+    phrase = schedule.next(6.1)
+    assert phrase is not None and phrase.budget == 0.0  # said at max_rate
+    assert quicker_rate(1.0, phrase.budget, 150, 360) == 360
     schedule.done(phrase, 6.9)
     schedule.offer(answer([("b", "Weiß: Koenig Gustav eins, Dame David eins")]), 7.0)
     assert schedule.next(7.6) is None  # too long for what is left before the next move
     assert schedule.wake_at(7.6) == pytest.approx(6.0 + 4.0)  # a pause: then at leisure
     late = schedule.next(10.0)
     assert late is not None and late.budget is None
+
+
+def test_the_next_move_is_expected_after_the_shortest_recent_interval() -> None:
+    schedule = SpeechSchedule(max_rate=360)
+    for t in (0.0, 3.0, 4.2, 7.0, 9.5):  # intervals 3.0, 1.2, 2.8, 2.5: median 2.65
+        schedule.note_move(t)
+    assert schedule.pace == pytest.approx(2.65)
+    # A move may come 1.2 s after the last one: an answer phrase of about 1 s at 360
+    # words per minute started 0.3 s after it would hold that move up.
+    assert schedule.gap(9.8) == pytest.approx(0.9 * 1.2 - 0.3 + 0.6)
+    schedule.offer(answer([("w", "Weiß 4 Minuten 27 Sekunden")]), 9.6)
+    assert schedule.next(9.8) is None
+
+
+def test_the_players_own_thinking_time_is_a_gap_for_answers() -> None:
+    """Only the opponent's moves said: after his move, the next move said is two
+    half-moves away, so a clock answer fits where it would not with both sides."""
+    text = "Weiß 4 Minuten 27 Sekunden, Schwarz 3 Minuten"
+    both, opponent = SpeechSchedule(max_rate=360), SpeechSchedule(max_rate=360)
+    for t in (0.0, 1.5, 3.0, 4.5):
+        both.note_move(t, spoken_in=1)
+        opponent.note_move(t, spoken_in=2)
+    for schedule in (both, opponent):
+        schedule.offer(answer([("c", text)]), 4.6)
+    assert both.next(4.7) is None
+    assert opponent.gap(4.7) == pytest.approx(0.9 * 1.5 * 2 - 0.2 + 0.6)
+    said = opponent.next(4.7)
+    assert said is not None and said.written == text
+    nobody = SpeechSchedule()
+    for t in (0.0, 1.5, 3.0):
+        nobody.note_move(t, spoken_in=None)  # no move is said: answers at leisure
+    assert nobody.gap(3.1) is None
+
+
+def test_a_move_that_waited_is_said_quicker_to_catch_up() -> None:
+    schedule = SpeechSchedule(pacing=Pacing(share=0.5, min_budget=0.45, lag_target=1.0))
+    for t in (0.0, 2.0, 4.0, 6.0):
+        schedule.note_move(t)
+    schedule.offer(item("move", "Turm Felix drei", t=6.0, ply=4), 6.0)
+    on_time = schedule.next(6.05)
+    assert on_time is not None and on_time.budget == pytest.approx(0.95)  # 1.0 s lag target
+    schedule.done(on_time, 6.6)
+    schedule.offer(item("move", "Dame Cesar sieben", t=8.0, ply=5), 8.0)
+    late = schedule.next(8.7)  # waited 0.7 s behind a phrase
+    assert late is not None and late.budget == pytest.approx(0.45)  # the floor
+    in_classical = SpeechSchedule()
+    for t in (0.0, 30.0, 60.0):
+        in_classical.note_move(t)
+    in_classical.offer(item("move", "Turm Felix drei", t=60.0, ply=3), 60.0)
+    unhurried = in_classical.next(62.0)
+    assert unhurried is not None and unhurried.budget == pytest.approx(15.0)
+
+
+def test_while_an_answer_waits_for_a_gap_the_moves_are_said_at_max_rate() -> None:
+    schedule = SpeechSchedule(max_rate=360)
+    for t in (0.0, 2.0, 4.0, 6.0):
+        schedule.note_move(t)
+    schedule.offer(item("move", "Turm Felix drei", t=6.0, ply=4), 6.0)
+    alone = schedule.next(6.05)
+    assert alone is not None and alone.budget == pytest.approx(0.95)
+    schedule.done(alone, 6.7)
+    schedule.note_move(8.0)
+    schedule.offer(answer([("w", "Weiß: Koenig Gustav eins, Dame David eins")]), 8.0)
+    schedule.offer(item("move", "Dame Cesar sieben", t=8.0, ply=5), 8.0)
+    hurried = schedule.next(8.05)
+    assert hurried is not None and hurried.kind == "move" and hurried.budget == 0.0
+    assert quicker_rate(1.0, hurried.budget, 150, 360) == 360
+
+
+def test_numbers_count_as_the_words_they_are_said_as() -> None:
+    assert spoken_seconds("Zug 57, Schwarz am Zug", 360) > spoken_seconds(
+        "Zug fünf, Schwarz am Zug", 360
+    )
+    # Measured with espeak-ng's German voice at 360: 1.44 s; the estimate errs long.
+    assert spoken_seconds("Weiß 3 Minuten 55 Sekunden", 360) >= 1.44
 
 
 def test_a_burst_of_events_is_no_pace() -> None:
