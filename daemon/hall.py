@@ -323,6 +323,7 @@ class HallDaemon:
             self.vocabulary,
             partial(self._speech_problem, unit),
             self.speech_text,
+            partial(self._speech_outcome, unit),
         )
         if unit.announcer is None:
             return
@@ -339,6 +340,18 @@ class HallDaemon:
             unit.announcer = None
             return
         await unit.announcer.run()
+
+    def _speech_outcome(self, unit: BoardUnit, record: dict[str, Any]) -> None:
+        """What a board's speech heard, cut or dropped goes into its game's journal,
+        as the single-board daemon does (``board`` names the board whose earphone it
+        was when two boards share the game)."""
+        game = self.units[unit.game_id]
+        if game.pipeline is None or game.pipeline.journal is None or game.scheduler is None:
+            return
+        line: dict[str, Any] = {"t": round(game.scheduler.now(), 6), **record}
+        if game is not unit:
+            line["board"] = unit.entry.id
+        game.pipeline.journal.append(line)
 
     def _speech_problem(self, unit: BoardUnit, message: str) -> None:
         game = self.units[unit.game_id].pipeline

@@ -5,6 +5,7 @@ on its own card, in ``/state.json`` and in the systemd status, the others unaffe
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import time
 from pathlib import Path
@@ -277,3 +278,52 @@ async def test_two_boards_one_game_a_wrong_repetition_is_corrected_as_told(tmp_p
         assert await _until(lambda: pair.moves() == ["g1f3", "g8f6"])
     finally:
         await pair.close()
+
+
+async def test_each_boards_speech_outcomes_go_into_its_games_journal(tmp_path: Path):
+    """As the single-board daemon does: what each board's earphone heard is in the
+    game's journal, so a blind player's complaint can be checked afterwards."""
+    for name in ("sighted", "blind"):
+        (tmp_path / name).mkdir()
+    sighted = BoardEmulator(tmp_path / "sighted").start()
+    blind = BoardEmulator(tmp_path / "blind").start()
+    config = pair_config(sighted.port_path, blind.port_path).replace("}\n", ", speak: true}\n")
+    spoken = io.StringIO()
+    hall = HallDaemon(
+        load_text(config + "speech:\n  engine: text\n", "pair.yaml", {}),
+        storage_dir=tmp_path / "games",
+        resume=False,
+        time_scale=4.0,
+        speech_text=spoken,
+    )
+
+    def journalled() -> list[dict]:
+        lines = []
+        for path in sorted((tmp_path / "games").glob("board-*/*.jsonl")):
+            lines += [json.loads(line) for line in path.read_text().splitlines() if line]
+        return [line for line in lines if line.get("type") == "speech"]
+
+    def heard_e4() -> list[dict]:
+        return [
+            line
+            for line in journalled()
+            if line["outcome"] == "heard" and line["kind"] == "move" and line["plies"] == [1]
+        ]
+
+    try:
+        await hall.start()
+        assert await _until(lambda: all(u.connected for u in hall.units.values()))
+        for board in (sighted, blind):
+            board.set_square("e2", None)
+            await asyncio.sleep(0.05)
+            board.set_square("e4", "P")
+        assert await _until(lambda: len(heard_e4()) == 2)
+        lines = heard_e4()
+        assert {line.get("board") for line in lines} == {None, "7b"}  # each board's earphone
+        assert all(line["text"] == "Bauer Eva vier" for line in lines)
+        assert not list((tmp_path / "games").glob("board-7b/*.jsonl")), "one game, one journal"
+    finally:
+        hall.stop()
+        await hall.close()
+        sighted.stop()
+        blind.stop()
