@@ -12,12 +12,12 @@ inside the functions that need them, so ``replay`` does not pay for a web server
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from daemon.config import Settings
+from daemon.lazy import logger
 from daemon.rules import RulesCore
 from drivers.sensors import BoardDump, MagicPiece, SensorEvent, SquareChange
 
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from daemon.speech.vocabulary import Vocabulary
     from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
     from drivers.dgt.link import BoardLink
-
-log = logging.getLogger("dgt-bridge")
 
 
 #: The board's id when the configuration names none (no broadcast section).
@@ -235,7 +233,7 @@ def build_announcer(
             on_outcome=on_outcome,
         )
     except Exception as exc:  # the game goes on unspoken, and says so
-        log.error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)
+        logger().error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)
         return None
 
 
@@ -256,7 +254,7 @@ async def start_broadcast(
     try:
         await broadcaster.start()
     except (OSError, ValueError) as exc:  # a port taken, a TLS file that cannot be read
-        log.error(
+        logger().error(
             "LIVE PAGE NOT AVAILABLE: cannot listen on %s:%s: %s (the game goes on)",
             broadcast.address,
             broadcast.port,

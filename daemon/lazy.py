@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import logging
 
 
 def lazy_attributes(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
@@ -18,3 +21,13 @@ def lazy_attributes(package: str, homes: Mapping[str, str]) -> Callable[[str], A
         return getattr(import_module(f"{package}.{homes[name]}"), name)
 
     return __getattr__
+
+
+def logger(name: str = "dgt-bridge") -> logging.Logger:
+    """The daemon's logger, ``logging`` imported on the first message: a module that
+    only logs failures (the pipeline, the composition root) need not import it at
+    start, and ``replay`` logs nothing (logging with threading and traceback is some
+    4 ms of its start, benchmarks/cli_startup.py)."""
+    import logging
+
+    return logging.getLogger(name)

@@ -16,20 +16,18 @@ from __future__ import annotations
 import heapq
 import itertools
 import json
-import logging
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from daemon.events import ClockUpdate, Colour, DomainEvent, Notice, from_dict
 from daemon.formatting import describe
+from daemon.lazy import logger
 from drivers.sensors import BoardDump, ConnectionChange, SensorEvent
 
 if TYPE_CHECKING:
     from daemon.compose import BoardParts
     from daemon.journal import Journal, ResumePoint
-
-log = logging.getLogger("dgt-bridge")
 
 #: One output: takes each event of the feed, typed; an output at an edge (the feed
 #: on stdout, the page, MQTT) makes it a dict or JSON itself.
@@ -146,13 +144,16 @@ class FeedWriter:
         except (OSError, ValueError) as exc:
             if self.fatal:
                 raise
-            log.error("event feed output failed: %s", exc)
+            logger().error("event feed output failed: %s", exc)
             self.stream = None
 
 
 def log_line(event: DomainEvent) -> None:
     """One line per event in the log; clock times (every second) only on demand."""
+    import logging
+
     level = logging.DEBUG if isinstance(event, ClockUpdate) else logging.INFO
+    log = logger()
     if log.isEnabledFor(level):
         log.log(level, "%s", describe(event))
 
@@ -250,7 +251,7 @@ class BoardPipeline:
         try:
             return step(arg)
         except Exception:
-            log.exception("the rules core failed on %s(%r)", step.__name__, arg)
+            logger().exception("the rules core failed on %s(%r)", step.__name__, arg)
             return [Notice(t=self.now(), code="internal_error", message="rules core error")]
 
     def _connection(self, event: ConnectionChange) -> None:
@@ -298,7 +299,7 @@ class BoardPipeline:
         white, black = (first_moves, second_moves) if first_white else (second_moves, first_moves)
         white_to_move = first_white == (plies % 2 == 0)
         to_move: Colour = "white" if white_to_move else "black"
-        log.debug("clock: resumed game, %s to move, moves w%d b%d", to_move, white, black)
+        logger().debug("clock: resumed game, %s to move, moves w%d b%d", to_move, white, black)
         # The journal's sides, never a fresh guess: the player on move may have pressed
         # while the daemon was down.
         self.clock_interpreter.resume_game(to_move, white, black, white_side=point.clock_white_side)
