@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from drivers.records import Record
+
 Colour = Literal["white", "black"]
 
 #: FEN letters of the twelve real pieces.
@@ -24,8 +26,8 @@ PIECE_LETTERS = frozenset("PNBRQKpnbrqk")
 CLOCK_BUTTONS = ("back", "minus", "run", "plus", "ok")
 
 
-@dataclass(frozen=True, slots=True)
-class BoardDump:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class BoardDump(Record):
     """A full picture of the 64 squares: the ground truth after a reconnect."""
 
     t: float
@@ -35,8 +37,8 @@ class BoardDump:
     history: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SquareChange:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class SquareChange(Record):
     """One square changed: a piece lifted (``piece is None``) or set down."""
 
     t: float
@@ -44,8 +46,8 @@ class SquareChange:
     piece: str | None  # FEN letter, or None for empty
 
 
-@dataclass(frozen=True, slots=True)
-class ClockReport:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class ClockReport(Record):
     """Both clock times, already mapped from the clock's left/right to colours."""
 
     t: float
@@ -55,16 +57,16 @@ class ClockReport:
     flags: tuple[Colour, ...] = ()  # sides whose flag the clock shows as fallen
 
 
-@dataclass(frozen=True, slots=True)
-class ButtonPress:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class ButtonPress(Record):
     """A clock button was pressed (the blind player's way to ask, Appendix E.2.9d)."""
 
     t: float
     button: str  # one of CLOCK_BUTTONS
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class Request(Record):
     """An explicit request from the arbiter's controls or the command line.
 
     ``action`` names it (``new_game``, ``takeback``, ``set_position``,
@@ -77,8 +79,8 @@ class Request:
     args: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class MagicPiece:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class MagicPiece(Record):
     """One of DGT's three "magic pieces" (codes 0x0d-0x0f) stands on a square.
 
     They are not chess pieces; the board uses them to signal a result. They are
@@ -90,8 +92,8 @@ class MagicPiece:
     meaning: Literal["draw", "white_wins", "black_wins"]
 
 
-@dataclass(frozen=True, slots=True)
-class ConnectionChange:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class ConnectionChange(Record):
     """The board link went down or came back; the rules core keeps its state."""
 
     t: float
