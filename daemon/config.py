@@ -15,6 +15,11 @@ Environment variables override single keys: ``DGT_BRIDGE_<SECTION>__<KEY>`` (dou
 underscore between levels, case-insensitive), the value read as a YAML scalar, e.g.
 ``DGT_BRIDGE_BROADCAST__PORT=9000`` or ``DGT_BRIDGE_SPEECH__ENGINE=text``. They are
 validated like the file, and an error names the variable.
+
+A file that loaded before is not parsed again: its node tree is read back from the
+cache (``daemon.yamlcache``, which says why) as light nodes with the same tags, text
+values and lines, so the binding and all its messages are the same, and a command
+starts without importing PyYAML.
 """
 
 from __future__ import annotations
@@ -32,7 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
+#: A node of a configuration's tree: PyYAML's, when the file was parsed, or a
+#: ``_Light`` one, when it was read back from the cache; the binder reads both alike
+#: (their ``id``, ``tag``, ``value`` and ``start_mark.line``).
+Node = Any
 
 ENV_PREFIX = "DGT_BRIDGE_"
 #: Variables with the prefix that are not key overrides.
@@ -217,27 +225,31 @@ class _Binder:
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self._constructor = yaml.SafeLoader("")
+        self._constructor: Any = None
 
     @staticmethod
-    def from_environment(node: yaml.Node | None) -> bool:
+    def from_environment(node: Node | None) -> bool:
         return (
             node is not None
             and isinstance(node.start_mark.name, str)
             and node.start_mark.name.startswith("environment ")
         )
 
-    def error(self, node: yaml.Node | None, key: str, message: str) -> ConfigError:
+    def error(self, node: Node | None, key: str, message: str) -> ConfigError:
         if self.from_environment(node):
             assert node is not None
             return ConfigError(node.start_mark.name, None, key, message)
         line = node.start_mark.line + 1 if node is not None else None
         return ConfigError(self.source, line, key, message)
 
-    def scalar(self, node: yaml.Node) -> Any:
+    def scalar(self, node: Node) -> Any:
+        if isinstance(node, _Light):
+            return node.constructed
+        if self._constructor is None:
+            self._constructor = _yaml().SafeLoader("")
         return self._constructor.construct_object(node, deep=True)
 
-    def bind(self, tp: Any, node: yaml.Node, key: str) -> Any:
+    def bind(self, tp: Any, node: Node, key: str) -> Any:
         origin = typing.get_origin(tp)
         args = typing.get_args(tp)
         if tp is Any:
@@ -258,19 +270,19 @@ class _Binder:
                 raise errors[0]
             raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
         if origin is Literal:
-            value = self.scalar(node) if isinstance(node, yaml.ScalarNode) else None
+            value = self.scalar(node) if _is_scalar(node) else None
             if any(value == a and type(value) is type(a) for a in args):
                 return value
             raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
         if origin in (list, tuple, set, frozenset) or tp in (list, tuple):
-            if not isinstance(node, yaml.SequenceNode):
+            if not _is_sequence(node):
                 raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
             item_type = args[0] if args else Any
             items = [self.bind(item_type, item, f"{key}[{i}]") for i, item in enumerate(node.value)]
             container = origin or tp
             return container(items)
         if origin in (dict, Mapping) or tp is dict or origin is typing.Mapping:
-            if not isinstance(node, yaml.MappingNode):
+            if not _is_mapping(node):
                 raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
             key_type, value_type = args if args else (Any, Any)
             result = {}
@@ -279,12 +291,12 @@ class _Binder:
                 result[k] = self.bind(value_type, value_node, f"{key}.{k}")
             return result
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
-            value = self.scalar(node) if isinstance(node, yaml.ScalarNode) else None
+            value = self.scalar(node) if _is_scalar(node) else None
             for member in tp:
                 if value in (member.value, member.name):
                     return member
             raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
-        if not isinstance(node, yaml.ScalarNode):
+        if not _is_scalar(node):
             raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
         value = self.scalar(node)
         if tp is bool:
@@ -312,7 +324,7 @@ class _Binder:
             raise self.error(node, key, f"cannot be set from a file (type {tp!r})")
         raise self.error(node, key, f"expected {describe_type(tp)}, got {self._show(node)}")
 
-    def bind_dataclass(self, cls: type, node: yaml.Node, key: str) -> Any:
+    def bind_dataclass(self, cls: type, node: Node, key: str) -> Any:
         if self._is_null(node):
             try:
                 return cls()
@@ -320,12 +332,12 @@ class _Binder:
                 raise self.error(
                     node, key, "expected a section of keys, got nothing (null)"
                 ) from None
-        if not isinstance(node, yaml.MappingNode):
+        if not _is_mapping(node):
             raise self.error(node, key, f"expected a section of keys, got {self._show(node)}")
         fields = settable_fields(cls)
-        hints = typing.get_type_hints(cls)
+        hints = _type_hints(cls)
         values: dict[str, Any] = {}
-        seen: dict[str, yaml.Node] = {}
+        seen: dict[str, Node] = {}
         for key_node, value_node in node.value:
             name = self.scalar(key_node)
             path = f"{key}.{name}" if key else str(name)
@@ -349,17 +361,17 @@ class _Binder:
                 return self._raise_at(seen[culprit], f"{key}.{culprit}" if key else culprit, exc)
             raise self.error(node, key, _without_key(str(exc), key)) from exc
 
-    def _raise_at(self, node: yaml.Node, key: str, exc: Exception) -> Any:
+    def _raise_at(self, node: Node, key: str, exc: Exception) -> Any:
         raise self.error(node, key, _without_key(str(exc), key)) from exc
 
     @staticmethod
-    def _is_null(node: yaml.Node) -> bool:
-        return isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null"
+    def _is_null(node: Node) -> bool:
+        return _is_scalar(node) and node.tag == "tag:yaml.org,2002:null"
 
-    def _show(self, node: yaml.Node) -> str:
-        if isinstance(node, yaml.MappingNode):
+    def _show(self, node: Node) -> str:
+        if _is_mapping(node):
             return "a section of keys"
-        if isinstance(node, yaml.SequenceNode):
+        if _is_sequence(node):
             return "a list"
         value = self.scalar(node)
         kind = {bool: "true/false", int: "a whole number", float: "a number"}.get(
@@ -385,8 +397,8 @@ def _without_key(message: str, key: str) -> str:
 # --- values the types allow but ``run`` would die on ------------------------------------
 
 
-def _port(lowest: int) -> Callable[[Any, yaml.Node], str | None]:
-    def check(value: Any, node: yaml.Node) -> str | None:
+def _port(lowest: int) -> Callable[[Any, Node], str | None]:
+    def check(value: Any, node: Node) -> str | None:
         if not lowest <= value <= 65535:
             return f"a TCP port is {lowest} to 65535, not {value}"
         return None
@@ -394,8 +406,8 @@ def _port(lowest: int) -> Callable[[Any, yaml.Node], str | None]:
     return check
 
 
-def _at_least(lowest: float, what: str = "") -> Callable[[Any, yaml.Node], str | None]:
-    def check(value: Any, node: yaml.Node) -> str | None:
+def _at_least(lowest: float, what: str = "") -> Callable[[Any, Node], str | None]:
+    def check(value: Any, node: Node) -> str | None:
         if value < lowest:
             return f"must be at least {lowest:g}{what}, not {value:g}"
         return None
@@ -403,11 +415,11 @@ def _at_least(lowest: float, what: str = "") -> Callable[[Any, yaml.Node], str |
     return check
 
 
-def _positive(value: Any, node: yaml.Node) -> str | None:
+def _positive(value: Any, node: Node) -> str | None:
     return None if value > 0 else f"must be more than 0, not {value:g}"
 
 
-def _host(value: Any, node: yaml.Node) -> str | None:
+def _host(value: Any, node: Node) -> str | None:
     """An address to listen on or connect to: an IP address or a host name."""
     import ipaddress
 
@@ -429,22 +441,22 @@ def _host(value: Any, node: yaml.Node) -> str | None:
 BOARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 
-def _board_id(value: Any, node: yaml.Node) -> str | None:
+def _board_id(value: Any, node: Node) -> str | None:
     """The rule the broadcast applies when it starts (ids appear in URLs and topics)."""
     if BOARD_ID.match(value):
         return None
     return f"{value!r} is not a board id: use 1-32 letters, digits, '-' or '_'"
 
 
-def _unique_board_ids(value: Any, node: yaml.Node) -> str | None:
+def _unique_board_ids(value: Any, node: Node) -> str | None:
     ids = [getattr(board, "id", None) for board in value]
     twice = sorted({str(i) for i in ids if ids.count(i) > 1})
     return f"board id {twice[0]!r} appears twice" if twice else None
 
 
-def _path_text(value: Any, node: yaml.Node) -> str | None:
+def _path_text(value: Any, node: Node) -> str | None:
     """A directory is written as text; a bare number is most likely a slip."""
-    if isinstance(node, yaml.ScalarNode) and node.tag in (
+    if _is_scalar(node) and node.tag in (
         "tag:yaml.org,2002:int",
         "tag:yaml.org,2002:float",
     ):
@@ -454,7 +466,7 @@ def _path_text(value: Any, node: yaml.Node) -> str | None:
     return None
 
 
-def _readable_file(value: Any, node: yaml.Node) -> str | None:
+def _readable_file(value: Any, node: Node) -> str | None:
     """A file the daemon reads at start (a TLS certificate or key); empty: none."""
     if not value:
         return None
@@ -471,7 +483,7 @@ _HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
 #: that the types allow but the part using the value would refuse at start-up or
 #: later (a port above 65535 kills the web server's bind). Parts' own dataclasses
 #: check the rest in ``__post_init__``; both give the same file/line/key message.
-VALUE_CHECKS: dict[str, Callable[[Any, yaml.Node], str | None]] = {
+VALUE_CHECKS: dict[str, Callable[[Any, Node], str | None]] = {
     "broadcast.port": _port(0),
     "broadcast.address": _host,
     "broadcast.boards": _unique_board_ids,
@@ -497,7 +509,7 @@ VALUE_CHECKS: dict[str, Callable[[Any, yaml.Node], str | None]] = {
 }
 
 
-def check_value(path: str, value: Any, node: yaml.Node) -> str | None:
+def check_value(path: str, value: Any, node: Node) -> str | None:
     """What is wrong with a bound value that its type allows, or None."""
     check = VALUE_CHECKS.get(re.sub(r"\[\d+\]", "[]", path))
     if check is None or value is None:
@@ -505,7 +517,7 @@ def check_value(path: str, value: Any, node: yaml.Node) -> str | None:
     return check(value, node)
 
 
-def _field_named_in(message: str, seen: Mapping[str, yaml.Node]) -> str | None:
+def _field_named_in(message: str, seen: Mapping[str, Node]) -> str | None:
     """The key a settings class's own validation error is about, to point at its line."""
     for name in sorted(seen, key=len, reverse=True):
         if name in message:
@@ -523,10 +535,23 @@ DERIVED_FIELDS = {
 }
 
 
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _type_hints(cls: type) -> dict[str, Any]:
+    """A settings class's field types, evaluated once (each is a string to compile
+    under ``from __future__ import annotations``; a load asks for them per section
+    and per board)."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
+
+
 def settable_fields(cls: type) -> dict[str, dataclasses.Field]:
     """The fields of a settings dataclass that a file can set (not callables, not
     private, not init=False, not derived from another section)."""
-    hints = typing.get_type_hints(cls)
+    hints = _type_hints(cls)
     result = {}
     for f in dataclasses.fields(cls):
         if not f.init or f.name.startswith("_") or (cls.__name__, f.name) in DERIVED_FIELDS:
@@ -582,15 +607,20 @@ def describe_type(tp: Any) -> str:
 
 # --- loading -------------------------------------------------------------------------------
 
-#: libyaml's parser where PyYAML has it (several times faster: every command reads the
-#: configuration at start-up); the same nodes, marks and errors as the Python one.
-_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def _yaml() -> Any:
+    """PyYAML, imported when a file must be parsed (``daemon.yamlcache`` says why)."""
+    import yaml
+
+    return yaml
 
 
-def compose(text: str, source: str) -> yaml.Node | None:
+def compose(text: str, source: str) -> Node | None:
     """The YAML node tree, or a ConfigError naming the line of a syntax error."""
+    yaml = _yaml()
     try:
-        return yaml.compose(text, Loader=_FAST_LOADER)
+        # libyaml's parser where PyYAML has it (several times faster); the same
+        # nodes, marks and errors as the Python one.
+        return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -600,27 +630,37 @@ def compose(text: str, source: str) -> yaml.Node | None:
         raise ConfigError(source, None, "", f"not valid YAML: {exc}") from exc
 
 
-def apply_environment(root: yaml.Node | None, environ: Mapping[str, str]) -> yaml.Node:
+def _overrides(environ: Mapping[str, str]) -> list[str]:
+    """The names of the variables that override keys, in order."""
+    return [
+        name
+        for name in sorted(environ)
+        if name.upper().startswith(ENV_PREFIX) and name.upper() not in ENV_RESERVED
+    ]
+
+
+def apply_environment(root: Node | None, environ: Mapping[str, str]) -> Node:
     """Put ``DGT_BRIDGE_<SECTION>__<KEY>`` overrides into the node tree; each new value
     node is marked with its variable's name so errors point there."""
-    if root is None or (isinstance(root, yaml.ScalarNode) and root.tag == "tag:yaml.org,2002:null"):
-        root = yaml.MappingNode("tag:yaml.org,2002:map", [])
-    for name in sorted(environ):
-        if not name.upper().startswith(ENV_PREFIX) or name.upper() in ENV_RESERVED:
-            continue
+    if root is None or (_is_scalar(root) and root.tag == _NULL):
+        root = _Light("mapping", _MAP, [], _LightMark("<empty>", 0))
+    names = _overrides(environ)
+    if not names:
+        return root
+    yaml = _yaml()
+    for name in names:
         path = [p.lower() for p in name[len(ENV_PREFIX) :].split("__")]
-        if not all(path) or not isinstance(root, yaml.MappingNode):
+        if not all(path) or not _is_mapping(root):
             continue
-        # No buffer, so no snippet in the message: PyYAML itself makes such marks,
-        # though its stub wants the buffer and pointer given.
-        mark = yaml.Mark(f"environment {name}", 0, 0, 0, None, None)  # type: ignore[arg-type]
+        # No buffer, so no snippet in the message: PyYAML itself makes such marks.
+        mark = yaml.Mark(f"environment {name}", 0, 0, 0, None, None)
         value_node = _scalar_from_text(environ[name], mark)
         target = root
         for depth, part in enumerate(path):
             last = depth == len(path) - 1
             found = None
             for i, (key_node, child) in enumerate(target.value):
-                if isinstance(key_node, yaml.ScalarNode) and key_node.value == part:
+                if _is_scalar(key_node) and key_node.value == part:
                     found = (i, child)
                     break
             key_node = yaml.ScalarNode("tag:yaml.org,2002:str", part, mark, mark)
@@ -630,7 +670,7 @@ def apply_environment(root: yaml.Node | None, environ: Mapping[str, str]) -> yam
                 else:
                     target.value[found[0]] = (target.value[found[0]][0], value_node)
             else:
-                if found is None or not isinstance(found[1], yaml.MappingNode):
+                if found is None or not _is_mapping(found[1]):
                     child = yaml.MappingNode("tag:yaml.org,2002:map", [], mark, mark)
                     if found is None:
                         target.value.append((key_node, child))
@@ -642,7 +682,8 @@ def apply_environment(root: yaml.Node | None, environ: Mapping[str, str]) -> yam
     return root
 
 
-def _scalar_from_text(text: str, mark: yaml.Mark) -> yaml.Node:
+def _scalar_from_text(text: str, mark: Node) -> Node:
+    yaml = _yaml()
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
@@ -653,13 +694,13 @@ def _scalar_from_text(text: str, mark: yaml.Mark) -> yaml.Node:
     return node
 
 
-def _remark(node: yaml.Node, mark: yaml.Mark) -> None:
+def _remark(node: Node, mark: Node) -> None:
     node.start_mark = node.end_mark = mark
-    if isinstance(node, yaml.MappingNode):
+    if _is_mapping(node):
         for k, v in node.value:
             _remark(k, mark)
             _remark(v, mark)
-    elif isinstance(node, yaml.SequenceNode):
+    elif _is_sequence(node):
         for v in node.value:
             _remark(v, mark)
 
@@ -668,9 +709,14 @@ def load_text(
     text: str, source: str = "<text>", environ: Mapping[str, str] | None = None
 ) -> Settings:
     """Settings from YAML text (plus environment overrides), or a ConfigError."""
-    root = apply_environment(compose(text, source), {} if environ is None else environ)
+    environ = {} if environ is None else environ
+    root = _cached_tree(text)
+    parsed = root is None
+    if parsed:
+        root = compose(text, source)
+    root = apply_environment(root, environ)
     binder = _Binder(source)
-    if not isinstance(root, yaml.MappingNode):
+    if not _is_mapping(root):
         raise binder.error(root, "", "the file must be a mapping of sections (board:, clock: ...)")
     sections = _section_types()
     values: dict[str, Any] = {}
@@ -692,15 +738,118 @@ def load_text(
     settings = Settings(**values, source=source)
     _bind_board_overrides(settings, root, binder)
     _check_references(settings, root, binder)
+    if parsed and not _overrides(environ):  # the file's own tree, which loaded
+        _keep_tree(text, root, binder)
     return settings
 
 
-def _bind_board_overrides(settings: Settings, root: yaml.MappingNode, binder: _Binder) -> None:
+# --- the node tree of a file that loaded before (daemon.yamlcache) -------------------------
+
+_MAP = "tag:yaml.org,2002:map"
+_NULL = "tag:yaml.org,2002:null"
+
+
+class _LightMark:
+    """Where a cached node stood: the line is what the messages use."""
+
+    __slots__ = ("line", "name")
+
+    def __init__(self, name: str, line: int) -> None:
+        self.name = name
+        self.line = line
+
+
+class _Light:
+    """A node of a cached tree, with what the binder reads of PyYAML's nodes: ``id``
+    (scalar, sequence, mapping), the resolved tag, the value (a scalar's text, the
+    items, the key/value pairs), the start mark, and a scalar's constructed value."""
+
+    __slots__ = ("constructed", "id", "start_mark", "tag", "value")
+
+    def __init__(
+        self, id: str, tag: str, value: Any, start_mark: Any, constructed: Any = None
+    ) -> None:
+        self.id = id
+        self.tag = tag
+        self.value = value
+        self.start_mark = start_mark
+        self.constructed = constructed
+
+
+def _is_scalar(node: Any) -> bool:
+    return getattr(node, "id", None) == "scalar"
+
+
+def _is_sequence(node: Any) -> bool:
+    return getattr(node, "id", None) == "sequence"
+
+
+def _is_mapping(node: Any) -> bool:
+    return getattr(node, "id", None) == "mapping"
+
+
+class _Uncacheable(Exception):
+    """A tree JSON cannot hold (a date, an alias that contains itself)."""
+
+
+def _plain(node: Any, binder: _Binder, depth: int = 0) -> list[Any]:
+    """A node tree as JSON lists: ["s", tag, line, text, value], ["q", tag, line,
+    items], ["m", tag, line, pairs]."""
+    if depth > 100:
+        raise _Uncacheable
+    line = node.start_mark.line
+    if _is_scalar(node):
+        value = binder.scalar(node)
+        if type(value) not in (str, int, float, bool, type(None)):
+            raise _Uncacheable
+        return ["s", node.tag, line, node.value, value]
+    if _is_sequence(node):
+        return ["q", node.tag, line, [_plain(item, binder, depth + 1) for item in node.value]]
+    pairs = [[_plain(k, binder, depth + 1), _plain(v, binder, depth + 1)] for k, v in node.value]
+    return ["m", node.tag, line, pairs]
+
+
+def _light(data: list[Any]) -> _Light:
+    kind, tag, line = data[0], data[1], data[2]
+    mark = _LightMark("<cache>", int(line))
+    if kind == "s":
+        return _Light("scalar", tag, data[3], mark, data[4])
+    if kind == "q":
+        return _Light("sequence", tag, [_light(item) for item in data[3]], mark)
+    if kind == "m":
+        return _Light("mapping", tag, [(_light(k), _light(v)) for k, v in data[3]], mark)
+    raise ValueError(f"not a node: {kind!r}")
+
+
+def _cached_tree(text: str) -> _Light | None:
+    """The tree of a file with this text that loaded before, or None."""
+    from daemon import yamlcache
+
+    data = yamlcache.read("config", text)
+    if data is None:
+        return None
+    try:
+        return _light(data)
+    except (ValueError, TypeError, IndexError, KeyError, RecursionError):
+        return None  # a cache file of another shape: parse the file
+
+
+def _keep_tree(text: str, root: Any, binder: _Binder) -> None:
+    from daemon import yamlcache
+
+    try:
+        plain = _plain(root, binder)
+    except (_Uncacheable, RecursionError):
+        return
+    yamlcache.write("config", text, plain)
+
+
+def _bind_board_overrides(settings: Settings, root: Node, binder: _Binder) -> None:
     """Each board's ``clock:``/``speech:`` keys over the sections' own, bound by the
     parts' settings classes (so a mistake there names its line), and the boards'
     ids unique and their references known."""
     boards_node = _node_at(root, ("boards",))
-    items = boards_node.value if isinstance(boards_node, yaml.SequenceNode) else []
+    items = boards_node.value if _is_sequence(boards_node) else []
     seen: set[str] = set()
     for index, (entry, item) in enumerate(zip(settings.boards, items, strict=False)):
         key = f"boards[{index}]"
@@ -708,16 +857,15 @@ def _bind_board_overrides(settings: Settings, root: yaml.MappingNode, binder: _B
             raise binder.error(item, f"{key}.id", f"board id {entry.id!r} given twice")
         seen.add(entry.id)
         for section in ("clock", "speech"):
-            override = _node_at(item, (section,)) if isinstance(item, yaml.MappingNode) else None
+            override = _node_at(item, (section,)) if _is_mapping(item) else None
             base = getattr(settings, section)
             if override is None or getattr(entry, section) is None or base is None:
                 setattr(entry, section, base)
                 continue
             main = _node_at(root, (section,))
-            pairs = list(main.value) if isinstance(main, yaml.MappingNode) else []
-            pairs += list(override.value) if isinstance(override, yaml.MappingNode) else []
-            merged = yaml.MappingNode("tag:yaml.org,2002:map", _last_wins(pairs, binder))
-            merged.start_mark = override.start_mark
+            pairs = list(main.value) if _is_mapping(main) else []
+            pairs += list(override.value) if _is_mapping(override) else []
+            merged = _Light("mapping", _MAP, _last_wins(pairs, binder), override.start_mark)
             bound = binder.bind_dataclass(type(base), merged, f"{key}.{section}")
             setattr(entry, section, bound)
     for index, entry in enumerate(settings.boards):
@@ -729,16 +877,16 @@ def _bind_board_overrides(settings: Settings, root: yaml.MappingNode, binder: _B
 
 
 def _last_wins(
-    pairs: list[tuple[yaml.Node, yaml.Node]], binder: _Binder
-) -> list[tuple[yaml.Node, yaml.Node]]:
+    pairs: list[tuple[Node, Node]], binder: _Binder
+) -> list[tuple[Node, Node]]:
     """Key/value pairs with a later key replacing an earlier one (a board's own)."""
-    out: dict[Any, tuple[yaml.Node, yaml.Node]] = {}
+    out: dict[Any, tuple[Node, Node]] = {}
     for key_node, value_node in pairs:
         out[binder.scalar(key_node)] = (key_node, value_node)
     return list(out.values())
 
 
-def _check_references(settings: Settings, root: yaml.MappingNode, binder: _Binder) -> None:
+def _check_references(settings: Settings, root: Node, binder: _Binder) -> None:
     """Values that name other files: a vocabulary that cannot be read stops the start
     here, at its line, rather than leaving a blind player without words."""
     speech = settings.speech
@@ -768,11 +916,12 @@ def _vocabulary_message(message: str) -> str:
     return re.sub(r"^vocabulary file (.+?): ", r"\1: ", message)
 
 
-def _node_at(root: yaml.MappingNode, path: tuple[str, ...]) -> yaml.Node | None:
-    """The value node at a dotted path, or the deepest section found on the way."""
-    node: yaml.Node = root
+def _node_at(root: Node, path: tuple[str, ...]) -> Node:
+    """The value node at a dotted path, or the deepest section found on the way (None:
+    not even the first part)."""
+    node: Node = root
     for part in path:
-        if not isinstance(node, yaml.MappingNode):
+        if not _is_mapping(node):
             return node
         found = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
         if found is None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,13 @@ SHARED = Path(os.environ.get("DGT_BRIDGE_SHARED", ROOT.parent / "shared"))
 # test runs on two cores). A test that means a deadline still sets its own.
 settings.register_profile("no-deadlines", deadline=None)
 settings.load_profile("no-deadlines")
+
+# The parsed-YAML cache (daemon.yamlcache) of this run, and of the commands it starts,
+# in a directory of its own: never the user's ~/.cache, never another run's.
+_CACHE = tempfile.mkdtemp(prefix="dgt-bridge-test-cache-")
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+os.environ["XDG_CACHE_HOME"] = _CACHE
+os.environ.pop("CACHE_DIRECTORY", None)
 
 
 @pytest.fixture(scope="session")

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from daemon import yamlcache
 from daemon.resources import vocabularies_dir
 
 #: The vocabulary used when the configuration names none: FIDE Appendix E.
@@ -266,14 +265,26 @@ def load_vocabulary(name_or_path: str | Path = DEFAULT_VOCABULARY, files: str = 
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise VocabularyError(f"vocabulary file {path}: cannot be read: {exc}") from None
+    data = yamlcache.read("vocabulary", text)  # parsed before: no PyYAML to import
+    if data is None:
+        data = _parse_yaml(text, path)
+        vocabulary = parse_vocabulary(data, source=str(path), files=files)
+        yamlcache.write("vocabulary", text, data)
+    else:
+        vocabulary = parse_vocabulary(data, source=str(path), files=files)
+    _LOADED[key] = vocabulary
+    return vocabulary
+
+
+def _parse_yaml(text: str, path: Path) -> Any:
+    import yaml
+
     try:
         # libyaml's parser where PyYAML has it: every command that phrases a move
         # reads the vocabulary at start-up, and the Python parser takes tens of ms.
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise VocabularyError(f"vocabulary file {path}: not valid YAML: {exc}") from None
-    vocabulary = _LOADED[key] = parse_vocabulary(data, source=str(path), files=files)
-    return vocabulary
 
 
 #: Vocabularies read, by file, its version (mtime, size) and ``files``: a command's

@@ -1,0 +1,97 @@
+"""YAML files that parsed before, read back as JSON: a command starts without PyYAML.
+
+Every command reads the configuration and a vocabulary at its start, and importing
+PyYAML alone is about 96 M instructions (~19 ms on the development machine, several
+times that on a Pi), more than the whole game a ``replay`` plays
+(benchmarks/cli_startup.py). So what a YAML file parsed to is kept as a JSON file in
+the cache directory, named by the file's content (its length and two checksums),
+and the next start reads that instead. An edited file has other content, so it is
+parsed afresh; a file is kept only once it loaded without a mistake, so every
+message about a mistake still comes from the YAML parser, with its line.
+
+The cache directory is systemd's ``$CACHE_DIRECTORY`` (``CacheDirectory=``), else
+``$XDG_CACHE_HOME/dgt-bridge``, else ``~/.cache/dgt-bridge``. Where it cannot be
+written nothing is kept and nothing is said: it is only a cache. A file of the cache
+that cannot be read as expected counts as absent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import zlib
+from typing import Any
+
+#: Bumped when what is stored changes shape; part of every name.
+FORMAT = 1
+
+#: Files kept per kind (a configuration edited often leaves older versions behind).
+KEEP = 16
+
+
+def cache_directory() -> str | None:
+    """Where parsed files are kept (None: no home to put them in)."""
+    systemd = os.environ.get("CACHE_DIRECTORY")
+    if systemd:
+        return os.path.join(systemd.split(":")[0], "parsed")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):  # "~" unresolved (no HOME) or a relative setting
+        return None
+    return os.path.join(base, "dgt-bridge", "parsed")
+
+
+def _name(kind: str, text: str) -> str:
+    data = text.encode("utf-8", "surrogatepass")
+    return f"{kind}-{FORMAT}-{len(data)}-{zlib.crc32(data):08x}{zlib.adler32(data):08x}.json"
+
+
+def read(kind: str, text: str) -> Any | None:
+    """What ``text`` parsed to when it was kept (``write``), or None."""
+    directory = cache_directory()
+    if directory is None:
+        return None
+    try:
+        with open(os.path.join(directory, _name(kind, text)), encoding="utf-8") as handle:
+            stored = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stored, dict) or stored.get("format") != FORMAT or "data" not in stored:
+        return None
+    return stored["data"]
+
+
+def write(kind: str, text: str, data: Any) -> None:
+    """Keep what ``text`` parsed to, if JSON holds it exactly (else nothing)."""
+    directory = cache_directory()
+    if directory is None:
+        return
+    try:
+        encoded = json.dumps({"format": FORMAT, "data": data}, ensure_ascii=False)
+        if json.loads(encoded)["data"] != data:  # e.g. a number as a mapping's key
+            return
+    except (TypeError, ValueError):  # a date, a set: YAML has types JSON has not
+        return
+    path = os.path.join(directory, _name(kind, text))
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(encoded)
+        os.replace(temporary, path)
+        _prune(directory, kind)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def _prune(directory: str, kind: str) -> None:
+    """The ``KEEP`` newest files of a kind stay, older ones go."""
+    prefix = f"{kind}-"
+    entries = [e for e in os.scandir(directory) if e.name.startswith(prefix)]
+    if len(entries) <= KEEP:
+        return
+    entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
+    for entry in entries[KEEP:]:
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
