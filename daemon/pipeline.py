@@ -120,6 +120,11 @@ class SimulatedScheduler:
 # --- outputs ------------------------------------------------------------------------------------
 
 
+#: ``json.dumps(data, ensure_ascii=False)``'s encoder, made once: ``dumps`` with an
+#: option builds a new one per call, a third of the time a feed line takes.
+_FEED_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
 class FeedWriter:
     """The event feed as JSON lines on a stream (stdout, a file); a failing stream is
     reported once and dropped, the game goes on. ``fatal``: the feed is the command's
@@ -138,7 +143,7 @@ class FeedWriter:
         if self.stream is None:
             return
         try:
-            self.stream.write(json.dumps(data, ensure_ascii=False) + "\n")
+            self.stream.write(_FEED_ENCODER.encode(data) + "\n")
             if self.flush:
                 self.stream.flush()
         except (OSError, ValueError) as exc:
