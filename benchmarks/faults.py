@@ -10,7 +10,8 @@ irregularities: 0), no traceback, and the daemon still running.
 Trial kinds (``--kinds``):
 
 - ``kill``: ``kill -9`` at three random points of a game: between moves, mid-move,
-  and once while a move and its clock press are made with the daemon down.
+  and once while one to three moves and their clock presses are made with the daemon
+  down (two or more come back from the board's EEPROM log at the restart).
 - ``unplug``: the cable out at a random moment for one to four moves (presses
   included), back in; a board with its EEPROM log (``unplug``) and one without
   (``unplug_no_eeprom``, one or two moves: beyond, transposing lines are the rule
@@ -257,6 +258,7 @@ def trial_kill(work: Path, rng: random.Random, plies: int) -> Trial:
     mid = rng.randrange(between + 3, len(log) - 3)
     down_press = rng.choice([m for m in marks if m > mid + 2] or [marks[-1]])
     kills = [(between, False), (mid, False), (down_press - 5, True)]
+    moves_down = rng.randint(1, 3)  # made with their presses while the daemon is down
     storage = work / "games"
     feeds: list[dict] = []
     with BoardEmulator(work) as emulator:
@@ -273,8 +275,9 @@ def trial_kill(work: Path, rng: random.Random, plies: int) -> Trial:
                 feeds += daemon.seen
                 daemon.kill()
                 start = cut
-                if move_while_down:  # the move and its press while the daemon is down
-                    end = next((m for m in marks if m > cut), len(log))
+                if move_while_down:  # moves and their presses while the daemon is down
+                    later = [m for m in marks if m > cut]
+                    end = later[min(moves_down, len(later)) - 1] if later else len(log)
                     play(emulator, log[cut:end])
                     start = end
                 daemon = RunningDaemon(emulator.port_path, storage)
@@ -287,6 +290,7 @@ def trial_kill(work: Path, rng: random.Random, plies: int) -> Trial:
             feeds += daemon.seen
         finally:
             daemon.stop()
+    trial.how = ",".join(e["how"] for e in feeds if e["type"] == "moves_recovered")
     journals = sorted(storage.glob("*.jsonl"))
     if len(journals) != 1:
         trial.notes.append(f"{len(journals)} journals")
