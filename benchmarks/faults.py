@@ -40,10 +40,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import getpass
-import io
 import json
-import os
-import queue
 import random
 import resource
 import shutil
@@ -52,18 +49,23 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import chess
 import chess.pgn
 
-from benchmarks.common import ROOT, footer, header
-from daemon import resources
+from benchmarks.common import footer, header
+from benchmarks.daemonrun import (
+    RunningDaemon,
+    clock_tick,
+    daemon_env,
+    pgn_moves,
+    press_indices,
+    shipped_games,
+)
 from drivers.dgt import protocol
 from drivers.dgt.emulator import BoardEmulator
 from drivers.handling import Timing, human_sensor_log
@@ -75,102 +77,14 @@ BRISK = Timing(think=(0.6, 2.0), before_press=(0.2, 0.5))
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 
 
-# --- the daemon in its own process ---------------------------------------------------------
-
-
-class RunningDaemon:
-    """``python -m daemon run --events -``; its feed read by a thread, stderr kept."""
-
-    def __init__(self, port: str, storage: Path, extra_env: dict[str, str] | None = None):
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "DGT_BRIDGE_CONFIG": str(resources.default_config_file()),
-            "DGT_BRIDGE_BROADCAST__ENABLED": "false",
-            "DGT_BRIDGE_RULES__SETTLE_TIME": str(SETTLE),
-            **(extra_env or {}),
-        }
-        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed with the trial)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "daemon", "run", "--port", port, "--events", "-",
-             "--no-speech", "--storage", str(storage)],
-            stdout=subprocess.PIPE, stderr=self.stderr, text=True, env=env, cwd=ROOT,
-        )  # fmt: skip
-        self.events: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.seen: list[dict[str, Any]] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            with contextlib.suppress(ValueError):
-                self.events.put(json.loads(line))
-
-    def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 30.0) -> bool:
-        if any(predicate(e) for e in self.seen):
-            return True
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                event = self.events.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            self.seen.append(event)
-            if predicate(event):
-                return True
-        return False
-
-    def drain(self, seconds: float = 0.3) -> None:
-        self.wait_for(lambda e: False, seconds)
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(30)
-
-    def stop(self) -> int:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-        self.drain(0.2)
-        return self.process.returncode
-
-    def traceback(self) -> bool:
-        self.stderr.seek(0)
-        return b"Traceback" in self.stderr.read()
-
-
 # --- games and checks ---------------------------------------------------------------------
 
 
-def games() -> list[chess.pgn.Game]:
-    stream = io.StringIO(resources.demo_games_file().read_text())
-    found = []
-    while (game := chess.pgn.read_game(stream)) is not None:
-        found.append(game)
-    return found
-
-
-def presses(log: list[SensorEvent]) -> list[int]:
-    """Indices just after each clock press (between two moves)."""
-    marks, running = [], None
-    for index, event in enumerate(log):
-        if isinstance(event, ClockReport) and event.running is not None:
-            if running is not None and event.running != running:
-                marks.append(index + 1)
-            running = event.running
-    return marks
-
-
-def tick_of(played: list[SensorEvent], seconds: float) -> ClockReport | None:
-    """The clock a little later (a running DGT clock reports every second; the
-    log-driven emulator only on change)."""
-    last = next((e for e in reversed(played) if isinstance(e, ClockReport)), None)
-    if last is None or last.running is None:
-        return last
-    return replace(last, **{last.running: getattr(last, last.running) - seconds})
+def start_daemon(
+    port: str, storage: Path, extra_env: dict[str, str] | None = None
+) -> RunningDaemon:
+    """The shipped daemon on ``port``, its settle time shrunk to the hands' speed."""
+    return RunningDaemon(port, storage, daemon_env(SETTLE, extra_env))
 
 
 @dataclass
@@ -184,14 +98,6 @@ class Trial:
     how: str = ""  # how moves made during an outage came back (moves_recovered)
     setup: str = ""  # what the trial did (printed when it fails)
     games: tuple[int, int] = (0, 0)  # tournament: games right / games
-
-
-def pgn_moves(path: Path) -> list[str]:
-    pgn = path.with_suffix(".pgn")
-    if not pgn.exists():
-        return []
-    game = chess.pgn.read_game(io.StringIO(pgn.read_text()))
-    return [m.uci() for m in game.mainline_moves()] if game else []
 
 
 def judge(trial: Trial, expected: list[str], recorded: list[str], feeds: list[dict]) -> Trial:
@@ -234,7 +140,7 @@ def play_out(
 ) -> None:
     """The rest of the game; then the daemon must have decided its last move."""
     play(emulator, rest)
-    daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == plies, 20)
+    daemon.find(lambda e: e["type"] == "move" and e["ply"] == plies, 20)
     daemon.drain(0.5)
     if daemon.traceback():
         trial.notes.append("traceback")
@@ -251,9 +157,9 @@ def judged(trial: Trial, storage: Path, expected: list[str], feeds: list[dict]) 
 
 def trial_kill(work: Path, rng: random.Random, plies: int) -> Trial:
     trial = Trial("kill")
-    game = rng.choice(games())
+    game = rng.choice(shipped_games())
     expected, log = prefix_log(game, plies, rng.randrange(10**6))
-    marks = presses(log)
+    marks = press_indices(log)
     between = rng.choice(marks[1 : max(2, len(marks) // 3)])
     mid = rng.randrange(between + 3, len(log) - 3)
     down_press = rng.choice([m for m in marks if m > mid + 2] or [marks[-1]])
@@ -263,9 +169,9 @@ def trial_kill(work: Path, rng: random.Random, plies: int) -> Trial:
     feeds: list[dict] = []
     with BoardEmulator(work) as emulator:
         play(emulator, log[:1])
-        daemon = RunningDaemon(emulator.port_path, storage)
+        daemon = start_daemon(emulator.port_path, storage)
         try:
-            daemon.wait_for(lambda e: e["type"] == "game_start")
+            daemon.find(lambda e: e["type"] == "game_start")
             start = 1
             for cut, move_while_down in kills:
                 cut = max(cut, start)
@@ -280,10 +186,10 @@ def trial_kill(work: Path, rng: random.Random, plies: int) -> Trial:
                     end = later[min(moves_down, len(later)) - 1] if later else len(log)
                     play(emulator, log[cut:end])
                     start = end
-                daemon = RunningDaemon(emulator.port_path, storage)
-                if not daemon.wait_for(lambda e: e["type"] in ("game_resumed", "game_start")):
+                daemon = start_daemon(emulator.port_path, storage)
+                if not daemon.find(lambda e: e["type"] in ("game_resumed", "game_start")):
                     trial.notes.append("no game_resumed after a restart")
-                tick = tick_of(log[:start], 1.0)
+                tick = clock_tick(log[:start], 1.0)
                 if tick is not None:
                     emulator.apply(tick)
             play_out(trial, emulator, daemon, log[start:], len(expected))
@@ -300,9 +206,9 @@ def trial_kill(work: Path, rng: random.Random, plies: int) -> Trial:
 def trial_outage(work: Path, rng: random.Random, plies: int, how: str) -> Trial:
     """``unplug`` (EEPROM), ``unplug_no_eeprom`` or ``silent``."""
     trial = Trial(how)
-    game = rng.choice(games())
+    game = rng.choice(shipped_games())
     expected, log = prefix_log(game, plies, rng.randrange(10**6))
-    marks = presses(log)
+    marks = press_indices(log)
     most = 2 if how == "unplug_no_eeprom" else (3 if how == "silent" else 4)
     first = rng.randrange(2, len(marks) - most - 2)
     count = rng.randint(1, most)
@@ -316,23 +222,23 @@ def trial_outage(work: Path, rng: random.Random, plies: int, how: str) -> Trial:
     storage = work / "games"
     with BoardEmulator(work, ee_log=how != "unplug_no_eeprom") as emulator:
         play(emulator, log[:1])
-        daemon = RunningDaemon(emulator.port_path, storage)
+        daemon = start_daemon(emulator.port_path, storage)
         try:
-            daemon.wait_for(lambda e: e["type"] == "game_start")
+            daemon.find(lambda e: e["type"] == "game_start")
             play(emulator, log[1:cut])
             daemon.drain(0.2)
             if how == "silent":
                 emulator.set_silent(True)
             else:
                 emulator.unplug()
-            if not daemon.wait_for(lambda e: e["type"] == "connection", 15):
+            if not daemon.find(lambda e: e["type"] == "connection", 15):
                 trial.notes.append("loss not reported")
             play(emulator, log[cut:back])
             if how == "silent":
                 emulator.set_silent(False)
             else:
                 emulator.replug()
-            if not daemon.wait_for(
+            if not daemon.find(
                 lambda e: e["type"] == "connection" and e["state"] == "connected", 30
             ):
                 trial.notes.append("not reconnected")
@@ -347,15 +253,15 @@ def trial_outage(work: Path, rng: random.Random, plies: int, how: str) -> Trial:
 
 def trial_garbage(work: Path, rng: random.Random, plies: int) -> Trial:
     trial = Trial("garbage")
-    game = rng.choice(games())
+    game = rng.choice(shipped_games())
     expected, log = prefix_log(game, plies, rng.randrange(10**6))
     storage = work / "games"
     with BoardEmulator(work) as emulator:
         play(emulator, log[:1])
-        daemon = RunningDaemon(emulator.port_path, storage)
+        daemon = start_daemon(emulator.port_path, storage)
         try:
-            daemon.wait_for(lambda e: e["type"] == "game_start")
-            marks = presses(log)
+            daemon.find(lambda e: e["type"] == "game_start")
+            marks = press_indices(log)
             start = 1
             for mark in marks:
                 play(emulator, log[start:mark])
@@ -382,18 +288,18 @@ def trial_garbage(work: Path, rng: random.Random, plies: int) -> Trial:
 
 def trial_disk(work: Path, rng: random.Random, plies: int, how: str) -> Trial:
     trial = Trial(how)
-    game = rng.choice(games())
+    game = rng.choice(shipped_games())
     expected, log = prefix_log(game, plies, rng.randrange(10**6))
-    marks = presses(log)
+    marks = press_indices(log)
     bad_from = rng.randrange(2, len(marks) // 2)
     bad_to = bad_from + rng.randint(2, 5)
     storage = work / "games"
     aside = work / "games-aside"
     with BoardEmulator(work) as emulator:
         play(emulator, log[:1])
-        daemon = RunningDaemon(emulator.port_path, storage)
+        daemon = start_daemon(emulator.port_path, storage)
         try:
-            daemon.wait_for(lambda e: e["type"] == "game_start")
+            daemon.find(lambda e: e["type"] == "game_start")
             play(emulator, log[1 : marks[bad_from]])
             daemon.drain(0.3)
             if how == "disk_full":
@@ -438,20 +344,20 @@ def trial_disk(work: Path, rng: random.Random, plies: int, how: str) -> Trial:
 
 def trial_clock_unplugged(work: Path, rng: random.Random, plies: int) -> Trial:
     trial = Trial("clock_unplugged")
-    game = rng.choice(games())
+    game = rng.choice(shipped_games())
     expected, log = prefix_log(game, plies, rng.randrange(10**6))
-    marks = presses(log)
+    marks = press_indices(log)
     cut = rng.randrange(3, len(marks) - 3)
     storage = work / "games"
     with BoardEmulator(work) as emulator:
         play(emulator, log[:1])
-        daemon = RunningDaemon(emulator.port_path, storage)
+        daemon = start_daemon(emulator.port_path, storage)
         try:
-            daemon.wait_for(lambda e: e["type"] == "game_start")
+            daemon.find(lambda e: e["type"] == "game_start")
             play(emulator, log[1 : marks[cut]])
             daemon.drain(0.2)
             emulator.clock_attached = False
-            emulator.apply(tick_of(log[: marks[cut]], 1.0) or log[marks[cut] - 1])
+            emulator.apply(clock_tick(log[: marks[cut]], 1.0) or log[marks[cut] - 1])
             play_out(trial, emulator, daemon, log[marks[cut] :], len(expected))
         finally:
             daemon.stop()
@@ -469,9 +375,9 @@ def trial_broker(work: Path, rng: random.Random, plies: int) -> Trial:
     if not Path(MOSQUITTO).exists():
         trial.notes.append("mosquitto not installed")
         return trial
-    game = rng.choice(games())
+    game = rng.choice(shipped_games())
     expected, log = prefix_log(game, plies, rng.randrange(10**6))
-    marks = presses(log)
+    marks = press_indices(log)
     cut = rng.randrange(2, len(marks) - 2)
     port = free_port()
     config = work / "mosquitto.conf"
@@ -494,9 +400,9 @@ def trial_broker(work: Path, rng: random.Random, plies: int) -> Trial:
     try:
         with BoardEmulator(work) as emulator:
             play(emulator, log[:1])
-            daemon = RunningDaemon(emulator.port_path, storage, env)
+            daemon = start_daemon(emulator.port_path, storage, env)
             try:
-                daemon.wait_for(lambda e: e["type"] == "game_start")
+                daemon.find(lambda e: e["type"] == "game_start")
                 play(emulator, log[1 : marks[cut]])
                 broker.send_signal(signal.SIGKILL)  # the broker gone
                 broker.wait(10)
@@ -514,14 +420,14 @@ def trial_broker(work: Path, rng: random.Random, plies: int) -> Trial:
 def trial_tournament(work: Path, rng: random.Random, plies: int, count: int) -> Trial:
     """``count`` games back to back, ``sides: auto``; one trial, every game checked."""
     trial = Trial("tournament")
-    pool = games()
+    pool = shipped_games()
     storage = work / "games"
     played: list[list[str]] = []
     with BoardEmulator(work) as emulator:
         first = pool[0]
         emulator.play([BoardDump(0.0, first.board().board_fen())])
         emulator.wait_played(10)
-        daemon = RunningDaemon(emulator.port_path, storage)
+        daemon = start_daemon(emulator.port_path, storage)
         try:
             t = 0.0
             for number in range(count):
@@ -536,7 +442,7 @@ def trial_tournament(work: Path, rng: random.Random, plies: int, count: int) -> 
                     emulator.wait_played(10)
                 starts = sum(1 for e in daemon.seen if e["type"] == "game_start")
                 play(emulator, log[:1])
-                if not daemon.wait_for(
+                if not daemon.find(
                     lambda e, s=starts: (
                         e["type"] == "game_start"
                         and sum(1 for x in daemon.seen if x["type"] == "game_start") > s
@@ -546,7 +452,7 @@ def trial_tournament(work: Path, rng: random.Random, plies: int, count: int) -> 
                     trial.notes.append(f"game {number + 1} did not start")
                 play(emulator, log[1:])
                 last = len(expected)
-                daemon.wait_for(lambda e, n=last: e["type"] == "move" and e["ply"] == n, 20)
+                daemon.find(lambda e, n=last: e["type"] == "move" and e["ply"] == n, 20)
                 daemon.drain(0.3)
                 t = log[-1].t + 5
             if daemon.traceback():

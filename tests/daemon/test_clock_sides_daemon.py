@@ -9,39 +9,24 @@ set up while the clock still ran from the last one.
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import time
 from dataclasses import replace
 from pathlib import Path
 
-import chess
-import chess.pgn
-
-from daemon import resources
+from benchmarks.daemonrun import RunningDaemon, pgn_moves, press_indices
+from benchmarks.daemonrun import daemon_env as run_env
 from drivers.dgt.emulator import BoardEmulator
 from drivers.handling import Timing, human_sensor_log
 from drivers.sensors import BoardDump, ClockReport
-from tests.daemon.test_resume import RunningDaemon, press_indices, shipped_game
+from tests.daemon.test_resume import shipped_game
 
 SPEED = 20.0
 BRISK = Timing(think=(0.5, 1.5), before_press=(0.2, 0.5))
 
 
 def daemon_env() -> dict[str, str]:
-    return {
-        **os.environ,
-        "DGT_BRIDGE_CONFIG": str(resources.default_config_file()),
-        "DGT_BRIDGE_BROADCAST__ENABLED": "false",
-        "DGT_BRIDGE_RULES__SETTLE_TIME": str(0.6 / SPEED),
-    }
-
-
-def pgn_moves(journal: Path) -> list[str]:
-    game = chess.pgn.read_game(io.StringIO(journal.with_suffix(".pgn").read_text()))
-    assert game is not None
-    return [m.uci() for m in game.mainline_moves()]
+    return run_env(0.6 / SPEED)
 
 
 def play_press_by_press(

@@ -4,16 +4,8 @@ board emulator, restarted, finishes with the PGN of the game played."""
 from __future__ import annotations
 
 import io
-import json
-import os
-import queue
 import random
-import signal
-import subprocess
-import sys
-import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,103 +13,23 @@ import chess
 import chess.pgn
 import pytest
 
-from daemon import resources
+from benchmarks.daemonrun import (
+    RunningDaemon,
+    clock_tick,
+    daemon_env,
+    press_indices,
+    shipped_games,
+)
 from drivers.dgt.emulator import BoardEmulator
 from drivers.handling import human_sensor_log
 from drivers.sensors import ClockReport
 
-ROOT = Path(__file__).resolve().parents[2]
 SPEED = 8.0  # the emulator plays 8 times faster than human hands...
 SETTLE = 0.6 / SPEED  # ...so the rules core's settle time shrinks alike
 
 
 def shipped_game(number: int) -> chess.pgn.Game:
-    stream = io.StringIO(resources.demo_games_file().read_text())
-    for _ in range(number):
-        game = chess.pgn.read_game(stream)
-    assert game is not None
-    return game
-
-
-class RunningDaemon:
-    """``dgt-bridge run --events -`` in a subprocess; its feed read by a thread."""
-
-    def __init__(self, port: str, storage: Path, env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "daemon",
-                "run",
-                "--port",
-                port,
-                "--events",
-                "-",
-                "--no-speech",
-                "--storage",
-                str(storage),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=env,
-            cwd=ROOT,
-        )
-        self.events: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.seen: list[dict[str, Any]] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.events.put(json.loads(line))
-
-    def wait_for(self, predicate: Any, timeout: float = 30.0) -> dict[str, Any]:
-        for event in self.seen:
-            if predicate(event):
-                return event
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                event = self.events.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            self.seen.append(event)
-            if predicate(event):
-                return event
-        brief = [
-            {k: v for k, v in e.items() if k not in ("fen", "speech", "clock")}
-            for e in self.seen
-            if e["type"] != "clock"
-        ]
-        clocks = [e for e in self.seen if e["type"] == "clock"]
-        raise AssertionError(
-            f"timed out; the feed since the (re)start: {brief}; "
-            f"{len(clocks)} clock events, the last {clocks[-1] if clocks else None}"
-        )
-
-    def resumes_seen(self) -> int:
-        """``game_resumed`` events in the feed so far (one per restart expected)."""
-        time.sleep(0.5)  # what the daemon had decided before the kill has reached us
-        while True:
-            try:
-                self.seen.append(self.events.get_nowait())
-            except queue.Empty:
-                break
-        return sum(1 for e in self.seen if e["type"] == "game_resumed")
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-
-    def stop(self) -> int:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-        return self.process.returncode
+    return shipped_games()[number - 1]
 
 
 def completed_plies(log: list[Any], upto: int) -> int:
@@ -129,25 +41,6 @@ def completed_plies(log: list[Any], upto: int) -> int:
                 presses += 1
             running = event.running
     return presses
-
-
-def clock_tick(played: list[Any], seconds: float) -> ClockReport:
-    """The clock ``seconds`` after the last report played: the running side lost them."""
-    last = next(e for e in reversed(played) if isinstance(e, ClockReport))
-    if last.running is None:
-        return last
-    return replace(last, **{last.running: getattr(last, last.running) - seconds})
-
-
-def press_indices(log: list[Any]) -> list[int]:
-    """Indices just after each clock press: the moments between two moves."""
-    result, running = [], None
-    for index, event in enumerate(log):
-        if isinstance(event, ClockReport) and event.running is not None:
-            if running is not None and event.running != running:
-                result.append(index + 1)
-            running = event.running
-    return result
 
 
 @pytest.mark.slow
@@ -185,12 +78,7 @@ def play_with_kills(
     whole_game = moves is None
     moves = list(game.mainline_moves()) if moves is None else moves
     storage = tmp_path / "games"
-    env = {
-        **os.environ,
-        "DGT_BRIDGE_CONFIG": str(resources.default_config_file()),
-        "DGT_BRIDGE_BROADCAST__ENABLED": "false",
-        "DGT_BRIDGE_RULES__SETTLE_TIME": str(SETTLE),
-    }
+    env = daemon_env(SETTLE)
     resumed_at = []
     resumes: list[int] = []  # game_resumed events of each restarted daemon
     with BoardEmulator(tmp_path) as emulator:
@@ -231,7 +119,9 @@ def play_with_kills(
                 assert event["type"] == "game_resumed", event
                 # A running DGT clock reports every second; the log-driven emulator only
                 # on change. One tick tells the restarted daemon whose clock runs.
-                emulator.apply(clock_tick(log[:cut], seconds=len(resumed_at)))
+                tick = clock_tick(log[:cut], seconds=len(resumed_at))
+                assert tick is not None
+                emulator.apply(tick)
                 daemon.wait_for(lambda e: e["type"] == "clock")
             if whole_game:
                 daemon.wait_for(lambda e: e["type"] == "game_end")
