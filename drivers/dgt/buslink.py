@@ -42,6 +42,7 @@ from drivers.dgt.bus import (
 )
 from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
 from drivers.dgt.protocol import InvalidClockData
+from drivers.dgt.retry import Retry
 from drivers.dgt.serialport import open_serial
 from drivers.dgt.shadow import BoardShadow
 from drivers.sensors import ConnectionChange, SensorEvent
@@ -93,8 +94,6 @@ class BusLink:
         self.time_source = time_source or (lambda: time.monotonic() - start)
         self.on_new_board = on_new_board
         self.discover = discover
-        self.backoff_initial = backoff_initial
-        self.backoff_max = backoff_max
         self.boards: dict[int, BusBoard] = {}
         self.poller = BusPoller(timings=self.timings, discover=discover)
         self.port_open = False
@@ -103,8 +102,8 @@ class BusLink:
         self._closed = False
         self._kick = asyncio.Event()
         self._lost: str | None = None
-        self._warned: str | None = None  # the last port failure logged as a warning
-        self.attempts = 0  # failed attempts since the port last opened
+        # one warning for a port awaited for hours, not one a back-off
+        self._retry = Retry(log, f"DGT bus {port}", backoff_initial, backoff_max)
 
     # -- boards -----------------------------------------------------------------
 
@@ -132,22 +131,25 @@ class BusLink:
 
     async def run(self) -> None:
         """Open the port, poll, reopen with back-off on a port error, until ``close()``."""
-        backoff = self.backoff_initial
-        while not self._closed:
-            try:
-                self._open()
-                backoff = self.backoff_initial
-                await self._poll()
-            except (OSError, serial.SerialException) as error:
-                self._port_lost(f"port error: {error}")
-            finally:
-                self._close_port()
-            if self._closed:
-                break
-            self._kick.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._kick.wait(), backoff)
-            backoff = min(self.backoff_max, backoff * 2)
+        await self._retry.run(self._attempt, lambda: self._closed, self._kick)
+
+    @property
+    def attempts(self) -> int:
+        """Failed attempts since the port last opened."""
+        return self._retry.attempts
+
+    async def _attempt(self) -> bool:
+        """The port opened and polled until it fails; whether it opened."""
+        opened = False
+        try:
+            self._open()
+            opened = True
+            await self._poll()
+        except (OSError, serial.SerialException) as error:
+            self._port_lost(f"port error: {error}")
+        finally:
+            self._close_port()
+        return opened
 
     def close(self) -> None:
         self._closed = True
@@ -158,7 +160,7 @@ class BusLink:
         self.port_open = True
         self.opened_at = time.monotonic()
         self._lost = None
-        self._warned, self.attempts = None, 0
+        self._retry.succeeded()
         self.poller = _fresh_poller(self.poller, self.timings, self.discover)
         asyncio.get_running_loop().add_reader(self._serial.fileno(), self._on_readable)
 
@@ -221,12 +223,7 @@ class BusLink:
     def _port_lost(self, detail: str) -> None:
         if self._closed:
             return
-        self.attempts += 1
-        if detail != self._warned:  # a port awaited for hours: one line, not one a back-off
-            log.warning("DGT bus %s: %s", self.port, detail)
-            self._warned = detail
-        else:
-            log.debug("DGT bus %s: %s (attempt %d)", self.port, detail, self.attempts)
+        self._retry.failed(detail)  # a port awaited for hours: one line
         for board in self.boards.values():
             self._board_lost(board, (board.time_source or self.time_source)(), detail)
 

@@ -48,6 +48,7 @@ from drivers.dgt.protocol import (
     Trademark,
     Version,
 )
+from drivers.dgt.retry import Retry
 from drivers.dgt.serialport import open_serial
 from drivers.dgt.shadow import BoardShadow
 from drivers.sensors import BoardDump, BoardHeard, ConnectionChange, SensorEvent
@@ -119,8 +120,6 @@ class BoardLink:
         self.quiet_dump_after = quiet_dump_after
         self.startup_timeout = startup_timeout
         self.clock_ack_timeout = clock_ack_timeout
-        self.backoff_initial = backoff_initial
-        self.backoff_max = backoff_max
         self._port_finder = port_finder
         self.eeprom_timeout = eeprom_timeout  # the 8 KB log takes ~8 s at 9600 baud
 
@@ -140,8 +139,8 @@ class BoardLink:
         self._shadow = BoardShadow()
         self._connected = False
         self._reported_lost = False
-        self._warned: str | None = None  # the last failure logged as a warning
-        self.attempts = 0  # failed attempts since the last connection
+        # one warning for a port awaited for hours, not one a back-off
+        self._retry = Retry(log, "DGT board link", backoff_initial, backoff_max)
         self._closed = False
         self._lost: asyncio.Future[None] | None = None
         self._waiters: dict[type, list[asyncio.Future[Message]]] = {}
@@ -179,25 +178,29 @@ class BoardLink:
 
     async def run(self) -> None:
         """Connect, start up, read, and reconnect with back-off, until ``close()``."""
-        backoff = self.backoff_initial
-        while not self._closed:
-            try:
-                await self._connect()
-                await self._start_up()
-                backoff = self.backoff_initial
-                await self._session()
-            except LinkLost as lost:
-                self._report_lost(str(lost))
-            except (OSError, serial.SerialException) as error:
-                self._report_lost(f"port error: {os_error_text(error)}")
-            finally:
-                self._disconnect()
-            if self._closed:
-                break
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), backoff)
-            backoff = min(self.backoff_max, backoff * 2)
+        await self._retry.run(self._attempt, lambda: self._closed, self._wake)
+
+    @property
+    def attempts(self) -> int:
+        """Failed attempts since the last connection."""
+        return self._retry.attempts
+
+    async def _attempt(self) -> bool:
+        """One connection, from opening the port to losing the board; whether the
+        board was reached."""
+        reached = False
+        try:
+            await self._connect()
+            await self._start_up()
+            reached = True
+            await self._session()
+        except LinkLost as lost:
+            self._report_lost(str(lost))
+        except (OSError, serial.SerialException) as error:
+            self._report_lost(f"port error: {os_error_text(error)}")
+        finally:
+            self._disconnect()
+        return reached
 
     def close(self) -> None:
         """Stop ``run()``; the port is closed and no more events are sent."""
@@ -316,7 +319,7 @@ class BoardLink:
             history = await self._read_history(candidates, dump.codes, recent)
         self._connected = True
         self.connections += 1
-        self._warned, self.attempts = None, 0
+        self._retry.succeeded()
         if self._reported_lost:
             self._reported_lost = False
             self._emit([ConnectionChange(self.time_source(), "connected", self.port_path or "")])
@@ -404,12 +407,7 @@ class BoardLink:
         self._connected = False
         if self._closed:
             return
-        self.attempts += 1
-        if detail != self._warned:  # a daemon waiting for its board: one line, not one
-            log.warning("DGT board link: %s", detail)  # every back-off for hours
-            self._warned = detail
-        else:
-            log.debug("DGT board link: %s (attempt %d)", detail, self.attempts)
+        self._retry.failed(detail)  # a daemon waiting for its board: one line
         if (was_connected or self.connections == 0) and not self._reported_lost:
             self._reported_lost = True
             found = self.connections > 0
