@@ -8,28 +8,19 @@ never recorded. These tests play the clock path of the daemon on simulated time
 
 from __future__ import annotations
 
-import io
 from dataclasses import replace
 
 import chess
 import chess.pgn
 import pytest
 
-from daemon import resources
+from benchmarks.daemonrun import shipped_games
 from drivers.clock.dgt3000 import DgtClockInterpreter
 from drivers.handling import Hands, human_sensor_log
 from drivers.sensors import BoardDump, ClockReport, SensorEvent
 from tests.clock.clock_pipeline import ClockPipeline, bwtime
 
 START = chess.Board().board_fen()
-
-
-def demo_games() -> list[chess.pgn.Game]:
-    stream = io.StringIO(resources.demo_games_file().read_text())
-    games = []
-    while (game := chess.pgn.read_game(stream)) is not None:
-        games.append(game)
-    return games
 
 
 def presses(log: list[SensorEvent]) -> list[float]:
@@ -107,7 +98,7 @@ def test_a_restart_after_a_press_made_while_down_reuses_the_journals_sides() -> 
     """The daemon was down while Black moved and pressed; restarted, the first clock
     seen running is White's. With the journal's mapping the clock's colours are right
     at once; the moves after it are each decided at their own press."""
-    game = demo_games()[3]
+    game = shipped_games()[3]
     moves = list(game.mainline_moves())
     log = human_sensor_log(game.board(), moves, seed=7, with_clock=True)
     first = ClockPipeline(white_on_left=False)
@@ -145,7 +136,7 @@ def test_a_tournament_day_twenty_games_back_to_back_every_game_right() -> None:
     """20 games in a row with ``sides: auto``; the players change colours each game,
     so White's clock side alternates, and the clock is still running from the last
     game while the pieces are set up again (nobody resets it)."""
-    games = demo_games()
+    games = shipped_games()
     interpreter = DgtClockInterpreter("auto")
     t = 0.0
     for number in range(20):
