@@ -102,8 +102,8 @@ class ConnectionChange(Record):
     found: bool = True  # False: no board was ever reached on this port; still looking
 
 
-@dataclass(frozen=True, slots=True)
-class BoardHeard:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class BoardHeard(Record):
     """The board answered the link's liveness probe: it was within reach at ``t``.
 
     A board that goes silent is known lost only after the link's liveness time-out
