@@ -174,6 +174,7 @@ class Daemon:
         # A resumed game: moves made while the daemon was down come back from the
         # board's EEPROM log, as after an outage (the rules core falls back to search).
         self.link.expect_placements(self.pipeline.resumed_placements())
+        self.pipeline.probe_board = self.link.probe
         self._link_task = self._spawn(self.link.run(), "board link")
         if self.clock_writer is not None:
             self.clock_display = ClockDisplay(

@@ -388,8 +388,9 @@ class HallDaemon:
             unit.settings, submit, port=entry.port, clock_interpreter=interpreter,
             time_source=scheduler.now,
         )  # fmt: skip
-        if game is unit and game.pipeline is not None:  # a resumed game: the board's log
-            unit.link.expect_placements(game.pipeline.resumed_placements())
+        if game is unit and game.pipeline is not None:
+            unit.link.expect_placements(game.pipeline.resumed_placements())  # the EEPROM log
+            game.pipeline.probe_board = unit.link.probe  # a held alarm asks the board at once
         self._spawn_guarded(unit.link.run, f"board {entry.id} link", [unit])
         writer = compose.build_clock_writer(unit.settings)
         if writer is not None and game.pipeline is not None and game is unit:

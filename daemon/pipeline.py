@@ -223,6 +223,10 @@ class BoardPipeline:
         self.journal = journal
         self.outputs: list[Output] = list(outputs or [])
         self.on_connection = on_connection
+        #: asks the board to answer now (the link's liveness probe): a decision the
+        #: core holds until the board is heard then waits a round trip, not a second
+        self.probe_board: Callable[[], None] | None = None
+        self._probed_for: float | None = None
         self.board_connected = False  # the board has been read since start or a loss
         self._timer: Cancellable | None = None
         self._sync = JournalSync(journal, self.output) if journal is not None else None
@@ -312,6 +316,10 @@ class BoardPipeline:
     # -- timers -----------------------------------------------------------------------------
 
     def _schedule_tick(self) -> None:
+        held = self.core.held_since
+        if held is not None and held != self._probed_for and self.probe_board is not None:
+            self._probed_for = held
+            self.probe_board()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

@@ -255,6 +255,12 @@ class RulesCore:
         """A game resumed from its journal waits for the board to agree with it."""
         return self._state.phase is Phase.RESUMING
 
+    @property
+    def held_since(self) -> float | None:
+        """When a decision began to wait for the board to be heard (None: none waits).
+        The shell may ask the board at once rather than at its next liveness probe."""
+        return self._held_at
+
     def next_deadline(self) -> float | None:
         return self._deadline
 

@@ -244,6 +244,13 @@ class BoardLink:
                 raise ClockCommandError(f"no ack for clock command {frame.hex()}")
             return ack
 
+    def probe(self) -> None:
+        """Ask the board to answer now (the liveness probe, out of turn): its answer is
+        a ``BoardHeard``. Nothing when it is not connected."""
+        if self._connected:
+            with contextlib.suppress(LinkLost):
+                self._write(protocol.request_serial())
+
     def send(self, frame: bytes) -> None:
         """Send a board command (checked by ``protocol.check_command``)."""
         protocol.check_command(frame, self.revelation)
