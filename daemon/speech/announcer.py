@@ -27,7 +27,7 @@ from daemon.events import DomainEvent
 from daemon.gamerecord import GameRecord
 from daemon.speech.answers import REQUESTS, answer_phrases, move_phrase
 from daemon.speech.engines import Delivery, Engine, SpeechFailure, build_engine
-from daemon.speech.messages import event_text
+from daemon.speech.messages import event_phrases, event_text
 from daemon.speech.schedule import Announcement, Kind, Outcome, Phrase, SpeechSchedule
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.vocabulary import Vocabulary, vocabulary_of
@@ -135,19 +135,38 @@ class Announcer:
                 phrase = self.vocabulary.message("move_correction", move=phrase)
             self._offer(Announcement(next(self._ids), "move", self.clock(), phrase, ply=ply))
             return
-        text = event_text(event, self.vocabulary, self.record.board(), board_before)
-        if not text:
+        phrases = event_phrases(event, self.vocabulary, self.record.board(), board_before)
+        if not phrases:
             return
         takeback = int(event["ply"]) if kind == "takeback" and "ply" in event else None
+        parts: tuple[str, ...] = ()
+        fixes: frozenset[int] = frozenset()
+        resume = ""
+        if kind == "irregularity" and len(phrases) > 1 and not self._own(event):
+            parts = tuple(text for text, _ in phrases)
+            fixes = frozenset(n for n, (_, only_fix) in enumerate(phrases) if only_fix)
+            title = parts[0].split(":")[0].rstrip(".")
+            resume = self.vocabulary.message("answer_resumed", request=title)
         self._offer(
             Announcement(
                 next(self._ids),
                 EVENT_KINDS.get(kind, "info"),
                 self.clock(),
-                text,
+                event_text(event, self.vocabulary, self.record.board(), board_before) or "",
                 takeback_ply=takeback,
+                parts=parts,
+                fix_parts=fixes,
+                resume_text=resume,
             )
         )
+
+    def _own(self, event: dict[str, Any]) -> bool:
+        """An irregularity of the player this output speaks to: said whole, before any
+        later move. It is what he must put right on his own board now (the game
+        cannot go on until he has), so it is never broken up; the opponent's, or
+        one whose player is not known, gives way to a move at each sentence."""
+        player = self.settings.listener or self.settings.own_side
+        return bool(player) and event.get("by") == player
 
     def _spoken_in(self, mover: object) -> int | None:
         """How many half-moves away the next move that is said is, after ``mover``'s

@@ -55,12 +55,49 @@ def fix_text(
             clears.append(vocabulary.message("fix_clear", square=vocabulary.square(square)))
     # Taking a piece back clears the square it went to; saying so too is noise.
     parts = puts if (puts and kind in _TAKE_BACK_KINDS) else puts + clears
-    return _join(parts, vocabulary)
+    return _join([FIX + part for part in parts], vocabulary)
 
 
 def _join(parts: list[str], vocabulary: Vocabulary) -> str:
+    """A fix list: "Turm auf Anna eins, Anna zwei räumen", with a ``PART`` mark after
+    each separator where a long list may be split into phrases (``phrases_of``)."""
     separator = vocabulary.words["list_separator"]
-    return f"{separator} ".join(parts)
+    return f"{separator}{PART} ".join(parts)
+
+
+#: Marks, in a message being built, where a fix list may be split into phrases.
+#: Never said or written: ``written`` and ``phrases_of`` take it out.
+PART = "\ue000"  # private use: not whitespace (\x1f is, to str.strip and re)
+
+#: Marks a fix (what to put where): a phrase with one is about the position, which a
+#: later move shows was put right (``phrases_of``).
+FIX = "\ue001"
+
+#: At most this many items of a fix list in one phrase (as a board reading's).
+PART_ITEMS = 3
+
+
+def written(text: str) -> str:
+    """The written text of a message built with ``PART`` and ``FIX`` marks."""
+    return text.replace(PART, "").replace(FIX, "")
+
+
+def phrases_of(text: str) -> list[tuple[str, bool]]:
+    """A message as short phrases, each said whole: its sentences, and a long fix
+    list in chunks of ``PART_ITEMS`` items; each with whether it is only a fix (what
+    to put where, not what happened). A move waiting is said at a boundary between
+    them (``daemon.speech.schedule``), so a long "Grundstellung falsch" never holds
+    up a move for long."""
+    phrases: list[tuple[str, bool]] = []
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        items = sentence.split(PART)
+        for start in range(0, len(items), PART_ITEMS):
+            chunk = items[start : start + PART_ITEMS]
+            phrase = written("".join(chunk)).strip().rstrip(",;.")
+            if phrase:
+                only_fix = all(item.lstrip().startswith(FIX) for item in chunk)
+                phrases.append((phrase, only_fix))
+    return phrases
 
 
 #: Irregularity kinds with their own message; any other kind says "irregularity".
@@ -81,7 +118,8 @@ OWN_MESSAGES = frozenset(
 def irregularity_text(
     event: dict[str, Any], vocabulary: Vocabulary, board: chess.Board | None = None
 ) -> str:
-    """What happened and what to do, with a piece word on every square named.
+    """What happened and what to do, with a piece word on every square named (with
+    ``PART`` and ``FIX`` marks in its fix list: ``written`` or ``phrases_of`` it).
 
     ``board``: the game's position as it stands (the touched piece of a touch-move
     still stands on its square; the king of an incomplete castling has not
@@ -205,6 +243,20 @@ def result_text(result: str, vocabulary: Vocabulary) -> str:
     return result
 
 
+def event_phrases(
+    event: dict[str, Any],
+    vocabulary: Vocabulary,
+    board: chess.Board | None = None,
+    board_before: chess.Board | None = None,
+) -> list[tuple[str, bool]]:
+    """An event's announcement as phrases (``phrases_of``): an irregularity's
+    sentences and fix list; any other event is one phrase. Empty: nothing is said."""
+    if event.get("type") == "irregularity":
+        return phrases_of(irregularity_text(event, vocabulary, board))
+    text = event_text(event, vocabulary, board, board_before)
+    return [(text, False)] if text else []
+
+
 def event_text(
     event: dict[str, Any],
     vocabulary: Vocabulary,
@@ -218,7 +270,7 @@ def event_text(
     """
     kind = event.get("type")
     if kind == "irregularity":
-        return irregularity_text(event, vocabulary, board)
+        return written(irregularity_text(event, vocabulary, board))
     if kind in ("position_restored", "takeback", "game_start", "game_resumed"):
         return vocabulary.message(kind)
     if kind == "game_end":

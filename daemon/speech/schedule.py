@@ -19,7 +19,10 @@ A blind player follows the game by ear, so the schedule guarantees, in this orde
    seconds, is dropped and the player hears that it was ("Stellung abgebrochen").
    In fast play the next answer phrase waits until the moves' lag is down again
    (``behind``), so answers take the gaps between moves and never pile lag up.
-4. ``info`` (position restored, draw claimable) goes stale with the next move.
+4. An important message may come in ``parts`` (an irregularity's sentences): a
+   move waiting is said at the boundary, then the message goes on, without its
+   ``fix_parts`` (the move shows the board was put right).
+5. ``info`` (position restored, draw claimable) goes stale with the next move.
 
 Nothing is dropped silently: every outcome (heard, dropped, cancelled) is kept in
 ``outcomes`` for the announcer to log and journal. No clock and no I/O: ``now`` is
@@ -59,6 +62,13 @@ class Announcement:
     ply: int | None = None  # the half-move a move announcement is about
     takeback_ply: int | None = None  # a takeback: moves from this ply on are void
     resume_text: str = ""  # said before an interrupted answer goes on ("Weiter")
+    #: an important message's phrases (its sentences), each said whole; a move waiting
+    #: is said at the boundary, then the message goes on with ``resume_text`` first.
+    #: Empty: the message is one phrase.
+    parts: tuple[str, ...] = ()
+    #: the parts that only say how to put the board right: not said once a move has
+    #: been made since (a move is only recognised from a correct position).
+    fix_parts: frozenset[int] = frozenset()
     dropped_text: str = ""  # said when an answer is given up ("Stellung abgebrochen")
     spoken_keys: set[str] = field(default_factory=set)
     interruptions: int = 0
@@ -226,19 +236,15 @@ class SpeechSchedule:
         urgent = [i for i in self.pending if i.kind in ("move", "important")]
         if urgent:
             head = urgent[0]
-            if head.kind != "move":  # hurried in fast play like two moves: same words
-                return Phrase(head.kind, head.text, (head,), now, budget=self.budget(2))
-            moves: list[Announcement] = []
-            for item in urgent:
-                if item.kind != "move" or len(moves) == self.pacing.max_combined:
-                    break
-                moves.append(item)
-            for answer in self.pending:
-                if answer.kind == "answer" and answer.spoken_keys:
-                    answer.interruptions += 1
-                    answer.resume_pending = True
-            text = self.joiner.join(item.text for item in moves)
-            return Phrase("move", text, tuple(moves), now, budget=self._move_budget(moves, now))
+            if head.kind == "move":
+                return self._moves(urgent, now)
+            if head.parts and head.spoken_keys and urgent[1:2] and urgent[1].kind == "move":
+                head.resume_pending = True  # a move waiting goes first, at the boundary
+                return self._moves(urgent[1:], now)
+            if head.parts:
+                return self._part(head, now)
+            # hurried in fast play like two moves: same words
+            return Phrase(head.kind, head.text, (head,), now, budget=self.budget(2))
         if self.behind(now):
             return None  # the moves' lag first comes down; ``wake_at`` says when to look
         gap = self.gap(now)
@@ -281,6 +287,43 @@ class SpeechSchedule:
         if infos and self._fits(infos[0].text, gap):
             return Phrase("info", infos[0].text, (infos[0],), now, budget=_hurry(gap))
         return None
+
+    def _moves(self, urgent: list[Announcement], now: float) -> Phrase:
+        """The moves at the head of ``urgent``, up to ``max_combined``, in one phrase."""
+        moves: list[Announcement] = []
+        for item in urgent:
+            if item.kind != "move" or len(moves) == self.pacing.max_combined:
+                break
+            moves.append(item)
+        for answer in self.pending:
+            if answer.kind == "answer" and answer.spoken_keys:
+                answer.interruptions += 1
+                answer.resume_pending = True
+        text = self.joiner.join(item.text for item in moves)
+        return Phrase("move", text, tuple(moves), now, budget=self._move_budget(moves, now))
+
+    def _part(self, item: Announcement, now: float) -> Phrase | None:
+        """The next phrase of an important message said in parts; after a move, its
+        fixes are left out (journalled as dropped): the board was put right."""
+        index = len(item.spoken_keys)
+        while item.resume_pending and index in item.fix_parts:
+            self.outcomes.append(
+                Outcome("dropped", item.kind, item.parts[index], now, "a move was made since")
+            )
+            item.spoken_keys.add(str(index))
+            index += 1
+        if index == len(item.parts):
+            self.pending.remove(item)
+            self.outcomes.append(Outcome("heard", item.kind, item.text, now))
+            return self._choose(now)
+        text = item.parts[index]
+        if item.resume_pending and item.resume_text:
+            text = f"{item.resume_text} {text}"
+        item.resume_pending = False
+        last = index == len(item.parts) - 1
+        return Phrase(
+            item.kind, text, (item,), now, budget=self.budget(2), key=str(index), last=last
+        )
 
     def _move_budget(self, moves: list[Announcement], now: float) -> float | None:
         """A move phrase's budget: its share of the pace, and in fast play no more than
@@ -391,6 +434,16 @@ class SpeechSchedule:
             elif phrase.last and answer in self.pending:
                 self.pending.remove(answer)
                 self.outcomes.append(Outcome("heard", "answer", answer.text, now))
+            return
+        if phrase.key and phrase.kind == "important":  # a part of a message
+            item = phrase.items[0]
+            item.spoken_keys.add(phrase.key)
+            if heard and not phrase.last:
+                return
+            if item in self.pending:
+                self.pending.remove(item)
+            written = item.text if heard else phrase.written
+            self.outcomes.append(Outcome(outcome, item.kind, written, now, reason))
             return
         for item in phrase.items:
             if item in self.pending:

@@ -147,12 +147,36 @@ async def test_moves_and_irregularities_keep_their_order_and_a_request_waits(run
     engine.release()
     await asyncio.wait_for(announcer.drain(), WAIT)
     assert engine.cut == []
-    assert engine.heard[:3] == [
+    # The opponent's irregularity gives way to his next move at its first sentence;
+    # after the move, its fix is not said: the move shows the board was put right.
+    assert engine.heard[:3] == ["Bauer Eva vier", "Unmöglicher Zug", "Bauer Eva fuenf"]
+    assert engine.heard[3] == "Zug 2, Weiß am Zug"  # composed when said: after e5
+
+
+async def test_the_players_own_irregularity_is_said_whole_before_a_later_move(running) -> None:
+    """What he must put right on his own board is never broken up; the same message
+    about the opponent gives way to a move at its first sentence (test above)."""
+    announcer, engine = running(own_side="black")
+    game = Game()
+    announcer.handle(game.move("e4"))
+    await started(engine, 1)
+    announcer.handle(
+        Irregularity(
+            t=1.5, kind="illegal_move", article="7.4", by="black", squares=["g8", "e5"],
+            restore=[{"square": "g8", "piece": "n"}, {"square": "e5", "piece": None}],
+        ).to_dict()
+    )  # fmt: skip
+    announcer.handle(game.move("e5"))
+    for count in (2, 3):
+        engine.release()
+        await started(engine, count)
+    engine.release()
+    await asyncio.wait_for(announcer.drain(), WAIT)
+    assert engine.heard == [
         "Bauer Eva vier",
         "Unmöglicher Zug. Springer zurück auf Gustav acht",
         "Bauer Eva fuenf",
     ]
-    assert engine.heard[3] == "Zug 2, Weiß am Zug"  # composed when said: after e5
 
 
 async def test_a_correction_is_said_as_one_only_after_the_move_was_heard(running) -> None:

@@ -8,7 +8,7 @@ import pytest
 from daemon.events import FlagFall, GameEnd, GameResumed, Irregularity, PositionRestored
 from daemon.gamerecord import GameRecord
 from daemon.speech.answers import answer, answer_phrases
-from daemon.speech.messages import event_text
+from daemon.speech.messages import event_phrases, event_text
 from daemon.speech.vocabulary import load_vocabulary
 
 
@@ -60,6 +60,36 @@ def test_illegal_move_count_and_a_captured_piece_to_put_back(de) -> None:
         "Unmöglicher Zug. Dame zurück auf David eins, Bauer Schwarz zurück auf David sieben."
         " Unmögliche Züge Weiß: 2"
     )
+
+
+def test_an_irregularity_is_said_in_phrases_its_fixes_marked(de) -> None:
+    """Each sentence is a phrase, a long fix list three items at a time, so a move
+    can take its turn at the next boundary; the fixes are marked (a later move
+    shows the board was put right)."""
+    event = Irregularity(
+        t=3.0, kind="illegal_move", article="7.4", by="white", squares=["d1", "d7"], count=2,
+        restore=[{"square": "d1", "piece": "Q"}, {"square": "d7", "piece": "p"}],
+    ).to_dict()  # fmt: skip
+    assert event_phrases(event, de) == [
+        ("Unmöglicher Zug", False),
+        ("Dame zurück auf David eins, Bauer Schwarz zurück auf David sieben", True),
+        ("Unmögliche Züge Weiß: 2", False),
+    ]
+    setup = Irregularity(
+        t=0.0, kind="wrong_setup", article="", by=None, squares=[],
+        restore=[{"square": s, "piece": "P"} for s in ("a2", "b2", "c2", "d2", "e2")],
+    ).to_dict()  # fmt: skip
+    phrases = event_phrases(setup, de)
+    assert phrases == [
+        ("Grundstellung falsch: Bauer Weiß auf Anna zwei, Bauer Weiß auf Bella zwei,"
+         " Bauer Weiß auf Cesar zwei", False),
+        ("Bauer Weiß auf David zwei, Bauer Weiß auf Eva zwei", True),
+    ]  # fmt: skip
+    # The written text is the whole message, as before.
+    assert event_text(setup, de) == ", ".join(text for text, _ in phrases)
+    assert event_phrases(FlagFall(t=1, side="black").to_dict(), de) == [
+        ("Zeit abgelaufen: Schwarz", False)
+    ]
 
 
 def test_displaced_piece_and_square_to_clear(de) -> None:
@@ -352,9 +382,7 @@ def test_a_draw_on_time_says_remis_once(de) -> None:
     assert end == "Partie beendet. Remis. Zeitüberschreitung, kein Matt möglich"
 
 
-def test_a_swapped_promotion_piece_says_the_first_piece_stands_and_what_to_put_back(
-    de, en
-) -> None:
+def test_a_swapped_promotion_piece_says_the_first_piece_stands_and_what_to_put_back(de, en) -> None:
     # As the rules core reports 4.4d (tests/rules/test_rules_promotion.py): the queen
     # touched e8 first, a knight stands there now.
     event = Irregularity(
@@ -366,8 +394,7 @@ def test_a_swapped_promotion_piece_says_the_first_piece_stands_and_what_to_put_b
         "Umwandlung schon entschieden: die erste Figur auf Eva acht gilt. Dame auf Eva acht"
     )
     assert event_text(event, en) == (
-        "Promotion already decided: the first piece set on Echo eight stands. "
-        "Queen on Echo eight"
+        "Promotion already decided: the first piece set on Echo eight stands. Queen on Echo eight"
     )
 
 

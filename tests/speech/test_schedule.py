@@ -270,6 +270,38 @@ def test_numbers_count_as_the_words_they_are_said_as() -> None:
     assert spoken_seconds("Weiß 3 Minuten 55 Sekunden", 360) >= 1.44
 
 
+def test_a_message_in_parts_gives_way_to_a_move_at_the_next_boundary() -> None:
+    schedule = SpeechSchedule()
+    message = item(
+        "important", "Unmöglicher Zug. Springer zurück auf Gustav acht. Unmögliche Züge: 2",
+        parts=("Unmöglicher Zug", "Springer zurück auf Gustav acht", "Unmögliche Züge: 2"),
+        fix_parts=frozenset({1}), resume_text="Weiter, Unmöglicher Zug:",
+    )  # fmt: skip
+    schedule.offer(message, 0.0)
+    first = schedule.next(0.0)
+    assert first is not None and first.written == "Unmöglicher Zug" and not first.last
+    schedule.offer(item("move", "Bauer Eva fuenf", t=0.5, ply=2), 0.5)  # while it plays
+    schedule.done(first, 1.0)
+    # The move at the boundary; then the rest without the fix (the board was put
+    # right, or the move would not have been recognised), with its context again.
+    assert heard(schedule, 1.0) == [
+        "Bauer Eva fuenf",
+        "Weiter, Unmöglicher Zug: Unmögliche Züge: 2",
+    ]
+    outcomes = [(o.outcome, o.text) for o in schedule.outcomes]
+    assert ("dropped", "Springer zurück auf Gustav acht") in outcomes
+    assert outcomes[-1] == ("heard", message.text)
+    assert schedule.idle
+
+
+def test_a_message_in_parts_with_no_move_waiting_is_said_on_in_one_go() -> None:
+    schedule = SpeechSchedule()
+    parts = ("Grundstellung falsch: Dame Weiß auf David eins", "Turm Weiß auf Anna eins")
+    schedule.offer(item("important", ", ".join(parts), parts=parts, fix_parts=frozenset({1})), 0)
+    assert heard(schedule) == list(parts)
+    assert [o.outcome for o in schedule.outcomes] == ["heard"]
+
+
 def test_a_burst_of_events_is_no_pace() -> None:
     schedule = SpeechSchedule()
     for t in (5.0, 5.01, 5.02, 5.03):  # a resumed game's moves folded at once
