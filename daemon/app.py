@@ -169,7 +169,6 @@ class Daemon:
             port=self.port,
             clock_interpreter=self.clock_interpreter,
             time_source=self.now,
-            time_scale=self.time_scale,
         )
         # A resumed game: moves made while the daemon was down come back from the
         # board's EEPROM log, as after an outage (the rules core falls back to search).

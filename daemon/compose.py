@@ -176,28 +176,19 @@ def build_link(
     port: str | None = None,
     clock_interpreter: DgtClockInterpreter | None = None,
     time_source: Callable[[], float] | None = None,
-    time_scale: float = 1.0,
 ) -> BoardLink:
     """The board's serial link. Pass the pipeline's own clock interpreter (the daemon
-    tells it about resumed games); without one, a fresh one from the settings.
-
-    ``time_scale`` (the demo's faster game time) makes the liveness probe as frequent
-    in game time as it is at 1x: the rules core holds an alarm until the board is
-    heard after it is due, and at 20x a probe a real second apart would be 20 game
-    seconds, longer than the demo's displaced piece stands. The loss time-out stays
-    in real seconds: a loaded machine must not read a slow answer as a lost board."""
+    tells it about resumed games); without one, a fresh one from the settings."""
     from drivers.dgt.link import BoardLink
 
     if clock_interpreter is None:
         clock_interpreter = build_clock_interpreter(settings)
-    link = BoardLink(
+    return BoardLink(
         board_port(settings, port),
         on_event,
         clock_interpreter=clock_interpreter,
         time_source=time_source,
     )
-    link.liveness_interval = max(0.05, link.liveness_interval / max(1.0, time_scale))
-    return link
 
 
 # --- the outputs ---------------------------------------------------------------------------------
