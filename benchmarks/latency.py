@@ -11,10 +11,12 @@ configured engine. Measured per move:
 - to the event: from the deciding byte leaving the emulator (the clock press's time
   message; without a clock the last piece set down, plus the settle time the Laws
   make us wait) to the daemon handing the ``move`` event to its outputs;
-- to the speech: from the same moment to the player being started on the checked WAV.
-  There is no sound card here: ``speech.player`` is ``benchmarks/record_player.sh``,
-  which notes the time it was started and plays nothing, so the figure includes the
-  synthesis, the WAV check and starting the player process, not the sound card.
+- to the speech: from the same moment to the first loud sample of the move's phrase
+  being heard. There is no sound card here: ``speech.stream_player`` (the player kept
+  running that the phrase is streamed into) is ``benchmarks/record_stream_player.py``,
+  which notes when the first loud sample it was fed would be played, so the figure
+  includes the synthesis up to that sample and the pipe, not the sound card (a real
+  aplay adds one period, 25 ms, and the card's delay).
 
 A pseudo-terminal has no baud rate: a real board adds the line time of the deciding
 message (5 bytes at 9600 baud: about 5 ms; a clock message, 10 bytes: about 10 ms).
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import statistics
 import sys
 import tempfile
@@ -49,6 +52,16 @@ from drivers.handling import ALL, Hands, Timing
 from drivers.sensors import SensorEvent
 
 RECORD_PLAYER = ROOT / "benchmarks" / "record_player.sh"
+RECORD_STREAM_PLAYER = ROOT / "benchmarks" / "record_stream_player.py"
+
+
+def stream_player_setting(log: Path) -> str:
+    """``speech.stream_player`` (as an environment value) for the stand-in noting in
+    ``log`` when each phrase's first loud sample would be heard."""
+    return json.dumps([sys.executable, str(RECORD_STREAM_PLAYER), str(log), "{rate}",
+                       "{channels}"])  # fmt: skip
+
+
 #: Think long enough that every move settles before the reply starts (else a fast
 #: reply is decided with the next move, and the settle wait is not the one measured).
 BENCH_TIMING = Timing(think=(1.0, 1.6))
@@ -115,7 +128,7 @@ async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: s
     environ = {
         "DGT_BRIDGE_SPEECH__ENGINE": engine,
         "DGT_BRIDGE_SPEECH__DEVICE": '"null"',  # YAML: a bare null is no value
-        "DGT_BRIDGE_SPEECH__PLAYER": f'["{RECORD_PLAYER}", "{player_log}", "{{file}}"]',
+        "DGT_BRIDGE_SPEECH__STREAM_PLAYER": stream_player_setting(player_log),
         "DGT_BRIDGE_CLOCK__DEVICE": "dgt" if with_clock else "none",
         "DGT_BRIDGE_BROADCAST__ADDRESS": "127.0.0.1",
         "DGT_BRIDGE_BROADCAST__PORT": "0",
@@ -220,7 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     game = first_game_with(args.moves)
     print(
         f"game: {game.headers.get('White')} - {game.headers.get('Black')}, first {args.moves} "
-        f"plies; player: {RECORD_PLAYER.name} (no sound card: time to the player's start)"
+        f"plies; player: {RECORD_STREAM_PLAYER.name} (no sound card: time to the first "
+        "loud sample fed to the running player)"
     )
     failed = False
     for with_clock in (True, False):

@@ -1,7 +1,10 @@
 """Speech engines the announcer can use, each safe to cancel mid-sentence.
 
 - ``Pyttsx3Engine``: pyttsx3 (espeak driver) in a child process that owns it (see
-  ``pyttsx3_worker`` for why), one WAV file per announcement; restarted when it dies.
+  ``pyttsx3_worker`` for why); restarted when it dies. With a ``StreamPlayer`` (the
+  default: ``speech.stream_player``) its samples are streamed into the output's one
+  running player as they are made, so the first sound does not wait for the last
+  (issue 19); with a per-file player, one WAV file per announcement.
 - ``EspeakEngine``: the ``espeak-ng`` program writes the WAV (no Python binding,
   lowest latency).
 - ``TextEngine``: prints the written text (no audio; the default without speech).
@@ -9,12 +12,14 @@
   loudly, and the announcement goes to the next one, so it is never lost.
 
 Audio engines never trust a success report: the WAV must exist, be a WAV, have
-frames and a plausible length, and the daemon plays it itself (``WavPlayer``,
-``aplay`` by default), so a new move can stop it at once by killing the player.
+frames and a plausible length (a stream: loud samples), and the daemon plays it
+itself (``StreamPlayer``, or ``WavPlayer``: ``aplay`` per file), so a new move can
+stop it at once by killing the player.
 """
 
 from __future__ import annotations
 
+import array
 import asyncio
 import contextlib
 import json
@@ -32,8 +37,9 @@ from pathlib import Path
 from typing import Protocol, TextIO
 
 from daemon.speech import wavs
-from daemon.speech.schedule import quicker_rate
+from daemon.speech.schedule import CHARS_PER_WORD_MINUTE, quicker_rate
 from daemon.speech.settings import SpeechSettings
+from daemon.speech.stream import PlaybackError, StreamPlayer
 
 log = logging.getLogger("dgt_bridge.speech")
 
@@ -99,9 +105,14 @@ def check_wav(path: Path, text: str) -> float:
 
 
 class Player(Protocol):
-    """What plays an engine's WAV (``WavPlayer``; a test's or benchmark's timer)."""
+    """What plays an engine's WAV (``StreamPlayer``, ``WavPlayer``; a test's timer)."""
 
     async def play(self, path: Path) -> None: ...
+
+
+def default_player(settings: SpeechSettings) -> Player:
+    """The output's player: one kept running (``stream_player``), else one per file."""
+    return StreamPlayer(settings) if settings.stream_player else WavPlayer(settings)
 
 
 class WavPlayer:
@@ -146,7 +157,7 @@ class _WavEngine:
     def __init__(self, settings: SpeechSettings, voice: str, player: Player | None) -> None:
         self.settings = settings
         self.voice = voice
-        self.player = player or WavPlayer(settings)
+        self.player = player or default_player(settings)
         self._dir = Path(tempfile.mkdtemp(prefix="dgt-bridge-speech-"))
         self._count = 0
 
@@ -179,7 +190,10 @@ class _WavEngine:
                 rate = quicker
                 path, seconds = await self.render(spoken, rate)
             wavs.to_channel(path, self.settings.channel)
-            await self.player.play(path)
+            try:
+                await self.player.play(path)
+            except PlaybackError as exc:
+                raise PlaybackFailure(str(exc)) from None
         finally:
             with contextlib.suppress(OSError):
                 path.unlink()
@@ -187,6 +201,9 @@ class _WavEngine:
 
     async def close(self) -> None:
         shutil.rmtree(self._dir, ignore_errors=True)
+        closing = getattr(self.player, "close", None)
+        if closing is not None:  # a StreamPlayer (shared by the chain: closing twice is fine)
+            await closing()
 
 
 def espeak_voice_names(program: str = "espeak-ng") -> set[str]:
@@ -282,12 +299,23 @@ class Pyttsx3Engine(_WavEngine):
         super().__init__(settings, voice, player)
         self.process: asyncio.subprocess.Process | None = None
         self.reported_voice = ""
+        self.sample_rate = 22050  # the worker's, from its ready line
         self.starts = 0
         self._ids = 0
         self._lock = asyncio.Lock()
+        self._unread = 0  # bytes of a cancelled stream's chunk left in the pipe
+        # Seconds of speech per character at 1 word per minute (a phrase's length is
+        # about inversely proportional to the rate), learnt from each streamed phrase:
+        # a streamed phrase's rate is chosen before its length is known.
+        self.seconds_per_char = 1.0 / CHARS_PER_WORD_MINUTE
 
     async def start(self) -> None:
         await self._ensure_worker()
+        if isinstance(self.player, StreamPlayer):  # ready before the first move
+            try:
+                await self.player.open(self.sample_rate)
+            except PlaybackError as exc:
+                raise PlaybackFailure(str(exc)) from None
 
     async def _ensure_worker(self) -> asyncio.subprocess.Process:
         if self.process is not None and self.process.returncode is None:
@@ -324,6 +352,8 @@ class Pyttsx3Engine(_WavEngine):
             await self._stop_worker()
             raise SpeechFailure(f"pyttsx3 worker: {hello.get('error')}")
         self.reported_voice = str(hello.get("voice") or "")
+        self.sample_rate = int(hello.get("rate") or self.sample_rate)
+        self._unread = 0
         return process
 
     @staticmethod
@@ -347,23 +377,65 @@ class Pyttsx3Engine(_WavEngine):
             await process.wait()
 
     async def synthesize(self, text: str, path: Path, rate: int) -> None:
+        await self._synthesize(text, rate, path=path)
+
+    async def _synthesize(self, text: str, rate: int, *, path: Path | None = None,
+                          on_pcm=None) -> None:  # fmt: skip
         async with self._lock:
             try:
-                await self._request(text, path, rate)
+                await self._request(text, rate, path=path, on_pcm=on_pcm)
             except SpeechFailure:
-                # A dead worker (killed, crashed) is restarted once for this text.
+                # A dead worker (killed, crashed) is restarted once for this text, if
+                # none of it was heard yet.
                 if self.process is not None and self.process.returncode is None:
                     raise
+                if on_pcm is not None and getattr(on_pcm, "fed", False):
+                    raise
                 log.warning("pyttsx3 worker ended; restarting it")
-                await self._request(text, path, rate)
+                await self._request(text, rate, path=path, on_pcm=on_pcm)
 
-    async def _request(self, text: str, path: Path, rate: int) -> None:
+    async def speak(self, written: str, spoken: str, budget: float | None = None) -> Delivery:
+        player = self.player
+        if not isinstance(player, StreamPlayer):
+            return await super().speak(written, spoken, budget)
+        rate = int(self.settings.rate)
+        estimate = len(spoken) * self.seconds_per_char / rate
+        rate = quicker_rate(estimate, budget, rate, int(self.settings.max_rate)) or rate
+        try:
+            async with player.phrase(self.sample_rate) as phrase:
+
+                async def on_pcm(data: bytes) -> None:
+                    on_pcm.fed = True  # type: ignore[attr-defined]
+                    await phrase.feed(array.array("h", data))
+
+                await self._synthesize(spoken, rate, on_pcm=on_pcm)
+                if phrase.first_at is None:
+                    raise SpeechFailure(f"no sound for {spoken!r}", "silent phrase")
+        except PlaybackError as exc:
+            raise PlaybackFailure(str(exc)) from None
+        seconds = phrase.seconds
+        if spoken:
+            measured = seconds * rate / len(spoken)
+            self.seconds_per_char = 0.5 * self.seconds_per_char + 0.5 * measured
+        return Delivery(self.name, seconds, rate)
+
+    async def _request(self, text: str, rate: int, *, path: Path | None = None,
+                       on_pcm=None) -> None:  # fmt: skip
+        """One text to the worker: into ``path``, or streamed chunk by chunk to
+        ``on_pcm`` (awaited: a full player pipe holds the worker back)."""
         process = await self._ensure_worker()
+        assert process.stdout is not None
+        if self._unread:  # the rest of a chunk whose reading was cancelled
+            await process.stdout.readexactly(self._unread)
+            self._unread = 0
         self._ids += 1
         ident = self._ids
-        request = json.dumps(
-            {"id": ident, "text": text, "file": str(path), "rate": rate}, ensure_ascii=False
-        )
+        order: dict[str, object] = {"id": ident, "text": text, "rate": rate}
+        if on_pcm is not None:
+            order["stream"] = True
+        else:
+            order["file"] = str(path)
+        request = json.dumps(order, ensure_ascii=False)
         assert process.stdin is not None
         try:
             process.stdin.write(request.encode("utf-8") + b"\n")
@@ -371,8 +443,10 @@ class Pyttsx3Engine(_WavEngine):
         except (BrokenPipeError, ConnectionResetError) as exc:
             await self._stop_worker()
             raise SpeechFailure(f"pyttsx3 worker gone: {exc}") from None
-        deadline = time.monotonic() + SYNTH_TIMEOUT
         while True:
+            # The time-out is for the worker's silence: a long phrase's chunks may be
+            # held back by the player's pipe as long as it takes to play them.
+            deadline = time.monotonic() + SYNTH_TIMEOUT
             try:
                 reply = await asyncio.wait_for(self._read(process), deadline - time.monotonic())
             except TimeoutError:
@@ -384,6 +458,20 @@ class Pyttsx3Engine(_WavEngine):
             except asyncio.CancelledError:
                 # The worker finishes this text unheard; its reply is skipped next time.
                 raise
+            if "pcm" in reply:
+                size = int(reply["pcm"])
+                self._unread = size
+                try:
+                    data = await asyncio.wait_for(
+                        process.stdout.readexactly(size), deadline - time.monotonic()
+                    )
+                except (TimeoutError, asyncio.IncompleteReadError):
+                    await self._stop_worker()
+                    raise SpeechFailure("pyttsx3 worker stopped mid-phrase") from None
+                self._unread = 0
+                if reply.get("id") == ident and on_pcm is not None:
+                    await on_pcm(data)
+                continue
             if reply.get("id") != ident:
                 continue  # the reply to an announcement that was cancelled meanwhile
             if not reply.get("ok"):
@@ -517,6 +605,7 @@ def build_engine(
     """The chain for ``settings.engine``: pyttsx3, then espeak-ng, then text."""
     chain: list[Engine] = []
     choice = settings.engine
+    player = player or default_player(settings)  # one per output, shared by its engines
     if choice in ("auto", "pyttsx3") and (choice == "pyttsx3" or pyttsx3_available()):
         chain.append(Pyttsx3Engine(settings, voice, player))
     if choice in ("auto", "pyttsx3", "espeak-ng") and (

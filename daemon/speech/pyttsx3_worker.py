@@ -15,10 +15,18 @@ request ``{"id": 1, "text": "...", "file": "/tmp/x.wav", "rate": 200}`` in (``ra
 optional: words per minute for this one text, a quicker one in fast play), one ``{"id": 1,
 "ok": true}`` or ``{"id": 1, "ok": false, "error": "..."}`` out. Standard output
 is kept for the protocol; the driver's prints go to /dev/null.
+
+Streamed (issue 19: the first sound of a move must not wait for its last): a request
+with ``"stream": true`` instead of ``"file"`` gets its samples as espeak-ng makes them,
+every ``CHUNK_MS`` of sound, each as a line ``{"id": 1, "pcm": N}`` followed by N bytes
+of 16-bit mono PCM at the rate the ready line gives (``"rate": 22050``), then the
+``ok`` line with ``"frames"``. The samples are taken from the driver's own synthesis
+callback, which goes on as before (pyttsx3 keeps its events and its state).
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import sys
@@ -63,6 +71,42 @@ def _read_phoneme_codes() -> None:
     _espeak.Synth = synth_with_phonemes
 
 
+#: Milliseconds of sound per synthesis callback (the driver asks for 1000: a short
+#: phrase would then come in one piece, after all of it was made).
+CHUNK_MS = 100
+
+
+def _small_chunks() -> None:
+    """Make the driver initialise espeak with ``CHUNK_MS`` buffers instead of 1 s."""
+    from pyttsx3.drivers import _espeak
+
+    initialize = _espeak.Initialize
+
+    def initialize_small(output, buflength=CHUNK_MS, *args, **kwargs):
+        return initialize(output, min(int(buflength), CHUNK_MS), *args, **kwargs)
+
+    _espeak.Initialize = initialize_small
+
+
+class Tap:
+    """Passes each callback's samples to ``sink`` (when set) before the driver's own
+    callback sees them; so a request can stream what the driver would save."""
+
+    def __init__(self, driver) -> None:
+        from pyttsx3.drivers import _espeak
+
+        self.sink = None
+        self.frames = 0
+        self._driver_callback = driver._onSynth
+        _espeak.SetSynthCallback(self._on_synth)
+
+    def _on_synth(self, wav, numsamples, events):
+        if self.sink is not None and numsamples > 0:
+            self.frames += numsamples
+            self.sink(ctypes.string_at(wav, numsamples * 2))
+        return self._driver_callback(wav, numsamples, events)
+
+
 def _send(out: TextIO, message: dict) -> None:
     out.write(json.dumps(message, ensure_ascii=False) + "\n")
     out.flush()
@@ -88,7 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         import pyttsx3
 
         _read_phoneme_codes()
+        _small_chunks()
         engine = pyttsx3.init("espeak")
+        tap = Tap(engine.proxy._driver)
         errors: list[str] = []
         engine.connect("error", lambda name=None, exception=None: errors.append(repr(exception)))
         engine.setProperty("voice", args.voice)  # it starts in English: always set
@@ -101,16 +147,22 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # any failure to start is reported, not raised
         _send(out, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
         return 1
-    _send(out, {"ready": True, "voice": voice})
+    _send(out, {"ready": True, "voice": voice, "rate": SAMPLE_RATE})
+    binary = out.buffer
     for line in sys.stdin:
         if not line.strip():
             continue
         try:
             request = json.loads(line)
-            ident, text, path = request["id"], str(request["text"]), str(request["file"])
+            ident, text = request["id"], str(request["text"])
+            stream = bool(request.get("stream"))
+            path = os.devnull if stream else str(request["file"])
             rate = int(request.get("rate") or args.rate)
         except (ValueError, KeyError, TypeError) as exc:
             _send(out, {"id": None, "ok": False, "error": f"bad request: {exc}"})
+            continue
+        if stream:
+            _stream(engine, tap, out, binary, errors, ident, text, rate)
             continue
         # Once in a while (seen once under load, not reproduced) the driver writes a
         # WAV without frames; one more try is cheap, the daemon checks the file anyway.
@@ -129,6 +181,42 @@ def main(argv: list[str] | None = None) -> int:
         else:
             _send(out, {"id": ident, "ok": True})
     return 0
+
+
+#: The driver's sample rate (pyttsx3's espeak driver writes its WAVs at this rate).
+SAMPLE_RATE = 22050
+
+
+def _stream(engine, tap: Tap, out: TextIO, binary, errors: list[str], ident, text: str,
+            rate: int) -> None:  # fmt: skip
+    """One streamed request: the samples as they come, then the ``ok`` line."""
+
+    head = '{"id": ' + json.dumps(ident) + ', "pcm": %d}\n'
+
+    def send_chunk(pcm: bytes) -> None:
+        binary.write((head % len(pcm)).encode() + pcm)
+        binary.flush()
+
+    tap.frames = 0
+    for _attempt in range(2):  # no samples at all, once in a while (see main): again
+        errors.clear()
+        tap.sink = send_chunk
+        try:
+            engine.setProperty("rate", rate)
+            engine.save_to_file(text, os.devnull)  # the driver's own copy goes nowhere
+            engine.runAndWait()
+        except Exception as exc:
+            errors.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            tap.sink = None
+        if errors or tap.frames:
+            break
+    if not errors and tap.frames == 0:
+        errors.append("no samples")
+    if errors:
+        _send(out, {"id": ident, "ok": False, "error": errors[0]})
+    else:
+        _send(out, {"id": ident, "ok": True, "frames": tap.frames})
 
 
 if __name__ == "__main__":

@@ -74,7 +74,13 @@ class SpeechSettings:
     channel: "both", or "left" / "right": the sound on that channel of a stereo
         output only (two players, one earphone each, on one sound card).
     player: the command that plays a WAV file, as a list; "{device}" and "{file}"
-        are filled in (default: aplay, quiet, on ``device``).
+        are filled in (default: aplay, quiet, on ``device``). Used only when
+        ``stream_player`` is empty.
+    stream_player: the command kept running that plays raw 16-bit little-endian
+        PCM from its standard input, as a list; "{device_option}", "{device}",
+        "{rate}" (samples a second) and "{channels}" are filled in. Each phrase is
+        written into it as it is synthesised: the first sound of a move does not
+        wait for a player to start (issue 19). Empty: one ``player`` per phrase.
     vocabulary: a shipped vocabulary name ("appendix-e", "en", "es") or the path of
         a user's YAML file.
     files: how the files are named: empty, the vocabulary's own names (en: the
@@ -110,6 +116,10 @@ class SpeechSettings:
     device: str = ""
     channel: str = "both"
     player: tuple[str, ...] = ("aplay", "-q", "{device_option}", "{file}")
+    stream_player: tuple[str, ...] = (
+        "aplay", "-q", "{device_option}", "-t", "raw", "-f", "S16_LE", "-r", "{rate}",
+        "-c", "{channels}", "--buffer-time=100000",
+    )  # fmt: skip
     vocabulary: str = "appendix-e"
     files: str = ""
     form: str = "short"
@@ -203,4 +213,19 @@ class SpeechSettings:
                     argv += ["-D", self.device]
                 continue
             argv.append(part.replace("{device}", self.device).replace("{file}", wav_file))
+        return argv
+
+    def stream_player_command(self, rate: int, channels: int) -> list[str]:
+        """The running player's argv for ``rate`` samples a second on ``channels``."""
+        argv: list[str] = []
+        for part in self.stream_player:
+            if part == "{device_option}":
+                if self.device:
+                    argv += ["-D", self.device]
+                continue
+            argv.append(
+                part.replace("{device}", self.device)
+                .replace("{rate}", str(rate))
+                .replace("{channels}", str(channels))
+            )
         return argv

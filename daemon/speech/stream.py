@@ -1,0 +1,310 @@
+"""One player kept running per output, fed raw PCM through a pipe (issue 19).
+
+Starting a player for every phrase (``aplay file.wav``) costs a process start and
+ALSA's set-up before the first sample, and the WAV is written, re-read and checked
+first: on a Pi Zero 2 W's budget that was most of the 250 ms a move may take from the
+press to the first sound. ``StreamPlayer`` starts the player once (``speech.
+stream_player``, by default ``aplay`` reading raw 16-bit PCM from its standard input)
+and writes each phrase's samples into its pipe as the engine makes them.
+
+- The silence espeak-ng puts before and after a phrase is cut as it streams by
+  (``Trimmer``): the leading silence is not waited through, a short tail is kept.
+- A stereo output with ``channel`` left or right gets the mono phrase on that side.
+- ``speak`` returns once the phrase has been played: the samples written are timed
+  at the player's rate (``ends_at``), as the player plays them.
+- Cutting a phrase (a cancelled announcement) kills the player, so the sound stops
+  at once, whatever is still in the pipe; the next phrase starts a new one.
+- After each phrase some silence is written so that a player that reads its input
+  in whole periods (aplay) plays the phrase's last samples without waiting for more.
+"""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import contextlib
+import logging
+import sys
+import time
+import wave
+from collections import deque
+from pathlib import Path
+
+from daemon.speech.settings import SpeechSettings
+from daemon.speech.wavs import KEEP, SILENCE
+
+log = logging.getLogger("dgt_bridge.speech")
+
+#: Seconds of silence kept before a phrase's first loud sample (a click-free start;
+#: the file path keeps ``KEEP``, here every millisecond is lag).
+LEAD = 0.01
+#: Seconds of silence written after each phrase: more than the player's period (25
+#: ms with the shipped ``--buffer-time=100000``), so that a player reading whole
+#: periods plays the phrase's last samples at once. A phrase right behind waits
+#: this long (with the tail's ``KEEP`` and ``LEAD``: about 0.1 s between phrases).
+FLUSH = 0.03
+#: Seconds a player that was told to stop (end of input) may take to finish.
+CLOSE_WAIT = 2.0
+
+
+class PlaybackError(Exception):
+    """The player could not be started or died (``engines`` makes it a PlaybackFailure)."""
+
+
+def _loud(samples: array.array, channels: int) -> tuple[int, int] | None:
+    """Index of the first and last loud sample (every 16th frame looked at), or None."""
+    step = max(1, channels * 16)
+    loud = [n for n in range(0, len(samples), step) if abs(samples[n]) > SILENCE]
+    if not loud:
+        return None
+    return loud[0], min(len(samples), loud[-1] + step)
+
+
+class Trimmer:
+    """Cuts the leading silence to ``LEAD`` and the trailing to ``KEEP``, chunk by chunk.
+
+    Silence inside the phrase (between words, between two moves said together) is
+    held back until the next loud sample and then written whole; silence after the
+    last loud sample is dropped at ``end`` but for ``KEEP`` seconds.
+    """
+
+    def __init__(self, rate: int, channels: int = 1) -> None:
+        self.channels = channels
+        self.lead = int(LEAD * rate) * channels
+        self.tail = int(KEEP * rate) * channels
+        self.started = False
+        self.held = array.array("h")
+        self.frames = 0  # frames passed on
+
+    def feed(self, samples: array.array) -> array.array:
+        """What of ``samples`` can be played now."""
+        bounds = _loud(samples, self.channels)
+        if bounds is None:
+            if self.started:
+                self.held.extend(samples)
+            else:  # still before the phrase: only the last LEAD is kept
+                self.held = (self.held + samples)[-self.lead :] if self.lead else array.array("h")
+            return array.array("h")
+        first, last = bounds
+        if not self.started:
+            first -= first % self.channels
+            before = (self.held + samples[:first])[-self.lead :] if self.lead else array.array("h")
+            out = before + samples[first:last]
+            self.started = True
+        else:
+            out = self.held + samples[:last]
+        self.held = samples[last:]
+        self.frames += len(out) // self.channels
+        return out
+
+    def end(self) -> array.array:
+        out = self.held[: self.tail] if self.started else array.array("h")
+        out = out[: len(out) - len(out) % self.channels]
+        self.held = array.array("h")
+        self.frames += len(out) // self.channels
+        return out
+
+
+def to_channel(mono: array.array, channel: str) -> array.array:
+    """Mono samples as stereo with the sound on ``channel`` only (left or right)."""
+    stereo = array.array("h", bytes(4 * len(mono)))
+    stereo[0 if channel == "left" else 1 :: 2] = mono
+    return stereo
+
+
+class StreamPlayer:
+    """The output's one player process; ``play(path)`` for a WAV, or ``phrase()`` to stream."""
+
+    plays_stream = True
+
+    def __init__(self, settings: SpeechSettings, clock=time.monotonic) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.channels = 1 if settings.channel == "both" else 2
+        self.process: asyncio.subprocess.Process | None = None
+        self.rate: int | None = None
+        self.starts = 0
+        self.ends_at = 0.0  # when what was written will have been played
+        self._errors: deque[str] = deque(maxlen=4)
+        self._stderr_task: asyncio.Task[None] | None = None
+
+    # -- the process ------------------------------------------------------------------
+
+    async def open(self, rate: int) -> None:
+        """The player running at ``rate`` (started, or restarted for another rate)."""
+        if self.process is not None and self.process.returncode is None and self.rate == rate:
+            return
+        await self.cut()
+        argv = self.settings.stream_player_command(rate, self.channels)
+        self._errors.clear()
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        except OSError as exc:
+            raise PlaybackError(f"player {argv[0]!r} cannot run: {exc}") from None
+        self.starts += 1
+        self.rate = rate
+        self.ends_at = self.clock()
+        self._stderr_task = asyncio.create_task(self._keep_errors(self.process))
+
+    async def _keep_errors(self, process: asyncio.subprocess.Process) -> None:
+        """Its last lines, for the message if it fails (its underruns between phrases
+        are normal: the pipe is read, so it never blocks on a full stderr)."""
+        assert process.stderr is not None
+        while line := await process.stderr.readline():
+            text = line.decode("utf-8", "replace").strip()
+            if text and "underrun" not in text:
+                self._errors.append(text)
+
+    def _failure(self) -> PlaybackError:
+        argv = self.settings.stream_player_command(self.rate or 0, self.channels)
+        code = self.process.returncode if self.process is not None else None
+        detail = self._errors[-1] if self._errors else "no message"
+        return PlaybackError(f"player {' '.join(argv[:2])} failed ({code}): {detail}")
+
+    async def cut(self) -> None:
+        """Stop the sound at once (the player is killed; the next phrase starts one)."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(process.wait())
+        if self._stderr_task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._stderr_task)
+
+    async def close(self) -> None:
+        """End of input: the player plays what it has and ends (killed if it hangs)."""
+        process = self.process
+        if process is None or process.returncode is not None or process.stdin is None:
+            await self.cut()
+            return
+        with contextlib.suppress(Exception):
+            process.stdin.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(process.wait()), CLOSE_WAIT)
+        await self.cut()
+
+    # -- the samples ------------------------------------------------------------------
+
+    async def write(self, samples: array.array) -> None:
+        """Samples (already in the player's channels) into the pipe; times their end."""
+        if not samples:
+            return
+        process = self.process
+        if process is None or process.returncode is not None or process.stdin is None:
+            raise self._failure()
+        if sys.byteorder == "big":
+            samples = array.array("h", samples)
+            samples.byteswap()
+        now = self.clock()
+        self.ends_at = max(now, self.ends_at) + len(samples) / self.channels / (self.rate or 1)
+        try:
+            process.stdin.write(samples.tobytes())
+            await process.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(process.wait()), 1.0)
+            raise self._failure() from None
+
+    async def played(self, heard_at: float) -> None:
+        """Wait until ``heard_at`` (the phrase's last sample played); a player that
+        ends meanwhile is a failure."""
+        process = self.process
+        if process is None:
+            raise self._failure()
+        remaining = heard_at - self.clock()
+        if remaining > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(process.wait()), remaining)
+        if process.returncode is not None:
+            raise self._failure()
+
+    def phrase(self, rate: int) -> Phrase:
+        """A phrase to stream mono samples into (``async with`` it)."""
+        return Phrase(self, rate)
+
+    async def play(self, path: Path) -> None:
+        """A whole WAV file (the espeak-ng program's), through the running player."""
+        with wave.open(str(path), "rb") as wav:
+            rate, channels, width = wav.getframerate(), wav.getnchannels(), wav.getsampwidth()
+            data = wav.readframes(wav.getnframes())
+        if width != 2:
+            raise PlaybackError(f"the player is fed 16-bit samples, not {8 * width}-bit")
+        samples = array.array("h", data)
+        if sys.byteorder == "big":
+            samples.byteswap()
+        if channels == self.channels:
+            await self.open(rate)
+            await self._play_samples(samples)
+            return
+        if channels != 1:
+            raise PlaybackError(f"a {channels}-channel WAV for a {self.channels}-channel player")
+        async with self.phrase(rate) as phrase:
+            await phrase.feed(samples, trim=False)
+
+    async def _play_samples(self, samples: array.array) -> None:
+        try:
+            await self.write(samples)
+            heard_at = self.ends_at
+            await self.write(array.array("h", bytes(2 * self.channels * int(FLUSH * self.rate))))
+            await self.played(heard_at)
+        except asyncio.CancelledError:
+            await self.cut()
+            raise
+
+
+class Phrase:
+    """One phrase streamed into a ``StreamPlayer``: trimmed, put on its channel,
+    and on leaving the ``async with`` waited for until it has been played (or cut
+    at once if cancelled)."""
+
+    def __init__(self, player: StreamPlayer, rate: int) -> None:
+        self.player = player
+        self.rate = rate
+        self.trimmer = Trimmer(rate)
+        self.first_at: float | None = None  # when its first loud sample went out
+
+    async def __aenter__(self) -> Phrase:
+        await self.player.open(self.rate)
+        return self
+
+    async def feed(self, mono: array.array, trim: bool = True) -> None:
+        out = self.trimmer.feed(mono) if trim else mono
+        if not trim:
+            self.trimmer.frames += len(mono)
+        await self._write(out)
+
+    async def _write(self, mono: array.array) -> None:
+        if not mono:
+            return
+        if self.first_at is None:
+            self.first_at = self.player.clock()
+        channel = self.player.settings.channel
+        await self.player.write(mono if channel == "both" else to_channel(mono, channel))
+
+    @property
+    def seconds(self) -> float:
+        return self.trimmer.frames / self.rate
+
+    async def __aexit__(self, kind, exc, traceback) -> None:
+        if kind is not None:
+            if issubclass(kind, asyncio.CancelledError) or not issubclass(kind, Exception):
+                await self.player.cut()
+            return
+        try:
+            await self._write(self.trimmer.end())
+            heard_at = self.player.ends_at
+            silence = array.array("h", bytes(2 * int(FLUSH * self.rate)))
+            await self._write(silence)
+            await self.player.played(heard_at)
+        except asyncio.CancelledError:
+            await self.player.cut()
+            raise
