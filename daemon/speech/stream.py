@@ -24,6 +24,8 @@ import array
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 import sys
 import time
 import wave
@@ -169,16 +171,19 @@ class StreamPlayer:
     async def cut(self) -> None:
         """Stop the sound at once (the player is killed; the next phrase starts one)."""
         process, self.process = self.process, None
+        errors, self._stderr_task = self._stderr_task, None
         if process is None:
             return
         if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
+            # By its pid: asyncio's kill() does nothing once it thinks the process gone.
+            with contextlib.suppress(OSError):
+                os.kill(process.pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
-            await asyncio.shield(process.wait())
-        if self._stderr_task is not None:
+            await asyncio.wait_for(asyncio.shield(process.wait()), CLOSE_WAIT)
+        if errors is not None:
             with contextlib.suppress(Exception):
-                await asyncio.shield(self._stderr_task)
+                await asyncio.wait_for(asyncio.shield(errors), CLOSE_WAIT)
+            errors.cancel()
 
     async def close(self) -> None:
         """End of input: the player plays what it has and ends (killed if it hangs)."""
