@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Protocol, TextIO
 
 from daemon.speech import wavs
-from daemon.speech.schedule import CHARS_PER_WORD_MINUTE, quicker_rate
+from daemon.speech.schedule import quicker_rate, spoken_seconds
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.stream import PlaybackError, StreamPlayer
 
@@ -304,10 +304,10 @@ class Pyttsx3Engine(_WavEngine):
         self._ids = 0
         self._lock = asyncio.Lock()
         self._unread = 0  # bytes of a cancelled stream's chunk left in the pipe
-        # Seconds of speech per character at 1 word per minute (a phrase's length is
-        # about inversely proportional to the rate), learnt from each streamed phrase:
-        # a streamed phrase's rate is chosen before its length is known.
-        self.seconds_per_char = 1.0 / CHARS_PER_WORD_MINUTE
+        # A streamed phrase's rate is chosen before its length is known: from the
+        # schedule's estimate, times this factor learnt from the phrases said before
+        # (measured length / estimate).
+        self.length_factor = 1.0
 
     async def start(self) -> None:
         await self._ensure_worker()
@@ -399,7 +399,7 @@ class Pyttsx3Engine(_WavEngine):
         if not isinstance(player, StreamPlayer):
             return await super().speak(written, spoken, budget)
         rate = int(self.settings.rate)
-        estimate = len(spoken) * self.seconds_per_char / rate
+        estimate = spoken_seconds(spoken, rate) * self.length_factor
         rate = quicker_rate(estimate, budget, rate, int(self.settings.max_rate)) or rate
         try:
             async with player.phrase(self.sample_rate) as phrase:
@@ -415,8 +415,8 @@ class Pyttsx3Engine(_WavEngine):
             raise PlaybackFailure(str(exc)) from None
         seconds = phrase.seconds
         if spoken:
-            measured = seconds * rate / len(spoken)
-            self.seconds_per_char = 0.5 * self.seconds_per_char + 0.5 * measured
+            measured = seconds / spoken_seconds(spoken, rate)
+            self.length_factor = min(2.0, max(0.5, 0.5 * self.length_factor + 0.5 * measured))
         return Delivery(self.name, seconds, rate)
 
     async def _request(self, text: str, rate: int, *, path: Path | None = None,

@@ -122,3 +122,21 @@ async def test_a_missing_device_for_the_running_player_falls_back_to_text(caplog
         assert len([r for r in caplog.records if "SOUND OUTPUT" in r.getMessage()]) == 1
     finally:
         await chain.close()
+
+
+@needs_pyttsx3
+async def test_a_streamed_phrase_over_its_budget_is_said_quicker(tmp_path: Path) -> None:
+    log = tmp_path / "heard.log"
+    log.touch()
+    engine = Pyttsx3Engine(recording(log, rate=150, max_rate=360), "de")
+    text = "Läufer schlägt Zäsar sechs Schach"
+    try:
+        await asyncio.wait_for(engine.start(), WAIT)
+        relaxed = await asyncio.wait_for(engine.speak(text, text), WAIT)
+        hurried = await asyncio.wait_for(engine.speak(text, text, budget=1.0), WAIT)
+        assert relaxed.rate == 150 and relaxed.seconds is not None and relaxed.seconds > 1.3
+        # the rate is chosen before the phrase is made, from the length learnt so far
+        assert hurried.rate is not None and 200 <= hurried.rate <= 360
+        assert hurried.seconds is not None and hurried.seconds <= 1.1
+    finally:
+        await engine.close()
