@@ -446,9 +446,11 @@ class Pyttsx3Engine(_WavEngine):
         while True:
             # The time-out is for the worker's silence: a long phrase's chunks may be
             # held back by the player's pipe as long as it takes to play them.
-            deadline = time.monotonic() + SYNTH_TIMEOUT
+            # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation
+            # (a cut phrase went on playing) when what it awaits is ready at once.
             try:
-                reply = await asyncio.wait_for(self._read(process), deadline - time.monotonic())
+                async with asyncio.timeout(SYNTH_TIMEOUT):
+                    reply = await self._read(process)
             except TimeoutError:
                 await self._stop_worker()
                 raise SpeechFailure(f"pyttsx3 took over {SYNTH_TIMEOUT:.0f} s") from None
@@ -462,9 +464,8 @@ class Pyttsx3Engine(_WavEngine):
                 size = int(reply["pcm"])
                 self._unread = size
                 try:
-                    data = await asyncio.wait_for(
-                        process.stdout.readexactly(size), deadline - time.monotonic()
-                    )
+                    async with asyncio.timeout(SYNTH_TIMEOUT):
+                        data = await process.stdout.readexactly(size)
                 except (TimeoutError, asyncio.IncompleteReadError):
                     await self._stop_worker()
                     raise SpeechFailure("pyttsx3 worker stopped mid-phrase") from None

@@ -129,6 +129,7 @@ class StreamPlayer:
         self.ends_at = 0.0  # when what was written will have been played
         self._errors: deque[str] = deque(maxlen=4)
         self._stderr_task: asyncio.Task[None] | None = None
+        self._exited: asyncio.Future[int] | None = None  # the player's wait()
 
     # -- the process ------------------------------------------------------------------
 
@@ -152,6 +153,7 @@ class StreamPlayer:
         self.rate = rate
         self.ends_at = self.clock()
         self._stderr_task = asyncio.create_task(self._keep_errors(self.process))
+        self._exited = asyncio.ensure_future(self.process.wait())
 
     async def _keep_errors(self, process: asyncio.subprocess.Process) -> None:
         """Its last lines, for the message if it fails (its underruns between phrases
@@ -226,9 +228,9 @@ class StreamPlayer:
         if process is None:
             raise self._failure()
         remaining = heard_at - self.clock()
-        if remaining > 0:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(process.wait()), remaining)
+        if remaining > 0 and self._exited is not None:
+            # asyncio.wait, not wait_for: 3.11's wait_for can swallow a cancellation.
+            await asyncio.wait({self._exited}, timeout=remaining)
         if process.returncode is not None:
             raise self._failure()
 

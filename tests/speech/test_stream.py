@@ -97,6 +97,7 @@ async def test_a_cut_phrase_stops_at_once_and_the_next_is_heard(tmp_path: Path) 
                 break
             await asyncio.sleep(0.02)
         first = player.process
+        assert not speaking.done(), speaking.exception() if speaking.done() else None
         speaking.cancel()
         await asyncio.gather(speaking, return_exceptions=True)
         assert first is not None and first.returncode is not None  # killed: silent at once
