@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from daemon.config import Settings
 from daemon.lazy import logger
 from daemon.rules import RulesCore
+from drivers.records import Record
 from drivers.sensors import BoardDump, MagicPiece, SensorEvent, SquareChange
 
 if TYPE_CHECKING:
@@ -105,8 +106,8 @@ def turned_round(event: SensorEvent) -> SensorEvent:
     return event
 
 
-@dataclass
-class BoardParts:
+@dataclass(eq=False, repr=False)
+class BoardParts(Record):
     """What one board's pipeline is made of, before anything runs."""
 
     core: RulesCore

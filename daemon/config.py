@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from drivers.records import Record
+
 #: A node of a configuration's tree: PyYAML's, when the file was parsed, or a
 #: ``_Light`` one, when it was read back from the cache; the binder reads both alike
 #: (their ``id``, ``tag``, ``value`` and ``start_mark.line``).
@@ -63,8 +65,8 @@ class ConfigError(ValueError):
 # --- the daemon's own sections ---------------------------------------------------------
 
 
-@dataclass
-class BoardSettings:
+@dataclass(eq=False, repr=False)
+class BoardSettings(Record):
     """The DGT e-board."""
 
     port: str = "auto"
@@ -75,8 +77,8 @@ class BoardSettings:
     position (7.1); ``normal``/``flipped`` are for displays that cannot see a start."""
 
 
-@dataclass
-class GameSettings:
+@dataclass(eq=False, repr=False)
+class GameSettings(Record):
     """The PGN header of the games played (the Seven Tag Roster's fixed part)."""
 
     event: str = "?"
@@ -86,8 +88,8 @@ class GameSettings:
     black: str = "?"
 
 
-@dataclass
-class StorageSettings:
+@dataclass(eq=False, repr=False)
+class StorageSettings(Record):
     """Where journals and PGN files go."""
 
     directory: str = ""
@@ -111,8 +113,8 @@ class StorageSettings:
 _BOARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 
-@dataclass
-class BoardEntry:
+@dataclass(eq=False, repr=False)
+class BoardEntry(Record):
     """One board of a daemon that reads several (the ``boards:`` list).
 
     A board is on a USB/serial port of its own (``port``) or on a chain of boards in
@@ -195,8 +197,8 @@ def _section_types() -> dict[str, Any]:
     }
 
 
-@dataclass
-class Settings:
+@dataclass(eq=False, repr=False)
+class Settings(Record):
     """Everything the daemon reads from its configuration file."""
 
     board: BoardSettings = field(default_factory=BoardSettings)

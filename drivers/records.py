@@ -1,14 +1,16 @@
-"""Value semantics for the frozen event dataclasses, written once instead of per class.
+"""Value semantics for dataclasses, written once instead of generated per class.
 
-The sensor events (``drivers.sensors``) and the domain events (``daemon.events``) are
-frozen dataclasses, 25 classes that every command builds at its start. CPython 3.11's
-``dataclass`` compiles each method it generates separately, six for a frozen class
-with ``eq`` and ``repr``; ``__eq__``, ``__hash__`` and ``__repr__`` were half of that,
-about 10 ms of ``replay``'s start (benchmarks/cli_startup.py). So those classes are
-declared ``@dataclass(frozen=True, eq=False, repr=False)`` on top of ``Record``, which
-compares, hashes and shows them exactly as the generated methods would: by class and
-by the fields in declaration order. They stay dataclasses (``fields``, ``replace``,
-``asdict`` work as before).
+The sensor events (``drivers.sensors``), the domain events (``daemon.events``), the
+settings and the rules core's records are dataclasses, some 50 classes that every
+command builds at its start. CPython 3.11's ``dataclass`` compiles each method it
+generates separately (three for a plain class, six for a frozen one), and compiling
+them was a sixth of ``replay``'s start (benchmarks/cli_startup.py). So those classes
+are declared ``@dataclass(eq=False, repr=False)`` (frozen or not) on top of
+``Record``, which compares, hashes and shows them exactly as the generated methods
+would: by class, and by the fields in declaration order (those with
+``compare=False`` or ``repr=False`` left out as there). They stay dataclasses
+(``fields``, ``replace``, ``asdict`` work as before). A frozen record hashes by its
+values, as a frozen dataclass does; a mutable one is hashable only if its class says so.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from dataclasses import fields
 from typing import Any
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_COMPARED: dict[type, tuple[str, ...]] = {}
+_SHOWN: dict[type, tuple[str, ...]] = {}
 
 
 def field_names(cls: type) -> tuple[str, ...]:
@@ -27,13 +31,27 @@ def field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
+def _compared(cls: type) -> tuple[str, ...]:
+    names = _COMPARED.get(cls)
+    if names is None:
+        names = _COMPARED[cls] = tuple(f.name for f in fields(cls) if f.compare)
+    return names
+
+
+def _shown(cls: type) -> tuple[str, ...]:
+    names = _SHOWN.get(cls)
+    if names is None:
+        names = _SHOWN[cls] = tuple(f.name for f in fields(cls) if f.repr)
+    return names
+
+
 class Record:
-    """``==``, ``hash`` and ``repr`` of a frozen dataclass, for its subclasses."""
+    """``==``, ``hash`` and ``repr`` of a dataclass, for its subclasses."""
 
     __slots__ = ()
 
     def _values(self) -> tuple[Any, ...]:
-        return tuple([getattr(self, name) for name in field_names(type(self))])
+        return tuple([getattr(self, name) for name in _compared(type(self))])
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__ or not isinstance(other, Record):
@@ -41,8 +59,11 @@ class Record:
         return self._values() == other._values()
 
     def __hash__(self) -> int:
+        params = getattr(type(self), "__dataclass_params__", None)
+        if params is not None and not params.frozen:  # as a mutable dataclass: unhashable
+            raise TypeError(f"unhashable type: {type(self).__name__!r}")
         return hash(self._values())
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in field_names(type(self)))
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _shown(type(self)))
         return f"{type(self).__qualname__}({shown})"

@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from drivers.records import Record
+
 Colour = Literal["white", "black"]
 
 #: Extra time the arbiter gives the opponent for an illegal move (7.4b).
@@ -40,8 +42,8 @@ class TimeControlError(ValueError):
     """A time-control string or value that cannot be what the user meant."""
 
 
-@dataclass(frozen=True, slots=True)
-class Period:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class Period(Record):
     """One period of a time control (6.2).
 
     ``moves`` is how many moves the player must make in it; ``None`` means
@@ -68,8 +70,8 @@ class Period:
             raise TimeControlError("a period without any time would lose on the first move")
 
 
-@dataclass(frozen=True, slots=True)
-class TimeControl:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class TimeControl(Record):
     """A whole time control: the periods in the order they are played."""
 
     periods: tuple[Period, ...]

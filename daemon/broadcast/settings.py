@@ -12,11 +12,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from drivers.records import Record
+
 Orientation = Literal["white", "black"]
 
 
-@dataclass(slots=True)
-class BoardSettings:
+@dataclass(eq=False, repr=False, slots=True)
+class BoardSettings(Record):
     """One board of the hall, as the displays name and draw it."""
 
     id: str = "1"
@@ -34,8 +36,8 @@ class BoardSettings:
     """Which side the page draws at the bottom; None: the broadcast's default."""
 
 
-@dataclass(slots=True)
-class MqttSettings:
+@dataclass(eq=False, repr=False, slots=True)
+class MqttSettings(Record):
     """Publishing the feed to an MQTT broker for a hall of many boards."""
 
     enabled: bool = False
@@ -69,8 +71,8 @@ class MqttSettings:
     the oldest beyond this are lost (and counted)."""
 
 
-@dataclass(slots=True)
-class LichessSettings:
+@dataclass(eq=False, repr=False, slots=True)
+class LichessSettings(Record):
     """Pushing the live PGN to a lichess broadcast round (off by default)."""
 
     enabled: bool = False
@@ -101,8 +103,8 @@ class LichessSettings:
         return None
 
 
-@dataclass(slots=True)
-class BroadcastSettings:
+@dataclass(eq=False, repr=False, slots=True)
+class BroadcastSettings(Record):
     """The daemon's own web server and the MQTT publisher."""
 
     enabled: bool = True

@@ -13,12 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from drivers.records import Record
+
 Edition = Literal["2009", "current"]
 EDITIONS: tuple[Edition, ...] = ("2009", "current")
 
 
-@dataclass(frozen=True, slots=True)
-class Laws:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class Laws(Record):
     """The article numbers and penalties of one edition."""
 
     edition: Edition

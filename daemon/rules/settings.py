@@ -8,13 +8,14 @@ from typing import Literal
 
 import chess
 
+from drivers.records import Record
 from drivers.timecontrol import TimeControl
 
 DEFAULT_BUTTON_ACTIONS = {"back": "last", "plus": "clock", "minus": "move_number", "ok": "board"}
 
 
-@dataclass(slots=True)
-class RulesSettings:
+@dataclass(eq=False, repr=False, slots=True)
+class RulesSettings(Record):
     """How the core decides.
 
     ``settle_time``: how long a placement must stand unchanged before the core

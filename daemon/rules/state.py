@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from drivers.records import Record
+
 
 class Phase(Enum):
     """Where the game stands. Only PLAYING, PRESSED and IRREGULAR take moves."""
@@ -82,8 +84,8 @@ class StateError(RuntimeError):
     """A trigger the table does not allow: a bug in the rules core, never the user's."""
 
 
-@dataclass(slots=True)
-class GameState:
+@dataclass(eq=False, repr=False, slots=True)
+class GameState(Record):
     """The phase, and what only has a meaning while an alarm is open.
 
     ``reported``: the placement the last alarm was about; the same placement is

@@ -13,14 +13,15 @@ from dataclasses import dataclass, field
 import chess
 
 from daemon.rules.placement import child_key, differing_squares, key_from_board, placement_from_key
+from drivers.records import Record
 
 _WHITE = frozenset(b"PNBRQK")
 _BLACK = frozenset(b"pnbrqk")
 _KING_OR_ROOK = frozenset(b"KkRr")
 
 
-@dataclass(frozen=True, slots=True)
-class Lift:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class Lift(Record):
     """A piece lifted from a square (4.3: lifted = touched, Appendix E.2.2)."""
 
     t: float

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from drivers.records import Record
+
 #: Event types the announcer can speak (the ``type`` of event-feed dicts).
 SPEAKABLE_EVENTS = (
     "move",
@@ -27,8 +29,8 @@ SPEAKABLE_EVENTS = (
 ENGINES = ("auto", "pyttsx3", "espeak-ng", "text")
 
 
-@dataclass(frozen=True)
-class OutputSettings:
+@dataclass(frozen=True, eq=False, repr=False)
+class OutputSettings(Record):
     """One player's earphone: where his announcements go and which ones he hears.
 
     player: "white" or "black", whose earphone this is; his questions (clock
@@ -54,8 +56,8 @@ class OutputSettings:
             )
 
 
-@dataclass(frozen=True)
-class SpeechSettings:
+@dataclass(frozen=True, eq=False, repr=False)
+class SpeechSettings(Record):
     """How and what the announcer speaks.
 
     engine: "pyttsx3" (espeak-ng through pyttsx3, run in a child process),

@@ -14,6 +14,8 @@ from typing import Literal
 
 import chess
 
+from drivers.records import Record
+
 TokenKind = Literal[
     "piece",  # value: FEN letter, upper case ("N", "P")
     "from_file",  # value: "g" (SAN disambiguation by file; a pawn capture's file)
@@ -30,8 +32,8 @@ TokenKind = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class Token(Record):
     kind: TokenKind
     value: str = ""
 

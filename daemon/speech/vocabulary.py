@@ -23,6 +23,7 @@ from typing import Any
 
 from daemon import yamlcache
 from daemon.resources import vocabularies_dir
+from drivers.records import Record
 
 #: The vocabulary used when the configuration names none: FIDE Appendix E.
 DEFAULT_VOCABULARY = "appendix-e"
@@ -172,8 +173,8 @@ class VocabularyError(ValueError):
     """A vocabulary file is missing, unreadable or lacks a key; names both."""
 
 
-@dataclass(frozen=True)
-class Vocabulary:
+@dataclass(frozen=True, eq=False, repr=False)
+class Vocabulary(Record):
     """The words of one language. Build with ``load_vocabulary``; see the shipped files."""
 
     name: str

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from drivers.records import Record
 from drivers.sensors import CLOCK_BUTTONS
 from drivers.timecontrol import TimeControl, TimeControlError, parse_time_control
 
@@ -39,8 +40,8 @@ class ClockSettingsError(ValueError):
     """A clock setting that cannot work; the message names the key."""
 
 
-@dataclass(frozen=True, slots=True)
-class BitField:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class BitField(Record):
     """One bit (or group of bits) in a USB report: set when ``byte & mask``."""
 
     offset: int  # byte offset in the report
@@ -50,8 +51,8 @@ class BitField:
         return bool(report[self.offset] & self.mask)
 
 
-@dataclass(frozen=True, slots=True)
-class UsbReportLayout:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class UsbReportLayout(Record):
     """Where a HID-style USB clock puts things in its input report.
 
     The two times are read at ``left_offset`` and ``right_offset`` in
@@ -108,8 +109,8 @@ TIME_WIDTHS: Mapping[str, int] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class UsbClockSettings:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class UsbClockSettings(Record):
     """A HID-style USB clock read with pyusb (``clock.device: usb``)."""
 
     vendor_id: int = 0
@@ -120,8 +121,8 @@ class UsbClockSettings:
     layout: UsbReportLayout = field(default_factory=UsbReportLayout)
 
 
-@dataclass(frozen=True, slots=True)
-class ClockSettings:
+@dataclass(frozen=True, eq=False, repr=False, slots=True)
+class ClockSettings(Record):
     """Everything about the clock.
 
     - ``device``: ``dgt`` (a DGT XL / 3000 plugged into the board; times come
