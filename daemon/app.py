@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -41,6 +40,7 @@ from daemon.config import Settings
 from daemon.events import DomainEvent
 from daemon.formatting import describe_event
 from daemon.journal import Journal, ResumePoint, find_unfinished
+from daemon.lifecycle import Lifecycle, quietly
 from daemon.notify import Notifier
 from daemon.pipeline import (
     BoardPipeline,
@@ -66,7 +66,7 @@ __all__ = [
 log = logging.getLogger("dgt-bridge")
 
 
-class Daemon:
+class Daemon(Lifecycle):
     """One board's daemon. ``await run()`` until ``stop()`` (or a signal).
 
     ``port`` overrides ``settings.board.port``; ``events_out`` receives the event feed
@@ -108,11 +108,9 @@ class Daemon:
         # Game time and the core's timers: the loop's clock (``time_scale`` faster for
         # the demo), or a test's simulated time.
         self.scheduler: Any = scheduler or LoopScheduler(time_scale)
-        self._stopped = asyncio.Event()
-        self._tasks: list[asyncio.Task[Any]] = []
+        super().__init__()  # a task that fails stops the daemon (Lifecycle)
         self._link_task: asyncio.Task[Any] | None = None
         self._speech_running = False  # the announcer's engines have started
-        self.exit_code = 0
 
         self.headers = compose.build_headers(settings)
         self.journal = Journal(self.storage_dir, headers=self.headers, fsync=settings.storage.fsync)
@@ -152,7 +150,6 @@ class Daemon:
 
     async def start(self) -> None:
         """Start every output, resume an unfinished game, then the board link."""
-        loop = asyncio.get_running_loop()
         if self.resume_enabled:
             self._resume(find_unfinished(self.storage_dir))
         if self.speech_enabled:
@@ -183,9 +180,7 @@ class Daemon:
             self._spawn(self.clock_display.run(), "clock display")
         self._spawn(self.notifier.watchdog(), "watchdog")
         self._spawn(self.status.report_battery(), "battery")
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, self.stop)
+        self._handle_signals()
         port = compose.board_port(self.settings, self.port)
         where = f"board {port or 'auto-detect'}"
         if self.http_url:
@@ -238,21 +233,6 @@ class Daemon:
         if self.on_event is not None:  # an embedding caller gets the feed's dicts
             self.on_event(event.to_dict())
 
-    async def run(self) -> int:
-        await self.start()
-        try:
-            await self.wait_stopped()
-        finally:
-            await self.close()
-        return self.exit_code
-
-    def stop(self) -> None:
-        self._stopped.set()
-
-    async def wait_stopped(self) -> None:
-        """Until ``stop()`` (a signal, a failed task, the caller)."""
-        await self._stopped.wait()
-
     async def close(self, drain_speech: bool = True) -> None:
         """Stop the board first, say what is still queued (unless ``drain_speech`` is
         False: a user's Ctrl-C means now), then close every output."""
@@ -266,36 +246,15 @@ class Daemon:
             with contextlib.suppress(Exception):  # let the link end its own way
                 await asyncio.wait_for(asyncio.shield(self._link_task), 5)
         if self.announcer is not None and self._speech_running and drain_speech:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.announcer.drain(), 30)
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await quietly(self.announcer, "drain", 30)
+        await self._end_tasks()
         if self.announcer is not None:
-            with contextlib.suppress(Exception):
-                await self.announcer.close()
+            await quietly(self.announcer, "close")
         if self.hub is not None:
-            with contextlib.suppress(Exception):
-                await self.hub.stop()
+            await quietly(self.hub, "stop")
+        self._release_signals()
         self.journal.close()
         self.notifier.close()
-
-    def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro, name=name)
-        task.add_done_callback(self._task_done)
-        self._tasks.append(task)
-        return task
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        if task.cancelled():
-            return
-        error = task.exception()
-        if error is not None:
-            log.error("%s stopped: %r", task.get_name(), error, exc_info=error)
-            self.exit_code = 1
-            self.stop()  # systemd restarts us (Restart=on-failure); the journal resumes
 
     # -- resume -----------------------------------------------------------------------------
 

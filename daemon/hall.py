@@ -26,10 +26,8 @@ the boards disagree.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -42,6 +40,7 @@ from daemon.config import BoardEntry, BoardSettings, Settings
 from daemon.events import BoardsAgree, Colour, DomainEvent, Irregularity
 from daemon.formatting import describe
 from daemon.journal import Journal, find_unfinished
+from daemon.lifecycle import Lifecycle, quietly
 from daemon.notify import Notifier
 from daemon.pipeline import BoardPipeline, Cancellable, LoopScheduler, Output
 from daemon.twoboards import TwoBoardGame
@@ -105,11 +104,14 @@ class BoardUnit:
     bus_address: int | None = None
 
 
-class HallDaemon:
+class HallDaemon(Lifecycle):
     """The daemon for ``boards:``. ``await run()`` until ``stop()`` (or a signal).
 
     ``on_event(board_id, event)`` hears every feed event of every board (tests, the
     benchmark); ``events_out`` gets them as JSON lines with a ``board`` field."""
+
+    #: A failed part must not stop the other boards: a link starts again instead.
+    stop_on_failure = False
 
     def __init__(
         self,
@@ -143,10 +145,8 @@ class HallDaemon:
         self.buses: dict[str, Any] = {}  # port -> BusLink
         self.hub: Any = None
         self.http_url: str | None = None
-        self._tasks: list[asyncio.Task[Any]] = []
-        self._stopped = asyncio.Event()
+        super().__init__()
         self._pair_timers: dict[str, Cancellable] = {}
-        self.exit_code = 0
         for entry in settings.boards:
             self._make_unit(entry)
         for entry in settings.boards:
@@ -265,7 +265,6 @@ class HallDaemon:
     # -- life cycle ---------------------------------------------------------------------------
 
     async def start(self) -> None:
-        loop = asyncio.get_running_loop()
         if self.resume_enabled:
             for unit in self.units.values():
                 self._resume(unit)
@@ -290,9 +289,7 @@ class HallDaemon:
                 bus.run, f"bus {port}", [u for u in self.units.values() if u.entry.bus_port == port]
             )
         self._spawn(self.notifier.watchdog(), "watchdog")
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, self.stop)
+        self._handle_signals()
         where = f"{len(self.units)} boards"
         if self.http_url:
             where += f", live page {self.http_url}"
@@ -504,44 +501,17 @@ class HallDaemon:
 
     # -- tasks ---------------------------------------------------------------------------------
 
-    def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro, name=name)
-        self._tasks.append(task)
-        return task
-
     def _spawn_guarded(
         self, run: Callable[[], Any], name: str, units: list[BoardUnit]
     ) -> asyncio.Task[Any]:
         """A link's task, started again after a failure: a bug in one board's part
         shows on that board's card and never stops the others."""
 
-        async def guarded() -> None:
-            while not self._stopped.is_set():
-                try:
-                    await run()
-                    return
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
-                    log.exception("%s failed; starting it again in %.0f s", name, RESTART_AFTER)
-                    for unit in units:
-                        self._connection(
-                            unit, ConnectionChange(0.0, "lost", f"{name} failed: {exc!r}")
-                        )
-                    await asyncio.sleep(RESTART_AFTER)
+        def lost(exc: Exception) -> None:
+            for unit in units:
+                self._connection(unit, ConnectionChange(0.0, "lost", f"{name} failed: {exc!r}"))
 
-        return self._spawn(guarded(), name)
-
-    async def run(self) -> int:
-        await self.start()
-        try:
-            await self._stopped.wait()
-        finally:
-            await self.close()
-        return self.exit_code
-
-    def stop(self) -> None:
-        self._stopped.set()
+        return self._spawn_restarting(run, name, lost, RESTART_AFTER)
 
     async def close(self) -> None:
         self.notifier.stopping()
@@ -557,28 +527,19 @@ class HallDaemon:
         for bus in self.buses.values():
             bus.close()
         await asyncio.sleep(0)
+        # Every wait bounded: a stuck board must not hang the exit of the others.
         for unit in self.units.values():
             if unit.announcer is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(unit.announcer.drain(), 10)
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:  # every wait bounded: a stuck part must not hang the exit
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(task, 5)
+                await quietly(unit.announcer, "drain", 10)
+        await self._end_tasks(bound=5)
         for unit in self.units.values():
             if unit.announcer is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(unit.announcer.close(), 5)
+                await quietly(unit.announcer, "close", 5)
             if unit.pipeline is not None and unit.pipeline.journal is not None:
                 unit.pipeline.journal.close()
         if self.hub is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.hub.stop(), 10)
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.remove_signal_handler(sig)
+            await quietly(self.hub, "stop", 10)
+        self._release_signals()
         self.notifier.close()
 
 
