@@ -37,7 +37,12 @@ def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"dgt-bridge {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in command_names():
+    names = command_names()
+    if chosen in names:
+        # A known command is parsed by its own parser: the others' would only be
+        # built for nothing (``dgt-bridge --help`` and a misspelt command list them all).
+        names = [chosen]
+    for name in names:
         help_text = commands.COMMANDS.get(name)
         if chosen is not None and name != chosen and help_text is not None:
             subparsers.add_parser(name, help=help_text, add_help=False)
