@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
-from drivers.records import Record, field_names
+from drivers.records import FrozenRecord, field_names
 
 Colour = Literal["white", "black"]
 
@@ -30,9 +30,9 @@ EVENT_TYPES: dict[str, type[DomainEvent]] = {}
 # these eighteen are built at every command's start (about 9 ms of ``replay``'s start
 # on this machine, benchmarks/cli_startup.py); a game's events are few enough that
 # their instance dicts cost nothing worth that. ``==``, hash and repr come from
-# ``Record`` (drivers/records.py says why).
-@dataclass(frozen=True, eq=False, repr=False)
-class DomainEvent(Record):
+# ``FrozenRecord``, and so does their immutability (drivers/records.py says why).
+@dataclass(eq=False, repr=False)
+class DomainEvent(FrozenRecord):
     t: float
     type: ClassVar[str] = "event"
 
@@ -80,7 +80,7 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return field_names(cls)[1:]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class GameStart(DomainEvent):
     """A new game: the board shows a start position (either way round, 7.1)."""
 
@@ -90,7 +90,7 @@ class GameStart(DomainEvent):
     type: ClassVar[str] = "game_start"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Move(DomainEvent):
     """A completed move (4.6, 6.7). A later Move with the same ply replaces it."""
 
@@ -105,7 +105,7 @@ class Move(DomainEvent):
     type: ClassVar[str] = "move"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Irregularity(DomainEvent):
     """Something Article 4 or 7 calls irregular, with how to put it right."""
 
@@ -123,13 +123,13 @@ class Irregularity(DomainEvent):
     type: ClassVar[str] = "irregularity"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class PositionRestored(DomainEvent):
     fen: str
     type: ClassVar[str] = "position_restored"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Takeback(DomainEvent):
     """The move with this ply was taken back (explicit request or casual mode)."""
 
@@ -138,7 +138,7 @@ class Takeback(DomainEvent):
     type: ClassVar[str] = "takeback"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class GameEnd(DomainEvent):
     result: str  # "1-0", "0-1", "1/2-1/2"
     reason: str  # checkmate, stalemate, insufficient_material, flag, flag_draw, both_flags,
@@ -146,7 +146,7 @@ class GameEnd(DomainEvent):
     type: ClassVar[str] = "game_end"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class DrawClaimable(DomainEvent):
     """Threefold repetition (9.2) or fifty moves (9.3): the player on move may claim."""
 
@@ -155,7 +155,7 @@ class DrawClaimable(DomainEvent):
     type: ClassVar[str] = "draw_claimable"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class ClockUpdate(DomainEvent):
     white: float
     black: float
@@ -163,7 +163,7 @@ class ClockUpdate(DomainEvent):
     type: ClassVar[str] = "clock"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class FlagFall(DomainEvent):
     """A flag fell (6.1); ``side`` None with ``both`` when the order is unknown (6.11)."""
 
@@ -176,7 +176,7 @@ class FlagFall(DomainEvent):
     type: ClassVar[str] = "flag"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Penalty(DomainEvent):
     """Time the arbiter gave (7.4b: two minutes; 9.5b: three), recorded on the clock."""
 
@@ -187,7 +187,7 @@ class Penalty(DomainEvent):
     type: ClassVar[str] = "penalty"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Players(DomainEvent):
     """The arbiter named the players or the round (the console's "players"): it goes
     through the feed, not around it, so the journal's PGN on disk, a replay and every
@@ -199,7 +199,7 @@ class Players(DomainEvent):
     type: ClassVar[str] = "players"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class InfoRequest(DomainEvent):
     """A player asked for information (Appendix E.2.9d): last, clock, move_number,
     board, square, piece."""
@@ -210,7 +210,7 @@ class InfoRequest(DomainEvent):
     type: ClassVar[str] = "info_request"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Connection(DomainEvent):
     state: Literal["connected", "lost"]
     detail: str = ""
@@ -218,7 +218,7 @@ class Connection(DomainEvent):
     type: ClassVar[str] = "connection"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class GameResumed(DomainEvent):
     """The daemon restarted and the board agrees with the journal."""
 
@@ -227,7 +227,7 @@ class GameResumed(DomainEvent):
     type: ClassVar[str] = "game_resumed"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Notice(DomainEvent):
     """Something worth telling that is no chess event: a magic piece, a storage error."""
 
@@ -236,7 +236,7 @@ class Notice(DomainEvent):
     type: ClassVar[str] = "notice"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class ClockSides(DomainEvent):
     """Which clock side is White's, as the daemon learnt it (``clock.sides: auto``).
 
@@ -249,7 +249,7 @@ class ClockSides(DomainEvent):
     type: ClassVar[str] = "clock_sides"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class BoardsAgree(DomainEvent):
     """Both boards of a two-board game (Appendix E.1) show the game's position again
     after a ``boards_diverged`` irregularity (E.2.7)."""
@@ -258,7 +258,7 @@ class BoardsAgree(DomainEvent):
     type: ClassVar[str] = "boards_agree"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class MovesRecovered(DomainEvent):
     """Moves made while the board was out of reach (a link outage, a restart), found
     again: each is also a ``move`` event, just before this one.

@@ -11,14 +11,21 @@ would: by class, and by the fields in declaration order (those with
 ``compare=False`` or ``repr=False`` left out as there). They stay dataclasses
 (``fields``, ``replace``, ``asdict`` work as before). A frozen record hashes by its
 values, as a frozen dataclass does; a mutable one is hashable only if its class says so.
+
+Immutable ones go further: ``frozen=True`` generates ``__setattr__`` and
+``__delattr__`` for each class (a third of what was still compiled), so they are
+plain ``@dataclass(eq=False, repr=False)`` on top of ``FrozenRecord``, whose own
+``__setattr__`` lets each field be set once, by ``__init__``, and never again, and
+whose ``__delattr__`` refuses: the same ``FrozenInstanceError`` as a frozen dataclass.
 """
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import FrozenInstanceError, fields
 from typing import Any
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_FIELD_SETS: dict[type, frozenset[str]] = {}
 _COMPARED: dict[type, tuple[str, ...]] = {}
 _SHOWN: dict[type, tuple[str, ...]] = {}
 
@@ -67,3 +74,30 @@ class Record:
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _shown(type(self)))
         return f"{type(self).__qualname__}({shown})"
+
+
+def _field_set(cls: type) -> frozenset[str]:
+    names = _FIELD_SETS.get(cls)
+    if names is None:
+        names = _FIELD_SETS[cls] = frozenset(field_names(cls))
+    return names
+
+
+class FrozenRecord(Record):
+    """A record whose fields cannot change once ``__init__`` has set them."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        cls = type(self)
+        # In the instance dict once set; slotted, an unset slot has no value.
+        already = name in self.__dict__ if cls.__dictoffset__ else hasattr(self, name)
+        if already or name not in _field_set(cls):
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __hash__(self) -> int:
+        return hash(self._values())

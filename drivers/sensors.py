@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from drivers.records import Record
+from drivers.records import FrozenRecord
 
 Colour = Literal["white", "black"]
 
@@ -26,8 +26,8 @@ PIECE_LETTERS = frozenset("PNBRQKpnbrqk")
 CLOCK_BUTTONS = ("back", "minus", "run", "plus", "ok")
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class BoardDump(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class BoardDump(FrozenRecord):
     """A full picture of the 64 squares: the ground truth after a reconnect."""
 
     t: float
@@ -37,8 +37,8 @@ class BoardDump(Record):
     history: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class SquareChange(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class SquareChange(FrozenRecord):
     """One square changed: a piece lifted (``piece is None``) or set down."""
 
     t: float
@@ -46,8 +46,8 @@ class SquareChange(Record):
     piece: str | None  # FEN letter, or None for empty
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class ClockReport(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class ClockReport(FrozenRecord):
     """Both clock times, already mapped from the clock's left/right to colours."""
 
     t: float
@@ -57,16 +57,16 @@ class ClockReport(Record):
     flags: tuple[Colour, ...] = ()  # sides whose flag the clock shows as fallen
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class ButtonPress(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class ButtonPress(FrozenRecord):
     """A clock button was pressed (the blind player's way to ask, Appendix E.2.9d)."""
 
     t: float
     button: str  # one of CLOCK_BUTTONS
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class Request(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class Request(FrozenRecord):
     """An explicit request from the arbiter's controls or the command line.
 
     ``action`` names it (``new_game``, ``takeback``, ``set_position``,
@@ -79,8 +79,8 @@ class Request(Record):
     args: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class MagicPiece(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class MagicPiece(FrozenRecord):
     """One of DGT's three "magic pieces" (codes 0x0d-0x0f) stands on a square.
 
     They are not chess pieces; the board uses them to signal a result. They are
@@ -92,8 +92,8 @@ class MagicPiece(Record):
     meaning: Literal["draw", "white_wins", "black_wins"]
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class ConnectionChange(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class ConnectionChange(FrozenRecord):
     """The board link went down or came back; the rules core keeps its state."""
 
     t: float
@@ -102,8 +102,8 @@ class ConnectionChange(Record):
     found: bool = True  # False: no board was ever reached on this port; still looking
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class BoardHeard(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class BoardHeard(FrozenRecord):
     """The board answered the link's liveness probe: it was within reach at ``t``.
 
     A board that goes silent is known lost only after the link's liveness time-out

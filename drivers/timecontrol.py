@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from drivers.records import Record
+from drivers.records import FrozenRecord
 
 Colour = Literal["white", "black"]
 
@@ -42,8 +42,8 @@ class TimeControlError(ValueError):
     """A time-control string or value that cannot be what the user meant."""
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class Period(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class Period(FrozenRecord):
     """One period of a time control (6.2).
 
     ``moves`` is how many moves the player must make in it; ``None`` means
@@ -70,8 +70,8 @@ class Period(Record):
             raise TimeControlError("a period without any time would lose on the first move")
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class TimeControl(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class TimeControl(FrozenRecord):
     """A whole time control: the periods in the order they are played."""
 
     periods: tuple[Period, ...]

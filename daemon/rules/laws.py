@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from drivers.records import Record
+from drivers.records import FrozenRecord
 
 Edition = Literal["2009", "current"]
 EDITIONS: tuple[Edition, ...] = ("2009", "current")
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class Laws(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class Laws(FrozenRecord):
     """The article numbers and penalties of one edition."""
 
     edition: Edition

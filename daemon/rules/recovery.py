@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import chess
 
-from drivers.records import Record
+from drivers.records import FrozenRecord
 
 #: How far the search looks: two moves each, what a short outage allows (beyond,
 #: lines that transpose are the rule, and only the board's own log can tell).
@@ -40,8 +40,8 @@ MAX_CANDIDATES = 4
 MAX_HISTORY_PLIES = 200
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Recovery(Record):
+@dataclass(eq=False, repr=False)
+class Recovery(FrozenRecord):
     """What was found between the last known position and the board's.
 
     ``moves`` is the line recovered (empty when none or several were found);

@@ -28,13 +28,13 @@ import chess
 from daemon.rules.placement import castling_squares
 from daemon.rules.shapes import captured_square
 from daemon.rules.tree import Lift
-from drivers.records import Record
+from drivers.records import FrozenRecord
 
 _NAMES = {"p": "pawn", "n": "knight", "b": "bishop", "r": "rook", "q": "queen", "k": "king"}
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class TouchRuling(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class TouchRuling(FrozenRecord):
     """A broken touch rule: the kind, the squares (touched, then moved), what went wrong."""
 
     kind: str  # touch_move or castling_rook_first

@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 import chess
 
 from daemon.rules.placement import child_key, differing_squares, key_from_board, placement_from_key
-from drivers.records import Record
+from drivers.records import FrozenRecord
 
 _WHITE = frozenset(b"PNBRQK")
 _BLACK = frozenset(b"pnbrqk")
 _KING_OR_ROOK = frozenset(b"KkRr")
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class Lift(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class Lift(FrozenRecord):
     """A piece lifted from a square (4.3: lifted = touched, Appendix E.2.2)."""
 
     t: float

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from drivers.records import Record
+from drivers.records import FrozenRecord
 
 #: Event types the announcer can speak (the ``type`` of event-feed dicts).
 SPEAKABLE_EVENTS = (
@@ -29,8 +29,8 @@ SPEAKABLE_EVENTS = (
 ENGINES = ("auto", "pyttsx3", "espeak-ng", "text")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class OutputSettings(Record):
+@dataclass(eq=False, repr=False)
+class OutputSettings(FrozenRecord):
     """One player's earphone: where his announcements go and which ones he hears.
 
     player: "white" or "black", whose earphone this is; his questions (clock
@@ -56,8 +56,8 @@ class OutputSettings(Record):
             )
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class SpeechSettings(Record):
+@dataclass(eq=False, repr=False)
+class SpeechSettings(FrozenRecord):
     """How and what the announcer speaks.
 
     engine: "pyttsx3" (espeak-ng through pyttsx3, run in a child process),

@@ -14,7 +14,7 @@ from typing import Literal
 
 import chess
 
-from drivers.records import Record
+from drivers.records import FrozenRecord
 
 TokenKind = Literal[
     "piece",  # value: FEN letter, upper case ("N", "P")
@@ -32,8 +32,8 @@ TokenKind = Literal[
 ]
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class Token(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class Token(FrozenRecord):
     kind: TokenKind
     value: str = ""
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from daemon import yamlcache
 from daemon.resources import vocabularies_dir
-from drivers.records import Record
+from drivers.records import FrozenRecord
 
 #: The vocabulary used when the configuration names none: FIDE Appendix E.
 DEFAULT_VOCABULARY = "appendix-e"
@@ -173,8 +173,8 @@ class VocabularyError(ValueError):
     """A vocabulary file is missing, unreadable or lacks a key; names both."""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Vocabulary(Record):
+@dataclass(eq=False, repr=False)
+class Vocabulary(FrozenRecord):
     """The words of one language. Build with ``load_vocabulary``; see the shipped files."""
 
     name: str

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from drivers.records import Record
+from drivers.records import FrozenRecord
 from drivers.sensors import CLOCK_BUTTONS
 from drivers.timecontrol import TimeControl, TimeControlError, parse_time_control
 
@@ -40,8 +40,8 @@ class ClockSettingsError(ValueError):
     """A clock setting that cannot work; the message names the key."""
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class BitField(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class BitField(FrozenRecord):
     """One bit (or group of bits) in a USB report: set when ``byte & mask``."""
 
     offset: int  # byte offset in the report
@@ -51,8 +51,8 @@ class BitField(Record):
         return bool(report[self.offset] & self.mask)
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class UsbReportLayout(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class UsbReportLayout(FrozenRecord):
     """Where a HID-style USB clock puts things in its input report.
 
     The two times are read at ``left_offset`` and ``right_offset`` in
@@ -109,8 +109,8 @@ TIME_WIDTHS: Mapping[str, int] = {
 }
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class UsbClockSettings(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class UsbClockSettings(FrozenRecord):
     """A HID-style USB clock read with pyusb (``clock.device: usb``)."""
 
     vendor_id: int = 0
@@ -121,8 +121,8 @@ class UsbClockSettings(Record):
     layout: UsbReportLayout = field(default_factory=UsbReportLayout)
 
 
-@dataclass(frozen=True, eq=False, repr=False, slots=True)
-class ClockSettings(Record):
+@dataclass(eq=False, repr=False, slots=True)
+class ClockSettings(FrozenRecord):
     """Everything about the clock.
 
     - ``device``: ``dgt`` (a DGT XL / 3000 plugged into the board; times come
