@@ -12,13 +12,25 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from daemon.events import DomainEvent, GameStart
+from daemon.events import DomainEvent, GameStart, Move
 
 if TYPE_CHECKING:
     from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
     from drivers.dgt.link import BoardLink
 
 log = logging.getLogger("dgt-bridge")
+
+
+def schedule_for(writer: ClockWriter, event: DomainEvent) -> list[tuple[float, bytes]]:
+    """What an event puts on the clock, with when (seconds from now): a move's text
+    (then the times again), the start's times; nothing for any other event."""
+    match event:
+        case GameStart():
+            return writer.start_schedule()
+        case Move(san=san, uci=uci, ply=ply):
+            return writer.move_schedule(san, uci, ply)
+        case _:
+            return []
 
 
 class ClockDisplay:
@@ -37,14 +49,13 @@ class ClockDisplay:
         self._pending_end: asyncio.TimerHandle | None = None
 
     def __call__(self, event: DomainEvent) -> None:
-        match event:
-            case GameStart() if self.interpreter is not None:
-                with contextlib.suppress(Exception):
-                    self.interpreter.new_game()  # it learns the clock's sides again
+        if isinstance(event, GameStart) and self.interpreter is not None:
+            with contextlib.suppress(Exception):
+                self.interpreter.new_game()  # it learns the clock's sides again
         model = getattr(self.interpreter, "model", None)
         if model:
             self.writer.model = model
-        schedule = self.writer.schedule_for(event.to_dict())
+        schedule = schedule_for(self.writer, event)
         if not schedule:
             return
         if self._pending_end is not None:  # newer text: the old one's END is moot

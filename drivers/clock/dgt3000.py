@@ -262,11 +262,20 @@ def move_text_xl(uci: str) -> str:
 
 
 class ClockWriter:
-    """Domain events in, the clock command frames to send (in order) out.
+    """What a clock is to show, in; the clock command frames to send (in order), out.
 
-    ``model`` is ``dgt3000`` (8 ASCII characters) or ``xl`` (6 seven-segment
-    characters); the daemon sets it from the clock's version ack
-    (:attr:`DgtClockInterpreter.model`). Pure: nothing is sent here.
+    The daemon's clock display (``daemon.clockdisplay``) tells it the game started
+    or a move was made, from the domain events it dispatches on; this layer knows
+    no events (drivers import nothing of the daemon). ``model`` is ``dgt3000`` (8
+    ASCII characters) or ``xl`` (6 seven-segment characters); the daemon sets it
+    from the clock's version ack (:attr:`DgtClockInterpreter.model`). Pure: nothing
+    is sent here.
+
+    A schedule is a list of frames with when to send each (seconds from now). A DGT
+    clock keeps showing a text until told to go back to its times, so a move shown
+    is followed, ``hold_seconds`` later, by the END command (the players need their
+    times). A sender should drop a pending END when newer frames arrive before it
+    is due.
     """
 
     def __init__(
@@ -285,28 +294,17 @@ class ClockWriter:
         self.set_and_run_at_start = set_and_run_at_start
         self.white_side = white_side
 
-    def frames_for(self, event: Mapping[str, Any]) -> list[bytes]:
-        """The frames one event-feed dict asks for (often none)."""
-        kind = event.get("type")
-        if kind == "game_start":
-            return self._game_start()
-        if kind == "move" and self.show_moves:
-            return [self.move_frame(event["san"], event["uci"], event["ply"])]
-        return []
+    def move_schedule(self, san: str, uci: str, ply: int) -> list[tuple[float, bytes]]:
+        """A move made: its text at once, the times again ``hold_seconds`` later
+        (nothing when moves are not shown)."""
+        if not self.show_moves:
+            return []
+        return [(0.0, self.move_frame(san, uci, ply)), (self.hold_seconds, protocol.clock_end())]
 
-    def schedule_for(self, event: Mapping[str, Any]) -> list[tuple[float, bytes]]:
-        """Like :meth:`frames_for`, with when to send each frame (seconds from now).
-
-        A DGT clock keeps showing a text until told to go back to its times, so
-        a move shown is followed, ``hold_seconds`` later, by the END command
-        (the players need their times). A sender should drop a pending END when
-        newer frames arrive before it is due.
-        """
-        frames = self.frames_for(event)
-        schedule = [(0.0, frame) for frame in frames]
-        if event.get("type") == "move" and frames:
-            schedule.append((self.hold_seconds, protocol.clock_end()))
-        return schedule
+    def start_schedule(self) -> list[tuple[float, bytes]]:
+        """A new game: the time control's times set, White's running (when
+        ``set_and_run_at_start``; else nothing)."""
+        return [(0.0, frame) for frame in self._game_start()]
 
     def move_frame(self, san: str, uci: str, ply: int) -> bytes:
         if self.model == "xl":

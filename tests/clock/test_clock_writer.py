@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 
 import chess
@@ -60,7 +61,7 @@ def test_dgt_3000_shows_every_real_move_with_its_number(shared):
     checked = numbered = 0
     for game in real_games(shared, 60):
         for event in move_events(game):
-            [frame] = writer.frames_for(event)
+            [(_, frame), _end] = writer.move_schedule(event["san"], event["uci"], event["ply"])
             text = shown_on_3000(frame)
             assert len(text) == 8
             assert text.rstrip().endswith(event["san"]), (text, event)
@@ -94,7 +95,7 @@ def test_dgt_xl_shows_from_and_to_squares_in_segments(shared):
     writer = ClockWriter("xl")
     for game in itertools.islice(real_games(shared, 40), 40):
         for event in move_events(game):
-            [frame] = writer.frames_for(event)
+            [(_, frame), _end] = writer.move_schedule(event["san"], event["uci"], event["ply"])
             shown = shown_on_xl(frame)
             uci = event["uci"]
             assert shown.replace(" ", "")[:4] == uci[:4]
@@ -106,16 +107,13 @@ def test_xl_promotion_and_castling():
     board = chess.Board("4k3/1P6/8/8/8/8/8/R3K2R w KQ - 0 1")
     writer = ClockWriter("xl")
     san = board.san(chess.Move.from_uci("b7b8n"))
-    promotion = {"type": "move", "ply": 1, "uci": "b7b8n", "san": san}
-    assert shown_on_xl(writer.frames_for(promotion)[0]) == "b7b8n "
-    castle = {"type": "move", "ply": 1, "uci": "e1c1", "san": "O-O-O"}
-    assert shown_on_xl(writer.frames_for(castle)[0]) == "e1 c1 "
+    assert shown_on_xl(writer.move_frame(san, "b7b8n", 1)) == "b7b8n "
+    assert shown_on_xl(writer.move_frame("O-O-O", "e1c1", 1)) == "e1 c1 "
 
 
 def test_moves_are_not_shown_when_switched_off():
     writer = ClockWriter("dgt3000", show_moves=False)
-    assert writer.frames_for({"type": "move", "ply": 1, "uci": "e2e4", "san": "e4"}) == []
-    assert writer.frames_for({"type": "clock", "white": 1, "black": 2}) == []
+    assert writer.move_schedule("e4", "e2e4", 1) == []
 
 
 def hms(payload: bytes) -> tuple[int, int]:
@@ -134,7 +132,8 @@ def test_set_and_run_at_game_start(white_side, run_byte):
         set_and_run_at_start=True,
         white_side=white_side,
     )
-    [frame] = writer.frames_for({"type": "game_start", "fen": chess.STARTING_FEN})
+    [(delay, frame)] = writer.start_schedule()
+    assert delay == 0.0
     command = sent(frame)
     assert command.clock == Clock.SETNRUN
     assert hms(command.payload) == (303, 303)  # 5 minutes plus the first move's 3 s
@@ -143,7 +142,7 @@ def test_set_and_run_at_game_start(white_side, run_byte):
 
 def test_no_set_and_run_unless_configured():
     writer = ClockWriter("dgt3000", time_control=parse_time_control("5+3"))
-    assert writer.frames_for({"type": "game_start", "fen": chess.STARTING_FEN}) == []
+    assert writer.start_schedule() == []
 
 
 def test_penalty_times_go_onto_the_clock():
@@ -161,9 +160,34 @@ def test_unequal_times_need_to_know_the_sides():
 
 def test_the_clock_goes_back_to_the_times_after_showing_a_move():
     writer = ClockWriter("dgt3000", hold_seconds=2.5)
-    schedule = writer.schedule_for({"type": "move", "ply": 1, "uci": "e2e4", "san": "e4"})
+    schedule = writer.move_schedule("e4", "e2e4", 1)
     assert [(delay, sent(frame).clock) for delay, frame in schedule] == [
         (0.0, Clock.ASCII),
         (2.5, Clock.END),
     ]
-    assert writer.schedule_for({"type": "clock", "white": 1.0, "black": 2.0}) == []
+
+
+
+def test_the_clock_display_shows_moves_and_the_start_and_nothing_else():
+    """The daemon's display dispatches on the typed events: a move's text (then the
+    times again), the start's times; a clock update or a notice sends nothing."""
+    from daemon.clockdisplay import ClockDisplay
+    from daemon.events import ClockUpdate, GameStart, Move, Notice
+
+    async def shown() -> list[tuple[int, bytes]]:
+        writer = ClockWriter(
+            "dgt3000", time_control=parse_time_control("5+3"), set_and_run_at_start=True,
+            white_side="left", hold_seconds=0.01,
+        )  # fmt: skip
+        display = ClockDisplay(writer, None, lambda: None)
+        display(ClockUpdate(0.5, 300.0, 300.0, None))
+        display(Notice(0.6, "x", "y"))
+        display(GameStart(1.0, chess.STARTING_FEN))
+        display(Move(2.0, 1, "e2e4", "e4", "fen", "white", "Bauer e4"))
+        await asyncio.sleep(0.05)  # the END after hold_seconds
+        frames = []
+        while not display._frames.empty():
+            frames.append(sent(display._frames.get_nowait()).clock)
+        return frames
+
+    assert asyncio.run(shown()) == [Clock.SETNRUN, Clock.ASCII, Clock.END]
