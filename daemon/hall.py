@@ -427,7 +427,7 @@ class HallDaemon(Lifecycle):
         pair = self.pairs[game_id]
         if isinstance(event, BoardsAgree | Irregularity):
             return
-        fed = pair.game_event(event.to_dict())
+        fed = pair.game_event(event)
         pipeline = self.units[game_id].pipeline
         assert pipeline is not None
         loop = asyncio.get_running_loop()

@@ -26,7 +26,17 @@ from __future__ import annotations
 
 import chess
 
-from daemon.events import BoardsAgree, Colour, DomainEvent, Irregularity
+from daemon.events import (
+    BoardsAgree,
+    Colour,
+    DomainEvent,
+    GameResumed,
+    GameStart,
+    Irregularity,
+    Move,
+    PositionRestored,
+    Takeback,
+)
 from drivers.sensors import (
     BoardDump,
     BoardHeard,
@@ -84,17 +94,24 @@ class TwoBoardGame:
             return [event]
         return self._hand_over(event.t)
 
-    def game_event(self, event: dict) -> list[SensorEvent]:
-        """A decision of the game's core (a feed dict): the game's position moved on.
-        Returns a hand-over dump when the next mover's board already shows it."""
-        fen = event.get("fen")
-        if event.get("type") not in ("game_start", "move", "takeback", "position_restored",
-                                     "game_resumed") or not fen:  # fmt: skip
+    def game_event(self, event: DomainEvent) -> list[SensorEvent]:
+        """A decision of the game's core: the game's position moved on. Returns a
+        hand-over dump when the next mover's board already shows it."""
+        match event:
+            case GameStart(fen=fen, chess960=chess960):
+                pass
+            case Move(fen=fen) | Takeback(fen=fen) | PositionRestored(fen=fen) | GameResumed(
+                fen=fen
+            ):
+                chess960 = False  # only the board and the side to move are read
+            case _:
+                return []
+        if not fen:
             return []
-        board = chess.Board(fen, chess960=bool(event.get("chess960")))
+        board = chess.Board(fen, chess960=chess960)
         self.position = chess.BaseBoard(board.board_fen())
         self.to_move = "white" if board.turn == chess.WHITE else "black"
-        return self._hand_over(float(event.get("t", 0.0)))
+        return self._hand_over(event.t)
 
     # -- time ------------------------------------------------------------------------
 

@@ -57,7 +57,7 @@ class Pair:
         for event in events:
             data = event.to_dict()
             self.feed.append(data)
-            for fed in self.game.game_event(data):
+            for fed in self.game.game_event(event):
                 self._to_core(fed)
 
     def _router(self, events) -> None:
