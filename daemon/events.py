@@ -13,7 +13,7 @@ never rename them.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
 from drivers.records import FrozenRecord, field_names
@@ -276,12 +276,18 @@ class MovesRecovered(DomainEvent):
     type: ClassVar[str] = "moves_recovered"
 
 
-def from_dict(data: dict[str, Any]) -> DomainEvent:
+def from_dict(data: dict[str, Any], *, lenient: bool = False) -> DomainEvent:
     """The event a feed dict (a journal line, a notice) stands for: ``to_dict``'s
     inverse. Fields a later version added are left out; an unknown type is a
-    ValueError."""
+    ValueError. ``lenient``: a field the dict lacks (a hand-made or damaged line) is
+    None (``t``: 0), so that what can be said of it still is; else a TypeError."""
     cls = EVENT_TYPES.get(str(data.get("type")))
     if cls is None:
         raise ValueError(f"not an event of the feed: type {data.get('type')!r}")
     known = {f.name for f in fields(cls)}
-    return cls(**{key: value for key, value in data.items() if key in known})
+    values = {key: value for key, value in data.items() if key in known}
+    if lenient:
+        for f in fields(cls):
+            if f.name not in values and f.default is MISSING and f.default_factory is MISSING:
+                values[f.name] = 0.0 if f.name == "t" else None
+    return cls(**values)

@@ -23,7 +23,16 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from daemon.events import DomainEvent
+from daemon.events import (
+    EVENT_TYPES,
+    ClockUpdate,
+    DomainEvent,
+    InfoRequest,
+    Irregularity,
+    Move,
+    Takeback,
+    from_dict,
+)
 from daemon.gamerecord import GameRecord
 from daemon.speech.answers import REQUESTS, answer_phrases, move_phrase
 from daemon.speech.engines import Delivery, Engine, SpeechFailure, build_engine
@@ -91,58 +100,66 @@ class Announcer:
 
     def handle(self, event: DomainEvent | dict[str, Any]) -> None:
         """Take one event of the feed, typed as the daemon's outputs get it (a feed
-        dict, as a journal stores it, is taken too); called in the event loop's
-        thread."""
+        dict, as a journal stores it, is read back into its event first); called in
+        the event loop's thread."""
         try:
-            self._handle(event.to_dict() if isinstance(event, DomainEvent) else event)
+            if isinstance(event, DomainEvent):
+                self._handle(event)
+            elif event.get("type") in EVENT_TYPES:
+                self._handle(from_dict(event, lenient=True))
+            else:  # no event of the feed (a journal's own line): only remembered
+                self.record.apply(event)
         except Exception:  # the rules core must never see speech's problems
             kind = event.get("type") if isinstance(event, dict) else type(event).__name__
             log.exception("announcer: could not handle %r", kind)
 
-    def _handle(self, event: dict[str, Any]) -> None:
-        if not isinstance(event, dict):
-            raise TypeError(f"an event-feed dict, not {type(event).__name__}")
-        kind = str(event.get("type") or "")
-        if kind == "info_request" and event.get("what") == "silence":
-            self.silence()
-            return
-        if kind == "info_request":
-            by = event.get("by") or self.settings.own_side or None
-            if kind in self.settings.announce and self.settings.hears_requests_of(by):
-                self.ask(str(event.get("what") or ""), event.get("args"), by)
-            return
-        board_before = self.record.board()  # what a touched piece was, before the move
-        self.record.apply(event)
-        if kind == "clock":
-            self._clock_seen_at = self.clock()
-        if kind == "move":
-            self.schedule.note_move(self.clock(), self._spoken_in(event.get("by")))
-        if kind not in self.settings.announce:
-            return
-        if kind == "move":
-            if event.get("by") not in self.settings.sides:
+    def _handle(self, event: DomainEvent) -> None:
+        match event:
+            case InfoRequest(what="silence"):
+                self.silence()
                 return
-            ply = int(event["ply"])
-            phrase = move_phrase(
-                self.record,
-                ply,
-                self.vocabulary,
-                form=self.settings.form,
-                say_pawn=self.settings.say_pawn,
-                fallback=str(event.get("speech") or ""),
-            )
-            if event.get("correction") and self._was_said(ply):
-                phrase = self.vocabulary.message("move_correction", move=phrase)
-            self._offer(Announcement(next(self._ids), "move", self.clock(), phrase, ply=ply))
+            case InfoRequest(what=what, args=args, by=by):
+                asker = by or self.settings.own_side or None
+                if event.type in self.settings.announce and self.settings.hears_requests_of(asker):
+                    self.ask(what, args, asker)
+                return
+        # The game record and the message texts read the feed's fields (the journal
+        # gives them the same dicts when a game resumes).
+        data = event.to_dict()
+        board_before = self.record.board()  # what a touched piece was, before the move
+        self.record.apply(data)
+        match event:
+            case ClockUpdate():
+                self._clock_seen_at = self.clock()
+            case Move(by=by):
+                self.schedule.note_move(self.clock(), self._spoken_in(by))
+        if event.type not in self.settings.announce:
             return
-        phrases = event_phrases(event, self.vocabulary, self.record.board(), board_before)
+        match event:
+            case Move(by=by, ply=ply, speech=speech, correction=correction):
+                if by not in self.settings.sides:
+                    return
+                ply = int(ply)  # a damaged journal line must not become a phrase
+                phrase = move_phrase(
+                    self.record,
+                    ply,
+                    self.vocabulary,
+                    form=self.settings.form,
+                    say_pawn=self.settings.say_pawn,
+                    fallback=str(speech or ""),
+                )
+                if correction and self._was_said(ply):
+                    phrase = self.vocabulary.message("move_correction", move=phrase)
+                self._offer(Announcement(next(self._ids), "move", self.clock(), phrase, ply=ply))
+                return
+        phrases = event_phrases(data, self.vocabulary, self.record.board(), board_before)
         if not phrases:
             return
-        takeback = int(event["ply"]) if kind == "takeback" and "ply" in event else None
+        takeback = event.ply if isinstance(event, Takeback) else None
         parts: tuple[str, ...] = ()
         fixes: frozenset[int] = frozenset()
         resume = ""
-        if kind == "irregularity" and len(phrases) > 1 and not self._own(event):
+        if isinstance(event, Irregularity) and len(phrases) > 1 and not self._own(data):
             parts = tuple(text for text, _ in phrases)
             fixes = frozenset(n for n, (_, only_fix) in enumerate(phrases) if only_fix)
             title = parts[0].split(":")[0].rstrip(".")
@@ -150,9 +167,9 @@ class Announcer:
         self._offer(
             Announcement(
                 next(self._ids),
-                EVENT_KINDS.get(kind, "info"),
+                EVENT_KINDS.get(event.type, "info"),
                 self.clock(),
-                event_text(event, self.vocabulary, self.record.board(), board_before) or "",
+                event_text(data, self.vocabulary, self.record.board(), board_before) or "",
                 takeback_ply=takeback,
                 parts=parts,
                 fix_parts=fixes,
@@ -369,7 +386,7 @@ class AnnouncerGroup:
     def record(self) -> GameRecord:
         return self.announcers[0].record
 
-    def handle(self, event: dict[str, Any]) -> None:
+    def handle(self, event: DomainEvent | dict[str, Any]) -> None:
         for announcer in self.announcers:
             announcer.handle(event)
 
