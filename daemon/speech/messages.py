@@ -111,6 +111,7 @@ OWN_MESSAGES = frozenset(
         "promotion_changed",
         "castling_rook_first",
         "wrong_setup",
+        "boards_diverged",
     }
 )
 

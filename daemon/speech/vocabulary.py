@@ -75,6 +75,7 @@ MESSAGES: dict[str, frozenset[str]] = {
         "touch_move_count": ("side", "count"),
         "displaced_pieces": ("fix", "side"),
         "irregularity": ("fix", "side"),
+        "boards_diverged": ("fix", "side"),
         "position_restored": (),
         "takeback": (),
         "game_start": (),

@@ -323,6 +323,23 @@ IRREGULARITIES = {
             " Rey de las blancas en Eva uno",
         },
     ),
+    "boards_diverged": (  # two boards, one game: the blind Black has not repeated e4
+        irregularity(
+            "boards_diverged",
+            "black",
+            ["e2", "e4"],
+            restore=[{"square": "e4", "piece": "P"}, {"square": "e2", "piece": None}],
+        ),
+        "start e4",
+        {
+            "appendix-e": "Bretter verschieden: Brett von Schwarz berichtigen, das andere Brett"
+            " gilt. Bauer Weiß auf Eva vier, Eva zwei räumen",
+            "en": "Boards differ: correct the board of Black, the other board is right. White"
+            " Pawn on Echo four, clear Echo two",
+            "es": "Tableros distintos: corregir el tablero de las negras, el otro tablero vale."
+            " poner Peón de las blancas en Eva cuatro, vaciar Eva dos",
+        },
+    ),
 }
 
 
