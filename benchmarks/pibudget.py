@@ -375,6 +375,9 @@ class BudgetDaemon:
             }
         )
         env.pop("DGT_BRIDGE_CONFIG", None)
+        # An installed daemon starts from bytecode (pip compiles it at install); this
+        # tree's, compiled by compile_sources(), is read, not compiled at every start.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         command = [sys.executable, "-m", "daemon", "run", "--events", "-",
                    "--storage", str(work / "games")]  # fmt: skip
         if port:
@@ -457,6 +460,17 @@ class BudgetDaemon:
             self.process.kill()
             self.process.wait(timeout=10)
         self.notify.close()
+
+
+def compile_sources() -> None:
+    """Compiles the daemon's modules to bytecode (``__pycache__``), as ``pip install``
+    does for an installed daemon: without it (``PYTHONDONTWRITEBYTECODE`` is set
+    here) every start compiled some 70 modules from source, 0.1 s of CPU at full
+    speed, which a Pi's installed daemon does not spend."""
+    import compileall
+
+    for package in ("daemon", "drivers"):
+        compileall.compile_dir(ROOT / package, quiet=1)
 
 
 def _enter(group: CpuGroup | None) -> None:
@@ -779,6 +793,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         print(f"cannot run: {problem}")
         return 2
+    compile_sources()
     ours, ours_wall = nbody_seconds_per_step(args.calibrate_steps)
     pi4_step = PI4_NBODY_SECONDS / PI4_NBODY_STEPS
     pi4 = ours / pi4_step

@@ -31,13 +31,15 @@ import asyncio
 import contextlib
 import logging
 import os
-import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.broadcast.logthrottle import throttled
+
+if TYPE_CHECKING:  # ssl (OpenSSL, 2 MB) is imported only when TLS is configured
+    import ssl
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +223,7 @@ class GuardedConnection(asyncio.Protocol):
                 transport, self, self.guard.tls, server_side=True,
                 ssl_handshake_timeout=self.guard.limits.header_timeout,
             )  # fmt: skip
-        except (OSError, ssl.SSLError, TimeoutError, ConnectionError) as exc:
+        except (OSError, TimeoutError, ConnectionError) as exc:  # ssl.SSLError: an OSError
             throttled(log, "tls", logging.INFO, "a TLS handshake from %s failed: %s",
                       self.address, exc)  # fmt: skip
             secure = None

@@ -19,9 +19,8 @@ import fcntl
 import ipaddress
 import logging
 import socket
-import ssl
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -33,6 +32,9 @@ from daemon.broadcast.connections import (
 )
 from daemon.broadcast.logthrottle import throttled
 from daemon.broadcast.security import hardened_handler
+
+if TYPE_CHECKING:  # ssl (OpenSSL, 2 MB) is imported only when TLS is configured
+    import ssl
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,8 @@ def tls_context(certificate: str, key: str) -> ssl.SSLContext | None:
         return None
     if not certificate or not key:
         raise TlsError("broadcast.tls_certificate and broadcast.tls_key go together")
+    import ssl
+
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     try:
         context.load_cert_chain(certificate, key)

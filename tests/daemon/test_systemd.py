@@ -144,7 +144,8 @@ def test_installer_is_idempotent_keeps_a_changed_config_and_uninstalls(tmp_path:
 
 
 def test_systemctl_status_shows_the_web_limits(tmp_path: Path) -> None:
-    """STATUS= (what systemctl status prints) carries the connection limits."""
+    """STATUS= (what systemctl status prints) carries the connection limits once the
+    page is up (READY comes before it: the first status says it is starting)."""
     address = str(tmp_path / "notify.sock")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     listener.bind(address)
@@ -166,7 +167,7 @@ def test_systemctl_status_shows_the_web_limits(tmp_path: Path) -> None:
     statuses: list[str] = []
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not statuses:
+        while time.monotonic() < deadline and not any("connections" in s for s in statuses):
             try:
                 message = listener.recv(4096).decode()
             except TimeoutError:
@@ -181,7 +182,9 @@ def test_systemctl_status_shows_the_web_limits(tmp_path: Path) -> None:
             process.kill()
         listener.close()
     assert statuses, output
-    assert "connections (7 per address" in statuses[0] and "files)" in statuses[0], statuses
+    assert "live page starting" in statuses[0], statuses  # READY, the page not yet up
+    assert "connections (7 per address" in statuses[-1] and "files)" in statuses[-1], statuses
+    assert "live page http://127.0.0.1:" in statuses[-1], statuses
 
 
 def test_daemon_notifies_ready_and_pings_the_watchdog(tmp_path: Path) -> None:
