@@ -24,15 +24,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
-import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,64 +36,14 @@ import aiohttp
 import chess
 import chess.pgn
 
-from benchmarks.common import GAMES_PGN, ROOT, footer, header
+from benchmarks.common import GAMES_PGN, footer, header
+from benchmarks.pibudget import BudgetDaemon
+from benchmarks.processes import RECORD_PLAYER, cpu_seconds, descendants, is_connected, rss_mb
 from drivers.dgt.emulator import BoardEmulator
 from drivers.handling import ALL, Hands, Timing
 
-RECORD_PLAYER = ROOT / "benchmarks" / "record_player.sh"
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
-TICKS = os.sysconf("SC_CLK_TCK")
 #: Quick hands: the game is there to fill the daemon's memory, not to time anything.
 QUICK_HANDS = Timing(think=(0.3, 0.6), before_press=(0.1, 0.2))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def descendants(pid: int) -> list[int]:
-    """The process and all its children, grandchildren... (from /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        todo += children.get(current, [])
-    return found
-
-
-def proc_mb(pid: int, file: str, key: str) -> float:
-    """A kB figure of ``/proc/PID/FILE`` (``VmRSS:`` in status, ``Pss:`` in
-    smaps_rollup) in MB; 0 for a process already gone."""
-    try:
-        for line in Path(f"/proc/{pid}/{file}").read_text().splitlines():
-            if line.startswith(key):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
-def rss_mb(pid: int) -> float:
-    return proc_mb(pid, "status", "VmRSS:")
-
-
-def cpu_seconds(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
 
 
 def memory(pid: int) -> tuple[float, float]:
@@ -116,105 +60,6 @@ def idle_cpu(pid: int, seconds: float) -> tuple[float, float]:
     elapsed = time.monotonic() - started
     alone2, together2 = cpu_seconds(pid), sum(cpu_seconds(p) for p in family)
     return (alone2 - alone) / elapsed, (together2 - together) / elapsed
-
-
-class DaemonProcess:
-    """``python -m daemon run`` on the emulator, its feed read on a thread."""
-
-    def __init__(self, port_path: str, work: Path, http_port: int) -> None:
-        self.notify_path = work / "notify.sock"
-        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.notify.bind(str(self.notify_path))
-        env = dict(os.environ)
-        env.update(
-            {
-                "NOTIFY_SOCKET": str(self.notify_path),
-                "DGT_BRIDGE_SPEECH__ENGINE": "pyttsx3",
-                "DGT_BRIDGE_SPEECH__DEVICE": '"null"',
-                "DGT_BRIDGE_SPEECH__PLAYER": f'["{RECORD_PLAYER}", "{work / "player.log"}", '
-                f'"{{file}}"]',
-                "DGT_BRIDGE_BROADCAST__ADDRESS": "127.0.0.1",
-                "DGT_BRIDGE_BROADCAST__PORT": str(http_port),
-                "PYTHONPATH": str(ROOT),
-            }
-        )
-        env.pop("DGT_BRIDGE_CONFIG", None)
-        self.started = time.monotonic()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "daemon", "run", "--port", port_path, "--events", "-",
-             "--storage", str(work / "games")],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )  # fmt: skip
-        self.events: list[tuple[float, dict[str, Any]]] = []
-        self.changed = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            with contextlib.suppress(ValueError):
-                event = json.loads(line)
-                with self.changed:
-                    self.events.append((time.monotonic(), event))
-                    self.changed.notify_all()
-
-    def wait_ready(self, timeout: float) -> float:
-        """Seconds from start to READY=1."""
-        self.notify.settimeout(timeout)
-        while True:
-            message = self.notify.recv(4096).decode()
-            if "READY=1" in message.split("\n"):
-                return time.monotonic() - self.started
-
-    def wait_for(self, predicate: Any, timeout: float) -> tuple[float, dict[str, Any]] | None:
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while True:
-                for stamp, event in self.events:
-                    if predicate(event):
-                        return stamp, event
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or self.process.poll() is not None:
-                    return None
-                self.changed.wait(min(remaining, 0.5))
-
-    def moves(self) -> list[str]:
-        played: dict[int, str] = {}
-        with self.changed:
-            for _, event in self.events:
-                if event.get("type") == "move":
-                    ply = int(event["ply"])
-                    played = {p: u for p, u in played.items() if p < ply}
-                    played[ply] = str(event["uci"])
-        return [played[p] for p in sorted(played)]
-
-    def stop(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
-        self.notify.close()
-
-
-def is_connected(event: dict[str, Any]) -> bool:
-    """The board has been read: the first connection gives the start position's
-    ``game_start`` (a ``connection`` event only follows a loss)."""
-    kind = event.get("type")
-    return kind in ("game_start", "game_resumed") or (
-        kind == "connection" and event.get("state") == "connected"
-    )
 
 
 def long_game(plies: int) -> chess.pgn.Game:
@@ -268,11 +113,11 @@ async def connect_clients(url: str, count: int, hold: Any) -> None:
 
 def startup_only(emulator: BoardEmulator) -> tuple[float, float | None]:
     work = Path(tempfile.mkdtemp(prefix="dgt-bench-footprint-"))
-    daemon = DaemonProcess(emulator.port_path, work, free_port())
+    daemon = BudgetDaemon(None, work, port=emulator.port_path)
     try:
         ready = daemon.wait_ready(60)
         connected = daemon.wait_for(is_connected, 30)
-        return ready, None if connected is None else connected[0] - daemon.started
+        return ready, None if connected is None else connected[1] - daemon.started
     finally:
         daemon.stop()
 
@@ -311,8 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
         work = Path(tempfile.mkdtemp(prefix="dgt-bench-footprint-"))
-        http_port = free_port()
-        daemon = DaemonProcess(emulator.port_path, work, http_port)
+        daemon = BudgetDaemon(None, work, port=emulator.port_path)
+        http_port = daemon.http_port
         try:
             daemon.wait_ready(60)
             if daemon.wait_for(is_connected, 30) is None:

@@ -106,18 +106,18 @@ from typing import Any
 import chess
 
 from benchmarks.common import GAMES_PGN, ROOT, footer, header, load_average, percentile
-from benchmarks.footprint import (
-    cpu_seconds,
-    descendants,
-    free_port,
-    is_connected,
-    proc_mb,
-)
 from benchmarks.latency import (
     StampingEmulator,
     first_game_with,
     plan_game,
     stream_player_setting,
+)
+from benchmarks.processes import (
+    cpu_seconds,
+    descendants,
+    free_port,
+    is_connected,
+    proc_mb,
 )
 
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
@@ -346,7 +346,9 @@ def tree_pss(pid: int) -> tuple[float, dict[str, float]]:
 
 
 class BudgetDaemon:
-    """``python -m daemon run`` in the CPU group, its feed read with wall-clock stamps."""
+    """``python -m daemon run`` in the CPU group (None: none), its feed read with
+    wall-clock stamps: the one runner of the daemon's own process for the benchmarks
+    (``footprint``, ``growth`` and this one)."""
 
     def __init__(
         self,
@@ -362,6 +364,7 @@ class BudgetDaemon:
         self.notify.bind(str(notify_path))
         self.player_log = work / "player.log"
         self.player_log.touch()
+        self.http_port = free_port()
         env = dict(os.environ)
         env.update(
             {
@@ -370,7 +373,7 @@ class BudgetDaemon:
                 "DGT_BRIDGE_SPEECH__DEVICE": '"null"',
                 "DGT_BRIDGE_SPEECH__STREAM_PLAYER": stream_player_setting(self.player_log),
                 "DGT_BRIDGE_BROADCAST__ADDRESS": "127.0.0.1",
-                "DGT_BRIDGE_BROADCAST__PORT": str(free_port()),
+                "DGT_BRIDGE_BROADCAST__PORT": str(self.http_port),
                 "PYTHONPATH": str(ROOT),
             }
         )
@@ -422,16 +425,32 @@ class BudgetDaemon:
             if "READY=1" in self.notify.recv(4096).decode().split("\n"):
                 return time.monotonic() - self.started
 
-    def wait_for(self, predicate: Any, timeout: float) -> bool:
+    def wait_for(
+        self, predicate: Any, timeout: float
+    ) -> tuple[float, float, dict[str, Any]] | None:
+        """The first (wall, monotonic, event) of the feed that ``predicate`` takes,
+        waiting up to ``timeout``; None if none came."""
         deadline = time.monotonic() + timeout
         with self.changed:
             while True:
-                if any(predicate(e) for _, _, e in self.events):
-                    return True
+                found = next((entry for entry in self.events if predicate(entry[2])), None)
+                if found is not None:
+                    return found
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or self.process.poll() is not None:
-                    return False
+                    return None
                 self.changed.wait(min(remaining, 0.5))
+
+    def moves(self) -> list[str]:
+        """The game's moves as the feed has them now (a take-back drops the later)."""
+        played: dict[int, str] = {}
+        with self.changed:
+            for _, _, event in self.events:
+                if event.get("type") == "move":
+                    ply = int(event["ply"])
+                    played = {p: u for p, u in played.items() if p < ply}
+                    played[ply] = str(event["uci"])
+        return [played[p] for p in sorted(played)]
 
     def boards_read(self, boards: int, timeout: float) -> int:
         """Waits until ``boards`` boards have been read (their first ``game_start``)."""
@@ -725,9 +744,9 @@ def report(all_figures: list[Figures], zero: Figures | None) -> None:
         "meets" if z and not z.wrong and not z.unspoken else "MISSES",
     )
     row(
-        "start -> READY=1, median (s)",
-        [f"{statistics.median(f.readies):.2f}{f.at('ready')}" if f.readies else "n/a"
-         for f in all_figures],
+        "start -> READY=1, median (min-max) (s)",
+        [f"{statistics.median(f.readies):.2f} ({min(f.readies):.2f}-{max(f.readies):.2f})"
+         f"{f.at('ready')}" if f.readies else "n/a" for f in all_figures],
         "< 5 s",
         verdict(statistics.median(z.readies) if z and z.readies else float("nan"), 5.0),
     )
@@ -826,14 +845,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"-- {budget.label()}: {args.boards} boards on one bus ...", flush=True)
             measure_bus(budget, figures, args.boards, args.bus_plies)
         all_figures.append(figures)
+        # The figures are in the table at the end; this says the run is alive.
         print(
-            f"{budget.name}: READY {', '.join(f'{r:.2f}' for r in figures.readies)} s; idle CPU "
-            f"{figures.idle_cpu * 100:.2f}% of a core; PSS idle {figures.pss_idle:.1f} MB, after "
-            f"{figures.pss_after:.1f} MB; to event p99 {ms(figures.to_event, 0.99)} ms; to speech "
-            f"p99 {ms(figures.to_speech, 0.99)} ms; wrong {figures.wrong}, unspoken "
-            f"{figures.unspoken}; bus {figures.bus_exact or '-'} "
-            f"p99 {ms(figures.bus_lag, 0.99)} ms; load at each: "
-            + ", ".join(f"{k} {v:.2f}" for k, v in figures.loads.items()),
+            f"{budget.name} done (load at each measure: "
+            + ", ".join(f"{k} {v:.2f}" for k, v in figures.loads.items())
+            + ")",
             flush=True,
         )
     counts = [int(n) for n in args.board_memory.split(",") if n] if not args.quick else [1, 2]
