@@ -31,7 +31,7 @@ from pathlib import Path
 import chess
 
 from benchmarks.common import GAMES_PGN, footer, header
-from benchmarks.pibudget import BudgetDaemon, tree_pss
+from benchmarks.pibudget import BudgetDaemon, compile_sources, tree_pss
 from drivers.dgt.emulator import BoardEmulator
 from drivers.gamelogs import distinct_openings
 from drivers.handling import ALL, Hands, Timing
@@ -91,20 +91,92 @@ def slope(values: list[float]) -> float:
     return num / sum((x - mean_x) ** 2 for x in xs)
 
 
+def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first: int) -> None:
+    """The same day with the daemon in this process under ``tracemalloc``: what Python
+    holds after game ``first`` and after the last, and the lines whose allocations
+    grew most between the two (a leak of objects shows here; memory the allocator
+    keeps after freeing it does not)."""
+    import asyncio
+    import os
+    import tracemalloc
+
+    from daemon.app import Daemon
+    from daemon.config import load
+
+    tracemalloc.start(8)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("DGT_BRIDGE_")}
+    environ.update({"DGT_BRIDGE_BROADCAST__ADDRESS": "127.0.0.1",
+                    "DGT_BRIDGE_BROADCAST__PORT": "0"})  # fmt: skip
+    settings = load(None, environ)
+    snapshots: dict[int, tracemalloc.Snapshot] = {}
+
+    async def day(work: Path, port: str, emulator: BoardEmulator) -> None:
+        daemon = Daemon(settings, port=port, storage_dir=work / "games", resume=False,
+                        speech=False)  # fmt: skip
+        await daemon.start()
+        try:
+            emulator.play(events, speed=speed)
+            started = time.monotonic()
+            for number, end in enumerate(ends, start=1):
+                due = started + (end - events[0].t) / speed + 2.0
+                await asyncio.sleep(max(0.0, due - time.monotonic()))
+                if number in (first, len(ends)):
+                    snapshots[number] = tracemalloc.take_snapshot()
+                    traced, _ = tracemalloc.get_traced_memory()
+                    print(f"in-process, after game {number}: Python holds {traced / 1e6:.2f} MB",
+                          flush=True)  # fmt: skip
+        finally:
+            daemon.stop()
+            await daemon.close()
+
+    emulator = BoardEmulator().start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="dgt-growth-traced-") as tmp:
+            asyncio.run(day(Path(tmp), emulator.port_path, emulator))
+    finally:
+        emulator.stop()
+        tracemalloc.stop()
+    if first in snapshots and len(ends) in snapshots:
+        keep = tracemalloc.Filter(False, tracemalloc.__file__)
+        before = snapshots[first].filter_traces([keep])
+        after = snapshots[len(ends)].filter_traces([keep])
+        grown = after.compare_to(before, "lineno")
+        total = sum(d.size_diff for d in grown)
+        print(f"Python's own allocations from game {first} to {len(ends)}: {total / 1e3:+.1f} kB "
+              f"({total / 1e3 / (len(ends) - first):+.1f} kB a game); the lines that grew most:")
+        for diff in sorted(grown, key=lambda d: -d.size_diff)[:12]:
+            frame = diff.traceback[0]
+            print(f"  {diff.size_diff / 1e3:+8.1f} kB {diff.count_diff:+6d} blocks  "
+                  f"{frame.filename.replace(str(Path.cwd()) + '/', '')}:{frame.lineno}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=20, help="games back to back (20)")
     parser.add_argument("--plies", type=int, default=30, help="plies a game (30)")
     parser.add_argument("--speed", type=float, default=4.0, help="hands x faster (4)")
     parser.add_argument("--quick", action="store_true", help="3 games of 4 plies")
+    parser.add_argument(
+        "--trace",
+        type=int,
+        metavar="GAME",
+        default=0,
+        help="instead: the daemon in this process, tracemalloc's growth from game GAME "
+        "to the last (no speech)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.games, args.plies = 3, 4
     header("a tournament day: games back to back through one daemon")
+    compile_sources()  # an installed daemon starts from bytecode
     games = distinct_openings(GAMES_PGN, args.games, args.plies)
     events, ends = day_log(games)
     duration = (events[-1].t - events[0].t) / args.speed
     print(f"{len(games)} games of {args.plies} plies, {duration:.0f} s at hands x{args.speed:g}")
+    if args.trace:
+        traced_day(events, ends, args.speed, min(args.trace, len(ends) - 1))
+        footer()
+        return 0
     emulator = BoardEmulator().start()
     rows: list[tuple[int, float, dict[str, float], int, int, int]] = []
     failed = False
