@@ -52,6 +52,7 @@ from daemon.events import DomainEvent
 from daemon.formatting import describe_event
 from daemon.journal import Journal, ResumePoint, find_unfinished
 from daemon.lifecycle import Lifecycle, quietly
+from daemon.memory import release_freed_memory
 from daemon.notify import Notifier
 from daemon.pipeline import (
     BoardPipeline,
@@ -145,7 +146,7 @@ class Daemon(Lifecycle):
         outputs: list[Output] = []
         if events_out is not None:
             outputs.append(FeedWriter(events_out))
-        outputs += [log_line, self._to_announcer, self._to_hub]
+        outputs += [log_line, self._to_announcer, self._to_hub, self._after_game]
         if on_event is not None:
             outputs.append(self._to_caller)
         self.pipeline = BoardPipeline(
@@ -292,6 +293,16 @@ class Daemon(Lifecycle):
             self.hub.publish(self.board_id, event.to_dict())
         elif self._hub_backlog is not None and self.settings.broadcast.enabled:
             self._hub_backlog.append(event.to_dict())  # the page is starting
+
+    def _after_game(self, event: DomainEvent) -> None:
+        """A game has ended or the next begun: once every output has had it, the
+        memory the last game needed goes back to the system (``daemon.memory``), so
+        that a day of games does not hold more than the current game's state."""
+        if event.type in ("game_end", "game_start"):
+            try:
+                asyncio.get_running_loop().call_soon(release_freed_memory)
+            except RuntimeError:  # no loop (a test feeding the pipeline by hand)
+                release_freed_memory()
 
     def _to_caller(self, event: DomainEvent) -> None:
         if self.on_event is not None:  # an embedding caller gets the feed's dicts
