@@ -101,6 +101,19 @@ do_install() {
             run python3 -m venv "$DESTDIR$PREFIX/venv"
         fi
         run "$DESTDIR$PREFIX/venv/bin/pip" install -q --upgrade "$SOURCE_DIR"
+        # The unit runs the daemon with PYTHONOPTIMIZE=2 (python -OO: smaller on a
+        # Pi); pip writes only the plain bytecode, and the daemon cannot write any
+        # (ProtectSystem=strict), so the -OO bytecode of the venv and of the
+        # standard library is written here, once.
+        say "bytecode for the unit's PYTHONOPTIMIZE=2 (venv and standard library)"
+        local python="$DESTDIR$PREFIX/venv/bin/python" stdlib="/usr/lib/python3"
+        if [ -x "$python" ]; then
+            stdlib="$("$python" -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')"
+        fi
+        run "$python" -OO -m compileall -q -j 0 \
+            -x '/(test|tests|idlelib|tkinter|lib2to3|ensurepip)/' \
+            "$DESTDIR$PREFIX/venv/lib" "$stdlib" \
+            || say "  some files did not compile (they are compiled when imported)"
     fi
 
     say "documentation $PREFIX/docs"
