@@ -325,6 +325,8 @@ class Hub:
             {"kind": "event", "seq": self.seq, "board": board_id, "event": event},
             separators=(",", ":"),
         )
+        if event.get("type") == "game_start":
+            self._forget_games_before(board_id)
         self.history.append((self.seq, board_id, event, lean))
         lean_message = Message("event", lean, self.seq, board_id)
         full_message: Message | None = None
@@ -503,6 +505,15 @@ class Hub:
             self.dropped_viewers += 1
             log.info("dropped a viewer that fell behind (%d messages or its buffer's bound)",
                      subscriber.limit)  # fmt: skip
+
+    def _forget_games_before(self, board_id: str) -> None:
+        """A board's new game: its earlier games leave the history (a viewer resuming
+        from one of them gets a snapshot, as from an event too old), so that a day
+        of games holds only the current ones (issue 19: it grew 55 kB a game, up to
+        the 5000 events of ``history``)."""
+        kept = [entry for entry in self.history if entry[1] != board_id]
+        if len(kept) < len(self.history):
+            self.history = deque(kept, maxlen=self.history.maxlen)
 
     def since(self, last_seq: int) -> list[tuple[int, str, dict[str, Any], str]] | None:
         """Feed entries after ``last_seq``; None when the history cannot tell
