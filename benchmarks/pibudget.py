@@ -381,6 +381,7 @@ class BudgetDaemon:
         # An installed daemon starts from bytecode (pip compiles it at install); this
         # tree's, compiled by compile_sources(), is read, not compiled at every start.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONOPTIMIZE"] = "2"  # as systemd/dgt-bridge.service runs it
         command = [sys.executable, "-m", "daemon", "run", "--events", "-",
                    "--storage", str(work / "games")]  # fmt: skip
         if port:
@@ -482,14 +483,18 @@ class BudgetDaemon:
 
 
 def compile_sources() -> None:
-    """Compiles the daemon's modules to bytecode (``__pycache__``), as ``pip install``
-    does for an installed daemon: without it (``PYTHONDONTWRITEBYTECODE`` is set
-    here) every start compiled some 70 modules from source, 0.1 s of CPU at full
-    speed, which a Pi's installed daemon does not spend."""
+    """Compiles the daemon's modules to bytecode (``__pycache__``), plain and for
+    ``-OO`` (the unit's ``PYTHONOPTIMIZE=2``), and the venv's for ``-OO``, as
+    ``pip install`` and ``systemd/install.sh`` do for an installed daemon: without it
+    (``PYTHONDONTWRITEBYTECODE`` is set here) every start compiled some 70 modules
+    from source, 0.1 s of CPU at full speed, which a Pi's installed daemon does not
+    spend."""
     import compileall
+    import sysconfig
 
     for package in ("daemon", "drivers"):
-        compileall.compile_dir(ROOT / package, quiet=1)
+        compileall.compile_dir(ROOT / package, quiet=1, optimize=[0, 2])
+    compileall.compile_dir(sysconfig.get_path("purelib"), quiet=1, optimize=2)
 
 
 def _enter(group: CpuGroup | None) -> None:

@@ -1,0 +1,101 @@
+"""Where the daemon's memory goes: PSS and private memory added by each part, in order.
+
+    python -m benchmarks.memory_parts
+
+A fresh interpreter run as the unit runs the daemon (``PYTHONOPTIMIZE=2``; ``ssl``
+left out, as ``dgt-bridge run`` does without TLS) imports the daemon's parts in the
+order ``dgt-bridge run`` does and notes ``/proc/self/smaps_rollup`` after each: what
+each part costs (its modules, its libraries, its tables). Then the same for the
+pyttsx3 worker (a second interpreter, espeak-ng's voice loaded). PSS counts a shared
+library's pages shared with other processes on this machine in part only, so the
+private figure (pages only this process has) is the steadier of the two.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from benchmarks.common import ROOT, footer, header
+
+DAEMON_PARTS = [
+    ("the interpreter (python -OO, site)", "pass"),
+    ("PyYAML (the configuration's parser)", "import yaml"),
+    ("python-chess (its attack tables)", "import chess"),
+    ("configuration: daemon.config and load(), with the rules core's modules",
+     "from daemon.config import load; settings = load(None, {})"),
+    ("asyncio (without ssl), concurrent.futures", "import asyncio"),
+    ("daemon.app: pipeline, journal, PGN writer (chess.pgn: chess.engine, chess.svg)",
+     "import daemon.app, chess.pgn"),
+    ("board link and DGT clock (pyserial)", "import drivers.dgt.link, drivers.clock.dgt3000"),
+    ("speech: announcer, schedule, engines", "import daemon.speech.announcer"),
+    ("live page: daemon.broadcast.server (aiohttp, yarl, multidict)",
+     "import daemon.broadcast.server"),
+]  # fmt: skip
+
+WORKER_PARTS = [
+    ("the interpreter (python -P)", "pass"),
+    ("json, wave", "import json, wave"),
+    ("pyttsx3 and its espeak binding (libespeak-ng)",
+     "import pyttsx3; from pyttsx3.drivers import _espeak"),
+    ("espeak-ng's voice loaded (pyttsx3.init, a German voice)",
+     "e = pyttsx3.init('espeak'); e.setProperty('voice', 'gmw/de'); e.runAndWait()"),
+]  # fmt: skip
+
+MEASURE = """
+import sys
+def figures():
+    pss = private = 0
+    for line in open('/proc/self/smaps_rollup'):
+        key, value = line.split()[:2]
+        if key == 'Pss:':
+            pss = int(value)
+        elif key in ('Private_Clean:', 'Private_Dirty:'):
+            private += int(value)
+    return pss / 1024, private / 1024
+for code in sys.argv[1:]:
+    exec(code)
+    print(*figures(), flush=True)
+"""
+
+
+def measure(
+    parts: list[tuple[str, str]], flags: list[str], prelude: str
+) -> list[tuple[float, float]]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    codes = [prelude + code if i == 0 else code for i, (_, code) in enumerate(parts)]
+    done = subprocess.run([sys.executable, *flags, "-c", MEASURE, *codes], cwd=ROOT, env=env,
+                          capture_output=True, text=True, check=True, timeout=300)  # fmt: skip
+    return [(float(a), float(b)) for a, b in (line.split() for line in done.stdout.splitlines())]
+
+
+def table(title: str, parts: list[tuple[str, str]], rows: list[tuple[float, float]]) -> None:
+    print(f"\n{title}\n| part | PSS added (MB) | private added (MB) |\n|---|---|---|")
+    last = (0.0, 0.0)
+    for (name, _), (pss, private) in zip(parts, rows, strict=True):
+        print(f"| {name} | {pss - last[0]:.1f} | {private - last[1]:.1f} |")
+        last = (pss, private)
+    print(f"| **total** | **{rows[-1][0]:.1f}** | **{rows[-1][1]:.1f}** |")
+
+
+def main() -> int:
+    header("where the daemon's memory goes, part by part")
+    from benchmarks.pibudget import compile_sources
+
+    compile_sources()
+    daemon = measure(DAEMON_PARTS, ["-OO"], "sys.modules['ssl'] = None\n")
+    table("the daemon (dgt-bridge run, as the unit runs it)", DAEMON_PARTS, daemon)
+    worker = measure(WORKER_PARTS, ["-P", "-OO"], "")
+    table("the pyttsx3 worker", WORKER_PARTS, worker)
+    print(
+        "\n(the running daemon adds its game, queues and buffers: 1-3 MB more, see "
+        "pibudget's PSS of the tree)"
+    )
+    footer()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
