@@ -1,6 +1,6 @@
 """Where the daemon's memory goes: PSS and private memory added by each part, in order.
 
-    python -m benchmarks.memory_parts
+    python -m benchmarks.memory_parts [--quick]
 
 A fresh interpreter run as the unit runs the daemon (``PYTHONOPTIMIZE=2``; ``ssl``
 left out, as ``dgt-bridge run`` does without TLS) imports the daemon's parts in the
@@ -80,7 +80,12 @@ def table(title: str, parts: list[tuple[str, str]], rows: list[tuple[float, floa
     print(f"| **total** | **{rows[-1][0]:.1f}** | **{rows[-1][1]:.1f}** |")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the same (it is quick)")
+    parser.parse_args(argv)
     header("where the daemon's memory goes, part by part")
     from benchmarks.pibudget import compile_sources
 

@@ -490,11 +490,26 @@ def compile_sources() -> None:
     from source, 0.1 s of CPU at full speed, which a Pi's installed daemon does not
     spend."""
     import compileall
-    import sysconfig
+    import importlib.util
 
     for package in ("daemon", "drivers"):
         compileall.compile_dir(ROOT / package, quiet=1, optimize=[0, 2])
-    compileall.compile_dir(sysconfig.get_path("purelib"), quiet=1, optimize=2)
+    for library in DAEMON_LIBRARIES:
+        spec = importlib.util.find_spec(library)
+        if spec is not None and spec.origin:
+            origin = Path(spec.origin)
+            if origin.name == "__init__.py":
+                compileall.compile_dir(origin.parent, quiet=1, optimize=2)
+            else:
+                compileall.compile_file(origin, quiet=1, optimize=2)
+
+
+#: The libraries the daemon and its worker import (their -OO bytecode is compiled).
+DAEMON_LIBRARIES = (
+    "aiohappyeyeballs", "aiohttp", "aiosignal", "attr", "chess", "frozenlist", "idna",
+    "multidict", "paho", "propcache", "pyttsx3", "serial", "typing_extensions", "yaml",
+    "yarl",
+)  # fmt: skip
 
 
 def _enter(group: CpuGroup | None) -> None:

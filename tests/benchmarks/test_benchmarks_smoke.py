@@ -113,3 +113,10 @@ def test_fault_trials_print_the_table_with_moves_lost_and_false_irregularities()
     assert re.search(r"^unplug\s+1/1\s+10\s+0\s+0", out, re.M), out
     assert re.search(r"^disk_gone\s+1/1\s+10\s+0\s+0", out, re.M), out
     assert "all trials survived: 2/2" in out
+
+
+def test_memory_parts_says_where_the_daemons_and_the_workers_memory_goes():
+    out = run_benchmark("memory_parts", timeout=180)
+    for part in ("python-chess", "asyncio", "live page", "espeak-ng's voice"):
+        assert re.search(rf"\| [^|]*{re.escape(part)}[^|]* \| [\d.]+ \| [\d.]+ \|", out), part
+    assert out.count("| **total** |") == 2
