@@ -4,10 +4,11 @@ Every command reads the configuration and a vocabulary at its start, and importi
 PyYAML alone is about 96 M instructions (~19 ms on the development machine, several
 times that on a Pi), more than the whole game a ``replay`` plays
 (benchmarks/cli_startup.py). So what a YAML file parsed to is kept as a JSON file in
-the cache directory, named by the file's content (its length and two checksums),
-and the next start reads that instead. An edited file has other content, so it is
-parsed afresh; a file is kept only once it loaded without a mistake, so every
-message about a mistake still comes from the YAML parser, with its line.
+the cache directory, named by the file's content (its length and two checksums)
+and by the code that parsed it (``_code_stamp``), and the next start reads that
+instead. An edited file has other content, so it is parsed afresh; a file is kept
+only once it loaded without a mistake, so every message about a mistake still comes
+from the YAML parser, with its line.
 
 The cache directory is systemd's ``$CACHE_DIRECTORY`` (``CacheDirectory=``), else
 ``$XDG_CACHE_HOME/dgt-bridge``, else ``~/.cache/dgt-bridge``. Where it cannot be
@@ -41,9 +42,37 @@ def cache_directory() -> str | None:
     return os.path.join(base, "dgt-bridge", "parsed")
 
 
+#: The modules whose code shapes what is stored: the configuration's tree and its
+#: binding (daemon/config.py), the vocabulary's reading, and this file.
+_SHAPING = ("config.py", os.path.join("speech", "vocabulary.py"), "yamlcache.py")
+_stamp: str | None = None
+
+
+def _code_stamp() -> str:
+    """Which code wrote a cache file: the package's version and the size and
+    modification time of the modules that shape the stored trees. A file kept by
+    other code (an upgrade, an edited checkout) is then simply not found, so no
+    one has to remember to bump ``FORMAT``; a few stat calls, once per process."""
+    global _stamp
+    if _stamp is None:
+        from daemon import __version__
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        parts = [__version__]
+        for relative in _SHAPING:
+            try:
+                info = os.stat(os.path.join(here, relative))
+                parts.append(f"{info.st_size}:{info.st_mtime_ns}")
+            except OSError:
+                parts.append("?")
+        _stamp = f"{zlib.crc32('/'.join(parts).encode()):08x}"
+    return _stamp
+
+
 def _name(kind: str, text: str) -> str:
     data = text.encode("utf-8", "surrogatepass")
-    return f"{kind}-{FORMAT}-{len(data)}-{zlib.crc32(data):08x}{zlib.adler32(data):08x}.json"
+    checksums = f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+    return f"{kind}-{FORMAT}-{_code_stamp()}-{len(data)}-{checksums}.json"
 
 
 def read(kind: str, text: str) -> Any | None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon import yamlcache
+from daemon import config, yamlcache
 from daemon.config import ConfigError, load_text
 from daemon.speech import vocabulary
 from daemon.speech.vocabulary import load_vocabulary
@@ -40,9 +40,18 @@ broadcast:
 """
 
 
-def test_a_second_load_is_read_back_and_binds_the_same(cache: Path) -> None:
+def _no_parser(*args: object) -> None:
+    raise AssertionError("parsed again: the cache was not read")
+
+
+def test_a_second_load_is_read_back_and_binds_the_same(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first = load_text(CONFIG, "a.yaml")
     assert sorted(p.name.split("-")[0] for p in cache.iterdir()) == ["config", "vocabulary"]
+    monkeypatch.setattr(config, "_yaml", _no_parser)  # the second load must not parse
+    monkeypatch.setattr(vocabulary, "_parse_yaml", _no_parser)
+    vocabulary._LOADED.clear()
     second = load_text(CONFIG, "a.yaml")
     assert second == first
     assert second.board.orientation == "flipped"
@@ -116,12 +125,24 @@ def test_what_json_cannot_hold_is_not_kept(cache: Path) -> None:
     assert yamlcache.read("vocabulary", "x") == {"fine": [1, 2.5, None, True]}
 
 
-def test_a_vocabulary_read_back_is_the_same(cache: Path) -> None:
+def test_a_vocabulary_read_back_is_the_same(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = load_vocabulary("es")
     vocabulary._LOADED.clear()
+    monkeypatch.setattr(vocabulary, "_parse_yaml", _no_parser)
     second = load_vocabulary("es")
     assert second == first and second is not first
     assert any(p.name.startswith("vocabulary-") for p in cache.iterdir())
+
+
+def test_a_file_kept_by_other_code_is_not_served(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade or an edited parser must not be handed a tree the old code made."""
+    load_text(CONFIG, "a.yaml")
+    assert yamlcache.read("config", CONFIG) is not None
+    monkeypatch.setattr(yamlcache, "_stamp", "0ther0de")  # as after an upgrade
+    assert yamlcache.read("config", CONFIG) is None
+    assert load_text(CONFIG, "a.yaml").board.orientation == "flipped"  # parsed afresh
 
 
 def test_the_cache_keeps_a_bounded_number_of_files(cache: Path) -> None:
