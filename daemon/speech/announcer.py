@@ -36,7 +36,7 @@ from daemon.events import (
 from daemon.gamerecord import GameRecord
 from daemon.speech.answers import REQUESTS, answer_phrases, move_phrase
 from daemon.speech.engines import Delivery, Engine, SpeechFailure, build_engine
-from daemon.speech.messages import event_phrases, event_text
+from daemon.speech.messages import event_speech
 from daemon.speech.schedule import Announcement, Kind, Outcome, Phrase, SpeechSchedule
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.vocabulary import Vocabulary, vocabulary_of
@@ -152,7 +152,7 @@ class Announcer:
                     phrase = self.vocabulary.message("move_correction", move=phrase)
                 self._offer(Announcement(next(self._ids), "move", self.clock(), phrase, ply=ply))
                 return
-        phrases = event_phrases(data, self.vocabulary, self.record.board(), board_before)
+        text, phrases = event_speech(data, self.vocabulary, self.record.board(), board_before)
         if not phrases:
             return
         takeback = event.ply if isinstance(event, Takeback) else None
@@ -169,7 +169,7 @@ class Announcer:
                 next(self._ids),
                 EVENT_KINDS.get(event.type, "info"),
                 self.clock(),
-                event_text(data, self.vocabulary, self.record.board(), board_before) or "",
+                text,
                 takeback_ply=takeback,
                 parts=parts,
                 fix_parts=fixes,

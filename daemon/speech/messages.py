@@ -244,18 +244,30 @@ def result_text(result: str, vocabulary: Vocabulary) -> str:
     return result
 
 
+def event_speech(
+    event: dict[str, Any],
+    vocabulary: Vocabulary,
+    board: chess.Board | None = None,
+    board_before: chess.Board | None = None,
+) -> tuple[str, list[tuple[str, bool]]]:
+    """An event's written announcement and the phrases it is said in
+    (``phrases_of``: an irregularity's sentences and fix list; any other event is
+    one phrase), built once. ("", []): nothing is said."""
+    if event.get("type") == "irregularity":
+        marked = irregularity_text(event, vocabulary, board)
+        return written(marked), phrases_of(marked)
+    text = event_text(event, vocabulary, board, board_before)
+    return (text, [(text, False)]) if text else ("", [])
+
+
 def event_phrases(
     event: dict[str, Any],
     vocabulary: Vocabulary,
     board: chess.Board | None = None,
     board_before: chess.Board | None = None,
 ) -> list[tuple[str, bool]]:
-    """An event's announcement as phrases (``phrases_of``): an irregularity's
-    sentences and fix list; any other event is one phrase. Empty: nothing is said."""
-    if event.get("type") == "irregularity":
-        return phrases_of(irregularity_text(event, vocabulary, board))
-    text = event_text(event, vocabulary, board, board_before)
-    return [(text, False)] if text else []
+    """The phrases of ``event_speech``."""
+    return event_speech(event, vocabulary, board, board_before)[1]
 
 
 def event_text(
