@@ -50,6 +50,7 @@ from daemon.compose import DEFAULT_BOARD_ID, configured_board_id, turned_round
 from daemon.config import Settings
 from daemon.events import DomainEvent
 from daemon.formatting import describe_event
+from daemon.gcfreeze import freeze_startup
 from daemon.journal import Journal, ResumePoint, find_unfinished
 from daemon.lifecycle import Lifecycle, quietly
 from daemon.memory import release_freed_memory
@@ -242,6 +243,7 @@ class Daemon(Lifecycle):
         if self.http_url:
             log.info("live page up: %s", self.http_url)
         self.notifier.refresh()
+        freeze_startup()  # start-up's objects (the page's too) out of the GC's walks
 
     def _outputs_line(self) -> str:
         """The STATUS= line's words about what starts after READY."""

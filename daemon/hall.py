@@ -39,6 +39,7 @@ from daemon.clockdisplay import ClockDisplay
 from daemon.config import BoardEntry, BoardSettings, Settings
 from daemon.events import BoardsAgree, Colour, DomainEvent, Irregularity
 from daemon.formatting import describe
+from daemon.gcfreeze import freeze_startup
 from daemon.journal import Journal, find_unfinished
 from daemon.lifecycle import Lifecycle, quietly
 from daemon.notify import Notifier
@@ -295,6 +296,7 @@ class HallDaemon(Lifecycle):
             where += f", live page {self.http_url}"
         log.info("dgt-bridge running: %s, games in %s", where, self.storage_dir)
         self.notifier.ready(self._summary())
+        freeze_startup()  # start-up's objects out of the GC's walks
 
     def _now(self) -> float:
         first = next(iter(self.units.values()))
