@@ -126,7 +126,12 @@ class Daemon(Lifecycle):
         self._speech_running = False  # the announcer's engines have started
 
         self.headers = compose.build_headers(settings)
-        self.journal = Journal(self.storage_dir, headers=self.headers, fsync=settings.storage.fsync)
+        self.journal = Journal(
+            self.storage_dir,
+            headers=self.headers,
+            fsync=settings.storage.fsync,
+            pgn_every=settings.storage.pgn_every,
+        )
         self.vocabulary = compose.load_vocabulary(settings)  # once, for all parts
         parts = compose.build_board_parts(settings, self.vocabulary)
         self.core = parts.core

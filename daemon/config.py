@@ -99,6 +99,11 @@ class StorageSettings(Record):
     fsync: bool = True
     """fsync the journal after every move (a power cut loses no move). Only for tests
     or a RAM disk may this be false."""
+    pgn_every: float = 0.0
+    """Seconds between two rewrites of a game's PGN file during the game (0: after
+    every move). The journal beside it always has every move; the PGN is written
+    whole at the game's end and at shutdown. A hall of many boards on a small Pi: 10
+    (rebuilding each game's PGN at every move was most of the CPU, issue 19)."""
 
     def resolved_directory(self) -> Path:
         if self.directory:

@@ -166,7 +166,12 @@ class HallDaemon(Lifecycle):
         if entry.same_game_as:
             return  # read through its game's pipeline
         unit.scheduler = LoopScheduler(self.time_scale)
-        journal = Journal(journal_dir, headers=compose.build_headers(own), fsync=own.storage.fsync)
+        journal = Journal(
+            journal_dir,
+            headers=compose.build_headers(own),
+            fsync=own.storage.fsync,
+            pgn_every=own.storage.pgn_every,
+        )
         parts = compose.build_board_parts(own, self.vocabulary)
         outputs: list[Output] = [
             self._writer(entry.id),

@@ -172,6 +172,7 @@ class JournalSync:
         self.journal = journal
         self.report = report
         self._pending = False
+        self._later: Any = None  # the timer of a deferred PGN rewrite
 
     def soon(self) -> None:
         if self._pending:
@@ -190,6 +191,17 @@ class JournalSync:
         self._pending = False
         for notice in self.journal.sync():
             self.report(from_dict(notice))
+        wait = self.journal.pgn_wait
+        if wait is not None and self._later is None:  # a PGN rewrite deferred: due then
+            import asyncio
+            import contextlib
+
+            with contextlib.suppress(RuntimeError):  # no loop: the next sync or close
+                self._later = asyncio.get_running_loop().call_later(wait, self._deferred)
+
+    def _deferred(self) -> None:
+        self._later = None
+        self.sync()
 
 
 # --- the pipeline -------------------------------------------------------------------------------
