@@ -646,7 +646,7 @@ def measure_bus(budget: Budget, figures: Figures, boards: int, plies: int) -> No
         try:
             config = work / "hall.yaml"
             config.write_text(
-                "clock:\n  time_control: 3+2\nstorage:\n  fsync: false\nboards:\n"
+                "clock:\n  time_control: 3+2\nstorage:\n  fsync: false\n  pgn_every: 10\nboards:\n"
                 + "".join(
                     f'  - {{id: "{i + 1}", bus_port: "{chain.port_path}", bus_serial: "{s}"}}\n'
                     for i, s in enumerate(serials)
