@@ -380,7 +380,7 @@ class Pyttsx3Engine(_WavEngine):
         await self._synthesize(text, rate, path=path)
 
     async def _synthesize(self, text: str, rate: int, *, path: Path | None = None,
-                          on_pcm=None) -> None:  # fmt: skip
+                          on_pcm=None, heard=lambda: False) -> None:  # fmt: skip
         async with self._lock:
             try:
                 await self._request(text, rate, path=path, on_pcm=on_pcm)
@@ -389,7 +389,7 @@ class Pyttsx3Engine(_WavEngine):
                 # none of it was heard yet.
                 if self.process is not None and self.process.returncode is None:
                     raise
-                if on_pcm is not None and getattr(on_pcm, "fed", False):
+                if heard():  # part of it was heard: not said twice
                     raise
                 log.warning("pyttsx3 worker ended; restarting it")
                 await self._request(text, rate, path=path, on_pcm=on_pcm)
@@ -405,10 +405,11 @@ class Pyttsx3Engine(_WavEngine):
             async with player.phrase(self.sample_rate) as phrase:
 
                 async def on_pcm(data: bytes) -> None:
-                    on_pcm.fed = True  # type: ignore[attr-defined]
                     await phrase.feed(array.array("h", data))
 
-                await self._synthesize(spoken, rate, on_pcm=on_pcm)
+                await self._synthesize(
+                    spoken, rate, on_pcm=on_pcm, heard=lambda: phrase.first_at is not None
+                )
                 if phrase.first_at is None:
                     raise SpeechFailure(f"no sound for {spoken!r}", "silent phrase")
         except PlaybackError as exc:
