@@ -36,6 +36,7 @@ import wave
 # each import costs memory on a Pi (issue 19: 45 MB for the whole daemon).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import TextIO
 
 
@@ -95,7 +96,7 @@ class Tap:
     def __init__(self, driver) -> None:
         from pyttsx3.drivers import _espeak
 
-        self.sink = None
+        self.sink: Callable[[bytes], None] | None = None
         self.frames = 0
         self._driver_callback = driver._onSynth
         _espeak.SetSynthCallback(self._on_synth)

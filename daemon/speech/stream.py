@@ -261,7 +261,8 @@ class StreamPlayer:
         try:
             await self.write(samples)
             heard_at = self.ends_at
-            await self.write(array.array("h", bytes(2 * self.channels * int(FLUSH * self.rate))))
+            flush = int(FLUSH * (self.rate or 0))
+            await self.write(array.array("h", bytes(2 * self.channels * flush)))
             await self.played(heard_at)
         except asyncio.CancelledError:
             await self.cut()
