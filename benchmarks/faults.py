@@ -100,6 +100,13 @@ class Trial:
     games: tuple[int, int] = (0, 0)  # tournament: games right / games
 
 
+def irregularity_note(event: dict[str, Any]) -> str:
+    """A false irregularity in a few words (kind, by, squares, detail, time)."""
+    squares = " ".join(event.get("squares") or [])
+    text = f"{event.get('kind')} {event.get('by') or ''} {squares} {event.get('detail') or ''}"
+    return " ".join(text.split()) + f" at t={event.get('t')}"
+
+
 def judge(trial: Trial, expected: list[str], recorded: list[str], feeds: list[dict]) -> Trial:
     trial.moves = len(expected)
     same = 0
@@ -110,11 +117,7 @@ def judge(trial: Trial, expected: list[str], recorded: list[str], feeds: list[di
     trial.lost = len(expected) - same + max(0, len(recorded) - len(expected))
     irregular = [e for e in feeds if e.get("type") == "irregularity"]
     trial.false_irregularities = len(irregular)
-    trial.notes += [
-        f"{e.get('kind')} {e.get('by') or ''} {' '.join(e.get('squares') or [])} "
-        f"{e.get('detail') or ''}".strip()
-        for e in irregular
-    ]
+    trial.notes += [irregularity_note(e) for e in irregular]
     trial.ok = trial.lost == 0 and trial.false_irregularities == 0 and not trial.notes
     return trial
 
@@ -469,7 +472,9 @@ def trial_tournament(work: Path, rng: random.Random, plies: int, count: int) -> 
         if recorded != expected:
             wrong_games += 1
             trial.lost += len(expected) - sum(1 for _ in zip(expected, recorded, strict=False))
-    trial.false_irregularities = sum(1 for e in daemon.seen if e["type"] == "irregularity")
+    irregular = [e for e in daemon.seen if e["type"] == "irregularity"]
+    trial.false_irregularities = len(irregular)
+    trial.notes += [irregularity_note(e) for e in irregular]
     trial.notes += [f"{wrong_games} games wrong"] if wrong_games else []
     trial.ok = not trial.notes and trial.lost == 0 and trial.false_irregularities == 0
     trial.games = (count - wrong_games, count)

@@ -397,6 +397,7 @@ class RulesCore:
 
     def _arm(self, t: float) -> None:
         self._deadline = t + self.settings.settle_time
+        self._held_at = None  # the new deadline's decision replaces a held one
 
     # ------------------------------------------------------------------ board
 
@@ -656,6 +657,7 @@ class RulesCore:
     # ------------------------------------------------------------------ decisions
 
     def _decide(self, t: float, out: list[DomainEvent]) -> None:
+        self._held_at = None  # this decision replaces a held one (or holds itself)
         phase = self._state.phase
         unheard = self._unheard_since(t)
         if self._link_down or unheard:
