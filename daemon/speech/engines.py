@@ -112,7 +112,7 @@ class Player(Protocol):
 
 def default_player(settings: SpeechSettings) -> Player:
     """The output's player: one kept running (``stream_player``), else one per file."""
-    return StreamPlayer(settings) if settings.stream_player else WavPlayer(settings)
+    return StreamPlayer(settings) if settings.streams else WavPlayer(settings)
 
 
 class WavPlayer:

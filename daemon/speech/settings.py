@@ -28,6 +28,14 @@ SPEAKABLE_EVENTS = (
 
 ENGINES = ("auto", "pyttsx3", "espeak-ng", "text")
 
+#: The shipped per-file player and the shipped running player (``speech.player``,
+#: ``speech.stream_player``).
+DEFAULT_PLAYER = ("aplay", "-q", "{device_option}", "{file}")
+DEFAULT_STREAM_PLAYER = (
+    "aplay", "-q", "{device_option}", "-t", "raw", "-f", "S16_LE", "-r", "{rate}",
+    "-c", "{channels}", "--buffer-time=100000",
+)  # fmt: skip
+
 
 @dataclass(eq=False, repr=False)
 class OutputSettings(FrozenRecord):
@@ -76,8 +84,9 @@ class SpeechSettings(FrozenRecord):
     channel: "both", or "left" / "right": the sound on that channel of a stereo
         output only (two players, one earphone each, on one sound card).
     player: the command that plays a WAV file, as a list; "{device}" and "{file}"
-        are filled in (default: aplay, quiet, on ``device``). Used only when
-        ``stream_player`` is empty.
+        are filled in (default: aplay, quiet, on ``device``). Used when
+        ``stream_player`` is empty, and when it is set here but ``stream_player``
+        is left as shipped (``streams``).
     stream_player: the command kept running that plays raw 16-bit little-endian
         PCM from its standard input, as a list; "{device_option}", "{device}",
         "{rate}" (samples a second) and "{channels}" are filled in. Each phrase is
@@ -117,11 +126,8 @@ class SpeechSettings(FrozenRecord):
     volume: float = 1.0
     device: str = ""
     channel: str = "both"
-    player: tuple[str, ...] = ("aplay", "-q", "{device_option}", "{file}")
-    stream_player: tuple[str, ...] = (
-        "aplay", "-q", "{device_option}", "-t", "raw", "-f", "S16_LE", "-r", "{rate}",
-        "-c", "{channels}", "--buffer-time=100000",
-    )  # fmt: skip
+    player: tuple[str, ...] = DEFAULT_PLAYER
+    stream_player: tuple[str, ...] = DEFAULT_STREAM_PLAYER
     vocabulary: str = "appendix-e"
     files: str = ""
     form: str = "short"
@@ -206,28 +212,37 @@ class SpeechSettings(FrozenRecord):
         """Whether this output says the answers to ``asker``'s questions."""
         return not self._listener or self._listener == (asker or self.own_side)
 
+    @property
+    def streams(self) -> bool:
+        """Whether phrases stream into a running player (``stream_player``).
+
+        Not when it is empty; nor when a site set its own per-file ``player``
+        (paplay, a Bluetooth wrapper) and left ``stream_player`` as shipped: the
+        shipped one is plain aplay, and would silently bypass the player the site
+        chose, so a blind player could hear nothing after an upgrade."""
+        if not self.stream_player:
+            return False
+        return self.player == DEFAULT_PLAYER or self.stream_player != DEFAULT_STREAM_PLAYER
+
     def player_command(self, wav_file: str) -> list[str]:
         """The player's argv for one file ("{device_option}" vanishes without a device)."""
-        argv: list[str] = []
-        for part in self.player:
-            if part == "{device_option}":
-                if self.device:
-                    argv += ["-D", self.device]
-                continue
-            argv.append(part.replace("{device}", self.device).replace("{file}", wav_file))
-        return argv
+        return self._command(self.player, {"{file}": wav_file})
 
     def stream_player_command(self, rate: int, channels: int) -> list[str]:
         """The running player's argv for ``rate`` samples a second on ``channels``."""
+        return self._command(self.stream_player, {"{rate}": str(rate), "{channels}": str(channels)})
+
+    def _command(self, template: tuple[str, ...], fields: dict[str, str]) -> list[str]:
+        """A player's argv: "{device_option}" becomes "-D <device>" (or nothing
+        without a device), "{device}" and ``fields`` are filled in."""
         argv: list[str] = []
-        for part in self.stream_player:
+        for part in template:
             if part == "{device_option}":
                 if self.device:
                     argv += ["-D", self.device]
                 continue
-            argv.append(
-                part.replace("{device}", self.device)
-                .replace("{rate}", str(rate))
-                .replace("{channels}", str(channels))
-            )
+            part = part.replace("{device}", self.device)
+            for name, value in fields.items():
+                part = part.replace(name, value)
+            argv.append(part)
         return argv

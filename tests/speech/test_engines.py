@@ -12,6 +12,7 @@ import io
 import logging
 import shutil
 import wave
+from dataclasses import replace
 from pathlib import Path
 
 import chess
@@ -29,9 +30,11 @@ from daemon.speech.engines import (
     WavPlayer,
     build_engine,
     check_wav,
+    default_player,
     pyttsx3_available,
 )
 from daemon.speech.settings import SpeechSettings
+from daemon.speech.stream import StreamPlayer
 
 WAIT = 30.0
 needs_pyttsx3 = pytest.mark.skipif(not pyttsx3_available(), reason="pyttsx3/espeak-ng missing")
@@ -292,6 +295,18 @@ def test_player_command_places_the_device_and_file() -> None:
     custom = SpeechSettings(player=("paplay", "--device={device}", "{file}"), device="x")
     assert custom.player_command("/f.wav") == ["paplay", "--device=x", "/f.wav"]
     assert isinstance(WavPlayer(custom), WavPlayer)
+
+
+def test_a_player_of_the_sites_own_is_used_not_bypassed_by_the_shipped_stream() -> None:
+    """A site that plays through paplay (PulseAudio, Bluetooth) keeps hearing it:
+    the shipped running player is plain aplay, which would go around it."""
+    assert isinstance(default_player(SpeechSettings()), StreamPlayer)
+    own = SpeechSettings(player=("paplay", "{file}"))
+    assert isinstance(default_player(own), WavPlayer)
+    both = replace(own, stream_player=("pacat", "--rate={rate}", "--channels={channels}"))
+    assert isinstance(default_player(both), StreamPlayer)
+    assert both.stream_player_command(22050, 1) == ["pacat", "--rate=22050", "--channels=1"]
+    assert isinstance(default_player(replace(own, stream_player=())), WavPlayer)
 
 
 class EmptyWavEngine(FailingEngine):
