@@ -198,6 +198,8 @@ class BoardEmulator:
         self.clock = EmulatedClock()
         self.mode = Command.SEND_RESET  # IDLE until the link picks an update mode
         self.silent = False
+        #: pull the cable the next time the link asks for the EEPROM log (once)
+        self.unplug_when_log_asked = False
         self.drop_clock_acks = 0  # how many of the next clock acks to lose
         self.display_text = ""
         self.received: list[ReceivedCommand] = []
@@ -451,6 +453,10 @@ class BoardEmulator:
 
     def _answer(self, command: ReceivedCommand) -> None:
         code = command.code
+        if code == Command.SEND_EE_MOVES and self.unplug_when_log_asked:
+            self.unplug_when_log_asked = False  # the cable out in the middle of start-up
+            self._unplug()
+            return
         if code == Command.SEND_EE_MOVES and self.ee_log is not None:
             # Asked on purpose by the link after an outage: the log, then EE_EOF.
             self._send(protocol.encode_ee_moves(bytes(self.ee_log) + bytes([protocol.EE_EOF])))

@@ -152,6 +152,7 @@ class BoardLink:
         self.eeprom_reads = 0  # EEPROM logs read back after outages
         #: the board's pictures when last known, before this link (``expect_placements``)
         self._known_before: tuple[tuple[int, ...], ...] = ()
+        self._known_recent: tuple[tuple[int, int], ...] = ()  # their last field updates
         self._wake = asyncio.Event()
 
     # -- public -------------------------------------------------------------
@@ -312,9 +313,12 @@ class BoardLink:
         self.version = version
         before, recent = self._shadow.codes, tuple(self._recent_updates)
         # After a loss, the shadow's last picture; at the first connection, what the
-        # daemon knew before it started (a resumed game), once.
+        # daemon knew before it started (a resumed game). Kept until this start-up has
+        # its dump and log: a board lost in the middle of them (the 8 s log read) is
+        # asked again at the next attempt, from the same pictures.
         candidates = (before,) if before is not None else self._known_before
-        self._known_before = ()
+        self._known_before, self._known_recent = candidates, recent or self._known_recent
+        recent = self._known_recent
         self._shadow.forget()
         self._recent_updates.clear()
         dump_waiter = self._expect(BoardDumpMessage)
@@ -324,6 +328,7 @@ class BoardLink:
         history: list[str] | None = None
         if candidates and dump.codes not in candidates:
             history = await self._read_history(candidates, dump.codes, recent)
+        self._known_before, self._known_recent = (), ()  # this start-up has them now
         self._connected = True
         self.connections += 1
         self._retry.succeeded()

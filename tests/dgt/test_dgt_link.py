@@ -338,3 +338,28 @@ async def test_the_link_refuses_dangerous_commands_before_they_reach_the_board(r
     await until(lambda: r.link.battery is not None)
     assert r.link.battery.percent == 87
     assert r.emulator.forbidden_received == []
+
+
+async def test_a_board_lost_while_its_log_is_read_is_asked_again_at_the_next_attempt():
+    """The daemon knew the start position (a resumed game); the board shows two moves
+    more, and its cable goes out just as the link asks for its EEPROM log. At the
+    next attempt the link asks again, from the same picture: the moves come back
+    from the log, not from a search that may be ambiguous."""
+    emulator = BoardEmulator().start()
+    try:
+        for square, piece in (("e2", None), ("e4", "P"), ("e7", None), ("e5", "p")):
+            emulator.set_square(square, piece)
+        emulator.unplug_when_log_asked = True
+        r = Rig(emulator)
+        r.link.expect_placements([START_PLACEMENT])
+        await until(lambda: not emulator.plugged)
+        await asyncio.sleep(0.3)
+        emulator.replug()
+        await until(lambda: r.link.connected)
+        (dump,) = r.of(BoardDump)
+        assert r.link.eeprom_reads == 1
+        assert dump.history is not None and len(dump.history) >= 4, dump.history
+        assert dump.placement == emulator.placement
+        await r.close()
+    finally:
+        emulator.stop()
