@@ -426,6 +426,16 @@ class BudgetDaemon:
             if "READY=1" in self.notify.recv(4096).decode().split("\n"):
                 return time.monotonic() - self.started
 
+    def wait_started(self, timeout: float) -> float:
+        """Seconds from start until the speech and the live page, which start after
+        READY, are up too (the STATUS= line no longer says "starting")."""
+        self.notify.settimeout(timeout)
+        while True:
+            lines = self.notify.recv(4096).decode().split("\n")
+            status = [line for line in lines if line.startswith("STATUS=")]
+            if status and "starting" not in status[-1]:
+                return time.monotonic() - self.started
+
     def wait_for(
         self, predicate: Any, timeout: float
     ) -> tuple[float, float, dict[str, Any]] | None:
@@ -584,6 +594,7 @@ def measure_single(budget: Budget, figures: Figures, plies: int, starts: int, id
                     if not daemon.wait_for(is_connected, 60):
                         figures.notes.append("the daemon never read the board")
                         return
+                    daemon.wait_started(120)  # idle: with speech and page up
                     time.sleep(5.0)  # the speech worker's start, the first clock reports
                     figures.idle_cpu = cpu_share(daemon.pid, idle)
                     figures.noted("idle")
@@ -628,7 +639,7 @@ def _latencies(figures: Figures, daemon: BudgetDaemon, emulator: Any, plan: Any,
 
 def measure_bus(budget: Budget, figures: Figures, boards: int, plies: int) -> None:
     """One daemon, ``boards`` boards on one bus chain, a real game each at blitz pace."""
-    from benchmarks.hall import TimedChain, _final, _lags
+    from benchmarks.hall import _final, _lags
     from drivers.gamelogs import distinct_openings
     from drivers.handling import human_sensor_log
 
@@ -641,18 +652,8 @@ def measure_bus(budget: Budget, figures: Figures, boards: int, plies: int) -> No
     ]
     with tempfile.TemporaryDirectory(prefix="dgt-pibudget-bus-") as tmp:
         work = Path(tmp)
-        serials = [f"{1025 + i:05d}" for i in range(boards)]
-        chain = TimedChain(work, serials=serials, seed=1).start()
+        chain, config = bus_chain(work, boards, "3+2", pgn_every=10)
         try:
-            config = work / "hall.yaml"
-            config.write_text(
-                "clock:\n  time_control: 3+2\nstorage:\n  fsync: false\n  pgn_every: 10\nboards:\n"
-                + "".join(
-                    f'  - {{id: "{i + 1}", bus_port: "{chain.port_path}", bus_serial: "{s}"}}\n'
-                    for i, s in enumerate(serials)
-                ),
-                encoding="utf-8",
-            )
             with cpu_group(budget) as group:
                 daemon = BudgetDaemon(group, work, config=config, speech=False)
                 try:
@@ -688,26 +689,40 @@ def measure_bus(budget: Budget, figures: Figures, boards: int, plies: int) -> No
     _, figures.bus_lag = _lags(chain.applied, defaultdict(list), moves)
 
 
+def bus_chain(
+    work: Path, boards: int, time_control: str = "", pgn_every: int | None = None
+) -> tuple[Any, Path]:
+    """An emulated DGT bus chain of ``boards`` boards (started) and the configuration
+    of one daemon reading them all (``storage.pgn_every`` if given)."""
+    from benchmarks.hall import TimedChain
+
+    serials = [f"{1025 + i:05d}" for i in range(boards)]
+    chain = TimedChain(work, serials=serials, seed=1).start()
+    config = work / "hall.yaml"
+    clock = f"clock:\n  time_control: {time_control}\n" if time_control else ""
+    config.write_text(
+        clock
+        + "storage:\n  fsync: false\n"
+        + (f"  pgn_every: {pgn_every}\n" if pgn_every else "")
+        + "boards:\n"
+        + "".join(
+            f'  - {{id: "{i + 1}", bus_port: "{chain.port_path}", bus_serial: "{s}"}}\n'
+            for i, s in enumerate(serials)
+        ),
+        encoding="utf-8",
+    )
+    return chain, config
+
+
 def board_memory(counts: Sequence[int]) -> dict[int, float]:
     """PSS of one daemon's tree (no speech) reading N bus boards, idle, for each N."""
-    from benchmarks.hall import TimedChain
 
     found: dict[int, float] = {}
     for count in counts:
         with tempfile.TemporaryDirectory(prefix="dgt-pibudget-mem-") as tmp:
             work = Path(tmp)
-            serials = [f"{1025 + i:05d}" for i in range(count)]
-            chain = TimedChain(work, serials=serials, seed=1).start()
+            chain, config = bus_chain(work, count)
             try:
-                config = work / "hall.yaml"
-                config.write_text(
-                    "storage:\n  fsync: false\nboards:\n"
-                    + "".join(
-                        f'  - {{id: "{i + 1}", bus_port: "{chain.port_path}", bus_serial: "{s}"}}\n'
-                        for i, s in enumerate(serials)
-                    ),
-                    encoding="utf-8",
-                )
                 daemon = BudgetDaemon(None, work, config=config, speech=False)
                 try:
                     daemon.wait_ready(120)
@@ -765,8 +780,13 @@ def report(all_figures: list[Figures], zero: Figures | None) -> None:
     )
     row(
         "start -> READY=1, median (min-max) (s)",
-        [f"{statistics.median(f.readies):.2f} ({min(f.readies):.2f}-{max(f.readies):.2f})"
-         f"{f.at('ready')}" if f.readies else "n/a" for f in all_figures],
+        [
+            f"{statistics.median(f.readies):.2f} ({min(f.readies):.2f}-{max(f.readies):.2f})"
+            f"{f.at('ready')}"
+            if f.readies
+            else "n/a"
+            for f in all_figures
+        ],
         "< 5 s",
         verdict(statistics.median(z.readies) if z and z.readies else float("nan"), 5.0),
     )
