@@ -128,17 +128,20 @@ async def test_a_move_is_never_cut_and_waiting_moves_are_said_together(running) 
     assert engine.spoken_forms[-1] == "Bauer Zäsar fünf, Springer Felix drei"  # the lexicon
 
 
+def black_knight_moved_illegally() -> dict:
+    """Black's Ng8-e5 (7.4), after 1. e4: the knight must go back to g8."""
+    return Irregularity(
+        t=1.5, kind="illegal_move", article="7.4", by="black", squares=["g8", "e5"],
+        restore=[{"square": "g8", "piece": "n"}, {"square": "e5", "piece": None}],
+    ).to_dict()  # fmt: skip
+
+
 async def test_moves_and_irregularities_keep_their_order_and_a_request_waits(running) -> None:
     announcer, engine = running()
     game = Game()
     announcer.handle(game.move("e4"))
     await started(engine, 1)
-    announcer.handle(
-        Irregularity(
-            t=1.5, kind="illegal_move", article="7.4", by="black", squares=["g8", "e5"],
-            restore=[{"square": "g8", "piece": "n"}, {"square": "e5", "piece": None}],
-        ).to_dict()
-    )  # fmt: skip
+    announcer.handle(black_knight_moved_illegally())
     announcer.handle({"t": 3.0, "type": "info_request", "what": "move_number", "by": "white"})
     announcer.handle(game.move("e5"))
     for count in (2, 3, 4):
@@ -160,12 +163,7 @@ async def test_the_players_own_irregularity_is_said_whole_before_a_later_move(ru
     game = Game()
     announcer.handle(game.move("e4"))
     await started(engine, 1)
-    announcer.handle(
-        Irregularity(
-            t=1.5, kind="illegal_move", article="7.4", by="black", squares=["g8", "e5"],
-            restore=[{"square": "g8", "piece": "n"}, {"square": "e5", "piece": None}],
-        ).to_dict()
-    )  # fmt: skip
+    announcer.handle(black_knight_moved_illegally())
     announcer.handle(game.move("e5"))
     for count in (2, 3):
         engine.release()
