@@ -327,15 +327,10 @@ class GameRecord:
     def _players(self, event: dict[str, Any], t: float) -> None:
         """New names or round from the arbiter: a new headers value (never changed
         in place, so a record folded from the same defaults is not touched too)."""
-        white, black, round_ = (event.get(key) for key in ("white", "black", "round"))
-        if not any(isinstance(value, str) for value in (white, black, round_)):
+        named = players_named(event)
+        if not named:
             raise ValueError("players without a name")
-        self.headers = dataclasses.replace(
-            self.headers,
-            white=white if isinstance(white, str) else self.headers.white,
-            black=black if isinstance(black, str) else self.headers.black,
-            round=round_ if isinstance(round_, str) else self.headers.round,
-        )
+        self.headers = dataclasses.replace(self.headers, **named)
 
     def _connection(self, event: dict[str, Any], t: float) -> None:
         self.connection = str(event["state"])
@@ -527,6 +522,13 @@ def replay(events: list[dict[str, Any]], headers: GameHeaders | None = None) -> 
     for event in events:
         record.apply(event)
     return record
+
+
+def players_named(event: dict[str, Any]) -> dict[str, Any]:
+    """The headers a ``players`` event names: its texts among white, black and round
+    (a field left out or null keeps the header as it was)."""
+    return {key: event[key] for key in ("white", "black", "round")
+            if isinstance(event.get(key), str)}  # fmt: skip
 
 
 _HANDLERS = {

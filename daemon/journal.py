@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from daemon.gamerecord import GameHeaders, GameRecord, today_pgn_date
+from daemon.gamerecord import GameHeaders, GameRecord, players_named, today_pgn_date
 
 log = logging.getLogger(__name__)
 
@@ -304,8 +304,7 @@ class Journal:
     def _keep_names(self, event: dict[str, Any]) -> None:
         """The arbiter's names stand until he names others: for this game and the
         next ones (``headers``), and in each later game's journal (``_named``)."""
-        named = {key: event[key] for key in ("white", "black", "round")
-                 if isinstance(event.get(key), str)}  # fmt: skip
+        named = players_named(event)
         self._named.update(named)
         self.headers = dataclasses.replace(self.headers, **named)
 
