@@ -71,3 +71,45 @@ def is_connected(event: dict[str, Any]) -> bool:
     return kind in ("game_start", "game_resumed") or (
         kind == "connection" and event.get("state") == "connected"
     )
+
+
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+_PRESENT, _FRAME = 1 << 63, (1 << 55) - 1
+
+
+def page_frames(pid: int) -> set[int] | None:
+    """The physical page frames the process has in memory (``/proc/PID/pagemap``), or
+    None where the kernel hides them (frame numbers need CAP_SYS_ADMIN: they read 0)."""
+    frames: set[int] = set()
+    try:
+        with open(f"/proc/{pid}/pagemap", "rb", buffering=0) as pagemap:
+            for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+                if line.endswith("[vsyscall]"):
+                    continue
+                low, high = (int(x, 16) for x in line.split()[0].split("-"))
+                pagemap.seek(low // PAGE_SIZE * 8)
+                data = pagemap.read((high - low) // PAGE_SIZE * 8)
+                for offset in range(0, len(data), 8):
+                    entry = int.from_bytes(data[offset : offset + 8], "little")
+                    if entry & _PRESENT:
+                        frames.add(entry & _FRAME)
+    except OSError:
+        return None
+    if frames == {0}:
+        return None
+    return frames
+
+
+def own_pages_mb(pids: list[int]) -> float | None:
+    """The memory of a group of processes counted as if no other program on the machine
+    mapped the same files: each physical page any of them has, once. Their PSS summed
+    would be this if they were alone; PSS divides a shared library's pages among every
+    process of the machine that maps them (other Python programs share libpython here),
+    so it moves with what else runs. None where the frames cannot be read."""
+    frames: set[int] = set()
+    for pid in pids:
+        found = page_frames(pid)
+        if found is None:
+            return None
+        frames |= found
+    return len(frames) * PAGE_SIZE / 2**20
