@@ -154,6 +154,9 @@ class BoardLink:
         self._known_before: tuple[tuple[int, ...], ...] = ()
         self._known_recent: tuple[tuple[int, int], ...] = ()  # their last field updates
         self._wake = asyncio.Event()
+        self._timer: asyncio.TimerHandle | None = None  # the session's (``_arm``)
+        self._due_at = 0.0  # when it fires
+        self._probed = float("-inf")  # when the last liveness probe went out
 
     # -- public -------------------------------------------------------------
 
@@ -393,26 +396,66 @@ class BoardLink:
         return None
 
     async def _session(self) -> None:
-        """Probe liveness about once a second; confirm the shadow when quiet."""
+        """Read until the board is lost. What falls due meanwhile (``_due``) is one
+        timer at the time it falls due, never a tick: an idle daemon on a Pi's budget
+        pays for every wake-up (issue 19: a 0.25 s tick was two thirds of them)."""
         assert self._lost is not None
-        next_probe = time.monotonic()
-        tick = min(0.25, self.liveness_interval / 2)
-        while True:
-            now = time.monotonic()
-            if now - self._last_rx > self.liveness_timeout:
-                raise LinkLost(f"no answer from the board for {now - self._last_rx:.1f} s")
-            if now >= next_probe:
-                self._write(protocol.request_serial())
-                next_probe = now + self.liveness_interval
-            if (
-                self._last_field_update is not None
-                and now - self._last_field_update >= self.quiet_dump_after
-            ):
+        self._probed = float("-inf")
+        self._arm(time.monotonic())
+        try:
+            await self._lost  # raises LinkLost (set by _fail: a timer, a read, close)
+        finally:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def _due(self) -> float:
+        """Does what is due now; returns when the next thing falls due.
+
+        - The liveness probe once the board has been silent for ``liveness_interval``
+          (a board that is sending, field updates or clock times, is there; a probe
+          every interval from the first silence on, as before, gives a silent board
+          three tries before ``liveness_timeout``).
+        - The loss at ``liveness_timeout`` of silence.
+        - The dump that confirms the shadow, once the squares have been quiet for
+          ``quiet_dump_after`` after a field update.
+        """
+        now = time.monotonic()
+        if now - self._last_rx >= self.liveness_timeout:
+            raise LinkLost(f"no answer from the board for {now - self._last_rx:.1f} s")
+        probe_at = max(self._last_rx, self._probed) + self.liveness_interval
+        if now >= probe_at:
+            self._write(protocol.request_serial())
+            self._probed = now
+            probe_at = now + self.liveness_interval
+        due = min(probe_at, self._last_rx + self.liveness_timeout)
+        if self._last_field_update is not None:
+            dump_at = self._last_field_update + self.quiet_dump_after
+            if now >= dump_at:
                 self._last_field_update = None
                 self._write(protocol.request_board())
-            done, _ = await asyncio.wait({self._lost}, timeout=tick)
-            if done:
-                self._lost.result()  # raises LinkLost
+            else:
+                due = min(due, dump_at)
+        return due
+
+    def _arm(self, now: float) -> None:
+        """The session's one timer, at what falls due next (a board lost: ``_fail``)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        try:
+            due = self._due()
+        except LinkLost as lost:
+            self._fail(str(lost))
+            return
+        self._due_at = due
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(max(0.0, due - now), self._on_due)
+
+    def _on_due(self) -> None:
+        self._timer = None
+        if self._connected and self._lost is not None and not self._lost.done():
+            self._arm(time.monotonic())
 
     def _report_lost(self, detail: str) -> None:
         was_connected = self._connected
@@ -499,7 +542,9 @@ class BoardLink:
         match message:
             case FieldUpdate():
                 if self._connected:
-                    self._last_field_update = time.monotonic()
+                    self._last_field_update = now = time.monotonic()
+                    if self._timer is not None and now + self.quiet_dump_after < self._due_at:
+                        self._arm(now)  # its confirming dump falls before the timer
                     self._recent_updates.append((message.square, message.code))
                     self._emit(self._shadow.field_update(self.time_source(), message))
             case BoardDumpMessage():

@@ -237,6 +237,27 @@ async def test_a_silent_board_is_declared_lost_and_found_again(rig):
     assert r.of(ConnectionChange)[1].state == "connected"
 
 
+async def test_a_board_that_is_sending_is_not_probed_and_a_quiet_one_is(rig):
+    """The liveness probe goes out only after ``liveness_interval`` of silence: a
+    board sending field updates is there (an idle daemon pays for every wake-up)."""
+    r = rig()
+    await until(lambda: r.link.connected and r.of(BoardHeard))
+
+    def probes() -> int:
+        return sum(c.code == protocol.Command.RETURN_SERIALNR for c in r.emulator.received)
+
+    before = probes()
+    for piece in itertools.islice(itertools.cycle([None, "P"]), 24):  # 1.2 s, 6 intervals
+        r.emulator.set_square("e2", piece)
+        await asyncio.sleep(0.05)
+    assert probes() - before <= 1  # was one every 0.2 s: 6
+    assert r.link.connected
+    quiet = probes()
+    await asyncio.sleep(1.0)  # silent: probed again, every interval or so
+    assert probes() - quiet >= 2
+    assert r.link.connected
+
+
 async def test_garbage_on_the_line_costs_no_field_update(rig):
     r = rig()
     await until(lambda: r.link.connected)
