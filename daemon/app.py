@@ -193,6 +193,7 @@ class Daemon(Lifecycle):
         # board's EEPROM log, as after an outage (the rules core falls back to search).
         self.link.expect_placements(self.pipeline.resumed_placements())
         self.pipeline.probe_board = self.link.probe
+        self.link.on_battery = self.status.battery
         self._link_task = self._spawn(self.link.run(), "board link")
         if self.clock_writer is not None:
             self.clock_display = ClockDisplay(
@@ -201,7 +202,6 @@ class Daemon(Lifecycle):
             self.pipeline.outputs.insert(self._clock_slot(), self.clock_display)
             self._spawn(self.clock_display.run(), "clock display")
         self._spawn(self.notifier.watchdog(), "watchdog")
-        self._spawn(self.status.report_battery(), "battery")
         self._handle_signals()
         port = compose.board_port(self.settings, self.port)
         log.info(
@@ -243,7 +243,8 @@ class Daemon(Lifecycle):
             for event in journal_history(known) + events:  # in order, before later ones
                 hub.publish(self.board_id, event)
             if self.link is not None:
-                hub.set_status(self.board_id, connected=self.link.connected)
+                battery = self.link.battery.percent if self.link.battery is not None else None
+                hub.set_status(self.board_id, connected=self.link.connected, battery=battery)
         self._outputs_state = "up"
         if self.http_url:
             log.info("live page up: %s", self.http_url)

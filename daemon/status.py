@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.notify import Notifier
 from drivers.sensors import ConnectionChange
+
+if TYPE_CHECKING:
+    from drivers.dgt.protocol import BatteryStatus
 
 
 class BoardStatus:
@@ -38,15 +40,11 @@ class BoardStatus:
         if hub is not None:
             hub.set_status(self.board_id, connected=event.state == "connected")
 
-    async def report_battery(self, interval: float = 5.0) -> None:
-        """A Bluetooth board's battery for the page and ``/state.json``: the link asks
-        at start-up; the answer arrives whenever the board sends it."""
-        last: int | None = None
-        while True:
-            await asyncio.sleep(interval)
-            battery = getattr(self._link(), "battery", None)
-            percent = battery.percent if battery is not None else None
-            hub = self._hub()
-            if percent is not None and percent != last and hub is not None:
-                hub.set_status(self.board_id, battery=percent)
-                last = percent
+    def battery(self, battery: BatteryStatus) -> None:
+        """A Bluetooth board's battery, for the page and ``/state.json``: the link asks
+        at each connection and tells this when the board answers (no timer: an idle
+        daemon on a Pi's budget pays for every wake-up). Before the page is up the
+        daemon gives the page the link's last report itself."""
+        hub = self._hub()
+        if hub is not None and battery.percent is not None:
+            hub.set_status(self.board_id, battery=battery.percent)

@@ -131,6 +131,8 @@ class BoardLink:
         self.battery: BatteryStatus | None = None
         self.clock_version: tuple[int, int] | None = None
         self.port_path: str | None = None
+        #: told each battery report as it arrives (the page shows it; no polling)
+        self.on_battery: Callable[[BatteryStatus], None] | None = None
         self.garbage_bytes = 0
         self.connections = 0
 
@@ -566,6 +568,8 @@ class BoardLink:
                 self.bus_address = address
             case BatteryStatus():
                 self.battery = message
+                if self.on_battery is not None:
+                    self.on_battery(message)
             case protocol.UnknownMessage(message_id=message_id, data=data):
                 log.info("ignored message 0x%02x with %d data bytes", message_id, len(data))
             case Garbage(data=data):

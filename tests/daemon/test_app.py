@@ -176,15 +176,13 @@ def test_the_clock_sections_time_control_reaches_the_rules_core(tmp_path: Path) 
     assert Daemon(untimed, speech=False, storage_dir=tmp_path).core.settings.time_control is None
 
 
-async def test_the_page_says_the_board_is_connected_from_the_first_reading(
-    tmp_path: Path,
-) -> None:
-    """The link reports "connected" only after a loss; the arbiter's page and
-    /state.json must still show a board that answered at start-up as connected."""
+async def page_status(tmp_path: Path, link_name: str, wanted: str) -> dict:
+    """The board's status on /state.json once it has ``wanted`` (or after ~10 s),
+    for a daemon reading an emulated board on a port named ``link_name``."""
     import aiohttp
 
     settings = load_text("broadcast:\n  port: 0\n  address: 127.0.0.1\n", "test.yaml", environ={})
-    with BoardEmulator(tmp_path) as emulator:
+    with BoardEmulator(tmp_path, link_name) as emulator:
         daemon = Daemon(
             settings,
             port=emulator.port_path,
@@ -200,10 +198,26 @@ async def test_the_page_says_the_board_is_connected_from_the_first_reading(
                     async with session.get(daemon.http_url + "state.json") as response:
                         state = await response.json()
                     status = next(iter(state["boards"].values()), {}).get("status", {})
-                    if status.get("connected"):
+                    if status.get(wanted):
                         break
                     await asyncio.sleep(0.1)
         finally:
             daemon.stop()
             await daemon.close()
+    return status
+
+
+async def test_the_page_says_the_board_is_connected_from_the_first_reading(
+    tmp_path: Path,
+) -> None:
+    """The link reports "connected" only after a loss; the arbiter's page and
+    /state.json must still show a board that answered at start-up as connected."""
+    status = await page_status(tmp_path, "dgt-board", "connected")
     assert status.get("connected") is True
+
+
+async def test_a_bluetooth_boards_battery_is_on_the_page(tmp_path: Path) -> None:
+    """A Bluetooth board (an rfcomm port) is asked for its battery at connection; the
+    answer reaches /state.json (told by the link, whenever it comes)."""
+    status = await page_status(tmp_path, "rfcomm0", "battery")
+    assert status.get("battery") == 87
