@@ -255,10 +255,13 @@ class ConnectionGuard:
     by_address: dict[str, dict[GuardedConnection, None]] = field(default_factory=dict)
     by_transport: dict[asyncio.BaseTransport, GuardedConnection] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)  # refused / closed, per cause
+    #: set at each new connection, for the timer that sleeps while there is none
+    _arrived: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
     def admit(self, address: str) -> GuardedConnection | str:
         """A new connection from ``address``: its record, or the cause of its refusal
         (decided before asyncio makes anything of the socket)."""
+        self._arrived.set()  # admitted or refused: the timer has work (or a count)
         mine = self.by_address.get(address, {})
         if len(mine) >= self.limits.per_address:
             return self._refused(address, "too many connections from one address")
@@ -335,11 +338,18 @@ class ConnectionGuard:
                 conn.close(f"idle for {limits.idle_timeout:g} s")
 
     async def run(self) -> None:
-        """Sweep until cancelled (the server's lifetime)."""
+        """Sweep until cancelled (the server's lifetime). With no connection there is
+        nothing to time: it sleeps until one comes, or for the log throttle's interval
+        (a count of left-out lines is still written), so an idle daemon on a Pi's
+        budget does not wake every few seconds for it."""
         period = max(0.1, min(self.limits.header_timeout, self.limits.idle_timeout) / 4)
         from daemon.broadcast.logthrottle import THROTTLE
 
         while True:
+            if not self.connections:
+                self._arrived.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._arrived.wait(), THROTTLE.interval)
             await asyncio.sleep(period)
             self.sweep()
             THROTTLE.flush()

@@ -210,6 +210,7 @@ class Hub:
             maxlen=max(1, self.settings.history)
         )
         self.subscribers: set[Subscriber] = set()
+        self._viewer_came = asyncio.Event()  # for the web app's timer (``a_viewer``)
         self.listeners: list[Listener] = []
         self.dropped_viewers = 0
         self.on_board_added: list[Callable[[str], None]] = []
@@ -483,7 +484,15 @@ class Hub:
             subscriber.drop()
             return subscriber
         self.subscribers.add(subscriber)
+        self._viewer_came.set()
         return subscriber
+
+    async def a_viewer(self) -> None:
+        """Returns once a viewer is subscribed: the web app's timer (keep-alives, stalled
+        connections) sleeps while there is none, so an idle daemon does not wake for it."""
+        while not self.subscribers:
+            self._viewer_came.clear()
+            await self._viewer_came.wait()
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
         subscriber.closed = True

@@ -243,6 +243,7 @@ async def _tick_viewers(hub: Hub) -> None:
     settings = hub.settings
     period = max(0.05, min(settings.keepalive, settings.write_timeout) / 2)
     while True:
+        await hub.a_viewer()
         await asyncio.sleep(period)
         for subscriber in list(hub.subscribers):
             sink = subscriber.sink
