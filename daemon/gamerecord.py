@@ -36,7 +36,6 @@ import logging
 import math
 import re
 import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,6 +193,7 @@ class GameRecord:
         self.last_t: float | None = None
         self._position_fen: str | None = None  # a fen the feed stated for "now"
         self._board_cache: tuple[tuple[Any, ...], chess.Board] | None = None
+        self._replayed: _Replay | None = None  # the moves pushed so far, and their PGN
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> GameRecord:
@@ -381,12 +381,13 @@ class GameRecord:
         Replays the moves from the start; should a move not replay (a feed that
         skipped something), the position the feed last stated wins, without the
         move stack, so a display is never wrong about the board. The replay is
-        cached: a relay folds a clock tick per board per second.
+        kept: a move played pushes that move only (a relay folds a clock tick per
+        board per second; a game's every move used to replay it from the start).
         """
         key: tuple[Any, ...] = (self.start_fen, self.chess960, self._position_fen, len(self.moves))
         key += (self.moves[-1].uci, self.moves[-1].fen) if self.moves else ()
         if self._board_cache is None or self._board_cache[0] != key:
-            board = self._replay()
+            board = self._replay().board.copy()
             stated = self._stated_fen()
             if stated is not None and board.board_fen() != stated.split(" ")[0]:
                 board = chess.Board(stated, chess960=self.chess960)
@@ -400,24 +401,17 @@ class GameRecord:
             return self.moves[-1].fen
         return None
 
-    def _replay(self) -> chess.Board:
-        board = chess.Board(self.start_fen, chess960=self.chess960)
-        for _ in self._legal_moves(board):
-            pass
-        return board
-
-    def _legal_moves(self, board: chess.Board) -> Iterator[tuple[RecordedMove, chess.Move]]:
-        """Each recorded move, pushed on ``board`` from the start position, up to the
-        first that is not legal there (a damaged journal must not end the display)."""
-        for move in self.moves:
-            try:
-                parsed = chess.Move.from_uci(move.uci)
-            except ValueError:
-                return
-            if not board.is_legal(parsed):
-                return
-            board.push(parsed)
-            yield move, parsed
+    def _replay(self) -> _Replay:
+        """The recorded moves pushed from the start position, up to the first that is
+        not legal there (a damaged journal must not end the display), with their
+        movetext. Brought up to date by pushing the moves added since the last call;
+        replayed from the start only when the moves before them changed (a takeback,
+        a correction, another game)."""
+        replayed = self._replayed
+        if replayed is None or not replayed.holds_start_of(self):
+            replayed = self._replayed = _Replay(self.start_fen, self.chess960)
+        replayed.extend(self.moves)
+        return replayed
 
     def clock_at(self, ply: int) -> dict[str, float] | None:
         """Both clocks when the half-move ``ply`` was completed, when known."""
@@ -458,19 +452,10 @@ class GameRecord:
         value as given, so a name with a quote and a newline could end its tag
         and add a forged one (a ``[Result "1-0"]`` mid-game).
         """
-        start = chess.Board(self.start_fen, chess960=self.chess960)
-        game = chess.pgn.Game()
-        game.setup(start)  # the movetext's numbering starts where the game did
-        node: chess.pgn.GameNode = game
-        for move, parsed in self._legal_moves(start.copy()):
-            node = node.add_variation(parsed)
-            if move.clock and move.by in move.clock:
-                node.comment = f"[%clk {format_clock(move.clock[move.by])}]"
         headers = self.pgn_headers(names)
-        game.headers["Result"] = headers["Result"]  # the movetext ends with it
-        exporter = chess.pgn.StringExporter(headers=False, variations=False, comments=True)
+        movetext = self._replay().movetext(headers["Result"])
         tags = "\n".join(pgn_tag(key, value) for key, value in headers.items())
-        return f"{tags}\n\n{game.accept(exporter)}\n"
+        return f"{tags}\n\n{movetext}\n"
 
     def state(self) -> dict[str, Any]:
         """The JSON-ready picture for ``/state.json`` and retained MQTT state."""
@@ -503,6 +488,60 @@ class GameRecord:
             "connection": self.connection,
             "t": self.last_t,
         }
+
+
+class _Replay:
+    """A game's moves pushed on a board and written out by python-chess's own PGN
+    exporter, one move at a time: a move added costs that move's SAN, not the whole
+    game's again (rebuilding the PGN from the start after every move was a third of
+    a 12-board hall's CPU on a Pi's budget, issue 19). The movetext is what
+    ``Game.accept(StringExporter(...))`` writes for the same moves, line breaks
+    included: the exporter is fed the same calls in the same order."""
+
+    def __init__(self, start_fen: str, chess960: bool) -> None:
+        self.start_fen = start_fen
+        self.chess960 = chess960
+        self.board = chess.Board(start_fen, chess960=chess960)
+        self.moves: list[RecordedMove] = []  # the recorded moves fed, legal or not
+        self.stopped = False  # a move did not replay: nothing after it is pushed
+        self._exporter = chess.pgn.StringExporter(headers=False, variations=False, comments=True)
+        self._exporter.begin_game()
+        self._exporter.end_headers()
+
+    def holds_start_of(self, record: GameRecord) -> bool:
+        """Whether every move fed is still the record's, in its place."""
+        if (self.start_fen, self.chess960) != (record.start_fen, record.chess960):
+            return False
+        moves = record.moves
+        fed = self.moves
+        return len(fed) <= len(moves) and all(a is b for a, b in zip(fed, moves, strict=False))
+
+    def extend(self, moves: list[RecordedMove]) -> None:
+        for move in moves[len(self.moves) :]:
+            self.moves.append(move)
+            if not self.stopped:
+                self._push(move)
+
+    def _push(self, move: RecordedMove) -> None:
+        try:
+            parsed = chess.Move.from_uci(move.uci)
+        except ValueError:
+            parsed = None
+        if parsed is None or not self.board.is_legal(parsed):
+            self.stopped = True
+            return
+        self._exporter.visit_move(self.board, parsed)
+        self.board.push(parsed)
+        if move.clock and move.by in move.clock:
+            self._exporter.visit_comment(f"[%clk {format_clock(move.clock[move.by])}]")
+
+    def movetext(self, result: str) -> str:
+        """The moves so far and ``result``, as the exporter ends a game."""
+        ending = copy.copy(self._exporter)
+        ending.lines = list(self._exporter.lines)
+        ending.visit_result(result)
+        ending.end_game()
+        return ending.result()
 
 
 def today_pgn_date(today: _dt.date | None = None) -> str:

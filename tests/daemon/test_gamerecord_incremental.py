@@ -1,0 +1,141 @@
+"""The game record's PGN and board, kept up to date a move at a time, are what a
+replay of the whole game from the start gives: after every event of real games, a
+takeback, a correction, a start position with Black to move and a move that does
+not replay."""
+
+from __future__ import annotations
+
+import io
+import itertools
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+
+from daemon import events
+from daemon.gamerecord import GameHeaders, GameRecord, format_clock
+
+
+def _whole_game_pgn(record: GameRecord) -> str:
+    """The PGN as python-chess writes the whole game at once (the record's moves
+    replayed from the start, up to the first that is not legal)."""
+    board = chess.Board(record.start_fen, chess960=record.chess960)
+    game = chess.pgn.Game()
+    game.setup(board)
+    node: chess.pgn.GameNode = game
+    for move in record.moves:
+        parsed = chess.Move.from_uci(move.uci)
+        if not board.is_legal(parsed):
+            break
+        board.push(parsed)
+        node = node.add_variation(parsed)
+        if move.clock and move.by in move.clock:
+            node.comment = f"[%clk {format_clock(move.clock[move.by])}]"
+    headers = record.pgn_headers()
+    game.headers["Result"] = headers["Result"]
+    exporter = chess.pgn.StringExporter(headers=False, variations=False, comments=True)
+    return game.accept(exporter)
+
+
+def _moves_of(board: chess.Board, moves: list[chess.Move], t0: float) -> list[dict[str, Any]]:
+    feed = []
+    for i, move in enumerate(moves):
+        by = "white" if board.turn == chess.WHITE else "black"
+        san = board.san(move)
+        board.push(move)
+        clock = {"white": 180.0 - i, "black": 179.5 - i}
+        ply = len(board.move_stack)
+        feed.append(
+            events.Move(
+                t=t0 + i, ply=ply, uci=move.uci(), san=san, fen=board.fen(), by=by,
+                speech=san, clock=clock,
+            ).to_dict()
+        )  # fmt: skip
+    return feed
+
+
+def _check_after_each(record: GameRecord, feed: list[dict[str, Any]]) -> None:
+    for event in feed:
+        record.apply(event)
+        movetext = record.pgn().split("\n\n", 1)[1].rstrip("\n")
+        assert movetext == _whole_game_pgn(record), f"after {event}"
+        board = chess.Board(record.start_fen, chess960=record.chess960)
+        for move in record.moves:
+            board.push_uci(move.uci)
+        assert record.board().fen() == board.fen()
+        assert record.board().move_stack == board.move_stack
+
+
+def _real_games(shared: Path, count: int) -> list[chess.pgn.Game]:
+    games = []
+    with open(shared / "data" / "games.pgn", encoding="utf-8") as handle:
+        while len(games) < count:
+            game = chess.pgn.read_game(handle)
+            assert game is not None
+            if len(list(game.mainline_moves())) >= 60:
+                games.append(game)
+    return games
+
+
+def test_pgn_and_board_after_every_move_of_real_games(shared: Path) -> None:
+    for game in _real_games(shared, 3):
+        record = GameRecord(GameHeaders(white="A", black="B"))
+        start = events.GameStart(t=0.0, fen=game.board().fen()).to_dict()
+        moves = list(game.mainline_moves())
+        feed = [start, *_moves_of(game.board(), moves, 1.0)]
+        feed.append(events.GameEnd(t=999.0, result="1-0", reason="resignation").to_dict())
+        _check_after_each(record, feed)
+        assert record.pgn().rstrip().endswith("1-0")
+
+
+def test_takeback_correction_and_a_new_game_replay_afresh() -> None:
+    board = chess.Board()
+    moves = [chess.Move.from_uci(u) for u in ("e2e4", "e7e5", "g1f3", "b8c6", "f1b5")]
+    feed = [events.GameStart(t=0.0, fen=board.fen()).to_dict(), *_moves_of(board, moves, 1.0)]
+    after_three = chess.Board()
+    for move in moves[:3]:
+        after_three.push(move)
+    feed.append(events.Takeback(t=7.0, ply=4, fen=after_three.fen()).to_dict())
+    corrected = chess.Board()
+    for move in moves[:2]:
+        corrected.push(move)
+    # ply 3 again, another move (a correction), and the game going on from it
+    later = [chess.Move.from_uci(u) for u in ("f1c4", "g8f6", "d2d3")]
+    feed += _moves_of(corrected, later, 8.0)
+    feed.append(events.GameStart(t=20.0, fen=chess.STARTING_FEN).to_dict())
+    feed += _moves_of(chess.Board(), moves[:3], 21.0)
+    _check_after_each(GameRecord(), feed)
+
+
+def test_a_start_with_black_to_move_and_a_move_that_does_not_replay() -> None:
+    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3"
+    board = chess.Board(fen)
+    moves = [chess.Move.from_uci(u) for u in ("g8f6", "b1c3", "f8b4")]
+    feed = [events.GameStart(t=0.0, fen=fen).to_dict(), *_moves_of(board, moves, 1.0)]
+    bad = dict(feed[-1], ply=4, uci="a1a8")  # not legal there: the replay stops before it
+    then = dict(feed[-1], ply=5, uci="a2a3")
+    record = GameRecord()
+    _check_after_each_until_illegal(record, [*feed, bad, then])
+    assert record.pgn().split("\n\n", 1)[1].startswith("3... Nf6")
+
+
+def _check_after_each_until_illegal(record: GameRecord, feed: list[dict[str, Any]]) -> None:
+    for event in feed:
+        record.apply(event)
+        movetext = record.pgn().split("\n\n", 1)[1].rstrip("\n")
+        assert movetext == _whole_game_pgn(record)
+    pushed = record.board().move_stack
+    assert [m.uci() for m in pushed] == [m.uci for m in itertools.islice(record.moves, 3)]
+
+
+def test_movetext_read_back_is_the_game(shared: Path) -> None:
+    game = _real_games(shared, 1)[0]
+    record = GameRecord()
+    record.apply(events.GameStart(t=0.0, fen=game.board().fen()).to_dict())
+    moves = list(game.mainline_moves())
+    for event in _moves_of(game.board(), moves, 1.0):
+        record.apply(event)
+        record.pgn()
+    read = chess.pgn.read_game(io.StringIO(record.pgn()))
+    assert read is not None and list(read.mainline_moves()) == moves
