@@ -158,13 +158,22 @@ def find_unfinished(directory: Path) -> ResumePoint | None:
 
 
 def write_atomically(path: Path, text: str, *, fsync: bool = True) -> None:
-    """Replace ``path`` by ``text`` so that a reader sees the old or the new file, whole."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
+    """Replace ``path`` by ``text`` so that a reader sees the old or the new file, whole.
+
+    Plain ``os`` calls (open, write, close, rename): a Python file object adds an
+    fstat, an isatty ioctl and a seek to each of the PGN's rewrites, one per move per
+    board (issue 19)."""
+    temporary = f"{path.parent}/.{path.name}.tmp"
+    data = text.encode("utf-8")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
         if fsync:
-            os.fsync(handle.fileno())
+            os.fsync(fd)
+    finally:
+        os.close(fd)
     os.replace(temporary, path)
     if fsync:
         _fsync_directory(path.parent)
