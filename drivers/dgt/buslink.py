@@ -100,8 +100,10 @@ class BusLink:
         self.opened_at: float | None = None
         self._serial: serial.Serial | None = None
         self._closed = False
-        self._kick = asyncio.Event()
+        self._kick = asyncio.Event()  # wakes the back-off between two attempts
         self._lost: str | None = None
+        self._over: asyncio.Future[None] | None = None  # the open port's polling is over
+        self._timer: asyncio.TimerHandle | None = None  # the poller's next deadline
         # one warning for a port awaited for hours, not one a back-off
         self._retry = Retry(log, f"DGT bus {port}", backoff_initial, backoff_max)
 
@@ -121,6 +123,8 @@ class BusLink:
         self.boards[address] = board
         self.poller.add(address)
         self._kick.set()
+        if self._over is not None and not self._over.done():
+            asyncio.get_running_loop().call_soon(self._step)  # polled from now on
         return board
 
     def connected(self, address: int) -> bool:
@@ -154,6 +158,7 @@ class BusLink:
     def close(self) -> None:
         self._closed = True
         self._kick.set()
+        self._end_polling()
 
     def _open(self) -> None:
         self._serial = open_serial(self.port)
@@ -174,27 +179,72 @@ class BusLink:
             self._serial = None
 
     async def _poll(self) -> None:
-        """Write what the poller wants, then sleep until its deadline or a reply."""
-        while not self._closed:
+        """Poll until the port fails or ``close()``: each reply read (``_on_readable``)
+        and each deadline (one timer) sends the next command at once, in the same
+        callback. No task wakes per command: the old loop's ``wait_for`` made a task
+        and a timer for every one of the ~50 polls a second of a 12-board chain, a
+        tenth of the daemon's CPU on a Pi Zero's budget (issue 19)."""
+        if self._closed:
+            return
+        self._over = asyncio.get_running_loop().create_future()
+        try:
+            self._step()
+            await self._over
+        finally:
+            self._over = None
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def _step(self) -> None:
+        """What is due now: time-outs, then the next command (written), then the
+        timer for the poller's next deadline."""
+        if self._over is None or self._over.done():
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        try:
             if self._lost is not None:
                 raise OSError(self._lost)
             now = time.monotonic()
             self._dispatch(self.poller.expire(now))
+            if self._over.done():  # a handler closed the link
+                return
             frame = self.poller.next_command(now)
-            if frame is not None:
+            while frame is not None:
                 self._write(check_bus_command(frame))
-            wake_at = self.poller.deadline() if self.poller.busy else self.poller.idle_until(now)
-            delay = max(0.0, (wake_at or now) - time.monotonic())
-            if frame is not None and not self.poller.busy:
-                delay = 0.0  # a command without a reply (TO_BUSMODE): on at once
-            self._kick.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._kick.wait(), min(delay, 1.0))
+                if self.poller.busy:
+                    break
+                frame = self.poller.next_command(time.monotonic())  # no reply: on at once
+        except (OSError, serial.SerialException) as error:
+            self._end_polling(error)
+            return
+        now = time.monotonic()
+        wake_at = self.poller.deadline() if self.poller.busy else self.poller.idle_until(now)
+        delay = min(max(0.0, (wake_at or now) - now), 1.0)
+        self._timer = asyncio.get_running_loop().call_later(delay, self._step)
+
+    def _end_polling(self, error: BaseException | None = None) -> None:
+        over = self._over
+        if over is not None and not over.done():
+            if error is None:
+                over.set_result(None)
+            else:
+                over.set_exception(error)
 
     def _write(self, frame: bytes) -> None:
         if self._serial is None:
             raise OSError("port is closed")
-        self._serial.write(frame)
+        try:
+            # The port is non-blocking and a command is 4 bytes: one write() call.
+            # pyserial's write() adds a select() per call, which was 15% of a
+            # 12-board chain's CPU (issue 19); it is the fallback for a full buffer.
+            written = os.write(self._serial.fileno(), frame)
+        except BlockingIOError:
+            written = 0
+        if written < len(frame):
+            self._serial.write(frame[written:])
 
     def _on_readable(self) -> None:
         if self._serial is None:
@@ -211,14 +261,14 @@ class BusLink:
             return
         self._dispatch(self.poller.feed(data, time.monotonic()))
         if not self.poller.busy:
-            self._kick.set()  # the line is free: the next command goes at once
+            self._step()  # the line is free: the next command goes at once
 
     def _stop_reading(self, why: str) -> None:
         if self._serial is not None:
             with contextlib.suppress(Exception):
                 asyncio.get_running_loop().remove_reader(self._serial.fileno())
         self._lost = why
-        self._kick.set()
+        self._end_polling(OSError(why))
 
     def _port_lost(self, detail: str) -> None:
         if self._closed:
