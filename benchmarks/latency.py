@@ -62,6 +62,18 @@ def stream_player_setting(log: Path) -> str:
                        "{channels}"])  # fmt: skip
 
 
+def read_player_log(log: Path) -> tuple[list[float], list[float]]:
+    """When each phrase's first loud sample was heard, and when each phrase but the
+    last ended (its last loud sample heard), from ``record_stream_player.py``'s log."""
+    starts: list[float] = []
+    ends: list[float] = []
+    for line in log.read_text().splitlines():
+        fields = line.split()
+        if len(fields) >= 2:
+            (starts if fields[1] == "stream" else ends).append(float(fields[0]))
+    return sorted(starts), sorted(ends)
+
+
 #: Think long enough that every move settles before the reply starts (else a fast
 #: reply is decided with the next move, and the settle wait is not the one measured).
 BENCH_TIMING = Timing(think=(1.0, 1.6))
@@ -191,9 +203,7 @@ async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: s
         with contextlib.suppress(Exception):
             await asyncio.wait_for(daemon.close(), 30)
         emulator.stop()
-    starts = sorted(
-        float(line.split()[0]) for line in player_log.read_text().splitlines() if line.strip()
-    )
+    starts, _ = read_player_log(player_log)
     result = Result([], [], 0, 0, problems=speech_problems)
     for ply in range(1, moves + 1):
         seen = moves_seen.get(ply)

@@ -3,7 +3,10 @@
     record_stream_player.py LOG RATE CHANNELS   (raw 16-bit PCM on standard input)
 
 No sound card here: it reads the PCM the daemon streams and, for each phrase, appends
-to LOG the wall-clock time its first loud sample would be heard: a player that plays
+to LOG the wall-clock time its first loud sample would be heard (``T stream A``: A is
+when the samples holding it arrived in the pipe) and, once the next phrase starts, when
+the one before's last loud sample was heard (``T end``: whether a move pressed at some
+time had to wait behind a phrase still sounding): a player that plays
 every sample as soon as it has it and then at RATE samples a second. So a sample
 arriving while earlier ones still play is heard when they are done, and the silence
 the daemon keeps before a phrase (a few ms) counts. A phrase starts at a loud sample
@@ -53,7 +56,9 @@ def main(argv: list[str]) -> int:
                 if value > LOUD or value < -LOUD:
                     heard = start + index * STEP / frame_rate
                     if heard - last_loud >= GAP:
-                        log.write(f"{heard:.6f} stream\n")
+                        if last_loud > 0:
+                            log.write(f"{last_loud:.6f} end\n")
+                        log.write(f"{heard:.6f} stream {now:.6f}\n")
                         log.flush()
                     last_loud = heard
 

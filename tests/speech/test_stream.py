@@ -33,7 +33,10 @@ def recording(log: Path, **kwargs) -> SpeechSettings:
 
 
 def heard(log: Path) -> list[float]:
-    return [float(line.split()[0]) for line in log.read_text().splitlines() if line.strip()]
+    """When each phrase's first loud sample was heard (the log's ``stream`` lines)."""
+    return [
+        float(f[0]) for f in map(str.split, log.read_text().splitlines()) if f[1:2] == ["stream"]
+    ]
 
 
 def test_the_silence_around_a_phrase_is_cut_as_it_streams_and_the_pauses_inside_kept() -> None:
