@@ -89,8 +89,11 @@ class Announcer:
         self.deliveries: list[tuple[Phrase, Delivery]] = []  # the same, how they were said
         self._ids = itertools.count(1)
         self._wake = asyncio.Event()
-        self._current: tuple[Phrase, asyncio.Task[Delivery]] | None = None
+        #: the phrase being said and its task (``_start``'s or ``_begin``'s)
+        self._current: tuple[Phrase, asyncio.Task[Any]] | None = None
         self._closing = False
+        self._running = False  # run() is speaking (the engine has started)
+        self._begun: asyncio.Task[Delivery | None] | None = None  # see _start_now
         self._idle = asyncio.Event()
         self._idle.set()
         self._clock_seen_at: float | None = None
@@ -281,7 +284,36 @@ class Announcer:
         self.schedule.offer(item, item.created)
         self._report()
         self._idle.clear()
+        self._start_now()
         self._wake.set()
+
+    def _start_now(self) -> None:
+        """If nothing is being said, a task is started in the turn of the event that
+        brought the announcement; in its first step (the loop's next turn, so that
+        every event of this turn is in: two moves decided together are said as one
+        phrase) it chooses the phrase and sends it to the engine. ``run()``, woken a
+        few turns later, would send it after the work the event left to the next turn
+        (the journal's fsync and PGN rewrite, ``JournalSync``): issue 19, press ->
+        first sound at a Pi's budget."""
+        if self._current is not None or self._begun is not None:
+            return
+        if self._closing or not self._running:
+            return
+        self._begun = asyncio.create_task(self._begin())
+
+    async def _begin(self) -> Delivery | None:
+        """The next phrase chosen and said, as ``run()`` would (None: nothing to say)."""
+        if self._current is not None or self._closing:
+            return None
+        phrase = self.schedule.next(self.clock())
+        self._report()
+        if phrase is None:
+            return None
+        task = asyncio.current_task()
+        assert task is not None
+        self._current = (phrase, task)
+        spoken = self.vocabulary.pronounce(phrase.written)
+        return await self.engine.speak(phrase.written, spoken, phrase.budget)
 
     def _report(self) -> None:
         for outcome in self.schedule.outcomes:
@@ -299,25 +331,44 @@ class Announcer:
         await self.engine.start()
 
     async def run(self) -> None:
-        """Speak until ``close()``; one phrase at a time."""
-        while not self._closing:
-            phrase = self.schedule.next(self.clock())
-            self._report()
-            if phrase is None:
-                wake_at = self.schedule.wake_at(self.clock())
-                if wake_at is None:
-                    self._idle.set()
-                self._wake.clear()
-                timeout = None if wake_at is None else max(0.05, wake_at - self.clock())
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout)
-                continue
-            await self._speak(phrase)
+        """Speak until ``close()``; one phrase at a time (the next may have been
+        started by the event that brought it: ``_start_now``)."""
+        self._running = True
+        try:
+            while not self._closing:
+                if self._begun is not None:  # started by an event (``_start_now``)
+                    begun = self._begun
+                    while self._current is None and not begun.done():
+                        await asyncio.sleep(0)  # its first step chooses the phrase
+                    self._begun = None
+                    if self._current is None:
+                        continue  # it had nothing to say
+                if self._current is None:
+                    phrase = self.schedule.next(self.clock())
+                    self._report()
+                    if phrase is None:
+                        wake_at = self.schedule.wake_at(self.clock())
+                        if wake_at is None:
+                            self._idle.set()
+                        self._wake.clear()
+                        timeout = None if wake_at is None else max(0.05, wake_at - self.clock())
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(self._wake.wait(), timeout)
+                        continue
+                    self._start(phrase)
+                await self._finish()
+        finally:
+            self._running = False
 
-    async def _speak(self, phrase: Phrase) -> None:
+    def _start(self, phrase: Phrase) -> None:
         spoken = self.vocabulary.pronounce(phrase.written)
         task = asyncio.create_task(self.engine.speak(phrase.written, spoken, phrase.budget))
         self._current = (phrase, task)
+
+    async def _finish(self) -> None:
+        """Wait for the phrase being said, then note what became of it."""
+        assert self._current is not None
+        phrase, task = self._current
         try:
             await asyncio.wait({task})
         except asyncio.CancelledError:  # run() itself is being cancelled

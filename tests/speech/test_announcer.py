@@ -128,6 +128,37 @@ async def test_a_move_is_never_cut_and_waiting_moves_are_said_together(running) 
     assert engine.spoken_forms[-1] == "Bauer Zäsar fünf, Springer Felix drei"  # the lexicon
 
 
+async def test_a_move_reaches_the_engine_before_the_work_its_event_leaves_to_the_loop(
+    running,
+) -> None:
+    # The pipeline leaves the journal's fsync and PGN rewrite to the loop's next turn
+    # (JournalSync: call_soon after the outputs): on a Pi's budget that is tens of ms
+    # the first sound would wait for, if the engine heard of the move after it.
+    announcer, engine = running()
+    game = Game()
+    announcer.handle(game.start())
+    await started(engine, 1)
+    engine.release()
+    await asyncio.wait_for(announcer.drain(), WAIT)
+    order: list[str] = []
+    speak = engine.speak
+
+    async def noted(written: str, spoken: str, budget: float | None = None) -> Delivery:
+        order.append("engine")
+        return await speak(written, spoken, budget)
+
+    engine.speak = noted  # type: ignore[method-assign]  # the order, not the sound
+    announcer.handle(game.move("e4"))
+    announcer.handle(game.move("c5"))  # the same turn: still one phrase
+    asyncio.get_running_loop().call_soon(order.append, "journal sync")
+    await started(engine, 2)
+    await asyncio.sleep(0.05)
+    assert order == ["engine", "journal sync"]
+    engine.release()
+    await asyncio.wait_for(announcer.drain(), WAIT)
+    assert engine.heard[-1] == "Bauer Eva vier, Bauer Cesar fuenf"
+
+
 def black_knight_moved_illegally() -> dict:
     """Black's Ng8-e5 (7.4), after 1. e4: the knight must go back to g8."""
     return Irregularity(
