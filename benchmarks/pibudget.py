@@ -323,9 +323,9 @@ class ProcessGroups:
                     continue
                 self._placed.add(pid)
                 group = CpuGroup(f"{self.name}-{len(self.groups)}", self.fraction)
-                self.groups.append(group)
                 with contextlib.suppress(OSError):  # gone already
                     (group.path / "cgroup.procs").write_text(str(pid))
+                self.groups.append(group)  # listed once it holds its process
 
     def unwatch(self) -> None:
         self._stop.set()

@@ -421,3 +421,46 @@ def test_a_result_shown_with_the_kings_is_said_in_words(de, en) -> None:
         "Partie beendet. Weiß gewinnt. Ergebnis auf dem Brett angezeigt"
     )
     assert "result shown on the board" in str(event_text(event, en))
+
+
+def _replayed_before(record: GameRecord, ply: int) -> chess.Board | None:
+    """The position before ``ply`` by replaying the record's moves from its start."""
+    board = chess.Board(record.start_fen)
+    for move in record.moves:
+        if move.ply >= ply:
+            break
+        board.push(chess.Move.from_uci(move.uci))
+    return board
+
+
+def test_every_move_is_phrased_from_the_position_before_it_through_a_game_and_a_takeback(
+    shared, de
+) -> None:
+    # The phrase's board comes from the record's kept replay with the later moves
+    # taken back (no replay from the start per move said): the same position for the
+    # move just made, an older one, after a takeback and a move made instead.
+    import chess.pgn
+
+    from daemon.speech.answers import board_before_ply
+
+    games: list[chess.pgn.Game] = []
+    with open(shared / "data" / "games.pgn", encoding="utf-8") as handle:
+        while len(games) < 3 and (game := chess.pgn.read_game(handle)) is not None:
+            if game.board().fen() == chess.STARTING_FEN and game.end().ply() >= 40:
+                games.append(game)
+    assert len(games) == 3
+    for game in games:
+        sans = []
+        board = game.board()
+        for move in game.mainline_moves():
+            sans.append(board.san(move))
+            board.push(move)
+        record = play(sans[:40])
+        for ply in (1, 2, 20, 40):
+            got = board_before_ply(record, ply)
+            assert got is not None and got.fen() == _replayed_before(record, ply).fen()
+            assert got.move_stack == _replayed_before(record, ply).move_stack
+        record.apply({"t": 50.0, "type": "takeback", "ply": 39, "fen": None})
+        got = board_before_ply(record, 39)
+        assert got is not None and got.fen() == _replayed_before(record, 39).fen()
+        assert board_before_ply(record, 40) is None  # the move is no longer there
