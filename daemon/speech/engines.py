@@ -291,13 +291,17 @@ class EspeakEngine(_WavEngine):
 
 
 class Pyttsx3Engine(_WavEngine):
-    """pyttsx3 owned by one child process, restarted when it dies or hangs."""
+    """pyttsx3 owned by the daemon's one synthesis thread (``speech.synthesis: thread``,
+    ``daemon.speech.synthesis``), or by one child process, restarted when it dies or
+    hangs (``process``)."""
 
     name = "pyttsx3"
 
     def __init__(self, settings: SpeechSettings, voice: str, player: Player | None = None):
         super().__init__(settings, voice, player)
         self.process: asyncio.subprocess.Process | None = None
+        self.in_thread = settings.synthesis == "thread"
+        self._thread_ready = False
         self.reported_voice = ""
         self.sample_rate = 22050  # the worker's, from its ready line
         self.starts = 0
@@ -310,12 +314,52 @@ class Pyttsx3Engine(_WavEngine):
         self.length_factor = 1.0
 
     async def start(self) -> None:
-        await self._ensure_worker()
+        if self.in_thread:
+            await self._ensure_thread()
+        else:
+            await self._ensure_worker()
         if isinstance(self.player, StreamPlayer):  # ready before the first move
             try:
                 await self.player.open(self.sample_rate)
             except PlaybackError as exc:
                 raise PlaybackFailure(str(exc)) from None
+
+    async def _ensure_thread(self) -> None:
+        """This engine's voice set in the synthesis thread (started if need be)."""
+        if self._thread_ready:
+            return
+        from daemon.speech import synthesis
+
+        try:
+            voice = await synthesis.run(
+                synthesis.shared(), SYNTH_TIMEOUT, voice=self.voice,
+                volume=float(self.settings.volume), rate=int(self.settings.rate),
+            )  # fmt: skip
+        except (synthesis.Hung, RuntimeError) as exc:
+            raise SpeechFailure(f"pyttsx3 did not start: {exc}") from None
+        self.starts += 1
+        self.reported_voice = str(voice or "")
+        self._thread_ready = True
+
+    async def _in_thread(self, text: str, rate: int, *, path: Path | None = None,
+                         on_pcm=None) -> None:  # fmt: skip
+        """One text in the synthesis thread: into ``path``, or streamed to ``on_pcm``."""
+        from daemon.speech import synthesis
+
+        await self._ensure_thread()
+        try:
+            await synthesis.run(
+                synthesis.shared(), SYNTH_TIMEOUT, voice=self.voice,
+                volume=float(self.settings.volume), rate=rate, text=text,
+                path=None if path is None else str(path), on_pcm=on_pcm,
+            )  # fmt: skip
+        except synthesis.Hung as exc:
+            # A thread cannot be killed: requests fail at once until it returns.
+            raise SpeechFailure(
+                f"pyttsx3 took over {SYNTH_TIMEOUT:.0f} s ({exc})", "pyttsx3 hung"
+            ) from None
+        except RuntimeError as exc:
+            raise SpeechFailure(f"pyttsx3: {exc}") from None
 
     async def _ensure_worker(self) -> asyncio.subprocess.Process:
         if self.process is not None and self.process.returncode is None:
@@ -382,6 +426,9 @@ class Pyttsx3Engine(_WavEngine):
     async def _synthesize(self, text: str, rate: int, *, path: Path | None = None,
                           on_pcm=None, heard=lambda: False) -> None:  # fmt: skip
         async with self._lock:
+            if self.in_thread:
+                await self._in_thread(text, rate, path=path, on_pcm=on_pcm)
+                return
             try:
                 await self._request(text, rate, path=path, on_pcm=on_pcm)
             except SpeechFailure:

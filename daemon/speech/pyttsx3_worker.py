@@ -1,16 +1,18 @@
-"""The child process that owns the one pyttsx3 engine (run: python -m ...).
+"""The one owner of pyttsx3: ``Synthesizer``, run by the daemon's synthesis thread
+(``daemon.speech.synthesis``, ``speech.synthesis: thread``) or as this child process
+(``process``: run as a file, so that it imports nothing of the daemon).
 
 pyttsx3 2.99 with the espeak driver is unsafe the obvious way (checked on this
 version): ``say()`` shells out to ``aplay`` and reports success even when nothing
 plays; of several texts queued before ``runAndWait()`` only the last is spoken or
 saved; an empty ``runAndWait()`` synthesises the previous text again; ``stop()``
 does not cut the audio; the engine is not thread-safe; and the driver prints
-"Audio saved to ..." on standard output. So this process does exactly one
+"Audio saved to ..." on standard output. So its owner does exactly one
 ``save_to_file`` + ``runAndWait`` per request, into the file the daemon names, and
 the daemon checks and plays that file itself with a player it can stop.
 
-Protocol, one JSON object per line: the first line out is ``{"ready": true,
-"voice": "gmw/de"}`` (or ``{"ready": false, "error": ...}``); then for each
+The process's protocol, one JSON object per line: the first line out is
+``{"ready": true, "voice": "gmw/de"}`` (or ``{"ready": false, "error": ...}``); then for each
 request ``{"id": 1, "text": "...", "file": "/tmp/x.wav", "rate": 200}`` in (``rate``
 optional: words per minute for this one text, a quicker one in fast play), one ``{"id": 1,
 "ok": true}`` or ``{"id": 1, "ok": false, "error": "..."}`` out. Standard output
@@ -58,6 +60,20 @@ def _frames(path: str) -> int:
         return 0
 
 
+_patched = False
+
+
+def _patch_driver() -> None:
+    """The driver's three fixes below, once per process (the worker's, or the daemon's
+    when the synthesis runs in its thread: ``daemon.speech.synthesis``)."""
+    global _patched
+    if not _patched:
+        _read_phoneme_codes()
+        _small_chunks()
+        _quiet_driver()
+        _patched = True
+
+
 def _read_phoneme_codes() -> None:
     """Make the driver pass espeak's PHONEMES flag, as the espeak-ng program does:
     the vocabularies' lexicons give "[[rOS'A:d@]]" where no spelling gets the
@@ -89,6 +105,17 @@ def _small_chunks() -> None:
     _espeak.Initialize = initialize_small
 
 
+def _quiet_driver() -> None:
+    """The driver prints "Audio saved to ..." after every file. In this process fd 1
+    goes to /dev/null anyway; in the daemon's thread a print would land in its
+    standard output, which may carry the ``--events -`` JSON feed. A ``print`` of the
+    driver module's own, found before the builtin, says nothing: no process-wide
+    redirection, which would swallow the daemon's other threads' output too."""
+    from pyttsx3.drivers import espeak
+
+    espeak.print = lambda *args, **kwargs: None
+
+
 class Tap:
     """Passes each callback's samples to ``sink`` (when set) before the driver's own
     callback sees them; so a request can stream what the driver would save."""
@@ -98,6 +125,7 @@ class Tap:
 
         self.sink: Callable[[bytes], None] | None = None
         self.frames = 0
+        self._driver = driver
         self._driver_callback = driver._onSynth
         _espeak.SetSynthCallback(self._on_synth)
 
@@ -105,7 +133,20 @@ class Tap:
         if self.sink is not None and numsamples > 0:
             self.frames += numsamples
             self.sink(ctypes.string_at(wav, numsamples * 2))
-        return self._driver_callback(wav, numsamples, events)
+        try:
+            return self._driver_callback(wav, numsamples, events)
+        except Exception as exc:
+            # The driver raises here when its WAV cannot be written (a directory
+            # removed meanwhile), before it ends its loop: runAndWait would then wait
+            # for ever (a hung synthesis, seen in the tests). End it as the driver
+            # would have, with the error reported.
+            driver = self._driver
+            driver._data_buffer = b""
+            driver._speaking = False
+            driver._proxy.notify("error", exception=exc)
+            driver._proxy.setBusy(False)
+            driver.endLoop()
+            return 0
 
 
 def _set_rate(engine, rate: int) -> None:
@@ -115,6 +156,89 @@ def _set_rate(engine, rate: int) -> None:
     move meant to be said quicker in fast play was not; a change every time is."""
     engine.setProperty("rate", rate + 1)
     engine.setProperty("rate", rate)
+
+
+#: The driver's sample rate (pyttsx3's espeak driver writes its WAVs at this rate).
+SAMPLE_RATE = 22050
+
+
+class Synthesizer:
+    """The one pyttsx3 engine of the process and every call made to it: one
+    ``save_to_file`` + ``runAndWait`` per text (the pitfalls above). Not thread-safe:
+    one thread (this process's main one, or the daemon's synthesis thread) owns it."""
+
+    def __init__(self) -> None:
+        import pyttsx3
+
+        _patch_driver()
+        self.engine = pyttsx3.init("espeak")
+        self.tap = Tap(self.engine.proxy._driver)
+        self.errors: list[str] = []
+        self.engine.connect(
+            "error", lambda name=None, exception=None: self.errors.append(repr(exception))
+        )
+        self._voice: tuple[str, float] | None = None
+        self.voice = ""
+
+    def use(self, voice: str, volume: float, rate: int = 150) -> str:
+        """Sets the voice and volume (when they change) and returns the voice espeak-ng
+        reports; RuntimeError if it refused the voice."""
+        if self._voice == (voice, volume):
+            return self.voice
+        self._voice = None
+        self.errors.clear()
+        self.engine.setProperty("voice", voice)  # it starts in English: always set
+        self.engine.setProperty("rate", rate)
+        self.engine.setProperty("volume", volume)
+        if self.engine.proxy.isBusy():
+            # A new engine holds its commands until the first runAndWait, which
+            # applies them (no text given yet). Later the commands apply at once, and
+            # an empty runAndWait would either say the last text again or, the loop's
+            # end being applied before the loop starts, never return (both seen).
+            self.engine.runAndWait()
+        if self.errors:
+            raise RuntimeError(f"voice {voice!r} not set: {self.errors[0]}")
+        self._voice = (voice, volume)
+        self.voice = str(self.engine.getProperty("voice") or "")
+        return self.voice
+
+    def to_file(self, text: str, path: str, rate: int) -> str | None:
+        """Writes ``text`` into the WAV file ``path``; the error, or None."""
+        # Once in a while (seen once under load, not reproduced) the driver writes a
+        # WAV without frames; one more try is cheap, the daemon checks the file anyway.
+        for _attempt in range(2):
+            self.errors.clear()
+            try:
+                _set_rate(self.engine, rate)
+                self.engine.save_to_file(text, path)
+                self.engine.runAndWait()
+            except Exception as exc:
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+            if not self.errors and _frames(path) > 0:
+                break
+        return self.errors[0] if self.errors else None
+
+    def stream(self, text: str, rate: int, sink: Callable[[bytes], None]) -> tuple[int, str | None]:
+        """Gives ``text``'s samples to ``sink`` as espeak-ng makes them, every
+        ``CHUNK_MS``; the frames made and the error, or None."""
+        tap = self.tap
+        tap.frames = 0
+        for _attempt in range(2):  # no samples at all, once in a while (see to_file)
+            self.errors.clear()
+            tap.sink = sink
+            try:
+                _set_rate(self.engine, rate)
+                self.engine.save_to_file(text, os.devnull)  # the driver's copy goes nowhere
+                self.engine.runAndWait()
+            except Exception as exc:
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+            finally:
+                tap.sink = None
+            if self.errors or tap.frames:
+                break
+        if not self.errors and tap.frames == 0:
+            self.errors.append("no samples")
+        return tap.frames, (self.errors[0] if self.errors else None)
 
 
 def _send(out: TextIO, message: dict) -> None:
@@ -139,21 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     args = Options(sys.argv[1:] if argv is None else argv)
     out = _protocol_stream()
     try:
-        import pyttsx3
-
-        _read_phoneme_codes()
-        _small_chunks()
-        engine = pyttsx3.init("espeak")
-        tap = Tap(engine.proxy._driver)
-        errors: list[str] = []
-        engine.connect("error", lambda name=None, exception=None: errors.append(repr(exception)))
-        engine.setProperty("voice", args.voice)  # it starts in English: always set
-        engine.setProperty("rate", args.rate)
-        engine.setProperty("volume", args.volume)
-        engine.runAndWait()  # applies the properties; no text has been given yet
-        voice = str(engine.getProperty("voice") or "")
-        if errors:
-            raise RuntimeError(f"voice {args.voice!r} not set: {errors[0]}")
+        synthesizer = Synthesizer()
+        voice = synthesizer.use(args.voice, args.volume, args.rate)
     except Exception as exc:  # any failure to start is reported, not raised
         _send(out, {"ready": False, "error": f"{type(exc).__name__}: {exc}"})
         return 1
@@ -172,33 +283,17 @@ def main(argv: list[str] | None = None) -> int:
             _send(out, {"id": None, "ok": False, "error": f"bad request: {exc}"})
             continue
         if stream:
-            _stream(engine, tap, out, binary, errors, ident, text, rate)
+            _stream(synthesizer, out, binary, ident, text, rate)
             continue
-        # Once in a while (seen once under load, not reproduced) the driver writes a
-        # WAV without frames; one more try is cheap, the daemon checks the file anyway.
-        for _attempt in range(2):
-            errors.clear()
-            try:
-                _set_rate(engine, rate)
-                engine.save_to_file(text, path)
-                engine.runAndWait()
-            except Exception as exc:
-                errors.append(f"{type(exc).__name__}: {exc}")
-            if not errors and _frames(path) > 0:
-                break
-        if errors:
-            _send(out, {"id": ident, "ok": False, "error": errors[0]})
+        error = synthesizer.to_file(text, path, rate)
+        if error:
+            _send(out, {"id": ident, "ok": False, "error": error})
         else:
             _send(out, {"id": ident, "ok": True})
     return 0
 
 
-#: The driver's sample rate (pyttsx3's espeak driver writes its WAVs at this rate).
-SAMPLE_RATE = 22050
-
-
-def _stream(engine, tap: Tap, out: TextIO, binary, errors: list[str], ident, text: str,
-            rate: int) -> None:  # fmt: skip
+def _stream(synthesizer: Synthesizer, out: TextIO, binary, ident, text: str, rate: int) -> None:
     """One streamed request: the samples as they come, then the ``ok`` line."""
 
     head = '{"id": ' + json.dumps(ident) + ', "pcm": %d}\n'
@@ -207,26 +302,11 @@ def _stream(engine, tap: Tap, out: TextIO, binary, errors: list[str], ident, tex
         binary.write((head % len(pcm)).encode() + pcm)
         binary.flush()
 
-    tap.frames = 0
-    for _attempt in range(2):  # no samples at all, once in a while (see main): again
-        errors.clear()
-        tap.sink = send_chunk
-        try:
-            _set_rate(engine, rate)
-            engine.save_to_file(text, os.devnull)  # the driver's own copy goes nowhere
-            engine.runAndWait()
-        except Exception as exc:
-            errors.append(f"{type(exc).__name__}: {exc}")
-        finally:
-            tap.sink = None
-        if errors or tap.frames:
-            break
-    if not errors and tap.frames == 0:
-        errors.append("no samples")
-    if errors:
-        _send(out, {"id": ident, "ok": False, "error": errors[0]})
+    frames, error = synthesizer.stream(text, rate, send_chunk)
+    if error:
+        _send(out, {"id": ident, "ok": False, "error": error})
     else:
-        _send(out, {"id": ident, "ok": True, "frames": tap.frames})
+        _send(out, {"id": ident, "ok": True, "frames": frames})
 
 
 if __name__ == "__main__":

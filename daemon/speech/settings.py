@@ -27,6 +27,8 @@ SPEAKABLE_EVENTS = (
 )
 
 ENGINES = ("auto", "pyttsx3", "espeak-ng", "text")
+#: Where pyttsx3 runs (``speech.synthesis``).
+SYNTHESIS = ("thread", "process")
 
 #: The shipped per-file player and the shipped running player (``speech.player``,
 #: ``speech.stream_player``).
@@ -68,11 +70,15 @@ class OutputSettings(FrozenRecord):
 class SpeechSettings(FrozenRecord):
     """How and what the announcer speaks.
 
-    engine: "pyttsx3" (espeak-ng through pyttsx3, run in a child process),
+    engine: "pyttsx3" (espeak-ng through pyttsx3, see ``synthesis``),
         "espeak-ng" (the espeak-ng program, lowest latency), "text" (print the
         written text, no audio) or "auto" (pyttsx3 if it loads, else espeak-ng if
         installed, else text). Whatever is chosen, an engine that fails falls back
         to the next one in that order, so an announcement is never lost.
+    synthesis: where pyttsx3 runs: "thread" (a thread of the daemon; 4-5 MB less
+        on a Pi, ``daemon.speech.synthesis``) or "process" (a worker process of its
+        own: a crash in espeak-ng ends only the worker, a hung synthesis is killed,
+        and each output has its own worker, in parallel).
     voice: the espeak-ng voice ("de", "en", "es", "de+f3"...); empty: the
         vocabulary's own ``voice``. Always set explicitly, as pyttsx3 starts in English.
     rate: words per minute (espeak-ng's unit; 175 is its default speed).
@@ -120,6 +126,7 @@ class SpeechSettings(FrozenRecord):
     """
 
     engine: str = "auto"
+    synthesis: str = "thread"
     voice: str = ""
     rate: int = 150
     max_rate: int = 360
@@ -145,6 +152,8 @@ class SpeechSettings(FrozenRecord):
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
             raise ValueError(f"speech.engine must be one of {', '.join(ENGINES)}: {self.engine!r}")
+        if self.synthesis not in SYNTHESIS:
+            raise ValueError(f"speech.synthesis must be 'thread' or 'process': {self.synthesis!r}")
         if self.form not in ("short", "long"):
             raise ValueError(f"speech.form must be 'short' or 'long': {self.form!r}")
         if not 0.0 <= float(self.volume) <= 1.0:

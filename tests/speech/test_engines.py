@@ -1,4 +1,4 @@
-"""The real engines: pyttsx3 in its worker, espeak-ng, the player, the fallback chain.
+"""The real engines: pyttsx3 in its thread or its worker, espeak-ng, the player, the fallback chain.
 
 No sound card is needed: WAV files are checked, playing uses a fake player or
 ``aplay -D null``, and a missing device is exercised on purpose.
@@ -108,15 +108,20 @@ async def test_many_announcements_each_get_their_own_wav(pyttsx3_engine) -> None
 
 
 @needs_pyttsx3
-async def test_a_killed_worker_is_restarted(pyttsx3_engine) -> None:
-    first, _ = await asyncio.wait_for(pyttsx3_engine.render("Springer Felix drei"), WAIT)
-    assert pyttsx3_engine.process is not None
-    pyttsx3_engine.process.kill()
-    await pyttsx3_engine.process.wait()
-    second, _ = await asyncio.wait_for(pyttsx3_engine.render("Bauer Eva vier"), WAIT)
-    assert check_wav(second, "Bauer Eva vier") > 0.3
-    assert pyttsx3_engine.starts == 2
-    assert first != second
+async def test_a_killed_worker_is_restarted() -> None:
+    engine = Pyttsx3Engine(SpeechSettings(engine="pyttsx3", rate=170, synthesis="process"), "de")
+    try:
+        await asyncio.wait_for(engine.start(), WAIT)
+        first, _ = await asyncio.wait_for(engine.render("Springer Felix drei"), WAIT)
+        assert engine.process is not None
+        engine.process.kill()
+        await engine.process.wait()
+        second, _ = await asyncio.wait_for(engine.render("Bauer Eva vier"), WAIT)
+        assert check_wav(second, "Bauer Eva vier") > 0.3
+        assert engine.starts == 2
+        assert first != second
+    finally:
+        await engine.close()
 
 
 @needs_pyttsx3
@@ -328,8 +333,9 @@ async def test_one_cause_is_reported_once_whatever_the_text(caplog) -> None:
 
 
 @needs_pyttsx3
-async def test_a_voice_pyttsx3_lacks_is_refused_not_spoken_in_english(caplog) -> None:
-    settings = SpeechSettings(engine="pyttsx3", device="null")
+@pytest.mark.parametrize("synthesis", ["thread", "process"])
+async def test_a_voice_pyttsx3_lacks_is_refused_not_spoken_in_english(caplog, synthesis) -> None:
+    settings = SpeechSettings(engine="pyttsx3", device="null", synthesis=synthesis)
     printed = io.StringIO()
     chain = FallbackEngine([Pyttsx3Engine(settings, "xx-no-such-voice"), TextEngine(printed)])
     try:

@@ -1,0 +1,166 @@
+"""pyttsx3 in one thread of the daemon (``speech.synthesis: thread``, the default).
+
+Why a thread and not the worker process (``speech.synthesis: process``): memory on a Pi
+Zero 2 W (issue 19: 45 MB for the whole daemon). A second interpreter costs about
+4.5 MB of PSS before it has loaded espeak-ng (its interpreter state, ``json``,
+``wave``); a thread of the daemon costs only pyttsx3 and espeak-ng themselves. The
+event loop keeps running meanwhile: espeak-ng synthesises inside a ctypes call, which
+releases the GIL (only its 100 ms callbacks take it back).
+
+pyttsx3 is not thread-safe and its espeak driver initialises libespeak-ng once per
+process, so ONE thread of the process owns the engine and makes every call to it,
+for every output's ``Pyttsx3Engine`` (``shared()``), exactly as the worker process
+does: the same ``Synthesizer`` (``daemon/speech/pyttsx3_worker.py``: one
+``save_to_file`` + ``runAndWait`` per text, the PHONEMES flag, small chunks, the
+driver's prints kept off the daemon's standard output). Several outputs thus take
+their turns; with the worker process each output has its own (in parallel on a Pi's
+four cores).
+
+What the thread cannot do that the process did: be killed. A synthesis that does not
+come back within the time-out is reported (``SpeechFailure``: the announcement goes to
+the next engine) and every request meanwhile fails at once, until the thread returns
+(then pyttsx3 speaks again). A crash inside libespeak-ng (a segmentation fault) ends
+the daemon, not a worker; systemd restarts it (``Restart=on-failure``) and the
+journal resumes the game, as after any kill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+#: What the loop side gets from the thread, in order: ("pcm", bytes)*, then
+#: ("done", voice or frames) or ("error", message).
+Reply = tuple[str, Any]
+
+
+@dataclass(eq=False)
+class Job:
+    """One request to the thread; ``deliver`` is called there, thread-safe."""
+
+    voice: str
+    volume: float
+    rate: int
+    text: str | None  # None: only set the voice (an engine's start)
+    path: str | None  # the WAV file; None with ``stream``
+    stream: bool
+    deliver: Callable[[Reply], None]
+    cancelled: bool = field(default=False)
+
+
+class SynthesisThread:
+    """The thread that owns the process's pyttsx3 engine, and its queue of jobs."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        #: monotonic time the job in hand was taken up (None: idle)
+        self.busy_since: float | None = None
+        self.starts = 0
+
+    def submit(self, job: Job) -> None:
+        with self._start_lock:
+            if self._thread is None or not self._thread.is_alive():
+                self.starts += 1
+                self._thread = threading.Thread(
+                    target=self._run, name="pyttsx3-synthesis", daemon=True
+                )
+                self._thread.start()
+        self._jobs.put(job)
+
+    def hung_for(self) -> float:
+        """Seconds the job in hand has taken so far (0 when idle)."""
+        since = self.busy_since
+        return 0.0 if since is None else time.monotonic() - since
+
+    def _run(self) -> None:
+        from daemon.speech.pyttsx3_worker import Synthesizer
+
+        synthesizer: Synthesizer | None = None
+        while True:
+            job = self._jobs.get()
+            if job.cancelled:  # cut before its turn came: not made at all
+                continue
+            self.busy_since = time.monotonic()
+            try:
+                if synthesizer is None:
+                    synthesizer = Synthesizer()
+                voice = synthesizer.use(job.voice, job.volume, job.rate)
+                if job.text is None:
+                    job.deliver(("done", voice))
+                elif job.stream:
+
+                    def sink(pcm: bytes, job: Job = job) -> None:
+                        if not job.cancelled:  # a cut phrase is finished unheard
+                            job.deliver(("pcm", pcm))
+
+                    frames, error = synthesizer.stream(job.text, job.rate, sink)
+                    job.deliver(("error", error) if error else ("done", frames))
+                else:
+                    error = synthesizer.to_file(job.text, str(job.path), job.rate)
+                    job.deliver(("error", error) if error else ("done", 0))
+            except Exception as exc:  # reported to the waiting engine, never raised here
+                job.deliver(("error", f"{type(exc).__name__}: {exc}"))
+            finally:
+                self.busy_since = None
+
+
+_shared: SynthesisThread | None = None
+
+
+def shared() -> SynthesisThread:
+    """The process's one synthesis thread (libespeak-ng is one per process)."""
+    global _shared
+    if _shared is None:
+        _shared = SynthesisThread()
+    return _shared
+
+
+class Hung(Exception):
+    """No reply from the thread within the time-out."""
+
+
+async def run(thread: SynthesisThread, timeout: float, *, voice: str, volume: float,
+              rate: int, text: str | None = None, path: str | None = None,
+              on_pcm: Callable[[bytes], Awaitable[None]] | None = None) -> Any:  # fmt: skip
+    """One job on ``thread``, awaited from the event loop: the samples go to ``on_pcm``
+    (awaited) as they come; returns the ``done`` value, raises RuntimeError with the
+    thread's error, or ``Hung`` when the thread says nothing for ``timeout`` seconds
+    (the time-out is for its silence: a long phrase's samples may wait on the player).
+    Cancelled, the job is finished unheard by the thread."""
+    if thread.hung_for() > timeout:
+        raise Hung(f"still in a synthesis begun {thread.hung_for():.0f} s ago")
+    loop = asyncio.get_running_loop()
+    replies: asyncio.Queue[Reply] = asyncio.Queue()
+
+    def deliver(reply: Reply) -> None:
+        if job.cancelled:  # cut, timed out, or its loop gone: nobody waits for it
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(replies.put_nowait, reply)
+
+    job = Job(voice, volume, rate, text, path, on_pcm is not None, deliver)
+    thread.submit(job)
+    try:
+        while True:
+            try:
+                async with asyncio.timeout(timeout):
+                    kind, value = await replies.get()
+            except TimeoutError:
+                raise Hung(f"no reply in {timeout:.0f} s") from None
+            if kind == "pcm":
+                if on_pcm is not None:
+                    await on_pcm(value)
+                continue
+            if kind == "error":
+                raise RuntimeError(value)
+            return value
+    finally:
+        job.cancelled = True  # whatever comes after this is not for anyone
