@@ -32,6 +32,7 @@ import chess
 
 from benchmarks.common import GAMES_PGN, footer, header
 from benchmarks.pibudget import BudgetDaemon, compile_sources, tree_pss
+from benchmarks.processes import private_mb
 from drivers.dgt.emulator import BoardEmulator
 from drivers.gamelogs import distinct_openings
 from drivers.handling import ALL, Hands, Timing
@@ -179,6 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     emulator = BoardEmulator().start()
     rows: list[tuple[int, float, dict[str, float], int, int, int]] = []
+    privates: list[float] = []  # the daemon's own private memory after each game
     failed = False
     try:
         with tempfile.TemporaryDirectory(prefix="dgt-growth-") as tmp:
@@ -202,12 +204,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         )
                         moves = sum(1 for _, _, e in daemon.events if e.get("type") == "move")
                     pss, parts = tree_pss(daemon.pid)
+                    privates.append(private_mb(daemon.pid))
                     size, count = directory_size(work / "games")
                     rows.append((number, pss, parts, size, count, moves))
                     print(
                         f"after game {number:2d}: PSS {pss:.1f} MB ("
                         + ", ".join(f"{k} {v:.1f}" for k, v in sorted(parts.items()))
-                        + f"); storage {size} bytes in {count} files; games started "
+                        + f"; the daemon's private {privates[-1]:.2f}); storage {size} bytes"
+                        f" in {count} files; games started "
                         f"{starts}; move events so far {moves}",
                         flush=True,
                     )
@@ -220,6 +224,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     got_moves = rows[-1][5] if rows else 0
     failed |= got_moves < expected_moves
     warm = [r[1] for r in rows[1:]] or [r[1] for r in rows]
+    # The daemon's private memory (pages no other process maps) does not move with
+    # what else runs on the machine, as PSS does: the steadier figure for a slope.
+    # By halves of the day: growth that levels off (the allocator's free lists and
+    # arenas filling) against growth that goes on.
+    half = max(2, len(privates) // 2)
+    for name, values in (("games 2 on", privates[1:]), (f"games 2-{half}", privates[1:half]),
+                         (f"games {half}-{len(privates)}", privates[half - 1:])):  # fmt: skip
+        if len(values) >= 2:
+            print(
+                f"the daemon's private memory, {name}: {values[0]:.2f} -> {values[-1]:.2f} MB, "
+                f"slope {slope(values):+.4f} MB a game"
+            )
     sizes = [r[3] for r in rows]
     per_game = [b - a for a, b in itertools.pairwise(sizes)]
     print(

@@ -3,10 +3,13 @@
     python -m benchmarks.memory_parts [--quick]
 
 A fresh interpreter run as the unit runs the daemon (``PYTHONOPTIMIZE=2``; ``ssl``
-left out, as ``dgt-bridge run`` does without TLS) imports the daemon's parts in the
-order ``dgt-bridge run`` does and notes ``/proc/self/smaps_rollup`` after each: what
-each part costs (its modules, its libraries, its tables). Then the same for the
-pyttsx3 worker (a second interpreter, espeak-ng's voice loaded). PSS counts a shared
+left out, as ``dgt-bridge run`` does without TLS; ``CACHE_DIRECTORY`` holding the
+parsed configuration, as the unit's ``CacheDirectory=`` does after the first start, so
+no PyYAML) imports the daemon's parts in the order ``dgt-bridge run`` does, pyttsx3's
+synthesis in its thread last (``speech.synthesis: thread``), and notes
+``/proc/self/smaps_rollup`` after each: what each part costs (its modules, its
+libraries, its tables). Then PyYAML's cost with a cold cache, and the pyttsx3 worker
+of ``speech.synthesis: process`` (a second interpreter, espeak-ng's voice loaded). PSS counts a shared
 library's pages shared with other processes on this machine in part only, so the
 private figure (pages only this process has) is the steadier of the two.
 """
@@ -16,12 +19,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 
 from benchmarks.common import ROOT, footer, header
 
 DAEMON_PARTS = [
     ("the interpreter (python -OO, site)", "pass"),
-    ("PyYAML (the configuration's parser)", "import yaml"),
     ("python-chess (its attack tables)", "import chess"),
     ("configuration: daemon.config and load(), with the rules core's modules",
      "from daemon.config import load; settings = load(None, {})"),
@@ -30,9 +33,15 @@ DAEMON_PARTS = [
      "import daemon.app, chess.pgn"),
     ("board link and DGT clock (pyserial)", "import drivers.dgt.link, drivers.clock.dgt3000"),
     ("speech: announcer, schedule, engines", "import daemon.speech.announcer"),
+    ("speech synthesis in the daemon's thread: pyttsx3, libespeak-ng, a German voice",
+     "from daemon.speech.pyttsx3_worker import Synthesizer; Synthesizer().use('de', 1.0)"),
     ("live page: daemon.broadcast.server (aiohttp, yarl, multidict)",
      "import daemon.broadcast.server"),
 ]  # fmt: skip
+
+#: Imported only when the configuration's parsed tree is not in the cache (the first
+#: start after an edit or an upgrade; daemon/yamlcache.py).
+COLD_CACHE = [("the interpreter", "pass"), ("PyYAML", "import yaml")]
 
 WORKER_PARTS = [
     ("the interpreter (python -P)", "pass"),
@@ -61,9 +70,10 @@ for code in sys.argv[1:]:
 
 
 def measure(
-    parts: list[tuple[str, str]], flags: list[str], prelude: str
+    parts: list[tuple[str, str]], flags: list[str], prelude: str, cache: str = ""
 ) -> list[tuple[float, float]]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("DGT_BRIDGE_")}
+    env.update(PYTHONPATH=str(ROOT), CACHE_DIRECTORY=cache)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     codes = [prelude + code if i == 0 else code for i, (_, code) in enumerate(parts)]
     done = subprocess.run([sys.executable, *flags, "-c", MEASURE, *codes], cwd=ROOT, env=env,
@@ -90,10 +100,28 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.pibudget import compile_sources
 
     compile_sources()
-    daemon = measure(DAEMON_PARTS, ["-OO"], "sys.modules['ssl'] = None\n")
-    table("the daemon (dgt-bridge run, as the unit runs it)", DAEMON_PARTS, daemon)
+    with tempfile.TemporaryDirectory(prefix="dgt-memory-parts-") as cache:
+        # As the unit runs it: its CacheDirectory= holds the parsed configuration
+        # since the first start, so no PyYAML (2.2 MB) is imported.
+        env = dict(os.environ, CACHE_DIRECTORY=cache, PYTHONPATH=str(ROOT))
+        shipped = str(ROOT / "config" / "dgt-bridge.yaml")
+        subprocess.run([sys.executable, "-m", "daemon", "check-config", shipped], cwd=ROOT,
+                       env=env, capture_output=True, check=True, timeout=120)  # fmt: skip
+        daemon = measure(DAEMON_PARTS, ["-OO"], "sys.modules['ssl'] = None\n", cache)
+    table(
+        "the daemon (dgt-bridge run as the unit runs it: -OO, the configuration's cache "
+        "warm, pyttsx3 in its thread)",
+        DAEMON_PARTS,
+        daemon,
+    )
+    cold = measure(COLD_CACHE, ["-OO"], "")
+    print(
+        f"\nwith the configuration's cache cold (the first start after an edit): "
+        f"PyYAML {cold[1][0] - cold[0][0]:.1f} MB of PSS more "
+        f"({cold[1][1] - cold[0][1]:.1f} private)"
+    )
     worker = measure(WORKER_PARTS, ["-P", "-OO"], "")
-    table("the pyttsx3 worker", WORKER_PARTS, worker)
+    table("the pyttsx3 worker (speech.synthesis: process; none with thread)", WORKER_PARTS, worker)
     print(
         "\n(the running daemon adds its game, queues and buffers: 1-3 MB more, see "
         "pibudget's PSS of the tree)"

@@ -484,6 +484,7 @@ class BudgetDaemon:
         settings = {
             "speech": {
                 "engine": "pyttsx3",
+                "synthesis": SYNTHESIS[0],
                 "device": "null",
                 "stream_player": json.loads(stream_player_setting(self.player_log)),
             },
@@ -651,6 +652,10 @@ def warm_cache(config: Path, env: dict[str, str]) -> None:
         [sys.executable, "-m", "daemon", "check-config", str(config)],
         cwd=ROOT, env=env, capture_output=True, timeout=120, check=True,
     )  # fmt: skip
+
+
+#: ``speech.synthesis`` of the daemons started (``--synthesis``: thread or process).
+SYNTHESIS = ["thread"]
 
 
 def compile_sources() -> None:
@@ -1170,7 +1175,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="1,2,12",
         help="bus chain sizes whose idle PSS is measured, no speech (1,2,12; '': none)",
     )
+    parser.add_argument("--synthesis", choices=("thread", "process"), default="thread",
+                        help="speech.synthesis: pyttsx3 in the daemon's thread (thread) or "
+                        "in its worker process (process)")  # fmt: skip
     args = parser.parse_args(argv)
+    SYNTHESIS[0] = args.synthesis
     # A SIGTERM unwinds like Ctrl-C: the daemons are stopped and the groups removed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     # The emulator stands in for hardware, which other processes never slow down, and

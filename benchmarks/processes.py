@@ -52,6 +52,13 @@ def proc_mb(pid: int, file: str, key: str) -> float:
     return 0.0
 
 
+def private_mb(pid: int) -> float:
+    """The process's private memory (pages no other process maps), in MB."""
+    return proc_mb(pid, "smaps_rollup", "Private_Clean:") + proc_mb(
+        pid, "smaps_rollup", "Private_Dirty:"
+    )
+
+
 def rss_mb(pid: int) -> float:
     return proc_mb(pid, "status", "VmRSS:")
 
