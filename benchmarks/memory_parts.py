@@ -9,9 +9,9 @@ no PyYAML) imports the daemon's parts in the order ``dgt-bridge run`` does, pytt
 synthesis in its thread last (``speech.synthesis: thread``), and notes
 ``/proc/self/smaps_rollup`` after each: what each part costs (its modules, its
 libraries, its tables). Then PyYAML's cost with a cold cache, and the pyttsx3 worker
-of ``speech.synthesis: process`` (a second interpreter, espeak-ng's voice loaded). PSS counts a shared
-library's pages shared with other processes on this machine in part only, so the
-private figure (pages only this process has) is the steadier of the two.
+of ``speech.synthesis: process`` (a second interpreter, espeak-ng's voice loaded).
+PSS counts a shared library's pages shared with other processes on this machine in
+part only, so the private figure (pages only this process has) is the steadier.
 """
 
 from __future__ import annotations
