@@ -51,15 +51,21 @@ def placement_from_key(key: bytes) -> str:
     return "/".join(_fen_row(key[rank * 8 : rank * 8 + 8]) for rank in range(7, -1, -1))
 
 
+#: Rows of eight squares met so far, with their FEN text (a rank recurs from move to
+#: move). Kept to ``ROWS_KEPT`` and then started afresh: a daemon up for a tournament
+#: week meets new rows with every game (about 20), and at the former bound of 100,000
+#: the cache alone would have held 15 MB of a Pi's memory (issue 19); 4096 are 0.6 MB.
 _ROWS: dict[bytes, str] = {}
+ROWS_KEPT = 4096
 
 
 def _fen_row(row: bytes) -> str:
     text = _ROWS.get(row)
     if text is None:
         text = _RUNS.sub(lambda run: str(len(run.group())), row.decode("ascii"))
-        if len(_ROWS) < 100_000:
-            _ROWS[row] = text
+        if len(_ROWS) >= ROWS_KEPT:
+            _ROWS.clear()
+        _ROWS[row] = text
     return text
 
 
