@@ -625,22 +625,31 @@ def unit_config(work: Path, base: Path | None, settings: dict[str, dict[str, Any
     return path
 
 
+#: The unit the Pi runs the daemon with.
+UNIT = ROOT / "systemd" / "dgt-bridge.service"
+
+
+def unit_settings() -> dict[str, str]:
+    """The unit's ``Environment=`` variables (``PYTHONOPTIMIZE=2`` ...), read from
+    the unit itself, so that the benchmark follows it when it changes."""
+    found: dict[str, str] = {}
+    for line in UNIT.read_text(encoding="utf-8").splitlines():
+        if line.startswith("Environment="):
+            name, _, value = line.removeprefix("Environment=").partition("=")
+            found[name.strip()] = value.strip()
+    return found
+
+
 def unit_environment(work: Path) -> dict[str, str]:
-    """The environment systemd/dgt-bridge.service gives the daemon: its cache
-    directory (``CacheDirectory=``, where the parsed configuration is kept),
-    ``PYTHONOPTIMIZE=2`` and ``PYTHONUNBUFFERED=1``, no ``DGT_BRIDGE_*`` overrides."""
+    """The environment systemd/dgt-bridge.service gives the daemon: its
+    ``Environment=`` lines, its cache directory (``CacheDirectory=``, where the
+    parsed configuration is kept), no ``DGT_BRIDGE_*`` overrides."""
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("DGT_BRIDGE_")}
     # An installed daemon starts from bytecode (pip compiles it at install); this
     # tree's, compiled by compile_sources(), is read, not compiled at every start.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.update(
-        {
-            "CACHE_DIRECTORY": str(work / "cache"),
-            "PYTHONOPTIMIZE": "2",
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONPATH": str(ROOT),
-        }
-    )
+    env.update(unit_settings())
+    env.update({"CACHE_DIRECTORY": str(work / "cache"), "PYTHONPATH": str(ROOT)})
     return env
 
 
