@@ -282,14 +282,32 @@ def tree_of(pid: int) -> list[int]:
     return found
 
 
+def synthesis_threads(pid: int) -> list[int]:
+    """The thread ids of the daemon's pyttsx3 synthesis thread and of the threads it
+    started (libespeak-ng's, which inherit its name)."""
+    from daemon.speech.synthesis import OS_THREAD_NAME
+
+    found = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                comm = Path(f"/proc/{pid}/task/{task}/comm").read_bytes().strip()
+                if comm == OS_THREAD_NAME:
+                    found.append(int(task))
+    return found
+
+
 class ProcessGroups:
     """One CPU group per process of the daemon's tree, each with the same fraction of
     one core: a Pi's four cores, one for each process (the daemon, the speech worker,
     the player), instead of the whole tree on one core.
 
     The daemon joins the first group between fork and exec (``join``); ``watch`` then
-    moves each process it starts (within ``WATCH_EVERY``) into a group of its own. The
-    daemon's threads stay in its group: one core for all of them (pessimistic)."""
+    moves each process it starts (within ``WATCH_EVERY``) into a group of its own, and
+    so too the daemon's pyttsx3 synthesis thread (``speech.synthesis: thread``, found by
+    its system name), which on a Pi runs on another core while espeak-ng synthesises
+    without the GIL, as the worker process did. The daemon's other threads stay in its
+    group: one core for all of them (pessimistic)."""
 
     WATCH_EVERY = 0.01
 
@@ -300,6 +318,7 @@ class ProcessGroups:
         self.path = self.groups[0].path
         self.period_us, self.quota_us = self.groups[0].period_us, self.groups[0].quota_us
         self._placed: set[int] = set()
+        self._synthesis_group: CpuGroup | None = None
         self._stop = threading.Event()
         self._watcher: threading.Thread | None = None
 
@@ -319,13 +338,24 @@ class ProcessGroups:
     def _watch(self, root: int) -> None:
         while not self._stop.wait(self.WATCH_EVERY):
             for pid in tree_of(root):
-                if pid in self._placed:
-                    continue
-                self._placed.add(pid)
-                group = CpuGroup(f"{self.name}-{len(self.groups)}", self.fraction)
-                with contextlib.suppress(OSError):  # gone already
-                    (group.path / "cgroup.procs").write_text(str(pid))
-                self.groups.append(group)  # listed once it holds its process
+                if pid not in self._placed:
+                    self._placed.add(pid)
+                    self._own_group(pid, "cgroup.procs")
+            threads = [t for t in synthesis_threads(root) if t not in self._placed]
+            if threads:  # one group for them (espeak-ng's own thread takes the name too)
+                self._placed.update(threads)
+                if self._synthesis_group is None:
+                    self._synthesis_group = self._own_group(threads[0], "tasks")
+                for thread in threads:  # cgroup v1 moves one thread by its tasks file
+                    with contextlib.suppress(OSError):
+                        (self._synthesis_group.path / "tasks").write_text(str(thread))
+
+    def _own_group(self, ident: int, file: str) -> CpuGroup:
+        group = CpuGroup(f"{self.name}-{len(self.groups)}", self.fraction)
+        with contextlib.suppress(OSError):  # gone already
+            (group.path / file).write_text(str(ident))
+        self.groups.append(group)  # listed once it holds its process
+        return group
 
     def unwatch(self) -> None:
         self._stop.set()
