@@ -988,7 +988,9 @@ def measure_bus(budget: Budget, figures: Figures, boards: int, plies: int) -> No
     ]
     with tempfile.TemporaryDirectory(prefix="dgt-pibudget-bus-") as tmp:
         work = Path(tmp)
-        chain, config = bus_chain(work, boards, "3+2", pgn_every=10)
+        # The shipped storage.pgn_every (0: the PGN rewritten after every move, as a
+        # live PGN reader needs it), now that a rewrite costs one move's SAN.
+        chain, config = bus_chain(work, boards, "3+2")
         try:
             with cpu_group(budget) as group:
                 daemon = BudgetDaemon(group, work, config=config, speech=False)
