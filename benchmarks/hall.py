@@ -95,7 +95,7 @@ def config_text(boards: list[str]) -> str:
     return (
         "clock:\n  time_control: 3+2\n"
         "broadcast:\n  address: 127.0.0.1\n  port: 0\n"
-        "storage:\n  fsync: false\n  pgn_every: 10\n"
+        "storage:\n  fsync: false\n"  # the shipped pgn_every: the PGN after every move
         "boards:\n" + "".join(boards)
     )
 
