@@ -26,7 +26,6 @@ the boards disagree.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -43,7 +42,7 @@ from daemon.gcfreeze import freeze_startup
 from daemon.journal import Journal, find_unfinished
 from daemon.lifecycle import Lifecycle, quietly
 from daemon.notify import Notifier
-from daemon.pipeline import BoardPipeline, Cancellable, LoopScheduler, Output
+from daemon.pipeline import BoardPipeline, Cancellable, FeedWriter, LoopScheduler, Output
 from daemon.twoboards import TwoBoardGame
 from drivers.sensors import ConnectionChange, SensorEvent
 
@@ -140,6 +139,8 @@ class HallDaemon(Lifecycle):
         self.speech_text = speech_text
         self.bus_timings = bus_timings
         self.events_out = events_out
+        # one feed for every board's lines (a failing stream is dropped for all)
+        self._feed = FeedWriter(events_out) if events_out is not None else None
         self.vocabulary = compose.load_vocabulary(settings)
         self.units: dict[str, BoardUnit] = {}
         self.pairs: dict[str, TwoBoardGame] = {}  # game id -> its two boards
@@ -214,15 +215,8 @@ class HallDaemon(Lifecycle):
 
     def _writer(self, board_id: str) -> Output:
         def write(event: DomainEvent) -> None:
-            if self.events_out is None:
-                return
-            try:
-                line = json.dumps({"board": board_id, **event.to_dict()}, ensure_ascii=False)
-                self.events_out.write(line + "\n")
-                self.events_out.flush()
-            except (OSError, ValueError) as exc:
-                log.error("event feed output failed: %s", exc)
-                self.events_out = None
+            if self._feed is not None:
+                self._feed.write({"board": board_id, **event.to_dict()})
 
         return write
 
