@@ -1,0 +1,183 @@
+"""The bus's own share of the press -> move lag: the poll order on a 9600-baud line.
+
+    python -m benchmarks.bus_order [--boards 12] [--plies 30] [--react 0.002,0.006,0.010]
+
+Simulated time, no daemon and no CPU quota: ``drivers.dgt.bus.BusPoller`` (the poller
+the daemon runs) polls a chain of boards, each playing a different real game of
+``../shared/data/games.pgn`` at blitz pace (the human-handling model's thinking and
+handling times, a 3+2 clock), on a line that takes its real time: 10 bits a byte at
+9600 baud, each command and its reply in turn, the board's 2 ms turnaround, and
+``--react`` seconds of the daemon's own reaction per command (reading the reply,
+deciding, writing the next command: ~2 ms at full speed here, more on a Pi's budget,
+where the group waits for its quota). Measured: a lever press -> the change list that
+holds it on its way to the daemon, p50/p99/max, with the poll order as shipped and
+with every board in its turn only (``press_window`` 0, the order before issue 19's
+third round); and the commands a second by kind (the line's budget).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import chess
+
+from benchmarks.common import GAMES_PGN, footer, header, percentile
+from drivers.dgt import bus
+from drivers.dgt.bus import BusCommand, BusPoller, BusReplyId, BusTimings
+from drivers.dgt.protocol import (
+    CODE_BY_PIECE,
+    ClockSideTime,
+    EeClockTime,
+    bwtime_times_data,
+    codes_from_placement,
+    square_index,
+)
+from drivers.gamelogs import distinct_openings
+from drivers.handling import human_sensor_log
+from drivers.sensors import ClockReport, SquareChange
+
+BYTE = 10 / 9600  # seconds a byte takes on the line
+TURNAROUND = 0.002  # a board's, before it answers
+START = codes_from_placement("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR")
+
+
+@dataclass
+class Board:
+    """One board of the chain as the line sees it: its change list and its clock."""
+
+    address: int
+    codes: bytearray = field(default_factory=lambda: bytearray(START))
+    changes: list[tuple[int, int] | EeClockTime] = field(default_factory=list)
+    last: bytes = b""
+    white_to_move: bool = True
+    times: dict[str, int] = field(default_factory=lambda: {"white": 180, "black": 180})
+    pressed_at: list[float] = field(default_factory=list)  # presses not yet sent
+
+    def set_square(self, square: str, piece: str | None) -> None:
+        index, code = square_index(square), CODE_BY_PIECE[piece] if piece else 0
+        self.codes[index] = code
+        self.changes.append((index, code))
+
+    def press(self, t: float, report: ClockReport) -> None:
+        presser = "white" if self.white_to_move else "black"
+        seconds = int(getattr(report, presser))
+        self.times[presser] = seconds
+        self.changes.append(EeClockTime(presser == "white", 0, seconds // 60, seconds % 60))
+        self.white_to_move = not self.white_to_move
+        self.pressed_at.append(t)
+
+    def answer(self, command: BusCommand) -> bytes:
+        if command == BusCommand.SEND_CHANGES:
+            self.last, self.changes = bus.encode_changes(self.changes), []
+            return bus.encode_reply(BusReplyId.UPDATE, self.address, self.last)
+        if command == BusCommand.REPEAT_CHANGES:
+            return bus.encode_reply(BusReplyId.UPDATE, self.address, self.last)
+        if command == BusCommand.SEND_BRD:
+            return bus.encode_reply(BusReplyId.BRD_DUMP, self.address, bytes(self.codes))
+        if command == BusCommand.SEND_CLK:
+            white, black = (_side(self.times[c]) for c in ("white", "black"))
+            data = bwtime_times_data(
+                white, black, running=True, lever_right_high=not self.white_to_move,
+                left_to_move=self.white_to_move, right_to_move=not self.white_to_move,
+            )  # fmt: skip
+            return bus.encode_reply(BusReplyId.BWTIME, self.address, data)
+        if command == BusCommand.SEND_VERSION:
+            return bus.encode_reply(BusReplyId.VERSION, self.address, bytes([1, 7]))
+        return bus.encode_reply(BusReplyId.PING, self.address)
+
+
+def _side(seconds: int) -> ClockSideTime:
+    return ClockSideTime(0, seconds // 60, seconds % 60, False, False, False)
+
+
+def plan_of(boards: int, plies: int) -> list[tuple[float, int, object]]:
+    """(time, board index, what happens) for every board's game, from 5 s on."""
+    plan: list[tuple[float, int, object]] = []
+    for i, game in enumerate(distinct_openings(GAMES_PGN, boards, plies)):
+        log = human_sensor_log(
+            chess.Board(), game, seed=1 + i, with_clock=True, clock_seconds=180, increment=2
+        )
+        t0, running = log[0].t, None
+        for event in log:
+            if isinstance(event, SquareChange):
+                plan.append((5.0 + event.t - t0, i, event))
+            elif isinstance(event, ClockReport):
+                if running is not None and event.running not in (None, running):
+                    plan.append((5.0 + event.t - t0, i, event))  # a lever press
+                running = event.running
+    plan.sort(key=lambda item: item[0])
+    return plan
+
+
+def simulate(
+    timings: BusTimings, boards: int, plies: int, react: float
+) -> tuple[list[float], dict[str, float]]:
+    """Every press's wait for the change list that holds it; commands a second by kind."""
+    chain = [Board(1025 + i) for i in range(boards)]
+    by_address = {b.address: b for b in chain}
+    poller = BusPoller([b.address for b in chain], timings, discover=False)
+    plan = plan_of(boards, plies)
+    end = plan[-1][0] + 3.0
+    waits: list[float] = []
+    t = 0.0
+    while t < end:
+        while plan and plan[0][0] <= t:
+            at, index, event = plan.pop(0)
+            if isinstance(event, SquareChange):
+                chain[index].set_square(event.square, event.piece)
+            elif isinstance(event, ClockReport):
+                chain[index].press(at, event)
+        poller.expire(t)
+        frame = poller.next_command(t)
+        if frame is None:
+            t = max(t + 0.001, poller.idle_until(t))
+            continue
+        board = by_address.get((frame[1] << 7) | frame[2]) if len(frame) == 4 else None
+        if board is None:  # the one-byte switch into bus mode
+            t += len(frame) * BYTE
+            continue
+        command = BusCommand(frame[0])
+        on_its_way = t + len(frame) * BYTE + TURNAROUND
+        if command == BusCommand.SEND_CHANGES:
+            presses = sum(isinstance(c, EeClockTime) for c in board.changes)
+            waits += [on_its_way - board.pressed_at.pop(0) for _ in range(presses)]
+        reply = board.answer(command)
+        t = on_its_way + len(reply) * BYTE + react
+        poller.feed(reply, t)
+    rates = {name: count / t for name, count in poller.stats.by_command.items()}
+    return sorted(waits), rates
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--boards", type=int, default=12, help="boards on the chain (12)")
+    parser.add_argument("--plies", type=int, default=30, help="plies of each game (30)")
+    parser.add_argument(
+        "--react", default="0.002,0.006,0.010", help="the daemon's reaction per command, s"
+    )
+    args = parser.parse_args(argv)
+    header("the bus's poll order: press -> its change list on a 9600-baud line (simulated)")
+    shipped = BusTimings(discovery_interval=0)
+    orders = {"shipped": shipped, "in turn only": replace(shipped, press_window=0)}
+    print(
+        f"{args.boards} boards, {args.plies} plies each, blitz (3+2); press_window "
+        f"{shipped.press_window} s, press_poll_interval {shipped.press_poll_interval} s"
+    )
+    print("| reaction per command | poll order | presses | p50 / p99 / max (ms) | commands/s |")
+    print("|---|---|---|---|---|")
+    for react in (float(r) for r in args.react.split(",") if r):
+        for name, timings in orders.items():
+            waits, rates = simulate(timings, args.boards, args.plies, react)
+            shown = (percentile(waits, 0.5), percentile(waits, 0.99), waits[-1])
+            figures = " / ".join(f"{1000 * v:.0f}" for v in shown)
+            kinds = ", ".join(f"{k} {v:.1f}" for k, v in sorted(rates.items()) if v >= 0.05)
+            print(f"| {1000 * react:.0f} ms | {name} | {len(waits)} | {figures} | {kinds} |")
+    footer()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
