@@ -1,6 +1,6 @@
 """The bus's own share of the press -> move lag: the poll order on a 9600-baud line.
 
-    python -m benchmarks.bus_order [--boards 12] [--plies 30] [--react 0.002,0.006,0.010]
+    python -m benchmarks.bus_order [--boards 12] [--plies 30] [--react 0.002,0.006,0.010] [--quick]
 
 Simulated time, no daemon and no CPU quota: ``drivers.dgt.bus.BusPoller`` (the poller
 the daemon runs) polls a chain of boards, each playing a different real game of
@@ -158,7 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--react", default="0.002,0.006,0.010", help="the daemon's reaction per command, s"
     )
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: checks the plumbing")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.boards, args.plies, args.react = 3, 6, "0.002"
     header("the bus's poll order: press -> its change list on a 9600-baud line (simulated)")
     shipped = BusTimings(discovery_interval=0)
     orders = {"shipped": shipped, "in turn only": replace(shipped, press_window=0)}

@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 mkdir -p benchmarks/results
-names="${*:-core fanout latency footprint cli_startup hall pibudget growth memory_parts accuracy faults}"
+names="${*:-core fanout latency footprint cli_startup hall bus_order pibudget growth memory_parts accuracy faults}"
 for name in $names; do
     python -m "benchmarks.$name" > "benchmarks/results/$name.txt" 2>&1
     echo "$name: exit $? ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg))"

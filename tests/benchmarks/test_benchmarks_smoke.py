@@ -108,6 +108,14 @@ def test_hall_reads_a_chain_and_usb_boards_and_prints_line_use_and_lags(shared):
     assert re.search(r"daemon CPU: [\d.]+ s = [\d.]+% of a core; peak RSS", out)
 
 
+def test_bus_order_prints_each_poll_orders_press_waits_and_the_line_budget(shared):
+    out = run_benchmark("bus_order")
+    rows = re.findall(r"^\| 2 ms \| (shipped|in turn only) \| (\d+) \| \d+ / \d+ / \d+ \| (.*) \|$",
+                      out, re.MULTILINE)  # fmt: skip
+    assert [r[0] for r in rows] == ["shipped", "in turn only"], out
+    assert all(int(r[1]) > 0 and "SEND_CHANGES" in r[2] for r in rows), out
+
+
 def test_fault_trials_print_the_table_with_moves_lost_and_false_irregularities():
     out = run_benchmark("faults", "--kinds", "unplug,disk_gone", "--plies", "10")
     assert re.search(r"^unplug\s+1/1\s+10\s+0\s+0", out, re.M), out
