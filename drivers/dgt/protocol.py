@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Literal
 
+from drivers.records import FrozenRecord
+
 # ---------------------------------------------------------------------------
 # Commands, PC -> board
 
@@ -420,8 +422,8 @@ class MessageId(IntEnum):
     LONG_SERIALNR = 0xA2
 
 
-@dataclass(frozen=True)
-class BoardDumpMessage:
+@dataclass(eq=False, repr=False)
+class BoardDumpMessage(FrozenRecord):
     """64 raw piece codes, a8 first. ``placement`` leaves magic pieces out;
     ``magic`` lists them so they are never silently dropped."""
 
@@ -441,8 +443,8 @@ class BoardDumpMessage:
         )
 
 
-@dataclass(frozen=True)
-class FieldUpdate:
+@dataclass(eq=False, repr=False)
+class FieldUpdate(FrozenRecord):
     """One square changed. ``code`` has bit 6 (undocumented "S" bit) masked off;
     ``raw`` keeps the byte as received."""
 
@@ -465,8 +467,8 @@ class FieldUpdate:
         return MAGIC_BY_CODE.get(self.code)
 
 
-@dataclass(frozen=True)
-class ClockSideTime:
+@dataclass(eq=False, repr=False)
+class ClockSideTime(FrozenRecord):
     """One side of the clock as the BWTIME message encodes it."""
 
     hours: int
@@ -481,8 +483,8 @@ class ClockSideTime:
         return self.hours * 3600 + self.minutes * 60 + self.seconds
 
 
-@dataclass(frozen=True)
-class ClockTimes:
+@dataclass(eq=False, repr=False)
+class ClockTimes(FrozenRecord):
     """A BWTIME message carrying clock times (left/right as the clock sees them)."""
 
     left: ClockSideTime
@@ -512,8 +514,8 @@ ACK_AUTO_READY = 0x81
 ACK_AUTO_BUTTON = 0x88
 
 
-@dataclass(frozen=True)
-class ClockAck:
+@dataclass(eq=False, repr=False)
+class ClockAck(FrozenRecord):
     """A BWTIME message carrying a clock ack: the four rebuilt ack bytes."""
 
     ack: tuple[int, int, int, int]
@@ -551,36 +553,36 @@ class ClockAck:
         return self.ack[2] >> 4, self.ack[2] & 0x0F
 
 
-@dataclass(frozen=True)
-class InvalidClockData:
+@dataclass(eq=False, repr=False)
+class InvalidClockData(FrozenRecord):
     """A BWTIME message that is neither readable times nor an ack."""
 
     raw: bytes
     reason: str
 
 
-@dataclass(frozen=True)
-class BusAddress:
+@dataclass(eq=False, repr=False)
+class BusAddress(FrozenRecord):
     address: int  # 14-bit
 
 
-@dataclass(frozen=True)
-class SerialNumber:
+@dataclass(eq=False, repr=False)
+class SerialNumber(FrozenRecord):
     serial: str  # 5 ASCII digits
 
 
-@dataclass(frozen=True)
-class LongSerialNumber:
+@dataclass(eq=False, repr=False)
+class LongSerialNumber(FrozenRecord):
     serial: str  # 10 ASCII characters
 
 
-@dataclass(frozen=True)
-class Trademark:
+@dataclass(eq=False, repr=False)
+class Trademark(FrozenRecord):
     text: str
 
 
-@dataclass(frozen=True)
-class Version:
+@dataclass(eq=False, repr=False)
+class Version(FrozenRecord):
     major: int
     minor: int
 
@@ -588,8 +590,8 @@ class Version:
         return f"{self.major}.{self.minor:02d}"
 
 
-@dataclass(frozen=True)
-class BatteryStatus:
+@dataclass(eq=False, repr=False)
+class BatteryStatus(FrozenRecord):
     """Battery report of a Bluetooth board. The sources disagree on its size, so
     only the first byte (per cent left) is interpreted; ``raw`` keeps the rest."""
 
@@ -600,8 +602,8 @@ class BatteryStatus:
         return self.raw[0] if self.raw and self.raw[0] <= 100 else None
 
 
-@dataclass(frozen=True)
-class EePieceChange:
+@dataclass(eq=False, repr=False)
+class EePieceChange(FrozenRecord):
     """EEPROM log: a square changed (``quick``: less than ~250 ms after the last tag)."""
 
     square: int
@@ -609,8 +611,8 @@ class EePieceChange:
     quick: bool
 
 
-@dataclass(frozen=True)
-class EeClockTime:
+@dataclass(eq=False, repr=False)
+class EeClockTime(FrozenRecord):
     """EEPROM log: one side's clock time, written when the lever was pressed."""
 
     left: bool
@@ -619,8 +621,8 @@ class EeClockTime:
     seconds: int
 
 
-@dataclass(frozen=True)
-class EeTag:
+@dataclass(eq=False, repr=False)
+class EeTag(FrozenRecord):
     """EEPROM log: a one-byte tag (power-up, begin position, end of data...)."""
 
     name: str
@@ -649,8 +651,8 @@ EE_POWERUP = 0x6A
 EE_EOF = 0x6B
 
 
-@dataclass(frozen=True)
-class EeMoves:
+@dataclass(eq=False, repr=False)
+class EeMoves(FrozenRecord):
     """The board's EEPROM event log (arrives unasked on some boards). Kept raw;
     ``events()`` reads it, a recovery path after a crash mid-game."""
 
@@ -723,15 +725,15 @@ def ee_history(
     return placements
 
 
-@dataclass(frozen=True)
-class Bwtime:
+@dataclass(eq=False, repr=False)
+class Bwtime(FrozenRecord):
     """A BWTIME message: clock times, a clock ack, or unreadable clock data."""
 
     clock: ClockTimes | ClockAck | InvalidClockData
 
 
-@dataclass(frozen=True)
-class UnknownMessage:
+@dataclass(eq=False, repr=False)
+class UnknownMessage(FrozenRecord):
     """A well-framed message this codec does not interpret (for example a draughts
     dump, or a known id with an unexpected size)."""
 
@@ -739,8 +741,8 @@ class UnknownMessage:
     data: bytes
 
 
-@dataclass(frozen=True)
-class Garbage:
+@dataclass(eq=False, repr=False)
+class Garbage(FrozenRecord):
     """Bytes the parser skipped while resynchronising (reported, not raised)."""
 
     data: bytes
@@ -1039,8 +1041,8 @@ def encode_ee_moves(data: bytes) -> bytes:
 # Commands as the board receives them (for the emulator)
 
 
-@dataclass(frozen=True)
-class ReceivedCommand:
+@dataclass(eq=False, repr=False)
+class ReceivedCommand(FrozenRecord):
     """A command as a board reads it: the command byte and any frame payload.
 
     For a clock message, ``clock`` is the clock command and ``payload`` its
