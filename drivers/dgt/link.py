@@ -30,7 +30,7 @@ from typing import Any
 
 import serial
 
-from drivers.dgt import ports, protocol
+from drivers.dgt import protocol
 from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
 from drivers.dgt.protocol import (
     BatteryStatus,
@@ -291,6 +291,8 @@ class BoardLink:
     async def _find_port(self) -> str | None:
         if self._port_finder is not None:
             return await self._port_finder()
+        from drivers.dgt import ports  # only to find the board: not before READY
+
         return await asyncio.get_running_loop().run_in_executor(None, ports.find_board)
 
     def _disconnect(self) -> None:
