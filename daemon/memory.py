@@ -10,8 +10,6 @@ back (measured: ``benchmarks/growth.py``, issue 19). A no-op where glibc is not.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import functools
 import logging
 from collections.abc import Callable
@@ -21,6 +19,11 @@ log = logging.getLogger(__name__)
 
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
+    # ctypes here, at the first game's start or end: imported before READY it was
+    # 1-2% of the start-up's CPU (issue 19), for a call made after it
+    import ctypes
+    import ctypes.util
+
     name = ctypes.util.find_library("c")
     try:
         trim = ctypes.CDLL(name).malloc_trim if name else None
