@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import chess
-import chess.pgn
 
 from daemon.resultsignal import signalled_result
 
@@ -504,7 +503,12 @@ class _Replay:
         self.board = chess.Board(start_fen, chess960=chess960)
         self.moves: list[RecordedMove] = []  # the recorded moves fed, legal or not
         self.stopped = False  # a move did not replay: nothing after it is pushed
-        self._exporter = chess.pgn.StringExporter(headers=False, variations=False, comments=True)
+        # Here, not at the top: chess.pgn brings chess.engine, chess.svg and xml.etree,
+        # 5% of the start-up's CPU before READY (issue 19); the daemon imports it in a
+        # thread after READY (daemon.compose.import_after_ready)
+        from chess.pgn import StringExporter
+
+        self._exporter = StringExporter(headers=False, variations=False, comments=True)
         self._exporter.begin_game()
         self._exporter.end_headers()
 
