@@ -36,6 +36,16 @@ def per_file(**kwargs) -> SpeechSettings:
     return SpeechSettings(engine="pyttsx3", synthesis="thread", stream_player=(), **kwargs)
 
 
+async def started_chain() -> tuple[FallbackEngine, Pyttsx3Engine, DonePlayer, io.StringIO]:
+    """pyttsx3 in the thread, then the text engine (retried at every announcement)."""
+    player = DonePlayer()
+    engine = Pyttsx3Engine(per_file(), "de", player)
+    printed = io.StringIO()
+    chain = FallbackEngine([engine, TextEngine(printed)], retry_after=0.0)
+    await asyncio.wait_for(chain.start(), WAIT)
+    return chain, engine, player, printed
+
+
 async def test_the_driver_prints_nothing_on_the_daemons_standard_output(capfd) -> None:
     """The daemon's standard output may carry ``--events -`` JSON: pyttsx3's driver
     prints "Audio saved to ..." after every file it writes."""
@@ -53,12 +63,8 @@ async def test_the_driver_prints_nothing_on_the_daemons_standard_output(capfd) -
 
 
 async def test_a_synthesis_that_fails_is_reported_and_the_next_engine_speaks(caplog) -> None:
-    player = DonePlayer()
-    engine = Pyttsx3Engine(per_file(), "de", player)
-    printed = io.StringIO()
-    chain = FallbackEngine([engine, TextEngine(printed)], retry_after=0.0)
+    chain, engine, player, printed = await started_chain()
     try:
-        await asyncio.wait_for(chain.start(), WAIT)
         shutil.rmtree(engine._dir)  # the WAV cannot be written: the driver raises
         with caplog.at_level(logging.ERROR, logger="dgt_bridge.speech"):
             await asyncio.wait_for(chain.speak("Bauer Eva vier", "Bauer Eva vier"), WAIT)
@@ -87,12 +93,8 @@ async def test_a_hung_synthesis_is_reported_fails_fast_and_speaks_again_once_bac
 
     monkeypatch.setattr(Synthesizer, "to_file", hanging)
     monkeypatch.setattr(engines, "SYNTH_TIMEOUT", 0.5)
-    player = DonePlayer()
-    engine = Pyttsx3Engine(per_file(), "de", player)
-    printed = io.StringIO()
-    chain = FallbackEngine([engine, TextEngine(printed)], retry_after=0.0)
+    chain, _, player, printed = await started_chain()
     try:
-        await asyncio.wait_for(chain.start(), WAIT)
         with caplog.at_level(logging.ERROR, logger="dgt_bridge.speech"):
             await asyncio.wait_for(chain.speak("Bauer Eva vier", "Bauer Eva vier"), WAIT)
         assert "took over" in caplog.text and printed.getvalue() == "Bauer Eva vier\n"
