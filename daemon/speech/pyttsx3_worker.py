@@ -133,6 +133,10 @@ class Tap:
         if self.sink is not None and numsamples > 0:
             self.frames += numsamples
             self.sink(ctypes.string_at(wav, numsamples * 2))
+            # The driver would copy the phrase so far into a new buffer at every
+            # callback, for its WAV into /dev/null: its events are all it needs here.
+            # (In the daemon's thread that copy held the GIL against the event loop.)
+            numsamples = 0
         try:
             return self._driver_callback(wav, numsamples, events)
         except Exception as exc:
