@@ -46,7 +46,7 @@ not the default 100 ms: a 100 ms period lets the daemon run at
 full speed for its share and then stand still for the rest, 80-90 ms stalls that a slow
 Pi does not have; at 10-17 ms the stall is at most ~9-16 ms, which is still added to a
 latency sometimes). The whole process tree shares ONE slow core, though a Pi Zero 2 W
-has four: the speech worker's synthesis competes with the daemon here and would not
+has four: the speech synthesis (thread or worker) competes with the daemon here and would not
 there (pessimistic). Memory bandwidth, caches, the SD card's fsync and the serial line
 are not simulated (the journal's fsync is done on this machine's disk; the pty has no
 baud rate except in the bus chain's emulator, which keeps 9600 baud).
