@@ -217,7 +217,11 @@ class BusLink:
                 if self.poller.busy:
                     break
                 frame = self.poller.next_command(time.monotonic())  # no reply: on at once
-        except (OSError, serial.SerialException) as error:
+        except Exception as error:  # run() raises it: a port error or a bug
+            # Whatever it is, polling ends here and ``run()`` raises it (a port error:
+            # the port is reopened; anything else: the hall marks the boards failed and
+            # restarts the link). A callback that just stopped would leave every board
+            # "connected" and unpolled for good, with no message.
             self._end_polling(error)
             return
         now = time.monotonic()
@@ -259,7 +263,11 @@ class BusLink:
         if not data:
             self._stop_reading("port closed (end of file)")
             return
-        self._dispatch(self.poller.feed(data, time.monotonic()))
+        try:
+            self._dispatch(self.poller.feed(data, time.monotonic()))
+        except Exception as error:  # as in _step: run() raises it
+            self._end_polling(error)
+            return
         if not self.poller.busy:
             self._step()  # the line is free: the next command goes at once
 

@@ -59,3 +59,36 @@ async def test_a_chain_port_awaited_for_long_is_one_warning_not_one_per_attempt(
     finally:
         link.close()
         await asyncio.wait_for(task, 10)
+
+
+async def test_a_bug_in_one_poll_step_ends_run_with_it_instead_of_leaving_the_chain_unpolled(
+    tmp_path: Path,
+) -> None:
+    """The sending runs in callbacks (issue 19): an unexpected error in one of them
+    must still end ``run()``, which the hall reports on every board's card and
+    restarts, not stop the polling with every board shown connected."""
+    timings = BusTimings(reply_timeout=0.4, discovery_interval=1.0)
+    with BusChainEmulator(tmp_path, serials=["01025"]) as chain:
+        link = BusLink(chain.port_path, timings=timings)
+        link.add_board(1025, lambda event: None)
+        task = asyncio.create_task(link.run())
+        try:
+            assert await _until(lambda: link.connected(1025))
+            poller = link.poller
+            real_next = poller.next_command
+            raised: list[bool] = []
+
+            def next_command_once_broken(now: float):
+                if not raised:
+                    raised.append(True)
+                    raise KeyError("a bug in one step")
+                return real_next(now)
+
+            poller.next_command = next_command_once_broken  # type: ignore[method-assign]
+            done, _ = await asyncio.wait({task}, timeout=10)
+            assert raised and task in done, "the chain stalled: run() still waiting"
+            assert isinstance(task.exception(), KeyError)
+        finally:
+            link.close()
+            if not task.done():
+                await asyncio.wait_for(task, 10)
