@@ -131,6 +131,12 @@ class Result:
     journal: list[float] = field(default_factory=list)  # journal append of each move
     rest: list[float] = field(default_factory=list)  # to event, less the journal's write
     problems: list[str] = field(default_factory=list)  # speech failures reported
+    #: to speech of the moves decided after the previous phrase had ended, and of
+    #: those decided while it still sounded (they wait for it: issue 14's schedule
+    #: never cuts a move), with how long it still sounded
+    speech_free: list[float] = field(default_factory=list)
+    speech_behind: list[float] = field(default_factory=list)
+    waits: list[float] = field(default_factory=list)
 
 
 async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: str) -> Result:
@@ -203,7 +209,7 @@ async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: s
         with contextlib.suppress(Exception):
             await asyncio.wait_for(daemon.close(), 30)
         emulator.stop()
-    starts, _ = read_player_log(player_log)
+    starts, ends = read_player_log(player_log)
     result = Result([], [], 0, 0, problems=speech_problems)
     for ply in range(1, moves + 1):
         seen = moves_seen.get(ply)
@@ -225,6 +231,12 @@ async def run_once(game: chess.pgn.Game, moves: int, with_clock: bool, engine: s
         spoken = [s for s in starts if event_time <= s < following]
         if spoken:
             result.to_speech.append(spoken[0] - decided)
+            before = [e for e in ends if e < spoken[0]]
+            if before and before[-1] > decided:
+                result.speech_behind.append(spoken[0] - decided)
+                result.waits.append(before[-1] - decided)
+            else:
+                result.speech_free.append(spoken[0] - decided)
         else:
             result.unspoken += 1
     return result
@@ -254,12 +266,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         all_speech: list[float] = []
         all_journal: list[float] = []
         all_rest: list[float] = []
+        all_free: list[float] = []
+        all_behind: list[float] = []
+        all_waits: list[float] = []
         for run in range(1, args.runs + 1):
             result = asyncio.run(run_once(game, args.moves, with_clock, args.engine))
             all_events += result.to_event
             all_speech += result.to_speech
             all_journal += result.journal
             all_rest += result.rest
+            all_free += result.speech_free
+            all_behind += result.speech_behind
+            all_waits += result.waits
             if result.to_event:
                 p99_events.append(percentile(result.to_event, 0.99))
             if result.to_speech:
@@ -283,6 +301,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             print(f"{mode}: all runs pooled: to event {spread_ms(all_events)}")
             print(f"{mode}: all runs pooled: to speech {spread_ms(all_speech)}")
+            print(
+                f"{mode}: ... of the moves decided after the previous phrase ended: "
+                f"{spread_ms(all_free)}"
+            )
+            print(
+                f"{mode}: ... of those decided while it still sounded: {spread_ms(all_behind)}; "
+                f"it sounded on for {spread_ms(all_waits)}"
+            )
             print(
                 f"{mode}: of which the journal's append of the move, before any output "
                 f"sees it (fsync and PGN follow the outputs): {spread_ms(all_journal)}"

@@ -1238,6 +1238,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="n-body steps of the calibration (200000)")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="tiny sizes: checks the plumbing")
     parser.add_argument(
+        "--zero2w-fraction",
+        type=float,
+        default=0.0,
+        help="the Zero 2 W's budget in %% of a core, instead of the calibration's (which "
+        "moves by +-15%% between runs on a shared machine): to compare two runs",
+    )
+    parser.add_argument(
         "--board-memory",
         default="1,2,12",
         help="bus chain sizes whose idle PSS is measured, no speech (1,2,12; '': none)",
@@ -1274,6 +1281,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{1 / pi4:.1f}x faster); Pi Zero 2 W = Pi 4 / {ZERO2W_PER_PI4:g} = {zero * 100:.1f}% "
         f"(load {load_average()})"
     )
+    if args.zero2w_fraction:  # pinned: runs at another time compare at the same budget
+        zero = args.zero2w_fraction / 100
+        print(f"Pi Zero 2 W budget pinned at {zero * 100:.1f}% (--zero2w-fraction)")
     fractions = {"full": None, "pi4": pi4, "zero2w": zero}
     budgets = [
         Budget(n, fractions[n.removesuffix(CORES)], per_process=n.endswith(CORES))
