@@ -954,6 +954,9 @@ def _latencies(figures: Figures, daemon: BudgetDaemon, emulator: Any, plan: Any,
         for wall, _, event in daemon.events:
             if event.get("type") == "move":
                 seen.setdefault(int(event["ply"]), (str(event["uci"]), wall))
+            elif event.get("type") == "notice" and "speech" in str(event.get("code")):
+                # an engine that failed: the phrases after it are another engine's
+                figures.notes.append(f"speech: {event.get('message')}")
     starts, ends = daemon.player_log_times()
     rows: list[tuple[int, float, float, float, float | None, float]] = []
     for ply in range(1, len(expected) + 1):
