@@ -25,6 +25,7 @@ from drivers.sensors import BoardDump, MagicPiece, SensorEvent, SquareChange
 if TYPE_CHECKING:
     from daemon.gamerecord import GameHeaders
     from daemon.speech.announcer import Announcer, AnnouncerGroup
+    from daemon.speech.settings import SynthesisSeat
     from daemon.speech.vocabulary import Vocabulary
     from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
     from drivers.dgt.link import BoardLink
@@ -216,13 +217,15 @@ def build_announcer(
     on_problem: Callable[[str], None] | None = None,
     text_stream: TextIO | None = None,
     on_outcome: Callable[[dict[str, Any]], None] | None = None,
+    seat: SynthesisSeat | None = None,
 ) -> Announcer | AnnouncerGroup | None:
     """The speech part's announcer (one per player's earphone when ``speech.outputs``
     names them; engines not yet started), or None (logged) when it cannot be made.
 
     ``text_stream`` is where the text engine (the last fallback) writes: never the
     stdout that carries the JSON event feed; ``on_outcome`` gets each ``speech``
-    record (heard, cut, dropped) for the journal."""
+    record (heard, cut, dropped) for the journal; ``seat``: who in this process
+    has the synthesis thread already (``SynthesisSeat``; the hall's for its boards)."""
     try:
         from daemon.speech.announcer import build_announcers
 
@@ -232,6 +235,7 @@ def build_announcer(
             on_problem=on_problem,
             text_stream=text_stream,
             on_outcome=on_outcome,
+            seat=seat,
         )
     except Exception as exc:  # the game goes on unspoken, and says so
         logger().error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)

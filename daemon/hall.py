@@ -43,6 +43,7 @@ from daemon.journal import Journal, find_unfinished
 from daemon.lifecycle import Lifecycle, quietly
 from daemon.notify import Notifier
 from daemon.pipeline import BoardPipeline, Cancellable, FeedWriter, LoopScheduler, Output
+from daemon.speech.settings import SynthesisSeat
 from daemon.twoboards import TwoBoardGame
 from drivers.sensors import ConnectionChange, SensorEvent
 
@@ -137,6 +138,8 @@ class HallDaemon(Lifecycle):
         self.on_event = on_event
         self.notifier = notifier or Notifier()
         self.speech_text = speech_text
+        # the synthesis thread for the first speaking board, a worker for the others
+        self.synthesis_seat = SynthesisSeat()
         self.bus_timings = bus_timings
         self.events_out = events_out
         # one feed for every board's lines (a failing stream is dropped for all)
@@ -322,6 +325,7 @@ class HallDaemon(Lifecycle):
             partial(self._speech_problem, unit),
             self.speech_text,
             partial(self._speech_outcome, unit),
+            seat=self.synthesis_seat,
         )
         if unit.announcer is None:
             return

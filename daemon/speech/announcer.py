@@ -21,6 +21,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TextIO
 
 from daemon.events import (
@@ -38,7 +39,7 @@ from daemon.speech.answers import REQUESTS, answer_phrases, move_phrase
 from daemon.speech.engines import Delivery, Engine, SpeechFailure, build_engine
 from daemon.speech.messages import event_speech
 from daemon.speech.schedule import Announcement, Kind, Outcome, Phrase, SpeechSchedule
-from daemon.speech.settings import SpeechSettings
+from daemon.speech.settings import SpeechSettings, SynthesisSeat
 from daemon.speech.vocabulary import Vocabulary, vocabulary_of
 
 log = logging.getLogger("dgt_bridge.speech")
@@ -476,11 +477,15 @@ def build_announcers(
     text_stream: TextIO | None = None,
     on_outcome: OutcomeSink | None = None,
     clock: Callable[[], float] = time.monotonic,
+    seat: SynthesisSeat | None = None,
 ) -> Announcer | AnnouncerGroup:
     """One announcer per configured output (``speech.outputs``), or the one shared
-    announcer when none is configured; engines not yet started (``await start()``)."""
+    announcer when none is configured; engines not yet started (``await start()``).
+    ``seat`` says who has the synthesis thread already (the hall's other boards)."""
     announcers = []
+    seat = seat or SynthesisSeat()
     for output in settings.per_output():
+        output = replace(output, synthesis=seat.resolve(output.synthesis))
         engine = build_engine(
             output, output.voice or vocabulary.voice, on_problem=on_problem, text_stream=text_stream
         )

@@ -300,7 +300,7 @@ class Pyttsx3Engine(_WavEngine):
     def __init__(self, settings: SpeechSettings, voice: str, player: Player | None = None):
         super().__init__(settings, voice, player)
         self.process: asyncio.subprocess.Process | None = None
-        self.in_thread = settings.synthesis == "thread"
+        self.in_thread = settings.synthesis != "process"  # "auto" alone: the thread
         self._thread_ready = False
         self.reported_voice = ""
         self.sample_rate = 22050  # the worker's, from its ready line

@@ -28,7 +28,7 @@ SPEAKABLE_EVENTS = (
 
 ENGINES = ("auto", "pyttsx3", "espeak-ng", "text")
 #: Where pyttsx3 runs (``speech.synthesis``).
-SYNTHESIS = ("thread", "process")
+SYNTHESIS = ("auto", "thread", "process")
 
 #: The shipped per-file player and the shipped running player (``speech.player``,
 #: ``speech.stream_player``).
@@ -76,9 +76,11 @@ class SpeechSettings(FrozenRecord):
         installed, else text). Whatever is chosen, an engine that fails falls back
         to the next one in that order, so an announcement is never lost.
     synthesis: where pyttsx3 runs: "thread" (a thread of the daemon; 4-5 MB less
-        on a Pi, ``daemon.speech.synthesis``) or "process" (a worker process of its
-        own: a crash in espeak-ng ends only the worker, a hung synthesis is killed,
-        and each output has its own worker, in parallel).
+        on a Pi, ``daemon.speech.synthesis``; every output of the process takes its
+        turn in it), "process" (a worker process of its own: a crash in espeak-ng
+        ends only the worker, a hung synthesis is killed, and each output has its
+        own worker, in parallel) or "auto" (``SynthesisSeat``: the thread for the
+        first output, a worker for each further one).
     voice: the espeak-ng voice ("de", "en", "es", "de+f3"...); empty: the
         vocabulary's own ``voice``. Always set explicitly, as pyttsx3 starts in English.
     rate: words per minute (espeak-ng's unit; 175 is its default speed).
@@ -126,7 +128,7 @@ class SpeechSettings(FrozenRecord):
     """
 
     engine: str = "auto"
-    synthesis: str = "thread"
+    synthesis: str = "auto"
     voice: str = ""
     rate: int = 150
     max_rate: int = 360
@@ -153,7 +155,9 @@ class SpeechSettings(FrozenRecord):
         if self.engine not in ENGINES:
             raise ValueError(f"speech.engine must be one of {', '.join(ENGINES)}: {self.engine!r}")
         if self.synthesis not in SYNTHESIS:
-            raise ValueError(f"speech.synthesis must be 'thread' or 'process': {self.synthesis!r}")
+            raise ValueError(
+                f"speech.synthesis must be 'auto', 'thread' or 'process': {self.synthesis!r}"
+            )
         if self.form not in ("short", "long"):
             raise ValueError(f"speech.form must be 'short' or 'long': {self.form!r}")
         if not 0.0 <= float(self.volume) <= 1.0:
@@ -255,3 +259,26 @@ class SpeechSettings(FrozenRecord):
                 part = part.replace(name, value)
             argv.append(part)
         return argv
+
+
+class SynthesisSeat:
+    """The process's one pyttsx3 thread, handed out to the outputs that speak.
+
+    libespeak-ng is one per process, so outputs in the thread take turns: a move on
+    one board (or one earphone) would wait for another's whole phrase to be
+    synthesised, 0.2 s and more on a Pi Zero's budget. With ``speech.synthesis:
+    auto`` the first output gets the thread (the memory a second interpreter would
+    cost is saved where it matters, beside one board) and every further one a worker
+    process of its own, in parallel. One seat serves a whole daemon: the many-boards
+    hall passes its own to every board's announcers."""
+
+    def __init__(self) -> None:
+        self.taken = False
+
+    def resolve(self, synthesis: str) -> str:
+        """Where an output configured with ``synthesis`` runs: "thread" or "process"."""
+        if synthesis == "auto":
+            synthesis = "process" if self.taken else "thread"
+        if synthesis == "thread":
+            self.taken = True
+        return synthesis

@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 from daemon.speech import engines, synthesis
+from daemon.speech.announcer import AnnouncerGroup, build_announcers
 from daemon.speech.engines import FallbackEngine, Pyttsx3Engine, TextEngine, pyttsx3_available
 from daemon.speech.pyttsx3_worker import Synthesizer
-from daemon.speech.settings import SpeechSettings
+from daemon.speech.settings import OutputSettings, SpeechSettings, SynthesisSeat
+from daemon.speech.vocabulary import load_vocabulary
 
 WAIT = 30.0
 pytestmark = pytest.mark.skipif(not pyttsx3_available(), reason="pyttsx3/espeak-ng missing")
@@ -33,7 +35,8 @@ class DonePlayer:
 
 
 def per_file(**kwargs) -> SpeechSettings:
-    return SpeechSettings(engine="pyttsx3", synthesis="thread", stream_player=(), **kwargs)
+    kwargs.setdefault("synthesis", "thread")
+    return SpeechSettings(engine="pyttsx3", stream_player=(), **kwargs)
 
 
 async def started_chain() -> tuple[FallbackEngine, Pyttsx3Engine, DonePlayer, io.StringIO]:
@@ -114,3 +117,51 @@ async def test_a_hung_synthesis_is_reported_fails_fast_and_speaks_again_once_bac
     finally:
         held.set()
         await chain.close()
+
+
+async def test_with_auto_a_second_output_synthesises_beside_the_first_not_after_it() -> None:
+    """Two earphones, or two speaking boards of a hall: libespeak-ng is one per
+    process, so in the one thread a short move for the second would wait until the
+    first's whole long phrase was made. With ``auto`` (the default) the first output
+    has the thread and the second a worker of its own: its move is ready first."""
+    seat = SynthesisSeat()
+    long_phrase = " ".join(["Springer Gustav eins Friedrich drei, Bauer Eva vier"] * 25)
+    players = [DonePlayer(), DonePlayer()]
+    first, second = (
+        Pyttsx3Engine(per_file(synthesis=seat.resolve("auto")), "de", player) for player in players
+    )
+    assert (first.in_thread, second.in_thread) == (True, False)
+    finished: list[str] = []
+
+    async def say(engine: Pyttsx3Engine, text: str, who: str) -> None:
+        await engine.speak(text, text)
+        finished.append(who)
+
+    try:
+        await asyncio.wait_for(asyncio.gather(first.start(), second.start()), WAIT)
+        long_one = asyncio.create_task(say(first, long_phrase, "long"))
+        await asyncio.sleep(0.05)  # the long phrase is being made
+        short_one = say(second, "Kurze Rochade", "short")
+        await asyncio.wait_for(asyncio.gather(long_one, short_one), WAIT)
+        assert finished == ["short", "long"]
+        assert all(player.played for player in players)
+    finally:
+        await asyncio.gather(first.close(), second.close())
+
+
+def test_the_hall_and_the_earphones_share_one_seat_the_first_output_keeps_the_thread() -> None:
+    outputs = (OutputSettings(player="white"), OutputSettings(player="black"))
+    seat = SynthesisSeat()
+    one_board = build_announcers(SpeechSettings(engine="pyttsx3", outputs=outputs),
+                                 load_vocabulary(), seat=seat)  # fmt: skip
+    next_board = build_announcers(SpeechSettings(engine="pyttsx3"), load_vocabulary(), seat=seat)
+    assert isinstance(one_board, AnnouncerGroup) and not isinstance(next_board, AnnouncerGroup)
+    announcers = [*one_board.announcers, next_board]
+    where = [a.settings.synthesis for a in announcers]
+    assert where == ["thread", "process", "process"]
+    chains = [a.engine for a in announcers]
+    assert [c.engines[0].in_thread for c in chains] == [True, False, False]
+    explicit = SynthesisSeat()
+    assert [explicit.resolve(s) for s in ("process", "thread", "auto")] == [
+        "process", "thread", "process"
+    ]  # fmt: skip
