@@ -25,6 +25,9 @@ from daemon.speech.wavs import KEEP
 WAIT = 30.0
 RECORDER = Path(__file__).resolve().parents[2] / "benchmarks" / "record_stream_player.py"
 needs_pyttsx3 = pytest.mark.skipif(not pyttsx3_available(), reason="pyttsx3/espeak-ng missing")
+#: Each streaming test in both places pyttsx3 can run: the daemon's thread and the
+#: worker process (the one a crash or a hang cannot take the daemon down with).
+both_syntheses = pytest.mark.parametrize("synthesis", ["thread", "process"])
 
 
 def recording(log: Path, **kwargs) -> SpeechSettings:
@@ -60,14 +63,16 @@ def test_the_silence_around_a_phrase_is_cut_as_it_streams_and_the_pauses_inside_
 
 
 @needs_pyttsx3
-async def test_phrases_stream_into_one_running_player(tmp_path: Path) -> None:
+@both_syntheses
+async def test_phrases_stream_into_one_running_player(tmp_path: Path, synthesis: str) -> None:
     log = tmp_path / "heard.log"
     log.touch()
-    engine = Pyttsx3Engine(recording(log, device="null"), "de")
+    engine = Pyttsx3Engine(recording(log, device="null", synthesis=synthesis), "de")
     try:
         await asyncio.wait_for(engine.start(), WAIT)
         player = engine.player
         assert isinstance(player, StreamPlayer) and player.starts == 1
+        assert (engine.process is not None) == (synthesis == "process")  # as configured
         short = await asyncio.wait_for(engine.speak("Bauer Eva vier", "Bauer Eva vier"), WAIT)
         long = await asyncio.wait_for(
             engine.speak("x", "Unmöglicher Zug. Springer zurück auf Gustav eins"), WAIT
@@ -85,10 +90,13 @@ async def test_phrases_stream_into_one_running_player(tmp_path: Path) -> None:
 
 
 @needs_pyttsx3
-async def test_a_cut_phrase_stops_at_once_and_the_next_is_heard(tmp_path: Path) -> None:
+@both_syntheses
+async def test_a_cut_phrase_stops_at_once_and_the_next_is_heard(
+    tmp_path: Path, synthesis: str
+) -> None:
     log = tmp_path / "heard.log"
     log.touch()
-    engine = Pyttsx3Engine(recording(log), "de")
+    engine = Pyttsx3Engine(recording(log, synthesis=synthesis), "de")
     try:
         await asyncio.wait_for(engine.start(), WAIT)
         player = engine.player
@@ -129,10 +137,15 @@ async def test_a_missing_device_for_the_running_player_falls_back_to_text(caplog
 
 
 @needs_pyttsx3
-async def test_a_streamed_phrase_over_its_budget_is_said_quicker(tmp_path: Path) -> None:
+@both_syntheses
+async def test_a_streamed_phrase_over_its_budget_is_said_quicker(
+    tmp_path: Path, synthesis: str
+) -> None:
     log = tmp_path / "heard.log"
     log.touch()
-    engine = Pyttsx3Engine(recording(log, rate=150, max_rate=360), "de")
+    engine = Pyttsx3Engine(
+        recording(log, rate=150, max_rate=360, synthesis=synthesis), "de"
+    )
     text = "Läufer schlägt Zäsar sechs Schach"
     try:
         await asyncio.wait_for(engine.start(), WAIT)
