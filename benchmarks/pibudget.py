@@ -1115,7 +1115,8 @@ def report(all_figures: list[Figures], zero: Figures | None) -> None:
     print()
     names = [f.budget.name for f in all_figures]
     print("(@L: the 1-minute load average of this 2-core machine when the measure ended)")
-    print("| measure | " + " | ".join(names) + " | target (at zero2w) | verdict |")
+    judged = zero.budget.name if zero is not None else "zero2w"
+    print("| measure | " + " | ".join(names) + f" | target (at {judged}) | verdict |")
     print("|---|" + "---|" * len(names) + "---|---|")
 
     def row(measure: str, cells: list[str], target: str, ok: str) -> None:
