@@ -266,6 +266,21 @@ class CpuGroup:
                 time.sleep(0.1)
 
 
+def thread_states(pid: int) -> str:
+    """Each thread's name, state and where the kernel has it waiting
+    (``/proc/PID/task/TID/stat`` and ``wchan``): a hung daemon's threads all asleep in
+    ``futex_wait`` is a deadlock, one running is a daemon that is busy."""
+    found = []
+    with contextlib.suppress(OSError):
+        for task in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+            with contextlib.suppress(OSError):
+                stat = Path(f"/proc/{pid}/task/{task}/stat").read_text()
+                name, state = stat[stat.index("(") + 1 : stat.rindex(")")], stat.split(") ")[1][0]
+                wchan = Path(f"/proc/{pid}/task/{task}/wchan").read_text().strip() or "-"
+                found.append(f"{name} {state} {wchan}")
+    return ", ".join(found) or "none"
+
+
 def tree_of(pid: int) -> list[int]:
     """The process and its descendants, from ``/proc/PID/task/TID/children`` (no scan
     of all of /proc: this runs every few milliseconds)."""
@@ -530,16 +545,20 @@ class BudgetDaemon:
         command += ["--config", str(config)]
         if not speech:
             command.append("--no-speech")
+        # The daemon's log, kept: a daemon that does not read its board says why there
+        # (``log_tail``; a file, not a pipe that nobody drains while it runs)
+        self.log_path = work / f"daemon-{time.monotonic_ns()}.log"
         self.started = time.monotonic()
-        self.process = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            preexec_fn=functools.partial(_enter, group),
-        )
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                preexec_fn=functools.partial(_enter, group),
+            )
         self.group = group
         if isinstance(group, ProcessGroups):
             group.watch(self.process.pid)
@@ -619,6 +638,29 @@ class BudgetDaemon:
             if len(read) >= boards or time.monotonic() > deadline:
                 return len(read)
             time.sleep(0.2)
+
+    def not_read(self) -> str:
+        """Why the board was not read, for the notes: whether the daemon is still
+        running (else its exit status), the last lines of its log and of its feed."""
+        code = self.process.poll()
+        age = f"{time.monotonic() - self.started:.0f} s after its start"
+        state = (
+            f"still running {age}; its threads: {thread_states(self.pid)}"
+            if code is None
+            else f"exited with status {code}, {age}"
+        )
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines()[-12:]
+        except OSError:
+            lines = ["(no log)"]
+        with self.changed:
+            feed = [json.dumps(e) for _, _, e in self.events[-5:]]
+        return (
+            f"the daemon never read the board ({state}); its log's last lines:\n      "
+            + "\n      ".join(lines)
+            + "\n    its feed's last events:\n      "
+            + ("\n      ".join(feed) or "(none)")
+        )
 
     def player_log_times(self) -> tuple[list[float], list[float]]:
         """When each phrase was first heard, and when each (but the last) ended."""
@@ -902,7 +944,8 @@ def measure_single(budget: Budget, figures: Figures, plies: int, starts: int, id
                     try:
                         figures.readies.append(daemon.wait_ready(120))
                         figures.noted("ready")
-                        daemon.wait_for(is_connected, 60)
+                        if not daemon.wait_for(is_connected, 60):
+                            figures.notes.append(daemon.not_read())
                     finally:
                         daemon.stop()
             game = first_game_with(plies)
@@ -913,7 +956,7 @@ def measure_single(budget: Budget, figures: Figures, plies: int, starts: int, id
                 try:
                     daemon.wait_ready(120)
                     if not daemon.wait_for(is_connected, 60):
-                        figures.notes.append("the daemon never read the board")
+                        figures.notes.append(daemon.not_read())
                         return
                     daemon.wait_started(120)  # idle: with speech and page up
                     time.sleep(5.0)  # the speech worker's start, the first clock reports
