@@ -4,26 +4,32 @@ The budget's figures are the benchmark's business (``benchmarks/pibudget.py``); 
 is checked here is what they rest on: the n-body used to compare this machine with a
 published Pi 4 figure computes the n-body (the Benchmarks Game's energies), and a CPU
 group really holds a process to its fraction of a core, and is removed afterwards; and
-with one group per process, each process the daemon starts gets its own.
+with one group per process, each process the daemon starts gets its own; and a daemon
+that does not read its board is reported with what says why.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from benchmarks.pibudget import (
+    BudgetDaemon,
     CpuGroup,
     ProcessGroups,
     can_use_cgroups,
     nbody,
     nbody_seconds_per_step,
+    thread_states,
     tree_of,
 )
 
@@ -79,3 +85,31 @@ def test_each_process_of_the_tree_gets_a_group_of_its_own_with_the_same_quota() 
             parent.wait()
         groups.close()
     assert not any(g.path.exists() for g in groups.groups)
+
+
+def test_a_daemon_that_never_read_its_board_is_reported_with_its_log_threads_and_feed(
+    tmp_path: Path,
+) -> None:
+    # A stand-in for the daemon's process (starting the real one takes seconds): the
+    # note must say whether it still runs and where its threads wait, then its end.
+    daemon = BudgetDaemon.__new__(BudgetDaemon)
+    daemon.log_path = tmp_path / "daemon.log"
+    daemon.log_path.write_text("".join(f"line {n}\n" for n in range(30)))
+    daemon.events = [(0.0, 0.0, {"type": "connection", "state": "lost", "detail": "x"})]
+    daemon.changed = threading.Condition()
+    daemon.started = time.monotonic()
+    daemon.process = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)"], text=True
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while " S " not in thread_states(daemon.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)  # until it sleeps (it starts running, R)
+        running = daemon.not_read()
+    finally:
+        daemon.process.kill()
+        daemon.process.wait()
+    assert "still running" in running and " S " in running  # the sleeper's state, asleep
+    assert "line 29" in running and "line 17" not in running  # the log's last lines
+    assert json.dumps(daemon.events[0][2]) in running
+    assert f"exited with status {-signal.SIGKILL}" in daemon.not_read()
