@@ -556,9 +556,13 @@ class FallbackEngine:
     """Engines in order of preference; a failure moves this announcement to the next.
 
     Each distinct failure is logged once at ERROR (a missing sound card must give
-    one loud line, not one per move); the failed engine is skipped for
-    ``retry_after`` seconds, then tried again (a sound card plugged in, a worker
-    restarted), so a broken engine costs no latency in between.
+    one loud line, not one per move). An engine that failed ``set_aside_after``
+    announcements in a row, or at its start, and the audio engines after a failed
+    player, are skipped for ``retry_after`` seconds, then tried again (a sound card
+    plugged in, a worker restarted), so a broken engine costs no latency in between.
+    A single failed phrase does not set the engine aside: pyttsx3 now and then
+    made no samples for one phrase, and the next 60 s of moves went to the
+    espeak-ng program, 4-5 times slower to the first sound.
     """
 
     name = "fallback"
@@ -568,6 +572,7 @@ class FallbackEngine:
         engines: list[Engine],
         retry_after: float = 60.0,
         on_problem=None,
+        set_aside_after: int = 2,
     ) -> None:
         if not engines:
             raise ValueError("at least one engine")
@@ -575,7 +580,9 @@ class FallbackEngine:
         self.retry_after = retry_after
         self.on_problem = on_problem
         self.used: str | None = None  # the engine that spoke the last announcement
+        self.set_aside_after = set_aside_after
         self._broken_until: dict[str, float] = {}
+        self._failed_in_row: dict[str, int] = {}
         self._reported: set[tuple[str, str]] = set()
 
     async def start(self) -> None:
@@ -583,16 +590,19 @@ class FallbackEngine:
             try:
                 await engine.start()
             except SpeechFailure as exc:
-                self._failed(engine, exc)
+                self._failed(engine, exc, at_start=True)
 
-    def _failed(self, engine: Engine, exc: Exception) -> None:
+    def _failed(self, engine: Engine, exc: Exception, *, at_start: bool = False) -> None:
         until = time.monotonic() + self.retry_after
+        in_row = self._failed_in_row[engine.name] = self._failed_in_row.get(engine.name, 0) + 1
         if isinstance(exc, PlaybackFailure):
             # The player is shared: the other audio engines need not fail it again.
             broken = [e for e in self.engines if getattr(e, "plays_audio", False)]
             what = "sound output"
         else:
-            broken, what = [engine], f"speech engine {engine.name}"
+            what = f"speech engine {engine.name}"
+            # One phrase it could not make: the next announcement tries it again.
+            broken = [engine] if at_start or in_row >= self.set_aside_after else []
         for each in broken:
             self._broken_until[each.name] = until
         key = (what, getattr(exc, "kind", str(exc)))
@@ -600,7 +610,9 @@ class FallbackEngine:
             log.debug("%s failed again: %s", what, exc)
             return
         self._reported.add(key)
-        fallback = next((e.name for e in self.engines if e not in broken), "nothing")
+        fallback = next(
+            (e.name for e in self.engines if e not in broken and e is not engine), "nothing"
+        )
         log.error("SPEECH: %s FAILED: %s (falling back to %s)", what.upper(), exc, fallback)
         if self.on_problem is not None:
             with contextlib.suppress(Exception):
@@ -624,6 +636,7 @@ class FallbackEngine:
                 continue
             self.used = engine.name
             self._broken_until.pop(engine.name, None)
+            self._failed_in_row.pop(engine.name, None)
             return delivery
         raise SpeechFailure(f"no engine could speak {written!r}")
 

@@ -21,6 +21,7 @@ import pytest
 from daemon.events import Move
 from daemon.speech.announcer import Announcer
 from daemon.speech.engines import (
+    Delivery,
     EspeakEngine,
     FallbackEngine,
     PlaybackFailure,
@@ -346,3 +347,42 @@ async def test_a_voice_pyttsx3_lacks_is_refused_not_spoken_in_english(caplog, sy
         assert printed.getvalue() == "Bauer Eva vier\n"
     finally:
         await chain.close()
+
+
+class OnceSilentEngine(FailingEngine):
+    """Fails one announcement (pyttsx3's "no samples", once in a while), then speaks."""
+
+    def __init__(self, name: str, fail_at: set[int]) -> None:
+        super().__init__(name, SpeechFailure("pyttsx3: no samples"))
+        self.fail_at = fail_at
+
+    async def speak(self, written: str, spoken: str, budget: float | None = None) -> Delivery:
+        self.calls += 1
+        if self.calls in self.fail_at:
+            raise self.failure
+        return Delivery(self.name, 1.0)
+
+
+async def test_after_one_failed_phrase_the_next_move_is_said_by_the_first_engine_again() -> None:
+    """One phrase pyttsx3 could not make must not leave the rest of the game (60 s
+    here) on the slow espeak-ng program: the next move tries pyttsx3 again."""
+    flaky = OnceSilentEngine("pyttsx3", fail_at={2})
+    printed = io.StringIO()
+    chain = FallbackEngine([flaky, TextEngine(printed)])  # the shipped retry_after
+    used = []
+    for text in ["Bauer Eva vier", "Dame David eins", "Kurze Rochade", "Turm Anna eins"]:
+        await chain.speak(text, text)
+        used.append(chain.used)
+    assert used == ["pyttsx3", "text", "pyttsx3", "pyttsx3"]
+    assert printed.getvalue() == "Dame David eins\n"
+
+
+async def test_an_engine_failing_twice_in_a_row_is_set_aside_until_retry_after() -> None:
+    always = FailingEngine("pyttsx3", SpeechFailure("pyttsx3: no samples"))
+    printed = io.StringIO()
+    chain = FallbackEngine([always, TextEngine(printed)])
+    texts = ["Bauer Eva vier", "Dame David eins", "Kurze Rochade", "Turm Anna eins"]
+    for text in texts:
+        await chain.speak(text, text)
+    assert always.calls == 2  # not tried for every move once it fails in a row
+    assert printed.getvalue().splitlines() == texts
