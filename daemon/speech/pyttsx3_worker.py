@@ -71,6 +71,7 @@ def _patch_driver() -> None:
         _read_phoneme_codes()
         _small_chunks()
         _quiet_driver()
+        _no_cancel_at_loop_start()
         _patched = True
 
 
@@ -114,6 +115,21 @@ def _quiet_driver() -> None:
     from pyttsx3.drivers import espeak
 
     espeak.print = lambda *args, **kwargs: None
+
+
+def _no_cancel_at_loop_start() -> None:
+    """Make the driver's ``stop()`` cancel nothing: its only caller here is
+    ``runAndWait`` itself, whose first step (the loop's end, applied at once) calls
+    it before the text is said. libespeak-ng, initialised for retrieval, carries out
+    ``Synth`` and ``setProperty`` in a thread of its own; when that thread was still
+    busy (with the rate just set, or ending the last phrase: often, on a loaded or
+    CPU-capped machine) ``stop()`` cancelled, and left a flag that cancelled the new
+    text right after its ``Synth``, often before espeak-ng took it up: no samples,
+    now and then on both tries, and the daemon fell back to the slow espeak-ng
+    program. Nothing else here wants a stop (a cut phrase is finished unheard)."""
+    from pyttsx3.drivers import espeak
+
+    espeak.EspeakDriver.stop = lambda self: None
 
 
 class Tap:
@@ -208,8 +224,9 @@ class Synthesizer:
 
     def to_file(self, text: str, path: str, rate: int) -> str | None:
         """Writes ``text`` into the WAV file ``path``; the error, or None."""
-        # Once in a while (seen once under load, not reproduced) the driver writes a
-        # WAV without frames; one more try is cheap, the daemon checks the file anyway.
+        # Once in a while (seen under load) the driver wrote a WAV without frames: its
+        # stop() cancelled the text (``_no_cancel_at_loop_start``). One more try is
+        # cheap and stays, the daemon checks the file anyway.
         for _attempt in range(2):
             self.errors.clear()
             try:
