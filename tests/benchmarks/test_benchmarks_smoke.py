@@ -128,3 +128,10 @@ def test_memory_parts_says_where_the_daemons_and_the_workers_memory_goes():
     for part in ("python-chess", "asyncio", "live page", "espeak-ng's voice"):
         assert re.search(rf"\| [^|]*{re.escape(part)}[^|]* \| [\d.]+ \| [\d.]+ \|", out), part
     assert out.count("| **total** |") == 2
+
+
+def test_phrases_back_to_back_count_the_phrases_without_samples():
+    out = run_benchmark("phrases_back_to_back", "--one-core")
+    assert "phrases: 40 in" in out
+    assert re.search(r"^phrases without samples \(the daemon falls back\): 0$", out, re.M), out
+    assert re.search(r"^libespeak-ng cancels: 0$", out, re.M), out
