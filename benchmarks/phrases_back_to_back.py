@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     for number in range(count):
         text, rate = PHRASES[number % len(PHRASES)], 150 + number % 7 * 25
-        frames, error = synthesizer.stream(text, rate, lambda pcm: None)
+        _frames, error = synthesizer.stream(text, rate, lambda pcm: None)
         if error:
             failed.append((number, text, rate))
             print(f"phrase {number} {text!r} at {rate} wpm: {error}")
