@@ -64,7 +64,10 @@ def espeak_thread_slow_to_run(synthesizer: Synthesizer):
         yield
     finally:
         _espeak.IsPlaying = is_playing
-        os.sched_setscheduler(tid, policy, os.sched_param(0))
+        # Back from the idle class needs a nice limit an unprivileged CI may lack; the
+        # process ends after this test anyway.
+        with contextlib.suppress(PermissionError):
+            os.sched_setscheduler(tid, policy, os.sched_param(0))
         os.sched_setaffinity(0, affinity)
 
 
