@@ -11,10 +11,11 @@ simulated time as fast as the machine allows; without it the log plays in real t
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import time
 from typing import TYPE_CHECKING, TextIO
+
+from daemon.gcfreeze import building, built
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -72,7 +73,7 @@ def replay_feed(
         scheduler,
         outputs=[FeedWriter(out, flush=sleep is not None, fatal=True)],
     )
-    _started()
+    built()
     wait_until = _real_time(sleep) if sleep is not None else None
     for event in events:
         scheduler.run_before(event.t, wait_until)
@@ -119,27 +120,12 @@ def configured(args: argparse.Namespace) -> Settings:
     return settings
 
 
-def _starting() -> None:
-    """No garbage collection while the command imports and builds: what it makes then
-    lives as long as the command, and collecting it over and over was ~2 % of a
-    replay's instructions (benchmarks/cli_startup.py)."""
-    gc.disable()
-
-
-def _started() -> None:
-    """Collection again for the game, the start-up's objects set aside (gc.freeze),
-    so a long log's replay does not grow."""
-    if not gc.isenabled():
-        gc.freeze()
-        gc.enable()
-
-
 def run(args: argparse.Namespace) -> int:
-    _starting()
+    building()
     try:
         return _run(args)
     finally:
-        _started()
+        built()
 
 
 def _run(args: argparse.Namespace) -> int:

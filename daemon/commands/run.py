@@ -38,18 +38,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import gc
+    from daemon.gcfreeze import building, built
 
     with contextlib.ExitStack() as stack:
         # Start-up makes what lives as long as the daemon and frees no cycles: no
         # collection until the daemon is made, then what it made is kept out of every
         # later collection (gc.freeze: less CPU per collection during the games).
-        gc.disable()
+        building()
         try:
             made = _make_daemon(args, stack)
         finally:
-            gc.freeze()
-            gc.enable()
+            built()
         if isinstance(made, int):
             return made
         import asyncio  # after leave_out_ssl()
