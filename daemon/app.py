@@ -143,7 +143,7 @@ class Daemon(Lifecycle):
         self.http_url: str | None = None
         #: the feed's dicts for the page while it is starting (after READY); None
         #: once the page is up or is not to be
-        self._hub_backlog: list[dict[str, Any]] | None = []
+        self._hub_backlog: list[dict[str, Any]] | None = [] if settings.broadcast.enabled else None
         #: the same for the announcer, made after READY
         self._speech_backlog: list[DomainEvent] | None = [] if speech else None
         self._outputs_state = "starting"  # for STATUS=: speech and page after READY
@@ -299,7 +299,7 @@ class Daemon(Lifecycle):
     def _to_hub(self, event: DomainEvent) -> None:
         if self.hub is not None:  # the HTTP and MQTT edge: the feed's dicts
             self.hub.publish(self.board_id, event.to_dict())
-        elif self._hub_backlog is not None and self.settings.broadcast.enabled:
+        elif self._hub_backlog is not None:
             self._hub_backlog.append(event.to_dict())  # the page is starting
 
     def _after_game(self, event: DomainEvent) -> None:

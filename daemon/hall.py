@@ -141,7 +141,6 @@ class HallDaemon(Lifecycle):
         # the synthesis thread for the first speaking board, a worker for the others
         self.synthesis_seat = SynthesisSeat()
         self.bus_timings = bus_timings
-        self.events_out = events_out
         # one feed for every board's lines (a failing stream is dropped for all)
         self._feed = FeedWriter(events_out) if events_out is not None else None
         self.vocabulary = compose.load_vocabulary(settings)
