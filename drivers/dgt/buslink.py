@@ -101,7 +101,6 @@ class BusLink:
         self._serial: serial.Serial | None = None
         self._closed = False
         self._kick = asyncio.Event()  # wakes the back-off between two attempts
-        self._lost: str | None = None
         self._over: asyncio.Future[None] | None = None  # the open port's polling is over
         self._timer: asyncio.TimerHandle | None = None  # the poller's next deadline
         # one warning for a port awaited for hours, not one a back-off
@@ -164,7 +163,6 @@ class BusLink:
         self._serial = open_serial(self.port)
         self.port_open = True
         self.opened_at = time.monotonic()
-        self._lost = None
         self._retry.succeeded()
         self.poller = _fresh_poller(self.poller, self.timings, self.discover)
         asyncio.get_running_loop().add_reader(self._serial.fileno(), self._on_readable)
@@ -205,8 +203,6 @@ class BusLink:
             self._timer.cancel()
             self._timer = None
         try:
-            if self._lost is not None:
-                raise OSError(self._lost)
             now = time.monotonic()
             self._dispatch(self.poller.expire(now))
             if self._over.done():  # a handler closed the link
@@ -275,7 +271,6 @@ class BusLink:
         if self._serial is not None:
             with contextlib.suppress(Exception):
                 asyncio.get_running_loop().remove_reader(self._serial.fileno())
-        self._lost = why
         self._end_polling(OSError(why))
 
     def _port_lost(self, detail: str) -> None:
