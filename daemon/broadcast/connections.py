@@ -223,7 +223,7 @@ class GuardedConnection(asyncio.Protocol):
                 transport, self, self.guard.tls, server_side=True,
                 ssl_handshake_timeout=self.guard.limits.header_timeout,
             )  # fmt: skip
-        except (OSError, TimeoutError, ConnectionError) as exc:  # ssl.SSLError: an OSError
+        except OSError as exc:  # ssl.SSLError, TimeoutError, ConnectionError: all OSErrors
             throttled(log, "tls", logging.INFO, "a TLS handshake from %s failed: %s",
                       self.address, exc)  # fmt: skip
             secure = None

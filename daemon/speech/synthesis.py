@@ -64,12 +64,10 @@ class SynthesisThread:
         self._start_lock = threading.Lock()
         #: monotonic time the job in hand was taken up (None: idle)
         self.busy_since: float | None = None
-        self.starts = 0
 
     def submit(self, job: Job) -> None:
         with self._start_lock:
             if self._thread is None or not self._thread.is_alive():
-                self.starts += 1
                 self._thread = threading.Thread(
                     target=self._run, name="pyttsx3-synthesis", daemon=True
                 )
