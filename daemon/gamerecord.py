@@ -393,6 +393,12 @@ class GameRecord:
             self._board_cache = (key, board)
         return self._board_cache[1].copy()
 
+    def replayed_board(self) -> chess.Board:
+        """The recorded moves pushed from the start position, up to the first that is
+        not legal there, with their move stack: ``board()`` without the position a
+        feed stated (a copy of the kept replay)."""
+        return self._replay().board.copy()
+
     def _stated_fen(self) -> str | None:
         if self._position_fen:
             return self._position_fen

@@ -35,7 +35,7 @@ def board_before_ply(record: GameRecord, ply: int) -> chess.Board | None:
     a ply above 1); replaying from there is right too. None when the moves do not
     replay (a feed that skipped something): the caller falls back to the event text.
 
-    The record keeps its replay up to date a move at a time (``GameRecord.board``),
+    The record keeps its replay up to date a move at a time (``GameRecord.replayed_board``),
     so the position is that board with the later moves taken back: replaying the
     whole game here for every move said (``is_legal`` for each) cost ~1.5 ms at ply
     40 on this machine, ~20 ms at a Pi Zero 2 W's budget, and grew with the game
@@ -48,26 +48,11 @@ def board_before_ply(record: GameRecord, ply: int) -> chess.Board | None:
         return None
     if before == 0:
         return chess.Board(record.start_fen, chess960=record.chess960)
-    board = record.board()  # its move stack: the moves that replayed, in order
-    if len(board.move_stack) >= before:
-        for _ in range(len(board.move_stack) - before):
-            board.pop()
-        return board
-    return _replayed(record, before)
-
-
-def _replayed(record: GameRecord, count: int) -> chess.Board | None:
-    """The first ``count`` moves replayed from the start (the record's board is the
-    position a feed stated instead, since a later move did not replay)."""
-    board = chess.Board(record.start_fen, chess960=record.chess960)
-    for move in record.moves[:count]:
-        try:
-            parsed = chess.Move.from_uci(move.uci)
-        except ValueError:
-            return None
-        if not board.is_legal(parsed):
-            return None
-        board.push(parsed)
+    board = record.replayed_board()  # its move stack: the moves that replayed, in order
+    if len(board.move_stack) < before:
+        return None  # one of the moves before ``ply`` does not replay
+    for _ in range(len(board.move_stack) - before):
+        board.pop()
     return board
 
 
