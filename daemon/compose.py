@@ -242,30 +242,6 @@ def build_announcer(
         return None
 
 
-def needs_tls(settings: Settings) -> bool:
-    """Whether anything configured speaks TLS: the page served as https, MQTT over
-    TLS, the lichess push (https)."""
-    broadcast = settings.broadcast
-    mqtt, lichess = broadcast.mqtt, broadcast.lichess
-    mqtt_tls = mqtt.enabled and bool(mqtt.tls or mqtt.ca_file or mqtt.cert_file)
-    return bool(broadcast.enabled and (broadcast.tls_certificate or mqtt_tls or lichess.enabled))
-
-
-def leave_out_ssl(settings: Settings) -> bool:
-    """Keeps ``ssl`` (OpenSSL: 2-3 MB of the daemon's 35, and aiohttp's two default
-    client contexts, which read the system's CA file at import: 1.6 MB, 80 ms) out of
-    a daemon that speaks no TLS. asyncio, aiohttp and paho then run without TLS, as
-    they do on a Python built without it. Only before anything has imported ``ssl``
-    (a test's process has), so a process that already uses it is left alone. True
-    when it was left out."""
-    import sys
-
-    if needs_tls(settings) or "ssl" in sys.modules:
-        return False
-    sys.modules["ssl"] = None  # type: ignore[assignment]  # import ssl: ImportError
-    return True
-
-
 def import_after_ready(speech: bool, broadcast: bool) -> None:
     """Imports what the daemon needs only after READY, so that it can do it in a
     thread while the board is read: the announcer and its engines (``speech``), the

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
             built()
         if isinstance(made, int):
             return made
-        import asyncio  # after leave_out_ssl()
+        import asyncio
 
         return asyncio.run(made.run())
 
@@ -68,10 +68,6 @@ def _make_daemon(args: argparse.Namespace, stack: contextlib.ExitStack) -> Any:
     except ConfigError as exc:
         print(f"dgt-bridge: configuration error: {exc}", file=sys.stderr)
         return 2
-    from daemon import compose
-
-    compose.leave_out_ssl(settings)  # before asyncio and aiohttp import it (issue 19)
-
     from daemon.app import Daemon, setup_logging
 
     events_out: TextIO | None = None
