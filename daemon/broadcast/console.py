@@ -29,8 +29,9 @@ from daemon.broadcast.controls import ControlError
 from daemon.broadcast.hub import Hub
 
 
-def _check(hub: Hub, board_id: str, args: dict[str, Any]) -> dict[str, Any]:
-    """The token was right: tell the console the boards it may pick."""
+def _check(hub: Hub, args: dict[str, Any]) -> dict[str, Any]:
+    """The token was right: tell the console the boards it may pick (on a daemon
+    of several boards the login names none; the console picks one after)."""
     return {"boards": hub.board_ids()}
 
 
@@ -61,11 +62,14 @@ def _reject_signal(hub: Hub, board_id: str, args: dict[str, Any]) -> dict[str, A
 #: Where one does (the daemon), ``FEED_ACTIONS`` go through it instead and come back
 #: as feed events, so the journal's PGN on disk and a replay hold them too.
 DISPLAY_ACTIONS: dict[str, Callable[[Hub, str, dict[str, Any]], dict[str, Any]]] = {
-    "check": _check,
     "players": _players,
     "reject_signal": _reject_signal,
 }
 FEED_ACTIONS = frozenset({"players"})
+#: Controls about the daemon, not a game: they need no ``?board=`` among several.
+BOARDLESS_ACTIONS: dict[str, Callable[[Hub, dict[str, Any]], dict[str, Any]]] = {
+    "check": _check,
+}
 
 
 async def console_page(request: web.Request) -> web.Response:
@@ -204,6 +208,8 @@ input, select { border: 2px solid var(--dim); border-radius: 6px; padding: 4px 8
 const KEY = "dgt-bridge-arbiter-token";
 const $ = id => document.getElementById(id);
 let token = sessionStorage.getItem(KEY);
+// the board the address asks for (/arbiter?board=5); the login itself names none
+const asked = new URLSearchParams(location.search).get("board");
 let board = null, state = null, receivedAt = 0, source = null;
 
 function fmt(s) {
@@ -218,8 +224,9 @@ function say(text, ok) {
   el.textContent = text;
   el.className = ok ? "ok" : "error";
 }
-async function post(action, body) {
-  const url = "/control/" + action + (board ? "?board=" + encodeURIComponent(board) : "");
+async function post(action, body, anyBoard) {
+  const url = "/control/" + action +
+    (board && !anyBoard ? "?board=" + encodeURIComponent(board) : "");
   let response;
   try {
     response = await fetch(url, {method: "POST", cache: "no-store", headers: {
@@ -234,7 +241,7 @@ async function post(action, body) {
 }
 async function login(candidate) {
   token = candidate;
-  const answer = await post("check", {});
+  const answer = await post("check", {}, true);
   if (!answer) { logout($("feedback").textContent); return; }
   sessionStorage.setItem(KEY, token);
   $("login").classList.add("hidden");
@@ -245,8 +252,10 @@ async function login(candidate) {
   for (const id of boards) { const o = document.createElement("option");
     o.value = id; o.textContent = "Board " + id; select.appendChild(o); }
   $("board-choice").classList.toggle("hidden", boards.length < 2);
-  choose(board && boards.includes(board) ? board : boards[0]);
-  say("", true);
+  const wanted = board || asked;
+  choose(wanted && boards.includes(wanted) ? wanted : boards[0]);
+  say(wanted && !boards.includes(wanted) ? "There is no board " + wanted + "; boards: " +
+    boards.join(", ") : "", !wanted || boards.includes(wanted));
 }
 function showLogin(message) {
   $("console").classList.add("hidden");
@@ -262,6 +271,12 @@ function logout(message) {
 function choose(id) {
   board = id;
   $("board-select").value = id;
+  state = null;
+  const address = new URL(location.href);
+  if (address.searchParams.get("board") !== id && (asked || $("board-select").options.length > 1)) {
+    address.searchParams.set("board", id);  // a reload, or a bookmark, opens this board
+    history.replaceState(null, "", address);
+  }
   if (source) source.close();
   source = new EventSource("/events?state=1&board=" + encodeURIComponent(id));
   source.onmessage = e => {

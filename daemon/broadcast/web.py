@@ -82,6 +82,15 @@ def _one_board(request: web.Request, hub: Hub) -> str | web.Response:
     return raw
 
 
+def _control_board(request: web.Request, hub: Hub, action: str) -> str | web.Response | None:
+    """The board a control is for, as ``_one_board``; an action about the daemon,
+    not a game (the console's login), may name none among several boards."""
+    boardless = action in console.BOARDLESS_ACTIONS and "board" not in request.query
+    if boardless and len(hub.boards) != 1:
+        return None
+    return _one_board(request, hub)
+
+
 def _last_seq(request: web.Request) -> int | None:
     raw = request.headers.get("Last-Event-ID") or request.query.get("since")
     if raw is None or raw == "":
@@ -304,7 +313,7 @@ async def control(request: web.Request) -> web.Response:
     tokens.succeeded(address)
     if action not in ACTIONS:
         return _error(404, f"unknown action {action!r}; known: {', '.join(ACTIONS)}")
-    board_id = _one_board(request, hub)
+    board_id = _control_board(request, hub, action)
     if isinstance(board_id, web.Response):
         return board_id
     try:
@@ -317,12 +326,16 @@ async def control(request: web.Request) -> web.Response:
     try:
         args = strictjson.loads_body(raw)
         sensor_request = build_request(action, args, float(request.app[NOW_KEY]()))
-        record = hub.boards[board_id].record
-        check_game_state(sensor_request, ended=record.result, moves=len(record.moves))
+        if board_id is not None:
+            record = hub.boards[board_id].record
+            check_game_state(sensor_request, ended=record.result, moves=len(record.moves))
     except strictjson.BodyError as exc:
         return _error(400, str(exc), exc.field)
     except ControlError as exc:
         return _error(exc.status, str(exc), exc.field)
+    if board_id is None or action in console.BOARDLESS_ACTIONS:
+        answer = console.BOARDLESS_ACTIONS[action](hub, sensor_request.args)
+        return json_response({"accepted": True, "board": board_id, "action": action, **answer})
     on_request = request.app[ON_REQUEST_KEY]
     through_core = on_request is not None and action in console.FEED_ACTIONS
     if action in console.DISPLAY_ACTIONS and not through_core:  # the display's own

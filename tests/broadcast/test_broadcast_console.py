@@ -28,28 +28,30 @@ class Table:
     """A board, its rules core and the daemon's broadcaster, wired as the daemon
     wires them: sensor events -> core -> feed; the controls' requests -> core."""
 
-    def __init__(self) -> None:
+    def __init__(self, boards: tuple[str, ...] = ("1",), played: str = "1") -> None:
         # the console's confirm flow is for boards where the kings' signal does not end
         # the game by itself (rules.result_on_board: false; on, the core ends it)
         self.core = RulesCore(RulesSettings(result_on_board=False))
         self.t = 0.0
         self.position = chess.Board()
+        self.played = played  # the board this core plays; the others stay at the start
         settings = BroadcastSettings(
             address="127.0.0.1", port=0, token=TOKEN, round="2",
-            boards=[BoardSettings(id="1", white="Morphy", black="Duke")],
+            boards=[BoardSettings(id=b, white="Morphy", black="Duke") for b in boards],
         )  # fmt: skip
         self.broadcaster = Broadcaster(settings, on_request=self.request, start_seq=0)
 
     def feed(self, event) -> None:
         for out in self.core.feed(event):
-            self.broadcaster.publish("1", out.to_dict())
+            self.broadcaster.publish(self.played, out.to_dict())
 
     def settle(self, seconds: float = 3.0) -> None:
         self.t += seconds
         for out in self.core.tick(self.t):
-            self.broadcaster.publish("1", out.to_dict())
+            self.broadcaster.publish(self.played, out.to_dict())
 
     def request(self, board: str, request) -> None:
+        assert board == self.played, f"a request for board {board}, not the one played"
         self.t += 0.1
         self.feed(type(request)(t=self.t, action=request.action, args=request.args))
 
@@ -90,6 +92,10 @@ CONSOLE_PROBE = """(() => {
     clocks: [...document.querySelectorAll(".clock")].map(e => e.textContent),
     signal: shown("signal") ? document.getElementById("signal-text").textContent : "",
     result: document.getElementById("result").textContent,
+    title: document.getElementById("title").textContent,
+    choice: shown("board-choice"),
+    boards: [...document.querySelectorAll("#board-select option")].map(e => e.textContent),
+    chosen: document.getElementById("board-select").value,
     overflow: document.documentElement.scrollWidth - window.innerWidth,
   });
 })()"""
@@ -183,6 +189,84 @@ async def test_an_arbiter_logs_in_on_a_phone_gives_a_penalty_and_the_spectators_
         assert record.penalties[0]["to"] == "black" and record.penalties[0]["seconds"] == 120
     finally:
         await table.broadcaster.stop()
+
+
+async def _log_in(tools, token: str) -> None:
+    await tools.evaluate(
+        f'JSON.stringify((document.getElementById("token").value = '
+        f'"{token}", document.getElementById("login").requestSubmit()))'
+    )
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+async def test_on_a_daemon_of_several_boards_the_console_lists_them_and_opens_the_one_asked():
+    """``/arbiter?board=5`` on a phone: the login names no board, the console lists
+    the boards, opens board 5 and its penalty goes to board 5; picking another board
+    puts it in the address, and ``/arbiter`` alone opens the first board."""
+    table = Table(boards=("1", "5", "7"), played="5")
+    await table.start()
+    try:
+        async with chromium(probe=CONSOLE_PROBE) as tools:
+            await tools.call("Emulation.setDeviceMetricsOverride", width=390, height=844,
+                             deviceScaleFactor=1, mobile=True)  # fmt: skip
+            await tools.call("Page.navigate", url=f"{table.url}/arbiter?board=5")
+            await tools.until(lambda d: d["login"], "the login form")
+            await _log_in(tools, TOKEN)
+            seen = await tools.until(
+                lambda d: d["console"] and "1:28" in " ".join(d["clocks"]), "board 5's console"
+            )
+            assert seen["stored"] == TOKEN and "which board" not in seen["feedback"]
+            assert seen["title"].startswith("Board 5"), seen["title"]
+            assert seen["choice"] and seen["boards"] == ["Board 1", "Board 5", "Board 7"]
+            assert seen["chosen"] == "5"
+            assert seen["overflow"] <= 0, "the console fits a phone"
+            ARTIFACTS.mkdir(exist_ok=True)
+            shot = await tools.call("Page.captureScreenshot", format="png")
+            (ARTIFACTS / "arbiter-console-boards-390x844.png").write_bytes(
+                base64.b64decode(shot["data"])
+            )
+
+            await _click(tools, '[data-penalty="white"][data-article="9.5b"]')
+            seen = await tools.until(lambda d: d["penalties"], "the penalty on board 5")
+            assert seen["penalties"][0].startswith("9.5b: +3:00 to white"), seen["penalties"]
+            hub = table.broadcaster.hub
+            assert [p["article"] for p in hub.boards["5"].record.penalties] == ["9.5b"]
+            assert hub.boards["1"].record.penalties == [], "the other boards are untouched"
+
+            await tools.evaluate(
+                'JSON.stringify((document.getElementById("board-select").value = "7", '
+                'document.getElementById("board-select").dispatchEvent(new Event("change"))))'
+            )  # fmt: skip
+            seen = await tools.until(lambda d: d["title"].startswith("Board 7"), "board 7")
+            assert seen["href"].endswith("/arbiter?board=7"), "the address names the board"
+            assert seen["penalties"] == [] and "1:28" not in " ".join(seen["clocks"])
+
+            await tools.call("Page.navigate", url=f"{table.url}/arbiter")
+            seen = await tools.until(lambda d: d["console"] and d["title"], "the first board")
+            assert seen["title"].startswith("Board 1") and seen["chosen"] == "1"
+
+            await tools.call("Page.navigate", url=f"{table.url}/arbiter?board=9")
+            seen = await tools.until(lambda d: d["console"] and d["feedback"], "no board 9")
+            assert "no board 9" in seen["feedback"] and seen["title"].startswith("Board 1")
+    finally:
+        await table.broadcaster.stop()
+
+
+async def test_logging_in_names_no_board_on_a_daemon_of_several(live):
+    server = await live(token=TOKEN, boards=[BoardSettings(id=b) for b in ("1", "5")])
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    async with server.session.post(f"{server.url}/control/check", json={},
+                                   headers=auth) as response:  # fmt: skip
+        assert response.status == 200, await response.text()
+        assert (await response.json())["boards"] == ["1", "5"]
+    async with server.session.post(f"{server.url}/control/check?board=9", json={},
+                                   headers=auth) as response:  # fmt: skip
+        assert response.status == 404, "a board that is not there is still named"
+    async with server.session.post(f"{server.url}/control/takeback", json={},
+                                   headers=auth) as response:  # fmt: skip
+        assert response.status == 400, "what changes a game still says which board"
+        assert "which board" in (await response.json())["error"]
 
 
 # -- the display's own controls, as plain POSTs -------------------------------------
