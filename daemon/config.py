@@ -502,6 +502,7 @@ VALUE_CHECKS: dict[str, Callable[[Any, Node], str | None]] = {
     "broadcast.history": _at_least(1),
     "broadcast.keepalive": _positive,
     "broadcast.max_body": _at_least(1, " bytes"),
+    "broadcast.max_viewers_per_address": _at_least(1),
     "broadcast.tls_certificate": _readable_file,
     "broadcast.tls_key": _readable_file,
     "broadcast.mqtt.port": _port(1),

@@ -12,11 +12,16 @@ a client may take to send its headers. So every connection passes through a
   what the process's descriptor limit allows, keeping ``RESERVED_DESCRIPTORS``
   for the journal, the PGN, the board, speech and MQTT) and per client address
   (``broadcast.max_connections_per_address``). A connection beyond them is
-  refused at once, before anything is parsed: a short 503 and close. When the
-  total is reached, a newcomer from another address takes the place of the
-  oldest connection of the address holding the most that has no request under
-  way: one client cannot lock the others out, and an established viewer (its
-  feed is a request under way) is never touched.
+  refused at once, before anything is parsed: a short 503 and close.
+- a lower limit on the viewers (live feeds, which are never idle) of one address
+  (``broadcast.max_viewers_per_address``): the feed handlers ask ``start_viewer``,
+  and a feed beyond it is answered 503. Without it, 940 WebSockets from 15
+  addresses held the server full and every new viewer got 503.
+- when the total is reached, a newcomer takes the place of a connection of the
+  address holding the most (when it holds more than one more than the
+  newcomer's): its oldest idle connection, or, when it has none, its oldest
+  viewer. One machine with a few addresses cannot lock the others out, and a
+  viewer alone on its address (a hall's screen, a phone) is never evicted.
 - time-outs: a request's headers must arrive within ``header_timeout`` seconds
   (from the connection, or from the first byte of a next request), and an idle
   keep-alive connection is closed after ``idle_timeout``. One timer checks every
@@ -63,6 +68,7 @@ class Limits:
 
     max_connections: int
     per_address: int
+    viewers_per_address: int
     header_timeout: float
     idle_timeout: float
     body_timeout: float
@@ -74,6 +80,7 @@ class Limits:
         return {
             "max_connections": self.max_connections,
             "max_connections_per_address": self.per_address,
+            "max_viewers_per_address": self.viewers_per_address,
             "header_timeout": self.header_timeout,
             "body_timeout": self.body_timeout,
             "idle_timeout": self.idle_timeout,
@@ -126,6 +133,9 @@ def effective_limits(settings: Any) -> Limits:
     return Limits(
         max_connections=allowed,
         per_address=max(1, settings.max_connections_per_address),
+        viewers_per_address=max(
+            1, min(settings.max_viewers_per_address, settings.max_connections_per_address)
+        ),
         header_timeout=settings.header_timeout,
         idle_timeout=settings.idle_timeout,
         body_timeout=settings.body_timeout,
@@ -150,6 +160,7 @@ class GuardedConnection(asyncio.Protocol):
         "requests",
         "since",
         "transport",
+        "viewer",
     )
 
     def __init__(self, guard: ConnectionGuard, address: str) -> None:
@@ -161,6 +172,7 @@ class GuardedConnection(asyncio.Protocol):
         self.first_byte = 0.0  # of a request not yet handled; 0: none
         self.in_request = 0  # requests being handled (a viewer's feed stays one)
         self.requests = 0
+        self.viewer = False  # its request under way is a live feed (SSE, WebSocket)
         self._tls_task: asyncio.Task[None] | None = None
         self._early: list[bytes] = []  # decrypted before the TLS handshake returned
 
@@ -273,25 +285,47 @@ class ConnectionGuard:
         return conn
 
     def _evict_for(self, address: str) -> bool:
-        """Make room by closing the oldest idle connection of the heaviest address,
-        when that address holds more than the newcomer's."""
+        """Make room by closing a connection of the heaviest address, when that
+        address holds more than one more than the newcomer's: its oldest idle
+        connection, else its oldest viewer. (An address whose connections are all
+        short requests under way is passed over for the next heaviest.)"""
         if not self.by_address:
             return False
+        floor = len(self.by_address.get(address, {})) + 1
         heaviest = max(self.by_address, key=lambda a: len(self.by_address[a]))
-        theirs = self.by_address[heaviest]
-        if len(theirs) <= len(self.by_address.get(address, {})) + 1:
+        if len(self.by_address[heaviest]) <= floor:
             return False
-        for victim in theirs:
-            if not victim.in_request:
-                victim.close("evicted for a newcomer")
-                return True
-        return False
+        victim = self._victim(self.by_address[heaviest])
+        if victim is None:  # rare: look further, heaviest first
+            for other in sorted(self.by_address, key=lambda a: -len(self.by_address[a])):
+                if len(self.by_address[other]) <= floor:
+                    break
+                victim = self._victim(self.by_address[other])
+                if victim is not None:
+                    break
+        if victim is None:
+            return False
+        victim.close("evicted for a newcomer" if not victim.viewer
+                     else "a viewer evicted for a newcomer")  # fmt: skip
+        return True
+
+    @staticmethod
+    def _victim(theirs: dict[GuardedConnection, None]) -> GuardedConnection | None:
+        """The oldest idle connection of one address, else its oldest viewer."""
+        oldest_viewer = None
+        for conn in theirs:  # oldest first
+            if not conn.in_request:
+                return conn
+            if conn.viewer and oldest_viewer is None:
+                oldest_viewer = conn
+        return oldest_viewer
 
     def _refused(self, address: str, why: str) -> str:
         self.counts[why] = self.counts.get(why, 0) + 1
         throttled(log, f"refused:{why}", logging.WARNING, "refused a connection from %s: %s "
-                  "(limits: %d in total, %d per address)", address, why,
-                  self.limits.max_connections, self.limits.per_address)  # fmt: skip
+                  "(limits: %d in total, %d per address, %d viewers per address)", address,
+                  why, self.limits.max_connections, self.limits.per_address,
+                  self.limits.viewers_per_address)  # fmt: skip
         return why
 
     def release(self, conn: GuardedConnection) -> None:
@@ -315,9 +349,23 @@ class ConnectionGuard:
             conn.requests += 1
         return conn
 
+    def start_viewer(self, transport: asyncio.BaseTransport | None) -> str | None:
+        """A request under way becomes a live feed: None, or why it is refused (its
+        address has ``viewers_per_address`` already). It stops being one when the
+        request ends."""
+        conn = self.by_transport.get(transport) if transport is not None else None
+        if conn is None:
+            return None  # not a connection of ours (an app without the guard)
+        theirs = self.by_address.get(conn.address, {})
+        if sum(1 for other in theirs if other.viewer) >= self.limits.viewers_per_address:
+            return self._refused(conn.address, "too many viewers from one address")
+        conn.viewer = True
+        return None
+
     def request_ended(self, conn: GuardedConnection | None) -> None:
         if conn is not None:
             conn.in_request -= 1
+            conn.viewer = False
             conn.since = self.clock()  # idle from here
             conn.first_byte = 0.0
 
@@ -368,5 +416,6 @@ class ConnectionGuard:
         limits = self.limits
         return (
             f"web {len(self.connections)}/{limits.max_connections} connections "
-            f"({limits.per_address} per address, {limits.descriptors or 'unlimited'} files)"
+            f"({limits.per_address} per address, {limits.viewers_per_address} viewers, "
+            f"{limits.descriptors or 'unlimited'} files)"
         )

@@ -153,6 +153,11 @@ class BroadcastSettings(Record):
     max_connections_per_address: int = 64
     """Connections from one client address at once (a browser uses up to 6). Behind
     a reverse proxy or a NAT every viewer is one address: raise it there."""
+    max_viewers_per_address: int = 16
+    """Live feeds (``/events``, ``/ws``: one per open page) from one client address at
+    once, at most ``max_connections_per_address``; the next is refused (503). Kept
+    lower than the connections, so a few machines cannot fill the server with
+    viewers that are never idle (behind a NAT or proxy, raise it with the other)."""
     header_timeout: float = 10.0
     """Seconds a client may take to send a request's headers (and the TLS
     handshake); the connection is closed beyond."""
@@ -178,7 +183,7 @@ class BroadcastSettings(Record):
             value = getattr(self, name)
             if not 0 < value <= 3600:
                 raise ValueError(f"broadcast.{name} must be between 0 and 3600 seconds: {value}")
-        for name in ("max_connections", "max_connections_per_address"):
+        for name in ("max_connections", "max_connections_per_address", "max_viewers_per_address"):
             if getattr(self, name) < 1:
                 raise ValueError(f"broadcast.{name} must be at least 1: {getattr(self, name)}")
         if bool(self.tls_certificate) != bool(self.tls_key):

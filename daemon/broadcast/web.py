@@ -162,11 +162,27 @@ def _closer(request: web.Request) -> Callable[[], None]:
     return close
 
 
+def _viewer_refused(request: web.Request) -> web.Response | None:
+    """503 when the request's address has its ``max_viewers_per_address`` feeds;
+    else None, and the connection counts as a viewer until the request ends."""
+    guard = request.app.get(GUARD_KEY)
+    why = guard.start_viewer(request.transport) if guard is not None else None
+    if guard is None or why is None:
+        return None
+    response = _error(503, f"{why} (at most {guard.limits.viewers_per_address} live feeds "
+                           "from one address): close another page first")  # fmt: skip
+    response.headers["Retry-After"] = "5"
+    return response
+
+
 async def events_sse(request: web.Request) -> web.StreamResponse:
     hub = request.app[HUB_KEY]
     boards = _boards_param(request, hub) if "board" in request.query else None
     if isinstance(boards, web.Response):
         return boards
+    refused = _viewer_refused(request)
+    if refused is not None:
+        return refused
     with_state = request.query.get("state") in ("1", "true", "yes")
     response = web.StreamResponse(
         headers={
@@ -215,6 +231,9 @@ async def events_ws(request: web.Request) -> web.StreamResponse:
     if refused:
         throttled(log, "origin", logging.WARNING, "refused a WebSocket viewer: %s", refused)
         return _error(403, refused)
+    too_many = _viewer_refused(request)
+    if too_many is not None:
+        return too_many
     # Uncompressed, so that one encoded frame serves every viewer.
     ws = web.WebSocketResponse(heartbeat=hub.settings.keepalive, max_msg_size=4096, compress=False)
     await ws.prepare(request)

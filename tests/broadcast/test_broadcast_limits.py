@@ -10,6 +10,7 @@ import asyncio
 import logging
 import time
 
+import aiohttp
 import pytest
 from broadcast_feed import OPERA_GAME, game_feed
 from broadcast_sse import read_sse
@@ -169,3 +170,82 @@ async def test_slow_headers_of_a_second_request_on_a_kept_alive_connection_are_c
     assert (await asyncio.wait_for(reader.readline(), 5)).startswith(b"HTTP/1.1 200")
     writer.write(b"GET / HTTP/1.1\r\n")  # the next request starts, and drips
     assert await drip_until_closed(reader, writer, 10) < 3.0  # not the idle time-out
+
+
+class FromAddress:
+    """One client machine: an aiohttp session whose sockets leave from ``source``."""
+
+    def __init__(self, server, source: str) -> None:
+        self.server = server
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(local_addr=(source, 0), limit=0)
+        )
+
+    async def viewer(self) -> aiohttp.ClientWebSocketResponse:
+        """A WebSocket viewer that has its first message (the snapshot)."""
+        ws = await self.session.ws_connect(self.server.url + "/ws")
+        assert (await ws.receive_json(timeout=10))["kind"] == "snapshot"
+        return ws
+
+    async def close(self) -> None:
+        await self.session.close()
+
+
+async def test_viewers_of_one_address_are_capped_below_its_connections(live):
+    server = await live()  # 64 connections, 16 viewers per address
+    machine = FromAddress(server, "127.0.0.3")
+    try:
+        held = [await machine.viewer() for _ in range(16)]
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await machine.session.ws_connect(server.url + "/ws")
+        assert refused.value.status == 503
+        async with machine.session.get(server.url + "/events") as response:
+            assert response.status == 503
+            assert "viewers" in (await response.json())["error"]
+        async with machine.session.get(server.url + "/state.json") as response:
+            assert response.status == 200  # the address may still use the page
+            status = (await response.json())["status"]
+        assert status["limits"]["max_viewers_per_address"] == 16
+        assert status["refused_or_closed"]["too many viewers from one address"] == 2
+        async with server.session.ws_connect(server.url + "/ws") as other:  # 127.0.0.1
+            assert (await other.receive_json(timeout=10))["kind"] == "snapshot"
+        await held.pop().close()  # a page closed frees its place
+        for _ in range(50):  # the server ends the feed a moment after the close
+            try:
+                held.append(await machine.viewer())
+                break
+            except aiohttp.WSServerHandshakeError:
+                await asyncio.sleep(0.1)
+        assert len(held) == 16
+    finally:
+        await machine.close()
+
+
+async def test_a_server_full_of_viewers_takes_a_newcomer_in_place_of_the_heaviest_s_oldest(live):
+    """The issue's attack, scaled down: WebSockets from 15 addresses fill the server."""
+    server = await live(max_connections=62)
+    server.publish(game_feed(OPERA_GAME[:2]))
+    machines = [FromAddress(server, f"127.0.0.{10 + i}") for i in range(15)]
+    try:
+        feeds = [[await m.viewer() for _ in range(6 if i == 0 else 4)]
+                 for i, m in enumerate(machines)]  # fmt: skip
+        newcomer = await server.session.ws_connect(server.url + "/ws")  # 127.0.0.1
+        assert (await newcomer.receive_json(timeout=10))["kind"] == "snapshot"
+        oldest = feeds[0].pop(0)  # 127.0.0.10 held the most: its first viewer goes
+        assert (await oldest.receive(timeout=10)).type in (
+            aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR,
+        )  # fmt: skip
+        # An attacker's address reconnecting cannot push the newcomer out.
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await machines[1].session.ws_connect(server.url + "/ws")
+        assert refused.value.status == 503
+        end = events.GameEnd(t=99.0, result="1-0", reason="resignation").to_dict()
+        server.publish([end])
+        for ws in [newcomer] + [ws for feed in feeds for ws in feed]:
+            assert (await ws.receive_json(timeout=10))["event"] == end
+        counts = server.broadcaster.status()["refused_or_closed"]
+        assert counts["a viewer evicted for a newcomer"] == 1
+        await newcomer.close()
+    finally:
+        for machine in machines:
+            await machine.close()
