@@ -102,6 +102,26 @@ body { padding: 0 var(--pad) var(--pad); }
 .card .banner { font-size: 2.2vmin; margin: 0; }
 .card .result { font-size: 2.4vmin; margin: 0; }
 .card .lastmove { font-size: 2.4vmin; min-height: 3vmin; }
+/* A wall screen (/?wall=fit or cycle): every card sized by the script (fitWall) so
+   that the boards of the page fill the screen without scrolling; each card's
+   title, names, clocks and last move one line each, the banner over the board. */
+.grid.wall { grid-template-columns: repeat(var(--cols), var(--cw)); grid-auto-rows: var(--ch);
+  gap: var(--gap); justify-content: center; align-content: space-evenly; overflow: hidden;
+  height: calc(100 * var(--vh) - var(--status) - var(--pad)); }
+.wall .card { position: relative; padding: var(--cp); gap: var(--cg); overflow: hidden;
+  border-width: var(--bw); }
+.wall .card img { width: var(--b); height: var(--b); align-self: center; flex: none; }
+.wall .card .title, .wall .card .lastmove { font-size: var(--f); height: var(--line);
+  line-height: var(--line); min-height: 0; white-space: nowrap; overflow: hidden;
+  text-overflow: ellipsis; flex: none; }
+.wall .card .player { font-size: var(--f); height: var(--line);
+  line-height: calc(var(--line) - 2 * var(--bw)); padding: 0 calc(0.3 * var(--f));
+  border-width: var(--bw); gap: calc(0.4 * var(--f)); flex: none; }
+.wall .card .player .clock { font-size: var(--f); min-width: 4.1em; text-align: right; }
+/* the clock's room is kept whatever it shows, so a name is fitted once (shrinkNames) */
+.wall .card .banner.shown, .wall .card .result.shown { position: absolute; left: var(--cp);
+  right: var(--cp); top: calc(var(--cp) + 2 * var(--line) + 2 * var(--cg)); max-height: var(--b);
+  overflow: hidden; font-size: var(--f); line-height: 1.2; opacity: 0.92; }
 /* A phone or a tablet upright: clocks above and below the board, the move list
    below them takes what is left (at least 18% of the height). */
 @media (orientation: portrait) {
@@ -129,6 +149,20 @@ body { padding: 0 var(--pad) var(--pad); }
 "use strict";
 const params = new URLSearchParams(location.search);
 const chosen = params.get("board");
+// The wall screen: the URL's ?wall= (and &per=, &every=) before the configuration's.
+const WALL = (() => {
+  const conf = document.body.dataset;
+  let mode = params.has("wall") ? (params.get("wall") || "fit") : (conf.wall || "");
+  if (mode === "1" || mode === "true") mode = "fit";
+  const num = (name, key, fallback) => {
+    const value = parseFloat(params.get(name) || conf[key] || "");
+    return Number.isFinite(value) && value > 0 ? value : fallback;
+  };
+  return {mode: mode === "fit" || mode === "cycle" ? mode : "",
+          per: Math.floor(num("per", "wallPer", 0)),
+          every: Math.max(1, num("every", "wallEvery", 20))};
+})();
+let wallPage = 0;
 const states = {};
 let sourceProblem = null;  // the feed's own source out of reach (a relay's broker)
 let receivedAt = {};
@@ -217,12 +251,97 @@ function singleHtml(st) {
     playerHtml(st, bottom, "bottom") + '<div class="banner" role="alert"></div>' +
     '<div class="result"></div><div class="moves" id="moves"></div>';
 }
+// -- the wall screen: cards sized so that a page of boards fills the screen ------
+const WALL_GAP = 8, WALL_PAD = 4, WALL_BORDER = 2, WALL_CARD_GAP = 3;
+const WALL_FONT = 0.075;  // a card's text: this part of its board's width (a name
+// of 16 letters and a clock of 1:29:59 fit on one line as wide as the board)
+function wallFit(count) {
+  // The most columns-by-rows that gives each board the largest square: a card is
+  // the board plus four lines (title, two players, last move) of 1.3 times its text.
+  const status = document.getElementById("status-line").offsetHeight;
+  const pad = parseFloat(getComputedStyle(document.body).paddingLeft) || 0;
+  const width = window.innerWidth - 2 * pad;
+  const height = window.innerHeight - status - pad;
+  const frame = 2 * WALL_PAD + 2 * WALL_BORDER;
+  let best = null;
+  for (let cols = 1; cols <= Math.max(1, count); cols++) {
+    const rows = Math.ceil(count / cols);
+    const cw = Math.floor((width - (cols - 1) * WALL_GAP) / cols);
+    const ch = Math.floor((height - (rows - 1) * WALL_GAP) / rows);
+    const board = Math.floor(Math.min(cw - frame,
+      (ch - frame - 4 * WALL_CARD_GAP) / (1 + 4 * 1.3 * WALL_FONT)));
+    if (board > 0 && (!best || board > best.board)) best = {cols, rows, cw, ch, board};
+  }
+  return best || {cols: 1, rows: 1, cw: width, ch: height, board: 40};
+}
+function wallPerPage(total) {
+  if (WALL.mode !== "cycle") return total;
+  if (WALL.per) return Math.min(WALL.per, total);
+  let per = 1;  // as many as fit with each board a quarter of the height at least
+  while (per < total && wallFit(per + 1).board >= window.innerHeight / 4) per += 1;
+  return per;
+}
+function wallIds() {
+  const per = wallPerPage(boardOrder.length);
+  const pages = Math.max(1, Math.ceil(boardOrder.length / per));
+  wallPage = wallPage % pages;
+  return {ids: boardOrder.slice(wallPage * per, (wallPage + 1) * per), per, pages};
+}
+function fitWall() {
+  const app = document.getElementById("app");
+  if (!app.classList.contains("wall")) return;
+  const fit = wallFit(wallPerPage(boardOrder.length));
+  const font = Math.max(10, Math.floor(fit.board * WALL_FONT));
+  const line = Math.ceil(1.3 * font);
+  // A card as tall as what it holds; the rows are centred on the screen.
+  const tall = fit.board + 2 * WALL_PAD + 2 * WALL_BORDER + 4 * line + 4 * WALL_CARD_GAP;
+  const vars = {"--cols": fit.cols, "--cw": fit.cw + "px", "--ch": Math.min(fit.ch, tall) + "px",
+    "--gap": WALL_GAP + "px", "--cp": WALL_PAD + "px", "--cg": WALL_CARD_GAP + "px",
+    "--bw": WALL_BORDER + "px", "--b": fit.board + "px", "--f": font + "px",
+    "--line": line + "px"};
+  for (const [name, value] of Object.entries(vars)) app.style.setProperty(name, String(value));
+  shrinkNames(app, font);
+}
+function textWidth(el) {  // the text's own width, to the fraction of a pixel
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  return range.getBoundingClientRect().width;
+}
+function shrinkNames(root, font) {
+  // A long name gets smaller type (down to 75%) before it is cut short.
+  for (const el of root.querySelectorAll(".card .name")) {
+    el.style.fontSize = "";
+    let size = font;
+    while (el.scrollWidth >= el.clientWidth && textWidth(el) > el.clientWidth &&
+           size > Math.max(12, 0.75 * font)) {
+      size -= 1;
+      el.style.fontSize = size + "px";
+    }
+  }
+}
+function wallStatus() {
+  if (!WALL.mode || chosen || boardOrder.length < 2) return "";
+  const {ids, pages} = wallIds();
+  if (pages < 2) return "";
+  const label = id => states[id] ? states[id].label : id;
+  return " · page " + (wallPage + 1) + "/" + pages + ": " + label(ids[0]) + "–" +
+    label(ids[ids.length - 1]);
+}
+if (WALL.mode === "cycle") {
+  setInterval(() => {
+    if (!chosen && boardOrder.length > 1) { wallPage += 1; layout(); showLive(); }
+  }, WALL.every * 1000);
+}
+window.addEventListener("resize", () => { if (WALL.mode) layout(); });
 function layout() {
   const app = document.getElementById("app");
-  const ids = chosen ? [chosen] : boardOrder;
-  const key = ids.map(id => id + ":" + (states[id] ? states[id].orientation : "")).join(",");
+  const wall = !!WALL.mode && !chosen && boardOrder.length > 1;
+  const ids = chosen ? [chosen] : wall ? wallIds().ids : boardOrder;
+  const key = ids.map(id => id + ":" + (states[id] ? states[id].orientation : "")).join(",") +
+    (wall ? "|wall" : "");
   if (app.dataset.layout === key && app.children.length) {
     for (const id of ids) render(id);  // the server drew it already: no flash
+    fitWall();
     return;
   }
   if (ids.length === 1) {
@@ -233,7 +352,7 @@ function layout() {
     app.dataset.board = st.board;
     app.innerHTML = singleHtml(st);
   } else {
-    app.className = "grid";
+    app.className = wall ? "grid wall" : "grid";
     app.removeAttribute("data-board");
     app.innerHTML = ids.map(id => {
       const st = states[id];
@@ -247,6 +366,7 @@ function layout() {
   }
   app.dataset.layout = key;
   for (const id of ids) render(id);
+  fitWall();
 }
 function boardKey(st) {
   const marked = st.irregularity ? (st.irregularity.squares || []).join(",") : "";
@@ -382,7 +502,7 @@ function onMessage(e) {
 }
 function showLive() {  // "live" only when the feed's own source is there too
   if (sourceProblem) statusLine("not live: " + sourceProblem, true);
-  else statusLine("live " + batteryText(), false);
+  else statusLine("live " + batteryText() + wallStatus(), false);
 }
 function connect() {
   if (source) source.close();
@@ -593,4 +713,15 @@ def render_page(hub: Hub, chosen: str | None = None) -> str:
                f"{cards}</main>")  # fmt: skip
     else:  # no such board (yet): the script says so, or shows it once it comes
         app = '<main id="app" aria-live="polite"></main>'
-    return PAGE.replace("<!--APP-->", app, 1)
+    return PAGE.replace("<body>", _body(hub), 1).replace("<!--APP-->", app, 1)
+
+
+def _body(hub: Hub) -> str:
+    """The configuration's wall screen (``broadcast.wall``) for the script; the URL's
+    ``?wall=`` overrides it on one screen."""
+    settings = hub.settings
+    wall = getattr(settings, "wall", "")
+    if not wall:
+        return "<body>"
+    return (f'<body data-wall="{_esc(wall)}" data-wall-per="{int(settings.wall_boards_per_page)}"'
+            f' data-wall-every="{float(settings.wall_page_seconds):g}">')  # fmt: skip

@@ -130,6 +130,16 @@ class BroadcastSettings(Record):
     """Which side the page draws at the bottom by default."""
     boards: list[BoardSettings] = field(default_factory=lambda: [BoardSettings()])
     """One entry per board this daemon reads; the page shows a grid when several."""
+    wall: Literal["", "fit", "cycle"] = ""
+    """The hall page (``/`` with several boards) on a wall screen: ``fit`` sizes every
+    board so that all fit on the screen at once, ``cycle`` shows pages of boards in
+    turn; empty: the scrolling grid. ``/?wall=fit`` or ``/?wall=cycle`` chooses it
+    for one screen, whatever is set here."""
+    wall_boards_per_page: int = 0
+    """With ``wall: cycle``: boards on one page; 0: as many as fit with each board at
+    least a quarter of the screen's height."""
+    wall_page_seconds: float = 20.0
+    """With ``wall: cycle``: seconds each page of boards is shown."""
     client_queue: int = 256
     """Messages waiting for one viewer; a viewer that falls further behind is
     dropped (it reconnects and resumes), so it never slows the others."""
@@ -186,6 +196,14 @@ class BroadcastSettings(Record):
         for name in ("max_connections", "max_connections_per_address", "max_viewers_per_address"):
             if getattr(self, name) < 1:
                 raise ValueError(f"broadcast.{name} must be at least 1: {getattr(self, name)}")
+        if self.wall_boards_per_page < 0:
+            raise ValueError(
+                f"broadcast.wall_boards_per_page must be 0 or more: {self.wall_boards_per_page}"
+            )
+        if not 1 <= self.wall_page_seconds <= 3600:
+            raise ValueError(
+                f"broadcast.wall_page_seconds must be between 1 and 3600: {self.wall_page_seconds}"
+            )
         if bool(self.tls_certificate) != bool(self.tls_key):
             raise ValueError("broadcast.tls_certificate and broadcast.tls_key go together")
 
