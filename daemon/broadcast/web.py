@@ -147,7 +147,7 @@ async def state_json(request: web.Request) -> web.Response:
     guard = request.app.get(GUARD_KEY)
     if guard is not None:
         state["status"] = guard.status()  # the server's limits and connections
-        state["status"]["token_lockouts"] = request.app[TOKENS_KEY].lockouts
+        state["status"].update(request.app[TOKENS_KEY].status())
     return json_response(state, headers={"Cache-Control": "no-cache"})
 
 
@@ -291,8 +291,8 @@ async def _viewer_ticker(app: web.Application) -> AsyncIterator[None]:
         await task
 
 
-def _locked_out(seconds: int) -> web.Response:
-    response = _error(429, f"too many wrong tokens from this address: wait {seconds} s")
+def _locked_out(seconds: int, why: str) -> web.Response:
+    response = _error(429, f"{why}: wait {seconds} s")
     response.headers["Retry-After"] = str(seconds)
     return response
 
@@ -323,11 +323,11 @@ async def control(request: web.Request) -> web.Response:
     address = request.remote or "?"
     wait = tokens.retry_after(address)
     if wait is not None:
-        return _locked_out(wait)
+        return _locked_out(wait, tokens.why_locked(address))
     if not token_ok(settings.token, _offered_token(request)):
         wait = tokens.failed(address)
         if wait is not None:
-            return _locked_out(wait)
+            return _locked_out(wait, tokens.why_locked(address))
         return _error(403, "wrong or missing token (send 'Authorization: Bearer <token>')")
     tokens.succeeded(address)
     if action not in ACTIONS:
