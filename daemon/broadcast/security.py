@@ -12,9 +12,13 @@ tomorrow's (the arbiter's console), errors included:
 ``Origin``: a browser names the page that makes a request. A page elsewhere
 (another site, or one reached by a rebound DNS name) may read the feed like any
 viewer, but must not change the game nor open the WebSocket: state-changing
-routes and ``/ws`` accept no ``Origin`` (curl, scripts) or one whose host is
-the request's own ``Host`` or one of ``broadcast.hosts``; when ``hosts`` is
-set, the ``Host`` header must be one of them too (no DNS rebinding).
+routes and ``/ws`` accept no ``Origin`` (curl, scripts) or one that is this
+server's origin as the browser sees it: the request's scheme (``https`` with
+TLS), the ``Host`` header's port (80 or 443 when it names none), and the
+``Host``'s name or one of ``broadcast.hosts``. A page of the same machine on
+another port (a second web app on the Pi, a printer's page) or served over the
+other scheme is another origin, as browsers count them, and is refused. When
+``hosts`` is set, the ``Host`` header must be one of them too (no DNS rebinding).
 """
 
 from __future__ import annotations
@@ -65,30 +69,63 @@ async def add_security_headers(request: web.BaseRequest, response: web.StreamRes
     response.headers.setdefault("Content-Security-Policy", content_security_policy(html))
 
 
-def _host_name(value: str) -> str:
-    """``pi.local:8080`` -> ``pi.local``; ``[::1]:8080`` -> ``::1``."""
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _host_and_port(value: str, scheme: str) -> tuple[str, int | None]:
+    """``pi.local:8080`` -> (``pi.local``, 8080); ``[::1]`` -> (``::1``, the scheme's
+    port); a port that is not a number -> None (never equal to an Origin's)."""
     value = value.strip().lower()
+    default = DEFAULT_PORTS.get(scheme)
     if value.startswith("["):
-        return value[1:].split("]", 1)[0]
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+        name, _, rest = value[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    elif value.count(":") == 1:
+        name, port = value.split(":")
+    else:
+        name, port = value, ""
+    if not port:
+        return name, default
+    return name, int(port) if port.isascii() and port.isdigit() else None
+
+
+def _origin_of(origin: str) -> tuple[str, str, int | None] | None:
+    """(scheme, host, port) of an ``Origin`` header, or None when it is none
+    (``null``, a path, a malformed port)."""
+    try:
+        parts = urlsplit(origin.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.hostname or parts.path not in ("", "/"):
+        return None
+    return scheme, parts.hostname.lower(), port if port is not None else DEFAULT_PORTS[scheme]
 
 
 def origin_problem(request: web.BaseRequest, hosts: list[str]) -> str | None:
     """Why this request's ``Origin``/``Host`` is refused, or None when it is fine."""
     allowed = {h.lower() for h in hosts}
-    host = _host_name(request.host or "")
+    scheme = "https" if request.secure else "http"
+    host, port = _host_and_port(request.host or "", scheme)
     if allowed and host not in allowed:
-        return f"the Host {host!r} is not one of broadcast.hosts"
+        return f"the Host {host[:80]!r} is not one of broadcast.hosts"
     origin = request.headers.get("Origin")
     if origin is None:
         return None  # not a browser's cross-site request (curl, scripts, same-origin GET)
-    try:
-        origin_host = (urlsplit(origin).hostname or "").lower()
-    except ValueError:
-        origin_host = ""
-    if origin_host and (origin_host == host or origin_host in allowed):
-        return None
-    return f"requests from the page at {origin[:80]!r} are refused (Origin check)"
+    theirs = _origin_of(origin)
+    if theirs is not None and port is not None:
+        their_scheme, their_host, their_port = theirs
+        if (
+            their_scheme == scheme
+            and their_port == port
+            and (their_host == host or their_host in allowed)
+        ):
+            return None
+    return (
+        f"requests from the page at {origin[:80]!r} are refused (Origin check: this "
+        f"server is {scheme}://{host[:80]}:{port})"
+    )
 
 
 def install(app: web.Application) -> None:
