@@ -21,8 +21,16 @@ Why the poller is cautious:
 - A board's input buffer holds one command in bus mode, so exactly one command is on
   the line at a time, and the next one waits for the reply or its time-out (80 ms).
 - A board that misses ``max_misses`` polls in a row is reported lost and pinged now
-  and then; when it answers it is dumped in full, because whatever happened on it
-  meanwhile is not in any change list. New boards are found by a broadcast ping.
+  and then. New boards are found by a broadcast ping.
+- A board found (at start-up, after it was lost, after the port was reopened) is
+  first asked for its changes, then dumped: what it kept since the last call
+  (everything made while the daemon was down or the line was out, as long as the
+  board had power) comes with the dump as its ``backlog``, never as field updates
+  after it (they would replay an older position over the one the dump shows). The
+  shell compares the dump with what it knew; when they differ and the backlog does
+  not lead from one to the other, it asks the board's log since the start
+  (``read_log``: SEND_FROM_START, the changes already sent), so the moves made
+  meanwhile are recovered from the board itself (issue 29).
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from drivers.dgt.protocol import (
     InvalidClockData,
     bwtime_times_data,
     decode_bwtime,
+    placement_from_codes,
 )
 
 #: The single-board command that puts every board on the line into bus mode.
@@ -85,7 +94,8 @@ class BusReplyId(IntEnum):
 
 
 #: What the bus link may send: polling, dumps, clocks, pings, versions. Never the
-#: EEPROM-writing start tag, the long from-start dump, leaving bus mode or a reset.
+#: EEPROM-writing start tag, leaving bus mode or a reset; the long from-start log
+#: only when it is asked for (``check_bus_command(frame, from_start=True)``).
 SAFE_BUS_COMMANDS = frozenset(
     {
         BusCommand.SEND_CLK,
@@ -107,12 +117,16 @@ REPLY_TO: dict[BusCommand, BusReplyId] = {
     BusCommand.PING: BusReplyId.PING,
     BusCommand.IGNORE_NEXT_BUS_PING: BusReplyId.PING,
     BusCommand.SEND_VERSION: BusReplyId.VERSION,
+    BusCommand.SEND_FROM_START: BusReplyId.FROM_START,
 }
 
 #: Header (id, 2 length bytes) + 2 address bytes + checksum.
 REPLY_OVERHEAD = 6
 #: The longest reply the link accepts (a dump is 70 bytes; a change list is short).
 MAX_REPLY = 1024
+#: The longest from-start log: the length field's 14 bits (the board's cyclic log is
+#: 0x1f00 bytes, some 8 s of line at 9600 baud).
+MAX_LOG_REPLY = 0x3FFF
 
 
 class UnsafeBusCommand(ValueError):
@@ -155,15 +169,19 @@ def encode_command(command: BusCommand | int, address: int) -> bytes:
     return frame + bytes([checksum(frame)])
 
 
-def check_bus_command(frame: bytes) -> bytes:
+def check_bus_command(frame: bytes, *, from_start: bool = False) -> bytes:
     """Return ``frame`` if the bus link may send it, else raise :class:`UnsafeBusCommand`.
 
     The bus link's counterpart of ``protocol.check_command``: a well-formed 4-byte
-    command from :data:`SAFE_BUS_COMMANDS`, or the one-byte switch into bus mode."""
+    command from :data:`SAFE_BUS_COMMANDS`, or the one-byte switch into bus mode;
+    SEND_FROM_START (seconds of the shared line) only with ``from_start``, when the
+    link has asked a board for its log."""
     if frame == bytes([TO_BUSMODE]):
         return frame
     if len(frame) != 4 or frame[3] != checksum(frame[:3]) or frame[1] & 0x80 or frame[2] & 0x80:
         raise UnsafeBusCommand(f"malformed bus command {frame.hex()}")
+    if from_start and frame[0] == BusCommand.SEND_FROM_START:
+        return frame
     if frame[0] not in SAFE_BUS_COMMANDS:
         raise UnsafeBusCommand(f"bus command 0x{frame[0]:02x} is never sent")
     return frame
@@ -289,7 +307,8 @@ class BusReplyParser:
             if len(buffer) < 3:
                 break
             length = (buffer[1] << 7) | buffer[2]
-            if not REPLY_OVERHEAD <= length <= MAX_REPLY:
+            longest = MAX_LOG_REPLY if buffer[0] == BusReplyId.FROM_START else MAX_REPLY
+            if not REPLY_OVERHEAD <= length <= longest:
                 out.append(BusGarbage(bytes(buffer[:1])))
                 del buffer[:1]
                 continue
@@ -331,6 +350,25 @@ def decode_changes(data: bytes) -> list[FieldUpdate | EeClockTime] | None:
     return changes
 
 
+def backlog_history(
+    before: tuple[int, ...], data: bytes, after: tuple[int, ...]
+) -> list[str] | None:
+    """The placements a board passed through from ``before`` (its codes when last
+    read) to ``after`` (its dump now), by the change list it kept meanwhile
+    (``data``, EEPROM format, every change since the last call): all of it must lead
+    from one to the other, else None (a change list lost on the way, a board without
+    power meanwhile: its log since the start may tell)."""
+    changes = [e for e in EeMoves(data).events() if isinstance(e, EePieceChange)]
+    if not changes or any(e.code > MAX_PIECE_CODE for e in changes):
+        return None
+    codes = list(before)
+    placements = []
+    for change in changes:
+        codes[change.square] = change.code
+        placements.append(placement_from_codes(tuple(codes)))
+    return placements if tuple(codes) == after else None
+
+
 def decode_dump(data: bytes) -> BoardDumpMessage | None:
     if len(data) != 64 or any(code > MAX_PIECE_CODE for code in data):
         return None
@@ -366,12 +404,38 @@ class BoardChanges:
 
 @dataclass(frozen=True)
 class BoardContents:
-    """A full dump; ``after_return`` when it follows a loss (always worth reporting)."""
+    """A full dump; ``after_return`` when it follows a loss (always worth reporting).
+
+    ``resync``: the first dump since the board was found, and ``backlog`` the change
+    list (EEPROM format) it answered just before it: what it kept since the last
+    SEND_CHANGES anybody sent, None when that list could not be read."""
 
     address: int
     t: float
     dump: BoardDumpMessage
     after_return: bool
+    resync: bool = False
+    backlog: bytes | None = None
+
+
+@dataclass(frozen=True)
+class BoardLog:
+    """A board's log since the start (SEND_FROM_START, EEPROM format: the changes it
+    has already sent), or None when it gave none (no answer, damaged every time)."""
+
+    address: int
+    t: float
+    data: bytes | None
+
+
+@dataclass(frozen=True)
+class BoardAnswered:
+    """The board answered a poll sent at ``t``: every change it made before ``t`` has
+    been read (the bus's liveness, as a single board's answer to its probe; at most
+    every ``heard_interval``, and at once after ``probe``)."""
+
+    address: int
+    t: float
 
 
 @dataclass(frozen=True)
@@ -399,7 +463,15 @@ class BusProblem:
 
 
 BusEvent = (
-    BoardFound | BoardLost | BoardChanges | BoardContents | BoardClock | BoardVersion | BusProblem
+    BoardFound
+    | BoardLost
+    | BoardChanges
+    | BoardContents
+    | BoardClock
+    | BoardVersion
+    | BusProblem
+    | BoardLog
+    | BoardAnswered
 )
 
 
@@ -447,6 +519,11 @@ class BusTimings:
     for its board's next poll, and on a 12-board chain at 9600 baud a round takes
     250-300 ms; a blitz player presses 0.15-0.6 s after setting the piece down. A
     press later than this is read in the round, as before."""
+    heard_interval: float = 1.0
+    """How often a board's answer is reported as heard (``BoardAnswered``), as a
+    single board answers its liveness probe; at once after ``BusPoller.probe``."""
+    log_timeout: float = 1.0
+    """How long a board may take to begin its from-start log (it reads its EEPROM)."""
     press_poll_interval: float = 0.1
     """How often a board whose press is awaited is polled: its press is read within
     ~0.1 s. Shorter took so much of the line from the others that the presses not
@@ -476,6 +553,13 @@ class _Board:
     then_after_changes: BusCommand | None = None  # asked for with these changes
     then: BusCommand | None = None  # due now that the changes are in
     move_under_way: float | None = None  # a piece changed then, no press after it yet
+    catching_up: bool = True  # found, its backlog and dump not yet both in
+    needs_backlog: bool = True  # found: its kept changes first (held, not released)
+    backlog: bytes | None = b""  # what it kept, for the dump that follows
+    needs_log: bool = False  # the shell asked for its log since the start
+    log_tries: int = 0
+    probe_at: float | None = None  # the shell asked to hear it then (a held decision)
+    heard_due: float = 0.0  # when its next answer is reported as heard
 
 
 @dataclass
@@ -500,6 +584,7 @@ class BusStats:
     repeats: int = 0
     garbage_bytes: int = 0
     late_replies: int = 0
+    bad_logs: int = 0
     by_command: dict[str, int] = field(default_factory=dict)
 
 
@@ -543,6 +628,25 @@ class BusPoller:
             self.boards[address] = _Board(address)
             self._order.append(address)
 
+    def read_log(self, address: int) -> None:
+        """Ask board ``address`` for its log since the start, next (``BoardLog``)."""
+        board = self.boards.get(address)
+        if board is not None:
+            board.needs_log, board.log_tries = True, 0
+
+    def probe(self, address: int, now: float) -> None:
+        """Poll board ``address`` out of turn and report its answer (``BoardAnswered``):
+        a decision held until the board is heard need not wait for its turn."""
+        board = self.boards.get(address)
+        if board is not None:
+            board.probe_at = now
+
+    @property
+    def reading_log(self) -> bool:
+        """The command on the line is a from-start log request."""
+        out = self._outstanding
+        return out is not None and out.command == BusCommand.SEND_FROM_START
+
     @property
     def present(self) -> list[int]:
         return [a for a in self._order if self.boards[a].present]
@@ -581,6 +685,8 @@ class BusPoller:
                 return events
             board.absent_reported = True  # said once: a configured board is not there
             return [*events, BoardLost(board.address, now, "not on the chain")]
+        if out.command == BusCommand.SEND_FROM_START:
+            return events + self._log_failed(board, now, "no log" if not begun else "log cut short")
         if out.command in (BusCommand.SEND_CHANGES, BusCommand.REPEAT_CHANGES) and begun:
             # Part of a change list arrived: the board has sent (and cleared) it.
             return events + self._repeat(out, now, "reply cut short")
@@ -625,6 +731,8 @@ class BusPoller:
                 self._next_discovery = float("inf")
         else:
             window = self.timings.reply_timeout
+            if command == BusCommand.SEND_FROM_START:
+                window = max(window, self.timings.log_timeout)
             self._outstanding = _Outstanding(command, address, now, now + window)
         return self._count(encode_command(command, address), command.name)
 
@@ -647,8 +755,13 @@ class BusPoller:
                 return BusCommand.SEND_CLK, address
         for address in present:  # what a board that came back needs first
             board = self.boards[address]
+            if board.needs_backlog:  # what it kept, then its dump: in that order
+                board.asked_at = now
+                return BusCommand.SEND_CHANGES, address
             if board.needs_dump:
                 return BusCommand.SEND_BRD, address
+            if board.needs_log:
+                return BusCommand.SEND_FROM_START, address
             if board.needs_version:
                 return BusCommand.SEND_VERSION, address
         if self.discover and now >= self._next_discovery:
@@ -662,6 +775,12 @@ class BusPoller:
             if board.then is not None:
                 then, board.then = board.then, None
                 return then, address
+        for address in present:  # a held decision waits for this board: poll it now
+            board = self.boards[address]
+            if board.probe_at is not None and board.probe_at <= now:
+                self._next_poll[address] = now + self.timings.poll_interval
+                board.asked_at = now
+                return BusCommand.SEND_CHANGES, address
         watched = self._watched(now, present)
         if watched is not None:
             return BusCommand.SEND_CHANGES, watched
@@ -762,6 +881,9 @@ class BusPoller:
             self.stats.bad_checksums += 1
             if out.command in (BusCommand.SEND_CHANGES, BusCommand.REPEAT_CHANGES):
                 return self._repeat(out, now, "bad checksum")
+            if out.command == BusCommand.SEND_FROM_START:
+                self._outstanding = None
+                return self._log_failed(self.boards[out.address], now, "log with a bad checksum")
             self._outstanding = None
             self._retry_soon(self.boards[out.address], out.command, now)
             return [BusProblem(out.address, now, f"bad checksum on {out.command.name}")]
@@ -770,10 +892,33 @@ class BusPoller:
         events: list[BusEvent] = []
         if not board.present:
             board.present, board.needs_dump, board.absent_reported = True, True, False
+            _catch_up(board)
             events.append(BoardFound(board.address, now, new=not board.known))
         board.misses = 0
         events.extend(self._use(board, reply, now))
+        if reply.reply_id == BusReplyId.UPDATE and not board.catching_up:
+            events.extend(self._heard(board, out.sent))
         return events
+
+    def _heard(self, board: _Board, sent: float) -> list[BusEvent]:
+        """The board answered a poll sent at ``sent``: reported when it is due."""
+        asked = board.probe_at is not None and sent >= board.probe_at
+        if not asked and sent < board.heard_due:
+            return []
+        if asked:
+            board.probe_at = None
+        board.heard_due = sent + self.timings.heard_interval
+        return [BoardAnswered(board.address, sent)]
+
+    def _log_failed(self, board: _Board, now: float, why: str) -> list[BusEvent]:
+        """A from-start log that did not come whole: asked again (it is not consumed),
+        up to ``max_repeats``; then the board gave none."""
+        self.stats.bad_logs += 1
+        board.log_tries += 1
+        if board.log_tries < self.timings.max_repeats and why != "no log":
+            return [BusProblem(board.address, now, why)]
+        board.needs_log = False
+        return [BusProblem(board.address, now, why), BoardLog(board.address, now, None)]
 
     def _late(self, reply: BusReply, now: float) -> list[BusEvent]:
         """A reply after its time-out (a busy board, a slow line). A change list is
@@ -795,11 +940,26 @@ class BusPoller:
             BusReplyId.BWTIME,
         ):
             board.misses = 0
-            return [BusProblem(reply.address, now, detail), *self._use(board, reply, now)]
+            used = self._use(board, reply, now, late=True)
+            return [BusProblem(reply.address, now, detail), *used]
         return [BusProblem(reply.address, now, detail)]
 
-    def _use(self, board: _Board, reply: BusReply, now: float) -> list[BusEvent]:
+    def _use(
+        self, board: _Board, reply: BusReply, now: float, late: bool = False
+    ) -> list[BusEvent]:
         address = board.address
+        if reply.reply_id == BusReplyId.UPDATE and board.catching_up:
+            # What the board kept since the last call (a late one is older still):
+            # it goes with the dump that follows, never as updates after it.
+            board.needs_backlog = False
+            readable = decode_changes(reply.data) is not None
+            if board.backlog is None or not readable:
+                board.backlog = None
+            else:
+                kept = bytes(reply.data)
+                board.backlog = kept + board.backlog if late else board.backlog + kept
+            board.then_after_changes = None
+            return []
         if reply.reply_id == BusReplyId.UPDATE:
             board.then, board.then_after_changes = board.then_after_changes, None
             changes = decode_changes(reply.data)
@@ -821,6 +981,11 @@ class BusPoller:
                 return [BusProblem(address, now, "unreadable board dump")]
             after_return, board.after_return = board.after_return, False
             board.needs_dump = False
+            if board.catching_up and not board.needs_backlog:
+                board.catching_up = False
+                backlog, board.backlog = board.backlog, b""
+                board.last_change = None
+                return [BoardContents(address, now, dump, after_return, True, backlog)]
             return [BoardContents(address, now, dump, after_return)]
         if reply.reply_id == BusReplyId.BWTIME:
             board.clock_now = False
@@ -828,6 +993,11 @@ class BusPoller:
             if isinstance(reading, ClockTimes) and not reading.no_clock:
                 board.reading = reading
             return [BoardClock(address, now, reading), *self._release(board, now)]
+        if reply.reply_id == BusReplyId.FROM_START:
+            if not board.needs_log:
+                return []  # a late copy of a log already given up on
+            board.needs_log = False
+            return [BoardLog(address, now, bytes(reply.data))]
         if reply.reply_id == BusReplyId.VERSION:
             board.needs_version = False
             if len(reply.data) >= 2:
@@ -878,10 +1048,14 @@ class BusPoller:
         if out.repeats >= self.timings.max_repeats:
             self._outstanding = None
             board.needs_dump = True  # what was in the list is on the board: dump it
+            if board.catching_up:
+                board.needs_backlog, board.backlog = False, None  # the log still has it
             return self._missed(board, now, f"{why}, {out.repeats} repeats")
         self.stats.repeats += 1
         self._outstanding = None
         self._repeat_next = (out.address, out.repeats + 1)
+        if board.catching_up:
+            board.needs_backlog = False  # the REPEAT_CHANGES reads it (or the log will)
         return [BusProblem(out.address, now, why)]
 
     def _ping_answer(self, reply: BusReply, now: float) -> list[BusEvent]:
@@ -895,6 +1069,7 @@ class BusPoller:
         if board.present:
             return []
         board.present, board.needs_dump, board.misses = True, True, 0
+        _catch_up(board)
         board.absent_reported = False
         board.after_return = board.known
         found = BoardFound(reply.address, now, new=not board.known)
@@ -911,11 +1086,19 @@ class BusPoller:
         board.absent_reported = True
         board.after_return = True
         board.needs_dump = True
+        board.needs_log = False
         board.next_ping = now + self.timings.lost_ping_interval
         held = [c for c in board.held if isinstance(c, FieldUpdate)]
         board.held, board.clock_now = [], False
         events: list[BusEvent] = [BoardChanges(board.address, now, tuple(held))] if held else []
         return [*events, BoardLost(board.address, now, detail)]
+
+
+def _catch_up(board: _Board) -> None:
+    """A board (found again) reads what it kept, then is dumped, before anything."""
+    board.catching_up, board.needs_backlog, board.backlog = True, True, b""
+    board.held, board.clock_now, board.move_under_way = [], False, None
+    board.then = board.then_after_changes = None
 
 
 def _pressed(reading: ClockTimes | None, press: EeClockTime) -> ClockTimes | None:

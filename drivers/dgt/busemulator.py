@@ -10,6 +10,13 @@ behaves as the protocol header says a board in bus mode does:
   with the previous one is lost (``lost_commands`` counts them);
 - SEND_CHANGES answers with the changes since the last call and forgets them;
   REPEAT_CHANGES sends the same list again;
+- it keeps an EEPROM log (the 0x1f00-byte cyclic buffer of ``protocol.md`` 1.12:
+  piece changes, the clock time at each lever press, EE_POWERUP at power-up) while
+  it has power, whoever reads the line; SEND_FROM_START answers with the log from
+  the last EE_START_TAG (or, with none, from the oldest byte it still holds) up to
+  the changes already sent, never the ones SEND_CHANGES has still to send
+  (``dgtbrd`` header). The link never writes the start tag (SET_START_GAME writes
+  the EEPROM), so the emulator's log runs from its power-up;
 - a broadcast ping is answered by every board at a random moment within 1.1 s,
   except by a board told to IGNORE_NEXT_BUS_PING;
 - the line is shared: at ``baud`` (9600 by default) a reply takes its real time
@@ -18,7 +25,9 @@ behaves as the protocol header says a board in bus mode does:
 
 Faults on request: the next reply of a board corrupted (its checksum fails), a board
 unplugged from the middle of the chain (it says nothing; what happens on it meanwhile
-is in no change list, as on a board without power) and plugged in again.
+is in no change list and no log, as on a board without power, or, ``powered=True``,
+only its line is cut: it keeps its changes and its log) and plugged in again. The
+chain outlives the daemon that reads it: kill the daemon, play on, start it again.
 
 It reuses the single-board emulator's pty plumbing and serving thread.
 """
@@ -52,6 +61,8 @@ from drivers.sensors import (
 
 #: Bit times per byte on the line (start, 8 data, stop).
 BITS_PER_BYTE = 10
+#: A long reply reaches the reader in parts of this size, as the line carries it.
+REPLY_CHUNK = 64
 
 _START_CODES = protocol.codes_from_placement(START_PLACEMENT)
 
@@ -69,6 +80,11 @@ class VirtualBusBoard:
     changes: list[tuple[int, int] | EeClockTime] = field(default_factory=list)
     last_changes: bytes = b""
     plugged: bool = True
+    powered: bool = True  # it writes its changes and its log (off the line, or not)
+    ee_log: bytearray = field(default_factory=lambda: bytearray([protocol.EE_POWERUP]))
+    ee_written: int = 1  # bytes ever written to the log (its end's position)
+    ee_sent: int = 1  # the log's position up to which its changes have been sent
+    ee_start: int | None = None  # where the last EE_START_TAG is
     ignore_next_ping: bool = False
     busy: bool = False  # a reply is being prepared: the one-command buffer is full
     corrupt_replies: int = 0
@@ -82,8 +98,28 @@ class VirtualBusBoard:
 
     def set_code(self, index: int, code: int) -> None:
         self.codes[index] = code
-        if self.plugged:
+        if self.powered:
             self.changes.append((index, code))
+            self.log_ee(bus.encode_changes([(index, code)]))
+
+    def log_ee(self, entry: bytes) -> None:
+        """One event in its EEPROM log; the oldest go when its 0x1f00 bytes are full."""
+        self.ee_log.extend(entry)
+        self.ee_written += len(entry)
+        del self.ee_log[: max(0, len(self.ee_log) - (protocol.EE_SIZE - 1))]
+
+    def from_start(self) -> bytes:
+        """SEND_FROM_START's data: the log from the last start tag (or the oldest byte
+        it holds) up to the changes already sent."""
+        oldest = self.ee_written - len(self.ee_log)
+        begin = self.ee_start if self.ee_start is not None and self.ee_start >= oldest else oldest
+        return bytes(self.ee_log[begin - oldest : max(begin, self.ee_sent) - oldest])
+
+    def power_up(self) -> None:
+        """Power comes back: nothing kept to send, EE_POWERUP in the log."""
+        self.powered, self.changes, self.last_changes = True, [], b""
+        self.log_ee(bytes([protocol.EE_POWERUP]))
+        self.ee_sent = self.ee_written
 
     def advance_clock(self, now: float) -> None:
         self.clock.advance(now - self.last_tick)
@@ -133,10 +169,13 @@ class BusChainEmulator(BoardEmulator):
             self.boards.append(board)
         return board
 
-    def unplug_board(self, index: int) -> None:
-        """Pull one board out of the chain (the others go on)."""
+    def unplug_board(self, index: int, *, powered: bool = False) -> None:
+        """Pull one board out of the chain (the others go on): without power (its
+        changes meanwhile are nowhere), or ``powered`` (only its line is cut: it keeps
+        them, and its log)."""
         with self._lock:
             self.boards[index].plugged = False
+            self.boards[index].powered = powered
             self.boards[index].busy = False
 
     def press_lever_on(self, index: int) -> None:
@@ -154,10 +193,13 @@ class BusChainEmulator(BoardEmulator):
             _apply_clock_report(board, ClockReport(0.0, white, black, other))
 
     def replug_board(self, index: int) -> None:
-        """Put it back: it powers up with an empty change list."""
+        """Put it back: without power meanwhile it powers up with an empty change
+        list; powered, it has kept what changed."""
         with self._lock:
             board = self.boards[index]
-            board.plugged, board.changes, board.last_changes = True, [], b""
+            if not board.powered:
+                board.power_up()
+            board.plugged = True
 
     def corrupt_next_reply(self, index: int, count: int = 1) -> None:
         """The next ``count`` replies of board ``index`` arrive with a bad checksum."""
@@ -274,7 +316,7 @@ class BusChainEmulator(BoardEmulator):
         if not request.valid:
             self.bad_commands += 1
             return
-        if request.command not in bus.SAFE_BUS_COMMANDS:
+        if request.command not in bus.SAFE_BUS_COMMANDS | {BusCommand.SEND_FROM_START}:
             self.bus_forbidden.append(request)
             return
         if request.address == bus.BROADCAST:
@@ -295,9 +337,12 @@ class BusChainEmulator(BoardEmulator):
         if command == BusCommand.SEND_CHANGES:
             board.last_changes = bus.encode_changes(board.changes)
             board.changes = []
+            board.ee_sent = board.ee_written
             return bus.encode_reply(BusReplyId.UPDATE, address, board.last_changes)
         if command == BusCommand.REPEAT_CHANGES:
             return bus.encode_reply(BusReplyId.UPDATE, address, board.last_changes)
+        if command == BusCommand.SEND_FROM_START:
+            return bus.encode_reply(BusReplyId.FROM_START, address, board.from_start())
         if command == BusCommand.SEND_BRD:
             return bus.encode_reply(BusReplyId.BRD_DUMP, address, bytes(board.codes))
         if command == BusCommand.SEND_CLK:
@@ -335,8 +380,12 @@ class BusChainEmulator(BoardEmulator):
         due = begins + len(reply) * byte_time
         self._line_free_at = due
         self.boards[index].busy = at is None
-        self._outbox.append((begins + 3 * byte_time, index, reply[:3], False))
-        self._outbox.append((due, index, reply[3:], True))
+        # The header, then the rest as the line carries it (a from-start log is
+        # seconds long: the reader sees it coming, not 8 s of silence).
+        cuts = [3, *range(3 + REPLY_CHUNK, len(reply), REPLY_CHUNK), len(reply)]
+        for begin, end in zip([0, *cuts[:-1]], cuts, strict=True):
+            last = end == len(reply)
+            self._outbox.append((begins + end * byte_time, index, reply[begin:end], last))
         self._outbox.sort(key=lambda item: item[0])
         self._wake()
 
@@ -349,9 +398,9 @@ def _apply_clock_report(board: VirtualBusBoard, report: ClockReport) -> None:
     clock.show(report, white_left)
     board.last_tick = time.monotonic()
     pressed = clock.running and (not was_running or clock.left_to_move != left_was_to_move)
-    if pressed and board.plugged:  # the board writes the presser's time in its log
+    if pressed and board.powered:  # the board writes the presser's time in its log
         left = left_was_to_move if was_running else not clock.left_to_move
         seconds = int(clock.left if left else clock.right)
-        board.changes.append(
-            EeClockTime(left, seconds // 3600, seconds // 60 % 60, seconds % 60)
-        )
+        press = EeClockTime(left, seconds // 3600, seconds // 60 % 60, seconds % 60)
+        board.changes.append(press)
+        board.log_ee(bus.encode_changes([press]))

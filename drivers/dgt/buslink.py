@@ -10,7 +10,18 @@ the difference.
 A board's problem stays that board's: one that stops answering is reported lost
 (``ConnectionChange("lost")`` to it alone) while the others are polled on; when it
 answers a ping again it gets ``ConnectionChange("connected")`` and a full
-``BoardDump``. An event handler that raises is logged and the poll goes on. Only the
+``BoardDump``.
+
+A board found again (after an outage, a board replugged, the port reopened, or a
+restarted daemon told what it showed: ``expect_placements``) that shows another
+position than it did is recovered as a single board is from its EEPROM (issue 15):
+the changes it kept since the last poll, or else its log since the start
+(SEND_FROM_START), give what it passed through meanwhile as the dump's ``history``,
+from which the rules core recovers the moves made (issue 29). Its answers are its
+liveness, as a single board's probe: a ``BoardHeard`` at most every second, and at
+once after ``probe(address)`` (a decision held until the board is heard).
+
+An event handler that raises is logged and the poll goes on. Only the
 port itself failing (unplugged adapter, read error) affects every board; the link
 then reports them all lost and reopens the port with back-off.
 """
@@ -22,30 +33,39 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import serial
 
 from drivers.dgt.bus import (
+    BoardAnswered,
     BoardChanges,
     BoardClock,
     BoardContents,
     BoardFound,
+    BoardLog,
     BoardLost,
     BoardVersion,
     BusEvent,
     BusPoller,
     BusProblem,
     BusTimings,
+    backlog_history,
     check_bus_command,
 )
 from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
-from drivers.dgt.protocol import InvalidClockData
+from drivers.dgt.protocol import (
+    EeMoves,
+    InvalidClockData,
+    codes_from_placement,
+    ee_history,
+)
 from drivers.dgt.retry import Retry
 from drivers.dgt.serialport import open_serial
 from drivers.dgt.shadow import BoardShadow
-from drivers.sensors import ConnectionChange, SensorEvent
+from drivers.sensors import BoardDump, BoardHeard, ConnectionChange, SensorEvent
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +85,15 @@ class BusBoard:
     problems: int = 0
     time_source: Callable[[], float] | None = None  # this board's clock (else the link's)
     last_t: float | None = None  # the last event's time: a board's events never go back
+    #: what it showed before this link (a resumed game's position, both ways round)
+    expected: tuple[tuple[int, ...], ...] = ()
+    recent: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=4))
+    #: since it was found: what it showed when last known, and its last updates then
+    before: tuple[tuple[int, ...], ...] = ()
+    before_recent: tuple[tuple[int, int], ...] = ()
+    pending: BoardContents | None = None  # its dump, held while its log is read
+    log_reads: int = 0  # logs since the start read back (SEND_FROM_START)
+    recovered: int = 0  # dumps reported with what it passed through meanwhile
 
 
 class BusLink:
@@ -125,6 +154,25 @@ class BusLink:
         if self._over is not None and not self._over.done():
             asyncio.get_running_loop().call_soon(self._step)  # polled from now on
         return board
+
+    def expect_placements(self, address: int, placements: Sequence[str]) -> None:
+        """What board ``address`` showed when last known, before this link (a resumed
+        game's position as the journal kept it, FEN placements as its sensors see
+        them, both ways round when its orientation is unknown): found showing
+        something else, it is asked what it passed through meanwhile, so the moves
+        made while the daemon was down come back from the board itself."""
+        board = self.boards.get(address)
+        if board is not None:
+            board.expected = tuple(tuple(codes_from_placement(p)) for p in placements)
+
+    def probe(self, address: int) -> None:
+        """Poll board ``address`` now, out of turn; its answer is a ``BoardHeard``
+        (a decision held until the board is heard need not wait for the round)."""
+        if address not in self.boards:
+            return
+        self.poller.probe(address, time.monotonic())
+        if self._over is not None and not self._over.done() and not self.poller.busy:
+            asyncio.get_running_loop().call_soon(self._step)
 
     def connected(self, address: int) -> bool:
         board = self.boards.get(address)
@@ -209,7 +257,7 @@ class BusLink:
                 return
             frame = self.poller.next_command(now)
             while frame is not None:
-                self._write(check_bus_command(frame))
+                self._write(check_bus_command(frame, from_start=self.poller.reading_log))
                 if self.poller.busy:
                     break
                 frame = self.poller.next_command(time.monotonic())  # no reply: on at once
@@ -311,19 +359,49 @@ class BusLink:
         event = replace(bus_event, t=t)
         match event:
             case BoardFound():
+                # What it showed when last known: before a loss, the shadow; at the
+                # first contact, what the daemon knew before it started.
+                codes = board.shadow.codes
+                board.before = (codes,) if codes is not None else board.expected
+                board.before_recent = tuple(board.recent) if codes is not None else ()
                 board.shadow.forget()  # its first dump is reported whatever it says
+                board.recent.clear()
+                board.pending = None
             case BoardLost(t=t, detail=detail):
+                board.pending = None
                 self._board_lost(board, t, detail)
+            case BoardContents(resync=True, dump=dump, backlog=backlog):
+                if not board.before or dump.codes in board.before:
+                    self._report_dump(board, event, None)
+                    return
+                for before in board.before:
+                    history = backlog_history(before, backlog or b"", dump.codes)
+                    if backlog is not None and history is not None:
+                        self._report_dump(board, event, history)
+                        return
+                board.pending = event  # its log since the start tells: asked next
+                self.poller.read_log(board.address)
             case BoardContents(t=t, dump=dump, after_return=after_return):
                 if not board.connected:
-                    board.connected = True
-                    if board.reported_lost:
-                        board.reported_lost = False
-                        self._emit(board, [ConnectionChange(t, "connected", self.port)])
+                    self._report_dump(board, event, None)
+                    return
                 self._emit(board, board.shadow.dump(t, dump, force=after_return))
+            case BoardLog(t=t, data=data):
+                pending, board.pending = board.pending, None
+                if pending is None:
+                    return
+                history = None
+                if data is not None:
+                    board.log_reads += 1
+                    history = self._log_history(board, data, pending.dump.codes)
+                self._report_dump(board, replace(pending, t=t), history)
+            case BoardAnswered(t=t):
+                if board.connected:
+                    self._emit(board, [BoardHeard(t)])
             case BoardChanges(t=t, updates=updates):
                 if board.connected:
                     for update in updates:
+                        board.recent.append((update.square, update.code))
                         self._emit(board, board.shadow.field_update(t, update))
             case BoardClock(t=t, clock=reading):
                 if board.connected and not isinstance(reading, InvalidClockData):
@@ -334,6 +412,40 @@ class BusLink:
                 board.problems += 1
                 board.last_problem = detail
                 log.debug("bus board %s: %s", board.address, detail)
+
+    def _report_dump(
+        self, board: BusBoard, contents: BoardContents, history: list[str] | None
+    ) -> None:
+        """The board connected (again) with its dump, and what it passed through since
+        it was last known when its changes or its log tell."""
+        t = contents.t
+        board.before, board.before_recent, board.expected = (), (), ()
+        if not board.connected:
+            board.connected = True
+            if board.reported_lost:
+                board.reported_lost = False
+                self._emit(board, [ConnectionChange(t, "connected", self.port)])
+        events = board.shadow.dump(t, contents.dump, force=True)
+        if history and events and isinstance(events[0], BoardDump):
+            board.recovered += 1
+            events[0] = replace(events[0], history=tuple(history))
+        self._emit(board, events)
+
+    @staticmethod
+    def _log_history(board: BusBoard, data: bytes, after: tuple[int, ...]) -> list[str] | None:
+        """What the board passed through, by its log since the start: the tail that
+        leads from what it showed when last known to what it shows now."""
+        events = EeMoves(data).events()
+        for before in board.before:
+            history = ee_history(events, before, after, board.before_recent)
+            if history is not None:
+                return history
+        log.info(
+            "bus board %s: its log does not lead to what it shows: the moves made "
+            "meanwhile are searched for",
+            board.address,
+        )
+        return None
 
     def _board_lost(self, board: BusBoard, t: float, detail: str) -> None:
         board.connected = False

@@ -382,7 +382,7 @@ def press_delays(timings: BusTimings, boards: int = 12) -> tuple[list[float], di
     poller, chain = BusPoller(addresses, timings, discover=False), ChainWithClock(addresses)
     plan: list[tuple[float, int, str]] = []
     for i, address in enumerate(addresses):
-        start = 2.0 + 0.37 * i
+        start = 2.1 + 0.37 * i  # a phase of the round where a press waits its turn
         plan += [(start, address, "up"), (start + 0.1, address, "down")]
         plan.append((start + 0.5, address, "press"))
     plan.sort()

@@ -1,0 +1,296 @@
+"""Bus boards recovered from the board itself (issue 29): what a board of the chain
+kept while nobody read it (the daemon killed, the line out, the board pulled with its
+power on) comes back as the dump's ``history``, from its change list or else its log
+since the start (SEND_FROM_START), never as stale field updates after the dump; and
+its answers are its liveness (``BoardHeard``), as a single board's probe."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from drivers.dgt import bus
+from drivers.dgt.bus import (
+    BoardChanges,
+    BoardContents,
+    BoardFound,
+    BoardLog,
+    BusCommand,
+    BusPoller,
+    BusReplyId,
+    BusTimings,
+)
+from drivers.dgt.busemulator import BusChainEmulator
+from drivers.dgt.buslink import BusLink
+from drivers.dgt.protocol import EeMoves, EePieceChange, codes_from_placement, square_index
+from drivers.sensors import BoardDump, BoardHeard, ConnectionChange, SensorEvent, SquareChange
+from tests.dgt.test_dgt_bus import START, Chain, run
+
+START_PLACEMENT = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
+AFTER_E4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR"
+AFTER_E4_E5 = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR"
+AFTER_E4_E5_NF3 = "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R"
+
+TIMINGS = BusTimings(reply_timeout=0.3, discovery_interval=0, clock_interval=0.5)
+
+
+class LoggingChain(Chain):
+    """The scripted chain with each board's log since the start (SEND_FROM_START):
+    the changes already sent, as a real board keeps them."""
+
+    def __init__(self, addresses):
+        super().__init__(addresses)
+        self.sent_log = {a: b"" for a in addresses}
+
+    def answer(self, frame: bytes) -> bytes:
+        if len(frame) == 4 and frame[0] == BusCommand.SEND_FROM_START:
+            address = (frame[1] << 7) | frame[2]
+            self.sent.append(("SEND_FROM_START", address))
+            return bus.encode_reply(BusReplyId.FROM_START, address, self.sent_log[address])
+        if len(frame) == 4 and frame[0] == BusCommand.SEND_CHANGES:
+            address = (frame[1] << 7) | frame[2]
+            if address in self.codes and address not in self.unplugged:
+                self.sent_log[address] += bus.encode_changes(self.changes[address])
+        return super().answer(frame)
+
+
+def _e4_e5(chain: Chain, address: int) -> None:
+    chain.move(address, square_index("e2"), 0)
+    chain.move(address, square_index("e4"), 1)
+    chain.move(address, square_index("e7"), 0)
+    chain.move(address, square_index("e5"), 7)
+
+
+def test_a_restarted_poller_hands_up_what_the_board_kept_with_its_dump_not_after_it():
+    """The daemon was killed; meanwhile 1. e4 e5 was played on the board. The board
+    kept those changes for the next SEND_CHANGES. They come with the first dump as its
+    backlog; before, the dump came first and then the same changes as field updates,
+    replaying the old position over the new one (an endless displaced_pieces alarm)."""
+    chain = Chain([1025])
+    first = BusPoller([1025], TIMINGS, discover=False)
+    _, t = run(first, chain, 0.0, 1.0)
+    _e4_e5(chain, 1025)  # while nobody reads the chain
+    restarted = BusPoller([1025], TIMINGS, discover=False)
+    events, _ = run(restarted, chain, t + 10, 1.0)
+    assert [type(e) for e in events[:2]] == [BoardFound, BoardContents]
+    contents = events[1]
+    assert isinstance(contents, BoardContents) and contents.resync
+    assert contents.dump.codes == tuple(codes_from_placement(AFTER_E4_E5))
+    assert contents.backlog is not None
+    kept = [(e.square, e.code) for e in EeMoves(contents.backlog).events()]
+    assert kept == [(52, 0), (36, 1), (12, 0), (28, 7)]
+    assert not [e for e in events if isinstance(e, BoardChanges)], "no stale updates"
+    assert bus.backlog_history(START, contents.backlog, contents.dump.codes) == [
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPP1PPP/RNBQKBNR",
+        AFTER_E4,
+        "rnbqkbnr/pppp1ppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR",
+        AFTER_E4_E5,
+    ]
+
+
+def test_the_log_since_the_start_is_read_only_when_asked_and_only_then_sent():
+    chain = LoggingChain([1025])
+    poller = BusPoller([1025], TIMINGS, discover=False)
+    _, t = run(poller, chain, 0.0, 1.0)
+    _e4_e5(chain, 1025)
+    _, t = run(poller, chain, t, 1.0)
+    assert ("SEND_FROM_START", 1025) not in chain.sent
+    poller.read_log(1025)
+    events, _ = run(poller, chain, t, 0.5)
+    logs = [e for e in events if isinstance(e, BoardLog)]
+    assert len(logs) == 1 and logs[0].data is not None
+    assert [(e.square, e.code) for e in EeMoves(logs[0].data).events()] == [
+        (52, 0),
+        (36, 1),
+        (12, 0),
+        (28, 7),
+    ]
+    frame = bus.encode_command(BusCommand.SEND_FROM_START, 1025)
+    assert bus.check_bus_command(frame, from_start=True) == frame
+    try:
+        bus.check_bus_command(frame)
+    except bus.UnsafeBusCommand:
+        pass
+    else:
+        raise AssertionError("SEND_FROM_START went without being asked for")
+
+
+def test_a_log_that_never_comes_is_given_up_without_losing_the_board():
+    chain = Chain([1025])  # a board that does not answer SEND_FROM_START
+    poller = BusPoller([1025], TIMINGS, discover=False)
+    _, t = run(poller, chain, 0.0, 1.0)
+    poller.read_log(1025)
+    events, _ = run(poller, chain, t, 3.0)
+    assert [e.data for e in events if isinstance(e, BoardLog)] == [None]
+    assert 1025 in poller.present
+
+
+def test_a_board_in_a_long_reply_log_is_framed_whole():
+    data = bus.encode_changes([(i % 64, i % 13) for i in range(3000)])  # 6,000 bytes
+    reply = bus.encode_reply(BusReplyId.FROM_START, 1025, data)
+    parser = bus.BusReplyParser()
+    items = [item for i in range(0, len(reply), 64) for item in parser.feed(reply[i : i + 64])]
+    assert len(items) == 1 and isinstance(items[0], bus.BusReply) and items[0].valid
+    assert items[0].data == data
+
+
+# -- the link against the emulated chain, over a real pseudo-terminal ---------------------
+
+
+async def _until(condition, timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        await asyncio.sleep(0.02)
+    return bool(condition())
+
+
+def _play(chain: BusChainEmulator, index: int, moves: list[tuple[str, str, str]]) -> None:
+    for frm, to, piece in moves:
+        chain.set_square_on(index, frm, None)
+        chain.set_square_on(index, to, piece)
+
+
+async def _read(
+    chain: BusChainEmulator, expect: list[str] | None, until, then=None
+) -> tuple[BusLink, list]:
+    """A link (a daemon) reads the chain until ``until(events)``, then (``then``: an
+    action and a second condition) goes on until that holds, and is closed."""
+    events: list[SensorEvent] = []
+    link = BusLink(chain.port_path, timings=TIMINGS, discover=False)
+    link.add_board(1025, events.append)
+    link.add_board(1026, lambda event: None)
+    if expect is not None:
+        link.expect_placements(1025, expect)
+    task = asyncio.create_task(link.run())
+    try:
+        assert await _until(lambda: until(events)), events
+        if then is not None:
+            action, until_then = then
+            action()
+            assert await _until(lambda: until_then(events)), events
+    finally:
+        link.close()
+        await asyncio.wait_for(task, 10)
+    return link, events
+
+
+def _dumps(events: list) -> list[BoardDump]:
+    return [e for e in events if isinstance(e, BoardDump)]
+
+
+async def test_a_restarted_link_recovers_the_moves_made_meanwhile_from_the_board(
+    tmp_path: Path,
+) -> None:
+    """A daemon reading the chain is killed at the start position; 1. e4 e5 is played;
+    the restarted link, told the resumed position, reports the board's dump with what
+    it passed through (from the changes the board kept), and no field update after it
+    replays 1. e4 e5 over the board that already shows it."""
+    with BusChainEmulator(tmp_path, serials=["01025", "01026"]) as chain:
+        await _read(chain, None, lambda events: _dumps(events))
+        _play(chain, 0, [("e2", "e4", "P"), ("e7", "e5", "p")])  # the daemon is down
+        link, events = await _read(chain, [START_PLACEMENT], lambda events: _dumps(events))
+        await asyncio.sleep(0)
+        dump = _dumps(events)[0]
+        assert dump.placement == AFTER_E4_E5
+        assert dump.history[-1] == AFTER_E4_E5 and AFTER_E4 in dump.history
+        assert not [e for e in events if isinstance(e, SquareChange)], "replayed after the dump"
+        assert link.boards[1025].recovered == 1 and link.boards[1025].log_reads == 0
+        assert not chain.bus_forbidden
+
+
+async def test_a_change_list_lost_with_the_killed_daemon_comes_back_from_the_log(
+    tmp_path: Path,
+) -> None:
+    """The daemon read the lift of e2 and was killed before the move was decided (so
+    its journal still has the start position): the board has already sent that
+    change, so it is not in what the board kept. Its log since the start has it:
+    the restarted link reads it (SEND_FROM_START) and the history is whole."""
+    with BusChainEmulator(tmp_path, serials=["01025", "01026"]) as chain:
+        lift = (
+            lambda: chain.set_square_on(0, "e2", None),
+            lambda events: any(isinstance(e, SquareChange) for e in events),
+        )
+        await _read(chain, None, _dumps, lift)  # the lift was read, then the daemon died
+        chain.set_square_on(0, "e4", "P")  # the move's end, while nobody reads
+        _play(chain, 0, [("e7", "e5", "p"), ("g1", "f3", "N")])
+        link, events = await _read(chain, [START_PLACEMENT], lambda events: _dumps(events))
+        dump = _dumps(events)[0]
+        assert dump.placement == AFTER_E4_E5_NF3
+        assert dump.history and dump.history[0] == "rnbqkbnr/pppppppp/8/8/8/8/PPPP1PPP/RNBQKBNR"
+        assert AFTER_E4 in dump.history and AFTER_E4_E5 in dump.history
+        assert link.boards[1025].log_reads == 1
+        requests = [r.command for r in chain.bus_received if r.address == 1025]
+        assert requests.count(BusCommand.SEND_FROM_START) == 1
+        assert not chain.bus_forbidden
+
+
+async def test_a_board_pulled_with_its_power_on_comes_back_with_the_moves_made_meanwhile(
+    tmp_path: Path,
+) -> None:
+    events: list[SensorEvent] = []
+    with BusChainEmulator(tmp_path, serials=["01025", "01026"]) as chain:
+        link = BusLink(chain.port_path, timings=TIMINGS, discover=False)
+        link.add_board(1025, events.append)
+        link.add_board(1026, lambda event: None)
+        task = asyncio.create_task(link.run())
+        try:
+            assert await _until(lambda: _dumps(events))
+            chain.set_square_on(0, "e2", None)
+            chain.set_square_on(0, "e4", "P")
+            assert await _until(lambda: len([e for e in events if isinstance(e, SquareChange)]) == 2)
+            chain.unplug_board(0, powered=True)
+            assert await _until(lambda: not link.connected(1025))
+            _play(chain, 0, [("e7", "e5", "p"), ("g1", "f3", "N")])
+            chain.replug_board(0)
+            assert await _until(lambda: len(_dumps(events)) == 2)
+        finally:
+            link.close()
+            await asyncio.wait_for(task, 10)
+    states = [e.state for e in events if isinstance(e, ConnectionChange)]
+    assert states == ["lost", "connected"]
+    dump = _dumps(events)[1]
+    assert dump.placement == AFTER_E4_E5_NF3
+    assert dump.history[0] == "rnbqkbnr/pppp1ppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR"
+    assert AFTER_E4_E5 in dump.history
+    after = events[events.index(dump) + 1 :]
+    assert not [e for e in after if isinstance(e, SquareChange)]
+
+
+async def test_bus_boards_are_heard_as_a_single_board_is_and_at_once_when_probed(
+    tmp_path: Path,
+) -> None:
+    events: list[SensorEvent] = []
+    timings = BusTimings(reply_timeout=0.3, discovery_interval=0, heard_interval=60.0)
+    with BusChainEmulator(tmp_path, serials=["01025", "01026"]) as chain:
+        link = BusLink(chain.port_path, timings=timings, discover=False)
+        link.add_board(1025, events.append)
+        link.add_board(1026, lambda event: None)
+        task = asyncio.create_task(link.run())
+        try:
+            assert await _until(lambda: any(isinstance(e, BoardHeard) for e in events))
+            heard = len([e for e in events if isinstance(e, BoardHeard)])
+            await asyncio.sleep(0.5)
+            assert len([e for e in events if isinstance(e, BoardHeard)]) == heard  # 60 s
+            asked = link.time_source()
+            link.probe(1025)
+            assert await _until(
+                lambda: len([e for e in events if isinstance(e, BoardHeard)]) > heard, 2
+            )
+            last = [e for e in events if isinstance(e, BoardHeard)][-1]
+            assert last.t >= asked, "heard on a poll sent after the probe"
+        finally:
+            link.close()
+            await asyncio.wait_for(task, 10)
+
+
+def test_the_emulated_log_since_the_start_holds_what_was_sent_not_what_is_kept():
+    chain = BusChainEmulator(serials=["01025"])
+    board = chain.boards[0]
+    board.set_code(square_index("e2"), 0)
+    assert chain._reply(board, BusCommand.SEND_CHANGES) is not None
+    board.set_code(square_index("e4"), 1)  # still to be sent with SEND_CHANGES
+    events = EeMoves(board.from_start()).events()
+    assert [(e.square, e.code) for e in events if isinstance(e, EePieceChange)] == [(52, 0)]
