@@ -153,18 +153,25 @@ def _play(chain: BusChainEmulator, index: int, moves: list[tuple[str, str, str]]
         chain.set_square_on(index, to, piece)
 
 
+def _start(
+    chain: BusChainEmulator, events: list, timings: BusTimings, expect: list[str] | None = None
+) -> tuple[BusLink, asyncio.Task[None]]:
+    """A link reading board 1025 of the chain (into ``events``) and 1026."""
+    link = BusLink(chain.port_path, timings=timings, discover=False)
+    link.add_board(1025, events.append)
+    link.add_board(1026, lambda event: None)
+    if expect is not None:
+        link.expect_placements(1025, expect)
+    return link, asyncio.create_task(link.run())
+
+
 async def _read(
     chain: BusChainEmulator, expect: list[str] | None, until, then=None
 ) -> tuple[BusLink, list]:
     """A link (a daemon) reads the chain until ``until(events)``, then (``then``: an
     action and a second condition) goes on until that holds, and is closed."""
     events: list[SensorEvent] = []
-    link = BusLink(chain.port_path, timings=TIMINGS, discover=False)
-    link.add_board(1025, events.append)
-    link.add_board(1026, lambda event: None)
-    if expect is not None:
-        link.expect_placements(1025, expect)
-    task = asyncio.create_task(link.run())
+    link, task = _start(chain, events, TIMINGS, expect)
     try:
         assert await _until(lambda: until(events)), events
         if then is not None:
@@ -232,15 +239,12 @@ async def test_a_board_pulled_with_its_power_on_comes_back_with_the_moves_made_m
 ) -> None:
     events: list[SensorEvent] = []
     with BusChainEmulator(tmp_path, serials=["01025", "01026"]) as chain:
-        link = BusLink(chain.port_path, timings=TIMINGS, discover=False)
-        link.add_board(1025, events.append)
-        link.add_board(1026, lambda event: None)
-        task = asyncio.create_task(link.run())
+        link, task = _start(chain, events, TIMINGS)
         try:
             assert await _until(lambda: _dumps(events))
             chain.set_square_on(0, "e2", None)
             chain.set_square_on(0, "e4", "P")
-            assert await _until(lambda: len([e for e in events if isinstance(e, SquareChange)]) == 2)
+            assert await _until(lambda: sum(isinstance(e, SquareChange) for e in events) == 2)
             chain.unplug_board(0, powered=True)
             assert await _until(lambda: not link.connected(1025))
             _play(chain, 0, [("e7", "e5", "p"), ("g1", "f3", "N")])
@@ -265,10 +269,7 @@ async def test_bus_boards_are_heard_as_a_single_board_is_and_at_once_when_probed
     events: list[SensorEvent] = []
     timings = BusTimings(reply_timeout=0.3, discovery_interval=0, heard_interval=60.0)
     with BusChainEmulator(tmp_path, serials=["01025", "01026"]) as chain:
-        link = BusLink(chain.port_path, timings=timings, discover=False)
-        link.add_board(1025, events.append)
-        link.add_board(1026, lambda event: None)
-        task = asyncio.create_task(link.run())
+        link, task = _start(chain, events, timings)
         try:
             assert await _until(lambda: any(isinstance(e, BoardHeard) for e in events))
             heard = len([e for e in events if isinstance(e, BoardHeard)])
