@@ -2,7 +2,7 @@
 
 Each board plays a different real game from ``../shared/data/games.pgn`` at blitz pace
 (the human-handling model's own thinking times, 0.8-3 s a move, a 3+2 clock), in real
-time, against ``daemon.hall.HallDaemon`` (what ``dgt-bridge run`` builds for a
+time, against ``daemon.app.Daemon`` (what ``dgt-bridge run`` builds for a
 ``boards:`` list). The chain's emulator keeps the line's real speed (9600 baud, 10 bits
 a byte, replies never overlapping), so the polling meets the same bound as a real
 chain. Measured, per run:
@@ -34,8 +34,8 @@ from typing import Any
 import chess
 
 from benchmarks.common import GAMES_PGN, footer, header, percentile
+from daemon.app import Daemon
 from daemon.config import load_text
-from daemon.hall import HallDaemon
 from drivers.dgt.bus import BusTimings
 from drivers.dgt.busemulator import BusChainEmulator
 from drivers.dgt.emulator import BoardEmulator
@@ -105,16 +105,16 @@ async def start_timed_hall(
     directory: Path,
     moves: dict[str, list[tuple[int, str, float]]],
     arrivals: dict[str, list[tuple[SensorEvent, float]]],
-) -> HallDaemon:
+) -> Daemon:
     """The hall daemon for ``entries``, started, noting each board's move events and
     each sensor event's arrival at its rules core (with the time)."""
     settings = load_text(config_text(entries), "bench.yaml", environ={})
 
-    def on_event(board: str, event: dict[str, Any]) -> None:
+    def on_event(event: dict[str, Any]) -> None:
         if event["type"] == "move":
-            moves[board].append((event["ply"], event["uci"], time.monotonic()))
+            moves[event["board"]].append((event["ply"], event["uci"], time.monotonic()))
 
-    hall = HallDaemon(
+    hall = Daemon(
         settings,
         speech=False,
         storage_dir=directory / "games",
@@ -123,7 +123,7 @@ async def start_timed_hall(
         bus_timings=BusTimings(discovery_interval=0),
     )
     await hall.start()
-    for board_id, unit in hall.units.items():
+    for board_id, unit in hall.boards.items():
         assert unit.pipeline is not None
         original = unit.pipeline.submit
 
@@ -166,7 +166,7 @@ async def run_hall(kind: str, count: int, plies: int, seed: int) -> dict[str, An
                 entries.append(f'  - {{id: "{i + 1}", port: "{board.port_path}"}}\n')
         hall = await start_timed_hall(entries, directory, moves, arrivals)
         deadline = time.monotonic() + 20
-        while not all(u.connected for u in hall.units.values()) and time.monotonic() < deadline:
+        while not all(u.connected for u in hall.boards.values()) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         bytes_before = chain.bytes_on_line if kind == "bus" else 0
         emulator_threads = [getattr(e._thread, "native_id", None) for e in emulators]
@@ -372,7 +372,7 @@ async def run_together(chain_size: int, usb_count: int, plies: int, seed: int) -
             for i, b in enumerate(usb)
         ]
         hall = await start_timed_hall(entries, directory, moves, arrivals)
-        if not await _until(lambda: all(u.connected for u in hall.units.values()), 30):
+        if not await _until(lambda: all(u.connected for u in hall.boards.values()), 30):
             faults.append("not all boards connected at start")
         emulator_threads = [getattr(e._thread, "native_id", None) for e in (chain, *usb)]
         cpu_before = process_cpu() - sum(thread_cpu(t) for t in emulator_threads)
@@ -382,7 +382,7 @@ async def run_together(chain_size: int, usb_count: int, plies: int, seed: int) -
         middle_id, pulled_id = names[middle], names[chain_size + pulled]
         plan.inject(chain, usb)
         gone = await _until(
-            lambda: not (hall.units[middle_id].connected or hall.units[pulled_id].connected), 30
+            lambda: not (hall.boards[middle_id].connected or hall.boards[pulled_id].connected), 30
         )
         faults.append(
             f"board {middle_id} (middle of the chain) unplugged, USB {pulled_id} pulled: "
@@ -400,7 +400,7 @@ async def run_together(chain_size: int, usb_count: int, plies: int, seed: int) -
         await _until(lambda: len(_final(moves[names[corrupted]])) >= 4, 60)
         plan.replug(chain, usb)
         back = await _until(
-            lambda: hall.units[middle_id].connected and hall.units[pulled_id].connected, 30
+            lambda: hall.boards[middle_id].connected and hall.boards[pulled_id].connected, 30
         )
         faults.append(
             f"replugged after {time.monotonic() - started:.0f} s: "

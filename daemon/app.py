@@ -1,8 +1,15 @@
-"""The daemon: wiring the parts of one process, board link -> rules core -> outputs.
+"""The daemon: one process beside one board or many, board link -> rules core -> outputs.
+
+``Daemon`` reads a list of boards (``daemon.board.Board``): ``board:`` in the
+configuration is a list of one, ``boards:`` a list of many, and both run the same
+code. The daemon holds what the boards share: the event loop, the live page (one
+card per game, derived from the same list), the systemd notifier and status, the
+chains of boards in DGT bus mode (one ``BusLink`` per chain) and the pairs of boards
+bound to one game (``same_game_as``, Appendix E.1, ``daemon.twoboards``).
 
 Everything runs on one event loop, and nothing on it may wait for anything slow:
 
-- the board link reads the serial port through ``loop.add_reader`` and hands each
+- a board's link reads the serial port through ``loop.add_reader`` and hands each
   sensor event to the board's pipeline (``daemon.pipeline``);
 - the rules core is pure and fast: ``feed`` returns domain events at once, and its
   timers (settle time) are one ``loop.call_later`` at ``next_deadline()``, no polling;
@@ -12,20 +19,23 @@ Everything runs on one event loop, and nothing on it may wait for anything slow:
   task (speech in a worker, HTTP clients with bounded queues, clock commands one at a
   time), so a slow speaker, viewer or clock never holds up the next move.
 
-The parts are made by the composition root (``daemon.compose``), the board's
-decisions by ``daemon.pipeline.BoardPipeline``, its status by ``daemon.status``;
-``Daemon`` only starts them, in order, and stops them.
-
 Start-up order, and what READY means (``docs/daemon.md``): ``READY=1`` goes to
-systemd once a move on the board is read, decided and journalled: the rules core,
-the journal (with a resumed game) and the board link are up. The speech (the
-announcer and pyttsx3's worker process) and the live page (aiohttp: a third of the
+systemd once a move on every board is read, decided and journalled: each board's
+resumed game, its rules core, its journal and its link are up. The speech (the
+announcers and pyttsx3's worker process) and the live page (aiohttp: a third of the
 start-up's CPU) start after it, in that order, their modules imported in a thread so
-that the board's bytes are read meanwhile; what the board says meanwhile waits in a
+that the boards' bytes are read meanwhile; what a board says meanwhile waits in a
 backlog for each, handed over in order once it is up, so nothing is lost or spoken
-out of turn. On a Pi Zero 2 W's budget this is READY in about 4 s instead of 12 s,
-and the board is read seconds earlier. ``start()`` still returns only when all is
-up; ``STATUS=`` and the log say what is still starting.
+out of turn. On a Pi Zero 2 W's budget this is READY in about 4 s instead of 12 s.
+``start()`` still returns only when all is up; ``STATUS=`` and the log say what is
+still starting.
+
+Why a board's fault stays its own: a link task that fails (a bug) is logged, shown
+on that board's card and started again after a pause (``RESTART_AFTER``), for every
+board, the single one included; the other boards go on. The boards of a chain share
+one ``BusLink``, which reports a board that stops answering to that board alone. A
+board's core, outputs and speech fail on their own: the pipeline catches its core's
+errors, the links their handlers' errors, a failed speech is said on the feed.
 
 Time: the rules core gets seconds on a monotonic clock. After a restart the clock
 continues from the journal's last time, so a game's journal stays in order. The demo
@@ -45,29 +55,21 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from daemon import compose
-from daemon.clockdisplay import ClockDisplay
+from daemon.board import Board, journal_history
 from daemon.compose import DEFAULT_BOARD_ID, configured_board_id, turned_round
-from daemon.config import Settings
-from daemon.events import DomainEvent
+from daemon.config import BoardEntry, Settings, board_entries
+from daemon.events import BoardsAgree, Colour, DomainEvent, Irregularity
 from daemon.formatting import describe_event
 from daemon.gcfreeze import freeze_startup
-from daemon.journal import Journal, ResumePoint, find_unfinished
 from daemon.lifecycle import Lifecycle, quietly
-from daemon.memory import release_freed_memory
 from daemon.notify import Notifier
-from daemon.pipeline import (
-    BoardPipeline,
-    FeedWriter,
-    LoopScheduler,
-    Output,
-    Scheduler,
-    log_line,
-)
-from daemon.status import BoardStatus
-from drivers.sensors import SensorEvent
+from daemon.pipeline import Cancellable, FeedWriter, LoopScheduler, Scheduler
+from daemon.status import DaemonStatus
+from drivers.sensors import ConnectionChange, SensorEvent
 
 __all__ = [
     "DEFAULT_BOARD_ID",
+    "RESTART_AFTER",
     "Daemon",
     "configured_board_id",
     "describe_event",
@@ -78,17 +80,30 @@ __all__ = [
 
 log = logging.getLogger("dgt-bridge")
 
+#: Seconds before a failed link task is started again.
+RESTART_AFTER = 5.0
+
+
+def _as_is(event: SensorEvent) -> SensorEvent:
+    return event
+
 
 class Daemon(Lifecycle):
-    """One board's daemon. ``await run()`` until ``stop()`` (or a signal).
+    """The daemon of one board or many. ``await run()`` until ``stop()`` (or a signal).
 
-    ``port`` overrides ``settings.board.port``; ``events_out`` receives the event feed
-    as JSON lines; ``speech`` False leaves the announcer out (the log still has every
-    move); ``on_event`` is called with each feed dict (the demo watches the game end);
-    ``speech_text`` is where the text engine (speech's last fallback) writes;
-    ``board_id`` names the board on the page and in MQTT (default:
-    :func:`configured_board_id`).
+    ``port`` overrides ``board.port`` (one board only); ``events_out`` receives the
+    event feed as JSON lines (with a ``board`` field when the configuration lists
+    ``boards:``); ``speech`` False leaves the announcers out (the log still has every
+    move); ``on_event`` is called with each feed line as a dict (the demo watches the
+    game end); ``speech_text`` is where the text engine (speech's last fallback)
+    writes; ``board_id`` names the single board on the page and in MQTT (default:
+    :func:`configured_board_id`); ``scheduler``: every board's clock (a test's
+    simulated time; default, each board its own loop clock); ``bus_timings``: the
+    chains' polling.
     """
+
+    #: A failed part must not stop the other boards: a link starts again instead.
+    stop_on_failure = False
 
     def __init__(
         self,
@@ -105,146 +120,292 @@ class Daemon(Lifecycle):
         speech_text: TextIO | None = None,
         board_id: str | None = None,
         scheduler: Scheduler | None = None,
+        bus_timings: Any = None,
     ) -> None:
         self.settings = settings
-        self.port = port or settings.board.port
         self.events_out = events_out
         self.speech_enabled = speech
         self.time_scale = time_scale
         self.storage_dir = storage_dir or settings.storage.resolved_directory()
         self.resume_enabled = resume
-        self.on_event = on_event
         self.notifier = notifier or Notifier()
         self.speech_text = speech_text  # where the text engine writes (default: stdout)
-        self.board_id = board_id or configured_board_id(settings)
-
-        # Game time and the core's timers: the loop's clock (``time_scale`` faster for
-        # the demo), or a test's simulated time.
-        self.scheduler: Any = scheduler or LoopScheduler(time_scale)
-        super().__init__()  # a task that fails stops the daemon (Lifecycle)
-        self._link_task: asyncio.Task[Any] | None = None
-        self._speech_running = False  # the announcer's engines have started
-
-        self.headers = compose.build_headers(settings)
-        self.journal = Journal(
-            self.storage_dir,
-            headers=self.headers,
-            fsync=settings.storage.fsync,
-            pgn_every=settings.storage.pgn_every,
-        )
+        self.bus_timings = bus_timings
+        super().__init__()
+        #: the boards, in the configuration's order; ``board:`` is a list of one
+        self.entries: list[BoardEntry] = board_entries(settings, port=port, board_id=board_id)
+        self.named = bool(settings.boards)  # feed lines and log lines name the board
         self.vocabulary = compose.load_vocabulary(settings)  # once, for all parts
-        parts = compose.build_board_parts(settings, self.vocabulary)
-        self.core = parts.core
-        self.clock_interpreter = parts.clock_interpreter
-        self.clock_writer = parts.clock_writer
-        self.link: Any = None  # drivers.dgt.link.BoardLink, made at start
-        self.announcer: Any = None  # daemon.speech.Announcer, made at start when speaking
+        self.boards: dict[str, Board] = {}
+        self.pairs: dict[str, Any] = {}  # game id -> its TwoBoardGame
+        self.buses: dict[str, Any] = {}  # port -> BusLink
         self.hub: Any = None  # daemon.broadcast.Broadcaster, imported only when enabled
         self.http_url: str | None = None
-        #: the feed's dicts for the page while it is starting (after READY); None
-        #: once the page is up or is not to be
-        self._hub_backlog: list[dict[str, Any]] | None = [] if settings.broadcast.enabled else None
-        #: the same for the announcer, made after READY
-        self._speech_backlog: list[DomainEvent] | None = [] if speech else None
+        self.status = DaemonStatus(self.boards, self.notifier, lambda: self.hub)
         self._outputs_state = "starting"  # for STATUS=: speech and page after READY
-        self.clock_display: ClockDisplay | None = None
-        self.status = BoardStatus(self.board_id, self.notifier, lambda: self.hub, lambda: self.link)
-        outputs: list[Output] = []
-        if events_out is not None:
-            outputs.append(FeedWriter(events_out))
-        outputs += [log_line, self._to_announcer, self._to_hub, self._after_game]
-        if on_event is not None:
-            outputs.append(self._to_caller)
-        self.pipeline = BoardPipeline(
-            self.board_id,
-            parts,
-            self.scheduler,
-            journal=self.journal,
-            outputs=outputs,
-            on_connection=self.status.connection,
-        )
+        self._pair_timers: dict[str, Cancellable] = {}
+        self._synthesis_seat: Any = None  # the first speaking board has the thread
+        # one feed for every board's lines (a failing stream is dropped for all)
+        feed = FeedWriter(events_out) if events_out is not None else None
+        for entry in self.entries:
+            journal_dir = Path(entry.journal) if entry.journal else self.storage_dir
+            if self.named and not entry.journal:
+                journal_dir = self.storage_dir / f"board-{entry.id}"
+            self.boards[entry.id] = Board(
+                entry,
+                settings,
+                journal_dir=journal_dir,
+                scheduler=scheduler or LoopScheduler(time_scale),
+                vocabulary=self.vocabulary,
+                named=self.named,
+                hub=lambda: self.hub,
+                on_connection=self.status.connection,
+                feed=feed,
+                on_event=on_event,
+                speech_starting=speech and entry.speak,
+                page_starting=settings.broadcast.enabled,
+            )
+        for entry in self.entries:
+            if entry.same_game_as:
+                self._bind_pair(entry)
 
-    # -- time ---------------------------------------------------------------------------
+    # -- the single board's view ---------------------------------------------------------
+
+    @property
+    def board(self) -> Board:
+        """The first board: the only one of ``board:``."""
+        return next(iter(self.boards.values()))
+
+    @property
+    def board_id(self) -> str:
+        return self.board.id
+
+    @property
+    def pipeline(self) -> Any:
+        return self.board.pipeline
+
+    @property
+    def journal(self) -> Any:
+        return self.board.journal
+
+    @property
+    def core(self) -> Any:
+        return self.board.pipeline.core if self.board.pipeline is not None else None
+
+    @property
+    def link(self) -> Any:
+        return self.board.link
+
+    @property
+    def announcer(self) -> Any:
+        return self.board.announcer
+
+    @property
+    def clock_writer(self) -> Any:
+        return self.board.pipeline.clock_writer if self.board.pipeline is not None else None
 
     def now(self) -> float:
-        """Seconds on the daemon's clock (game seconds when the demo speeds time up)."""
-        return self.scheduler.now()
+        """Seconds on the first board's clock (game seconds when the demo speeds up)."""
+        return self.board.scheduler.now()
 
-    # -- wiring ---------------------------------------------------------------------------
+    def submit(self, event: SensorEvent) -> None:
+        """Feed one sensor event to the first board (the web controls, the demo's
+        arbiter, a test)."""
+        self._submitter(self.board)(event)
+
+    # -- two boards, one game -----------------------------------------------------------------
+
+    def _bind_pair(self, entry: BoardEntry) -> None:
+        """``entry`` repeats the game of ``same_game_as``: one pipeline reads both."""
+        from daemon.twoboards import TwoBoardGame
+
+        main = self.boards[entry.same_game_as]
+        blind = self.boards[entry.id]
+        own_side: Colour = entry.own_side or "black"
+        other: Colour = "white" if own_side == "black" else "black"
+        pair = TwoBoardGame(
+            {own_side: entry.id, other: main.id},
+            diverge_after=entry.diverge_after,
+            clock_board=main.id,
+        )
+        self.pairs[main.id] = pair
+        main.pair = pair
+        blind.game = main
+        blind.scheduler = main.scheduler
+        assert main.pipeline is not None
+        main.pipeline.outputs.insert(1, lambda event: self._pair_decided(main.id, event))
+        main.pipeline.orient = _as_is  # each board is turned (if at all) before the router
+        main.listeners.append(blind)  # the blind player hears the game on his own output
+
+    def _submitter(self, board: Board) -> Callable[[SensorEvent], None]:
+        """Where a board's sensor events go: its pipeline, or its game's router."""
+        game_id = board.game.id
+        orient = compose.build_orientation(board.settings)
+
+        def submit(event: SensorEvent) -> None:
+            pair = self.pairs.get(game_id)
+            pipeline = self.boards[game_id].pipeline
+            assert pipeline is not None
+            if pair is None:
+                pipeline.submit(event)  # its pipeline reports the connection
+                return
+            if isinstance(event, ConnectionChange):
+                self.status.connection(board, event)
+            elif board.connected is not True:
+                self.status.connection(board, ConnectionChange(event.t, "connected"))
+            for fed in pair.sensor(board.id, orient(event)):
+                pipeline.submit(fed)
+            self._pair_tick(game_id)
+
+        return submit
+
+    def _pair_decided(self, game_id: str, event: DomainEvent) -> None:
+        """The game's core decided something: the router follows the position; a
+        hand-over dump goes to the core once this decision has gone everywhere."""
+        pair = self.pairs[game_id]
+        if isinstance(event, BoardsAgree | Irregularity):
+            return
+        fed = pair.game_event(event)
+        pipeline = self.boards[game_id].pipeline
+        assert pipeline is not None
+        loop = asyncio.get_running_loop()
+        for item in fed:
+            loop.call_soon(pipeline.submit, item)
+        loop.call_soon(self._pair_tick, game_id)
+
+    def _pair_tick(self, game_id: str) -> None:
+        pair = self.pairs[game_id]
+        board = self.boards[game_id]
+        assert board.pipeline is not None
+        events = pair.tick(board.scheduler.now())
+        board.pipeline.publish(events)
+        if events and self.hub is not None:
+            squares = getattr(events[0], "squares", [])  # a boards_diverged Irregularity
+            detail = "boards disagree: " + " ".join(squares) if pair.diverged else ""
+            self.hub.set_status(game_id, detail=detail or self.status.detail(game_id))
+        timer = self._pair_timers.pop(game_id, None)
+        if timer is not None:
+            timer.cancel()
+        deadline = pair.next_deadline()
+        if deadline is not None:
+            handle = board.scheduler.call_at(deadline, lambda: self._pair_tick(game_id))
+            self._pair_timers[game_id] = handle
+
+    # -- start ----------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Resume an unfinished game, start the board link, tell systemd READY; then
-        start the speech and the live page (see the module's docstring). Returns when
-        all are up."""
-        if self.resume_enabled:
-            self._resume(find_unfinished(self.storage_dir))
-        # A resumed game's events, for the speech and the page once they are up
-        # (what comes later waits in their backlogs)
-        known = list(self.journal.game_events)
+        """Every board in the single board's order: resume, its link; READY; then the
+        speech and the live page (see the module's docstring). Returns when all are up."""
+        for board in self.boards.values():
+            if self.resume_enabled:
+                board.resume()
+        for board in self.boards.values():
+            board.keep_known()
         self.notifier.add_detail("outputs", self._outputs_line)
-        self.link = compose.build_link(
-            self.settings,
-            self.pipeline.submit,
-            port=self.port,
-            clock_interpreter=self.clock_interpreter,
-            time_source=self.now,
-        )
-        # A resumed game: moves made while the daemon was down come back from the
-        # board's EEPROM log, as after an outage (the rules core falls back to search).
-        self.link.expect_placements(self.pipeline.resumed_placements())
-        self.pipeline.probe_board = self.link.probe
-        self.link.on_battery = self.status.battery
-        self._link_task = self._spawn(self.link.run(), "board link")
-        if self.clock_writer is not None:
-            self.clock_display = ClockDisplay(
-                self.clock_writer, self.clock_interpreter, lambda: self.link
-            )
-            self.pipeline.outputs.insert(self._clock_slot(), self.clock_display)
-            self._spawn(self.clock_display.run(), "clock display")
+        for board in self.boards.values():
+            self._start_link(board)
+        for port, bus in self.buses.items():
+            on_bus = [b for b in self.boards.values() if b.entry.bus_port == port]
+            self._spawn_guarded(bus.run, f"bus {port}", on_bus)
         self._spawn(self.notifier.watchdog(), "watchdog")
         self._handle_signals()
-        port = compose.board_port(self.settings, self.port)
+        starting = self._starting_outputs()
         log.info(
-            "dgt-bridge running: board %s, games in %s%s",
-            port or "auto-detect",
+            "dgt-bridge running: %s, games in %s%s",
+            self._reading(),
             self.storage_dir,
-            f"; starting {self._starting_outputs()}" if self._starting_outputs() else "",
+            f"; starting {starting}" if starting else "",
         )
-        self.notifier.ready(f"reading {port or 'auto-detected board'}")
-        await self._start_outputs(known)
+        self.notifier.ready(self._ready_line())
+        await self._start_outputs()
+
+    def _reading(self) -> str:
+        if self.named:
+            return f"{len(self.boards)} boards"
+        return f"board {compose.board_port(self.board.settings) or 'auto-detect'}"
+
+    def _ready_line(self) -> str:
+        if self.named:
+            return self.status.line()
+        return f"reading {compose.board_port(self.board.settings) or 'auto-detected board'}"
+
+    def _start_link(self, board: Board) -> None:
+        submit = self._submitter(board)
+        if board.entry.bus_port:
+            board.attach_bus(self._bus(board.entry.bus_port), submit)
+            return
+        link = board.attach_link(submit, lambda battery: self.status.battery(board, battery))
+        self._spawn_guarded(link.run, f"board {board.id} link", [board])
+        if board.clock_display is not None:
+            self._spawn(board.clock_display.run(), f"clock display {board.id}")
+
+    def _bus(self, port: str) -> Any:
+        """The chain's ``BusLink`` on ``port``, made for its first board."""
+        bus = self.buses.get(port)
+        if bus is None:
+            from drivers.dgt.bus import BusTimings
+            from drivers.dgt.buslink import BusLink
+
+            bus = BusLink(
+                port,
+                timings=self.bus_timings or BusTimings(),
+                on_new_board=lambda address: log.warning(
+                    "bus %s: a board with address %d is on the chain but not in boards:",
+                    port,
+                    address,
+                ),
+            )
+            self.buses[port] = bus
+        return bus
+
+    def _spawn_guarded(
+        self, run: Callable[[], Any], name: str, boards: list[Board]
+    ) -> asyncio.Task[Any]:
+        """A link's task, started again after a failure: a bug in one board's part
+        shows on that board's card and never stops the others."""
+
+        def lost(exc: Exception) -> None:
+            for board in boards:
+                self.status.connection(
+                    board, ConnectionChange(0.0, "lost", f"{name} failed: {exc!r}")
+                )
+
+        return self._spawn_restarting(run, name, lost, RESTART_AFTER)
 
     def _starting_outputs(self) -> str:
         """What starts after READY, in words ("" when nothing)."""
-        parts = ["speech"] if self.speech_enabled else []
+        parts = ["speech"] if self._speaking() else []
         if self.settings.broadcast.enabled:
             parts.append("the live page")
         return " and ".join(parts)
 
-    async def _start_outputs(self, known: list[dict[str, Any]]) -> None:
+    def _speaking(self) -> list[Board]:
+        if not self.speech_enabled:
+            return []
+        return [b for b in self.boards.values() if b.entry.speak]
+
+    async def _start_outputs(self) -> None:
         """After READY: the speech first (a blind player's ears), then the live page,
-        each imported in a thread (the board's bytes are read meanwhile) and handed
-        what the board said while it was starting."""
-        await asyncio.to_thread(compose.import_after_ready, self.speech_enabled, False)
-        if self.speech_enabled:
-            self._make_announcer(known)
-        backlog, self._speech_backlog = self._speech_backlog or [], None
-        if self.announcer is not None:
-            for domain_event in backlog:  # in order, before any later event
-                self.announcer.handle(domain_event)
-            self._spawn(self._run_announcer(self.announcer), "announcer")
+        each imported in a thread (the boards' bytes are read meanwhile) and handed
+        what each board said while it was starting."""
+        speaking = self._speaking()
+        await asyncio.to_thread(compose.import_after_ready, bool(speaking), False)
+        for board in self.boards.values():
+            if board in speaking:
+                self._start_speech(board)
+            else:
+                board.no_speech()
         if self.settings.broadcast.enabled:
             await asyncio.to_thread(compose.import_after_ready, False, True)
+        broadcast = replace(self.settings, broadcast=broadcast_cards(self.settings, self.entries))
         hub, self.http_url = await compose.start_broadcast(
-            self.settings, self._on_request, self.now, self.notifier
+            broadcast, self._on_request, self.now, self.notifier
         )
-        events, self._hub_backlog = self._hub_backlog or [], None
         self.hub = hub
+        for board in self.boards.values():
+            board.hand_to_page(hub)
         if hub is not None:
-            for event in journal_history(known) + events:  # in order, before later ones
-                hub.publish(self.board_id, event)
-            if self.link is not None:
-                battery = self.link.battery.percent if self.link.battery is not None else None
-                hub.set_status(self.board_id, connected=self.link.connected, battery=battery)
+            self.status.to_page(hub)
         self._outputs_state = "up"
         if self.http_url:
             log.info("live page up: %s", self.http_url)
@@ -257,123 +418,102 @@ class Daemon(Lifecycle):
             return f"{self._starting_outputs()} starting"
         return f"live page {self.http_url}" if self.http_url else ""
 
-    def _clock_slot(self) -> int:
-        """The clock display comes after the page and before the caller's ``on_event``."""
-        return self.pipeline.outputs.index(self._to_hub) + 1
+    # -- speech ---------------------------------------------------------------------------------
 
-    def _make_announcer(self, known: list[dict[str, Any]]) -> None:
-        """The announcer, after READY; ``known``: the resumed game's events before it."""
+    def _start_speech(self, board: Board) -> None:
         text = self.speech_text
         if text is None and self.events_out is not None and self.events_out is sys.stdout:
             text = sys.stderr  # stdout carries the JSON feed
-        self.announcer = compose.build_announcer(
-            self.settings, self.vocabulary, self._speech_problem, text, self._speech_outcome
-        )
-        if self.announcer is not None:
-            self.announcer.catch_up(known)  # known, not spoken
+        if self._synthesis_seat is None:
+            from daemon.speech.settings import SynthesisSeat
 
-    async def _run_announcer(self, announcer: Any) -> None:
+            self._synthesis_seat = SynthesisSeat()
+        announcer = board.make_announcer(
+            self.vocabulary, text, self._synthesis_seat, lambda m: self._speech_problem(board, m)
+        )
+        if announcer is not None:
+            self._spawn(self._run_announcer(board), f"speech {board.id}")
+
+    async def _run_announcer(self, board: Board) -> None:
         """The speech engines start (pyttsx3's worker process takes about a second,
         more on a Pi) after READY, while the page comes up; what is to be said
         meanwhile waits in the announcer's queue."""
         try:
-            await announcer.start()
+            await board.announcer.start()
         except Exception as exc:  # the game goes on unspoken, and says so
-            log.error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)
-            self.announcer = None
+            log.error("%sSPEECH NOT AVAILABLE: %s (moves are only logged)", board.prefix, exc)
+            board.announcer = None
             return
-        self._speech_running = True
-        await announcer.run()
+        board.speech_running = True
+        await board.announcer.run()
 
-    def _speech_outcome(self, record: dict[str, Any]) -> None:
-        """What was heard, cut or dropped goes into the journal (not the feed), so a
-        player's complaint can be checked afterwards."""
-        self.journal.append({"t": round(self.now(), 6), **record})
+    def _speech_problem(self, board: Board, message: str) -> None:
+        """A speech engine failed: the arbiter must know a blind player hears nothing."""
+        game = board.game.pipeline
+        if game is not None:
+            game.notice("speech_error", board.prefix + message)
 
-    def _to_announcer(self, event: DomainEvent) -> None:
-        if self.announcer is not None:
-            self.announcer.handle(event)
-        elif self._speech_backlog is not None:
-            self._speech_backlog.append(event)  # the speech is starting
-
-    def _to_hub(self, event: DomainEvent) -> None:
-        if self.hub is not None:  # the HTTP and MQTT edge: the feed's dicts
-            self.hub.publish(self.board_id, event.to_dict())
-        elif self._hub_backlog is not None:
-            self._hub_backlog.append(event.to_dict())  # the page is starting
-
-    def _after_game(self, event: DomainEvent) -> None:
-        """A game has ended or the next begun: once every output has had it, the
-        memory the last game needed goes back to the system (``daemon.memory``), so
-        that a day of games does not hold more than the current game's state."""
-        if event.type in ("game_end", "game_start"):
-            try:
-                asyncio.get_running_loop().call_soon(release_freed_memory)
-            except RuntimeError:  # no loop (a test feeding the pipeline by hand)
-                release_freed_memory()
-
-    def _to_caller(self, event: DomainEvent) -> None:
-        if self.on_event is not None:  # an embedding caller gets the feed's dicts
-            self.on_event(event.to_dict())
-
-    async def close(self, drain_speech: bool = True) -> None:
-        """Stop the board first, say what is still queued (unless ``drain_speech`` is
-        False: a user's Ctrl-C means now), then close every output."""
-        self.notifier.stopping()
-        self.pipeline.close()
-        if self.clock_display is not None:
-            self.clock_display.close()
-        if self.link is not None:
-            self.link.close()
-        if self._link_task is not None:
-            with contextlib.suppress(Exception):  # let the link end its own way
-                await asyncio.wait_for(asyncio.shield(self._link_task), 5)
-        if self.announcer is not None and self._speech_running and drain_speech:
-            await quietly(self.announcer, "drain", 30)
-        await self._end_tasks()
-        if self.announcer is not None:
-            await quietly(self.announcer, "close")
-        if self.hub is not None:
-            await quietly(self.hub, "stop")
-        self._release_signals()
-        self.journal.close()
-        self.notifier.close()
-
-    # -- resume -----------------------------------------------------------------------------
-
-    def _resume(self, point: ResumePoint | None) -> None:
-        if point is None:
-            return
-        self.scheduler.offset = point.last_t + 0.001
-        self.journal.reopen(point)
-        log.info(
-            "resuming the game in %s at move %d: waiting for the board to agree",
-            point.path,
-            point.ply,
-        )
-        self.pipeline.resume(point)
-
-    # -- in -----------------------------------------------------------------------------------
-
-    def submit(self, event: SensorEvent) -> None:
-        """Feed one sensor event (the link, the web controls, the demo's arbiter)."""
-        self.pipeline.submit(event)
+    # -- requests from the page ---------------------------------------------------------------
 
     def _on_request(self, board_id: str, request: SensorEvent) -> None:
-        """A web control (arbiter): a Request for this board, at the daemon's time."""
-        if board_id == self.board_id:
-            self.submit(replace(request, t=self.now()))
+        """A web control (arbiter): a Request for that board's game, at its time."""
+        board = self.boards.get(board_id)
+        if board is None or board.pipeline is None:
+            return
+        board.pipeline.submit(replace(request, t=board.scheduler.now()))
 
-    def _speech_problem(self, message: str) -> None:
-        """A speech engine failed: the arbiter must know a blind player hears nothing."""
-        self.pipeline.notice("speech_error", message)
+    # -- close ------------------------------------------------------------------------------------
+
+    async def close(self, drain_speech: bool = True) -> None:
+        """Stop the boards first, say what is still queued (unless ``drain_speech`` is
+        False: a user's Ctrl-C means now), then close every output. Every wait is
+        bounded: a stuck board must not hang the exit of the others."""
+        self.notifier.stopping()
+        for timer in self._pair_timers.values():
+            timer.cancel()
+        for board in self.boards.values():
+            board.close_board()
+        for bus in self.buses.values():
+            bus.close()
+        links = [t for t in self._tasks if t.get_name().endswith(" link")]
+        with contextlib.suppress(Exception):  # let the links end their own way
+            await asyncio.wait_for(asyncio.gather(*map(asyncio.shield, links)), 5)
+        if drain_speech:
+            speaking = [b.announcer for b in self.boards.values() if b.speech_running]
+            await asyncio.gather(*(quietly(a, "drain", 30) for a in speaking if a is not None))
+        await self._end_tasks(bound=5)
+        for board in self.boards.values():
+            if board.announcer is not None:
+                await quietly(board.announcer, "close", 5)
+        if self.hub is not None:
+            await quietly(self.hub, "stop", 10)
+        for board in self.boards.values():
+            board.close_journal()
+        self._release_signals()
+        self.notifier.close()
 
 
-def journal_history(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A resumed game's journal, for the page: its moves, not an earlier restart's
-    ``game_resumed`` (published again it reads as a second resume, at the old ply,
-    just before this restart's own)."""
-    return [event for event in events if event.get("type") not in ("game_resumed", "speech")]
+def broadcast_cards(settings: Settings, entries: list[BoardEntry]) -> Any:
+    """The broadcast section with one card per game, derived from the boards' list
+    (a bound board shows its game's); a card ``broadcast.boards`` names keeps its
+    own keys (round, orientation), the board's names win where it has them."""
+    from daemon.broadcast.settings import BoardSettings as Card
+
+    named = {card.id: card for card in getattr(settings.broadcast, "boards", None) or []}
+    cards = []
+    for entry in entries:
+        if entry.same_game_as:
+            continue
+        card = named.get(entry.id) or Card(id=entry.id)
+        cards.append(
+            replace(
+                card,
+                label=entry.label or card.label,
+                white=entry.white if entry.white not in ("", "?") else card.white,
+                black=entry.black if entry.black not in ("", "?") else card.black,
+            )
+        )
+    return replace(settings.broadcast, boards=cards)
 
 
 def setup_logging(

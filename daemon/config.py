@@ -164,6 +164,32 @@ class BoardEntry(Record):
             raise ValueError("diverge_after must be positive")
 
 
+def board_entries(
+    settings: Settings, *, port: str | None = None, board_id: str | None = None
+) -> list[BoardEntry]:
+    """The boards a daemon reads, as one list: ``boards:``, or ``board:`` read as a
+    list of one (its id the first of ``broadcast.boards``, else "1"; ``port``:
+    ``--port``). The single board speaks; a hall's boards only when asked."""
+    if settings.boards:
+        if port:
+            raise ValueError(
+                "--port reads one board; the configuration lists boards: (give each its port there)"
+            )
+        return list(settings.boards)
+    cards = list(getattr(settings.broadcast, "boards", None) or [])
+    card = next((c for c in cards if c.id == board_id), None) if board_id else None
+    card = card or (cards[0] if cards and not board_id else None)
+    return [
+        BoardEntry(
+            id=board_id or (card.id if card is not None else "1"),
+            port=port or settings.board.port or "auto",
+            orientation=settings.board.orientation,
+            label=card.label if card is not None else "",
+            speak=True,
+        )
+    ]
+
+
 # --- sections owned by the other parts -------------------------------------------------
 
 
@@ -615,6 +641,7 @@ def describe_type(tp: Any) -> str:
 
 # --- loading -------------------------------------------------------------------------------
 
+
 def _yaml() -> Any:
     """PyYAML, imported when a file must be parsed (``daemon.yamlcache`` says why)."""
     import yaml
@@ -884,9 +911,7 @@ def _bind_board_overrides(settings: Settings, root: Node, binder: _Binder) -> No
             )
 
 
-def _last_wins(
-    pairs: list[tuple[Node, Node]], binder: _Binder
-) -> list[tuple[Node, Node]]:
+def _last_wins(pairs: list[tuple[Node, Node]], binder: _Binder) -> list[tuple[Node, Node]]:
     """Key/value pairs with a later key replacing an earlier one (a board's own)."""
     out: dict[Any, tuple[Node, Node]] = {}
     for key_node, value_node in pairs:

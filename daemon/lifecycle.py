@@ -1,16 +1,16 @@
 """Being a process on an event loop: run until stopped, background tasks, shutdown.
 
-The single-board daemon (``daemon.app.Daemon``) and the hall (``daemon.hall``) both
-start their parts, run until ``stop()`` or a signal, and then end every task they
-spawned before closing their outputs. That part is written once, here; what differs
-is a choice each makes:
+The daemon (``daemon.app.Daemon``, one board or many) starts its parts, runs until
+``stop()`` or a signal, and then ends every task it spawned before closing its
+outputs. The choices, written here once:
 
-- a failed task: the daemon stops with exit code 1 (``stop_on_failure``: systemd
-  restarts it and the journal resumes the game); the hall cannot stop, since that
-  would stop every board, so it starts a failed link again after a pause
-  (``_spawn_restarting``) and lets the other boards go on;
-- waits at shutdown: the hall bounds each one (``bound``: a stuck board must not hang
-  the exit of the others); the daemon waits for its own parts as long as they take.
+- a failed link task is started again after a pause (``_spawn_restarting``): one
+  board's bug must not stop the other boards, nor, with one board, a game that
+  systemd would otherwise restart from its journal;
+- any other task that fails is logged; it stops the process (exit code 1, so that
+  systemd restarts it) only where ``stop_on_failure`` says so;
+- waits at shutdown can be bounded (``bound``: a stuck board must not hang the exit
+  of the others).
 """
 
 from __future__ import annotations
@@ -69,8 +69,7 @@ class Lifecycle:
 
     def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro, name=name)
-        if self.stop_on_failure:
-            task.add_done_callback(self._task_done)
+        task.add_done_callback(self._task_done)
         self._tasks.append(task)
         return task
 
@@ -80,8 +79,9 @@ class Lifecycle:
         error = task.exception()
         if error is not None:
             logger().error("%s stopped: %r", task.get_name(), error, exc_info=error)
-            self.exit_code = 1
-            self.stop()  # systemd restarts us (Restart=on-failure); the journal resumes
+            if self.stop_on_failure:
+                self.exit_code = 1
+                self.stop()  # systemd restarts us (Restart=on-failure); the journal resumes
 
     def _spawn_restarting(
         self,

@@ -17,7 +17,7 @@ module decides, without any I/O or clock of its own (time is an argument):
   differ on and, for that board's player, what to put where on *his* board; and
   ``boards_agree`` when both show the game's position again.
 
-The shell (``daemon.hall``) routes each board's sensor events through ``sensor()``,
+The shell (``daemon.app.Daemon``) routes each board's sensor events through ``sensor()``,
 gives the core's decisions to ``game_event()`` and calls ``tick()`` at
 ``next_deadline()``.
 """

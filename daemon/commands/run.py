@@ -77,23 +77,7 @@ def _make_daemon(args: argparse.Namespace, stack: contextlib.ExitStack) -> Any:
     elif args.events:
         events_out = stack.enter_context(open(args.events, "a", encoding="utf-8"))  # noqa: SIM115
     setup_logging(log_stream, verbose=args.verbose)
-    if settings.boards and args.port:
-        print(
-            "dgt-bridge: --port reads one board; the configuration lists boards: "
-            "(give each its port there)",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        if settings.boards:  # one daemon for many boards (daemon/hall.py)
-            from daemon.hall import HallDaemon
-
-            return HallDaemon(
-                settings,
-                events_out=events_out,
-                speech=not args.no_speech,
-                storage_dir=Path(args.storage) if args.storage else None,
-            )
+    try:  # one daemon for one board (board:) or many (boards:)
         return Daemon(
             settings,
             port=args.port,
@@ -101,6 +85,6 @@ def _make_daemon(args: argparse.Namespace, stack: contextlib.ExitStack) -> Any:
             speech=not args.no_speech,
             storage_dir=Path(args.storage) if args.storage else None,
         )
-    except ValueError as exc:  # e.g. a vocabulary that cannot be read
+    except ValueError as exc:  # --port with boards:, a vocabulary that cannot be read
         print(f"dgt-bridge: cannot start: {exc}", file=sys.stderr)
         return 2

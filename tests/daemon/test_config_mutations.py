@@ -27,7 +27,6 @@ import yaml
 
 from daemon.app import Daemon
 from daemon.config import ConfigError, _section_types, load_text, settable_fields
-from daemon.hall import HallDaemon
 from daemon.speech import vocabulary
 from drivers.sensors import BoardDump
 
@@ -168,19 +167,17 @@ async def runs(settings: Any) -> str | None:
     """Start the daemon as ``run`` does, show it a board, let it work: None if it
     lives, else how it died."""
     nowhere = "/nonexistent/dgt-board"  # never probe the test machine's serial ports
-    daemon: Any
-    if settings.boards:  # as run does: one daemon for the boards: list
+    if settings.boards:  # one daemon for the boards: list, as for one board
         for entry in settings.boards:
             if not entry.port and not entry.bus_port:
                 entry.port = nowhere
-        daemon = HallDaemon(settings, speech_text=io.StringIO(), resume=False)
+        port = None
     else:
         port = nowhere if settings.board.port == "auto" else None
-        daemon = Daemon(settings, port=port, speech_text=io.StringIO(), resume=False)
+    daemon = Daemon(settings, port=port, speech_text=io.StringIO(), resume=False)
     try:
         await daemon.start()
-        if isinstance(daemon, Daemon):
-            daemon.submit(BoardDump(daemon.now(), START))
+        daemon.submit(BoardDump(daemon.now(), START))
         await asyncio.sleep(0.3)
         if daemon.exit_code or daemon._stopped.is_set():
             return f"stopped with exit code {daemon.exit_code}"

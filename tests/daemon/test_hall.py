@@ -13,8 +13,8 @@ from pathlib import Path
 import aiohttp
 import chess
 
+from daemon.app import Daemon
 from daemon.config import load_text
-from daemon.hall import HallDaemon
 from daemon.notify import Notifier
 from drivers.dgt.bus import BusTimings
 from drivers.dgt.busemulator import BusChainEmulator
@@ -80,26 +80,28 @@ async def test_one_daemon_reads_a_bus_chain_and_usb_boards_each_game_exact(
         usb.append(BoardEmulator(tmp_path / f"usb{index}").start())
     chain = BusChainEmulator(tmp_path, serials=BUS_SERIALS, seed=2).start()
     settings = load_text(hall_config([e.port_path for e in usb], chain.port_path), "hall.yaml", {})
-    hall = HallDaemon(
+    hall = Daemon(
         settings,
         speech=False,
         storage_dir=tmp_path / "games",
         resume=False,
         time_scale=SPEED,
         notifier=notifier,
-        on_event=lambda board, event: feeds.setdefault(board, []).append(event),
+        on_event=lambda event: feeds.setdefault(event["board"], []).append(event),
         bus_timings=BusTimings(reply_timeout=0.3, clock_interval=0.5, discovery_interval=0),
     )
     ids = ["b1", "b2", "b3", "u1", "u2", "u3"]
     try:
         await hall.start()
-        assert await _until(lambda: all(u.connected for u in hall.units.values()))
+        assert await _until(lambda: all(u.connected for u in hall.boards.values()))
 
         # Faults before the games: the middle board of the chain is pulled out, a USB
         # board's cable too; another bus board's replies arrive corrupted; garbage.
         faults = HallFaults(unplugged=1, corrupted=2, pulled=1, noisy=2)
         faults.inject(chain, usb)
-        assert await _until(lambda: not (hall.units["b2"].connected or hall.units["u2"].connected))
+        assert await _until(
+            lambda: not (hall.boards["b2"].connected or hall.boards["u2"].connected)
+        )
         assert "NOT READ" in notifier.statuses[-1] and "b2" in notifier.statuses[-1]
         state = json.loads(await fetch(f"{hall.http_url}state.json"))
         assert list(state["boards"]) == ids
@@ -116,20 +118,18 @@ async def test_one_daemon_reads_a_bus_chain_and_usb_boards_each_game_exact(
         usb[0].play(logs[3], speed=SPEED)
         usb[2].play(logs[5], speed=SPEED)
         assert await _until(lambda: len(_moves(feeds, "b1")) >= 2), "the chain stalled"
-        assert not hall.units["b2"].connected
+        assert not hall.boards["b2"].connected
         faults.replug(chain, usb)
-        assert await _until(lambda: hall.units["b2"].connected and hall.units["u2"].connected)
+        assert await _until(lambda: hall.boards["b2"].connected and hall.boards["u2"].connected)
         chain.play_on(1, logs[1], speed=SPEED)
         usb[1].play(logs[4], speed=SPEED)
         for emulator in (chain, *usb):
             await asyncio.to_thread(emulator.wait_played, 60)
 
-        expected = {
-            board: [m.uci() for m in games[i]] for i, board in enumerate(ids)
+        expected = {board: [m.uci() for m in games[i]] for i, board in enumerate(ids)}
+        assert await _until(lambda: all(_moves(feeds, b) == expected[b] for b in ids), 30), {
+            b: _moves(feeds, b) for b in ids
         }
-        assert await _until(
-            lambda: all(_moves(feeds, b) == expected[b] for b in ids), 30
-        ), {b: _moves(feeds, b) for b in ids}
         assert notifier.statuses[-1] == "6/6 boards connected"
         pgn = await fetch(f"{hall.http_url}game.pgn")
         assert pgn.count("[Event ") == 6
@@ -182,13 +182,13 @@ class PairInHall:
             pair_config(self.sighted.port_path, self.blind.port_path), "pair.yaml", {}
         )
         self.feed: list[dict] = []
-        self.hall = HallDaemon(
+        self.hall = Daemon(
             settings,
             speech=False,
             storage_dir=tmp_path / "games",
             resume=False,
             time_scale=4.0,
-            on_event=lambda board, event: self.feed.append({"board": board, **event}),
+            on_event=self.feed.append,
         )
 
     async def move(self, emulator: BoardEmulator, frm: str, to: str, piece: str) -> None:
@@ -213,10 +213,10 @@ async def test_two_boards_one_game_a_late_repetition_is_reported_then_agreed(tmp
     pair = PairInHall(tmp_path)
     heard: dict[str, list] = {"7": [], "7b": []}  # each board's speech output
     for board, said in heard.items():
-        pair.hall.units[board].announcer = type("Ear", (), {"handle": staticmethod(said.append)})
+        pair.hall.boards[board].announcer = type("Ear", (), {"handle": staticmethod(said.append)})
     try:
         await pair.hall.start()
-        assert await _until(lambda: all(u.connected for u in pair.hall.units.values()))
+        assert await _until(lambda: all(u.connected for u in pair.hall.boards.values()))
         assert await _until(lambda: pair.kinds("game_start"))
         await pair.move(pair.sighted, "e2", "e4", "P")
         assert await _until(lambda: pair.moves() == ["e2e4"])
@@ -259,7 +259,7 @@ async def test_two_boards_one_game_a_wrong_repetition_is_corrected_as_told(tmp_p
     pair = PairInHall(tmp_path)
     try:
         await pair.hall.start()
-        assert await _until(lambda: all(u.connected for u in pair.hall.units.values()))
+        assert await _until(lambda: all(u.connected for u in pair.hall.boards.values()))
         assert await _until(lambda: pair.kinds("game_start"))
         await pair.move(pair.sighted, "g1", "f3", "N")
         assert await _until(lambda: pair.moves() == ["g1f3"])
@@ -289,7 +289,7 @@ async def test_each_boards_speech_outcomes_go_into_its_games_journal(tmp_path: P
     blind = BoardEmulator(tmp_path / "blind").start()
     config = pair_config(sighted.port_path, blind.port_path).replace("}\n", ", speak: true}\n")
     spoken = io.StringIO()
-    hall = HallDaemon(
+    hall = Daemon(
         load_text(config + "speech:\n  engine: text\n", "pair.yaml", {}),
         storage_dir=tmp_path / "games",
         resume=False,
@@ -312,7 +312,7 @@ async def test_each_boards_speech_outcomes_go_into_its_games_journal(tmp_path: P
 
     try:
         await hall.start()
-        assert await _until(lambda: all(u.connected for u in hall.units.values()))
+        assert await _until(lambda: all(u.connected for u in hall.boards.values()))
         for board in (sighted, blind):
             board.set_square("e2", None)
             await asyncio.sleep(0.05)

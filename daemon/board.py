@@ -1,0 +1,356 @@
+"""One board of the daemon: its journal, pipeline, outputs, link, clock display,
+speech, resume and close.
+
+``daemon.app.Daemon`` holds a list of these (``board:`` is a list of one, ``boards:``
+a list of many) and what they share: the event loop, the live page, the notifier,
+the buses of boards in DGT bus mode and the pairs of boards bound to one game. A
+``Board`` is the same object whichever list it came from, so a board of a hall is
+read, decided, journalled, spoken and shown exactly as the single board is.
+
+What a board does, in the order the daemon asks for it:
+
+1. ``resume()``: an unfinished game in its journal directory continues (the rules
+   core waits for the board to agree); its events are ``known`` to the speech and
+   the page that start later.
+2. its link: a USB/serial board gets a ``BoardLink`` of its own (``attach_link``),
+   told the resumed position so that moves made while the daemon was down come back
+   from the board's EEPROM log; a board on a chain gets its place on the bus's
+   ``BusLink`` (``attach_bus``). **A bus board's recovery after a restart goes in
+   ``attach_bus``**, beside the ``add_board`` call, where ``attach_link`` calls
+   ``expect_placements``: ``self.pipeline.resumed_placements()`` is the position the
+   board should show.
+3. READY (the daemon's), then the speech (``make_announcer``) and the page; what the
+   board says meanwhile waits in this board's two backlogs, handed over in order.
+4. ``close()``.
+
+A board bound to another's game (``same_game_as``, Appendix E.1) has a link, a
+connection state and maybe speech, but no pipeline or journal of its own: ``game``
+is the board whose pipeline reads both, and its player hears that game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from daemon import compose
+from daemon.clockdisplay import ClockDisplay
+from daemon.config import BoardEntry, BoardSettings, Settings
+from daemon.events import DomainEvent, Irregularity
+from daemon.formatting import describe
+from daemon.journal import Journal, find_unfinished
+from daemon.memory import release_freed_memory
+from daemon.pipeline import BoardPipeline, FeedWriter, Output, Scheduler
+from drivers.sensors import ConnectionChange, SensorEvent
+
+if TYPE_CHECKING:
+    from daemon.speech.vocabulary import Vocabulary
+    from daemon.twoboards import TwoBoardGame
+
+log = logging.getLogger("dgt-bridge")
+
+
+def board_settings(settings: Settings, entry: BoardEntry) -> Settings:
+    """One board's settings: the file's sections with this board's port, orientation,
+    players and its own clock and speech keys."""
+    game = settings.game
+    return replace(
+        settings,
+        board=BoardSettings(port=entry.port or "auto", orientation=entry.orientation),
+        clock=entry.clock if entry.clock is not None else settings.clock,
+        speech=entry.speech if entry.speech is not None else settings.speech,
+        game=replace(
+            game,
+            white=entry.white if entry.white not in ("", "?") else game.white,
+            black=entry.black if entry.black not in ("", "?") else game.black,
+        ),
+        boards=[],
+    )
+
+
+def journal_history(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A resumed game's journal, for the page: its moves, not an earlier restart's
+    ``game_resumed`` (published again it reads as a second resume, at the old ply,
+    just before this restart's own), nor what the speech heard (the journal's own
+    lines, never feed events)."""
+    return [event for event in events if event.get("type") not in ("game_resumed", "speech")]
+
+
+class Board:
+    """One board. ``named``: the daemon names its boards (``boards:``), so its feed
+    lines carry a ``board`` field and its log lines say which board; the single board
+    of ``board:`` writes the feed as it always has.
+
+    ``hub`` is read when needed (the page starts after READY); ``on_connection``
+    hears this board's link state (the daemon's status); ``on_event`` gets each feed
+    line as a dict (an embedding caller)."""
+
+    def __init__(
+        self,
+        entry: BoardEntry,
+        settings: Settings,
+        *,
+        journal_dir: Path,
+        scheduler: Scheduler,
+        vocabulary: Vocabulary,
+        named: bool,
+        hub: Callable[[], Any],
+        on_connection: Callable[[Board, ConnectionChange], None],
+        feed: FeedWriter | None = None,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        speech_starting: bool = False,
+        page_starting: bool = False,
+    ) -> None:
+        self.entry = entry
+        self.id = entry.id
+        self.settings = board_settings(settings, entry)
+        self.journal_dir = journal_dir
+        self.scheduler = scheduler
+        self.named = named
+        self.game: Board = self  # a bound board: the board whose pipeline reads it
+        self.pair: TwoBoardGame | None = None
+        self.listeners: list[Board] = [self]  # whose speech hears this game
+        self.link: Any = None  # a BoardLink, or the BusLink this board is on
+        self.bus_address: int | None = None
+        self.clock_display: ClockDisplay | None = None
+        self.announcer: Any = None  # daemon.speech's Announcer, made after READY
+        self.speech_running = False  # the announcer's engines have started
+        self.connected: bool | None = None
+        self.detail = "not yet read"
+        self.known: list[dict[str, Any]] = []  # a resumed game's events, for speech and page
+        self._hub = hub
+        self._feed = feed
+        self._on_event = on_event
+        #: what the board said while the speech (the page) was starting; None once it
+        #: is up or is not to be
+        self._speech_backlog: list[DomainEvent] | None = [] if speech_starting else None
+        self._page_backlog: list[dict[str, Any]] | None = [] if page_starting else None
+        self.journal: Journal | None = None
+        self.pipeline: BoardPipeline | None = None
+        if entry.same_game_as:
+            return  # read through its game's pipeline (``bind``)
+        self.journal = Journal(
+            journal_dir,
+            headers=compose.build_headers(self.settings),
+            fsync=self.settings.storage.fsync,
+            pgn_every=self.settings.storage.pgn_every,
+        )
+        parts = compose.build_board_parts(self.settings, vocabulary)
+        outputs: list[Output] = []
+        if feed is not None:
+            outputs.append(self._to_feed)
+        outputs += [self._to_log, self._to_speech, self._to_page, _after_game]
+        if on_event is not None:
+            outputs.append(self._to_caller)
+        self.pipeline = BoardPipeline(
+            entry.id,
+            parts,
+            scheduler,
+            journal=self.journal,
+            outputs=outputs,
+            on_connection=lambda event: on_connection(self, event),
+        )
+
+    def __repr__(self) -> str:
+        return f"Board({self.id!r}, connected={self.connected})"
+
+    # -- resume ---------------------------------------------------------------------------
+
+    def resume(self) -> None:
+        """Continue the unfinished game of this board's journal directory, if any."""
+        if self.pipeline is None or self.journal is None:
+            return
+        point = find_unfinished(self.journal_dir)
+        if point is not None:
+            self.scheduler.offset = point.last_t + 0.001  # type: ignore[attr-defined]
+            self.journal.reopen(point)
+            log.info(
+                "%sresuming the game in %s at move %d: waiting for the board to agree",
+                self.prefix,
+                point.path,
+                point.ply,
+            )
+            self.pipeline.resume(point)
+
+    def keep_known(self) -> None:
+        """The game's events so far (a resumed game's), for the speech and the page
+        once they are up; what comes later waits in their backlogs."""
+        game = self.game.journal
+        self.known = list(game.game_events) if game is not None else []
+
+    # -- the link ---------------------------------------------------------------------------
+
+    def attach_link(self, submit: Callable[[SensorEvent], None], on_battery: Any) -> Any:
+        """A USB/serial board's own link (not yet running): it hears the resumed
+        position (the EEPROM log's moves come back), a held alarm asks it at once, and
+        it reports a Bluetooth board's battery."""
+        interpreter = self._interpreter()
+        self.link = compose.build_link(
+            self.settings,
+            submit,
+            port=self.entry.port,
+            clock_interpreter=interpreter,
+            time_source=self.scheduler.now,
+        )
+        if self.pipeline is not None:
+            self.link.expect_placements(self.pipeline.resumed_placements())
+            self.pipeline.probe_board = self.link.probe
+        self.link.on_battery = on_battery
+        if self.pipeline is not None and self.pipeline.clock_writer is not None:
+            self.clock_display = ClockDisplay(
+                self.pipeline.clock_writer, interpreter, lambda: self.link
+            )
+            outputs = self.pipeline.outputs
+            outputs.insert(outputs.index(self._to_page) + 1, self.clock_display)
+        return self.link
+
+    def attach_bus(self, bus: Any, submit: Callable[[SensorEvent], None]) -> None:
+        """This board's place on a chain's ``BusLink`` (the bus runs once for all its
+        boards). A resumed game's recovery from the board belongs here (see the
+        module's docstring)."""
+        from drivers.dgt.bus import bus_address
+
+        self.bus_address = bus_address(self.entry.bus_serial)
+        bus.add_board(self.bus_address, submit, self._interpreter(), time_source=self.scheduler.now)
+        self.link = bus
+
+    def _interpreter(self) -> Any:
+        """The clock interpreter the board's link reads with: its pipeline's (the one
+        a resume tells), or for a bound board one of its own."""
+        if self.pipeline is not None:
+            return self.pipeline.clock_interpreter
+        return compose.build_clock_interpreter(self.settings)
+
+    @property
+    def battery(self) -> float | None:
+        """The link's last battery report (a Bluetooth board), for the page."""
+        battery = getattr(self.link, "battery", None)
+        return getattr(battery, "percent", None)
+
+    # -- outputs ------------------------------------------------------------------------------
+
+    @property
+    def prefix(self) -> str:
+        """How a log line names this board ("" for the single board of ``board:``)."""
+        return f"board {self.id}: " if self.named else ""
+
+    def _to_feed(self, event: DomainEvent) -> None:
+        assert self._feed is not None
+        self._feed.write(self._line(event))
+
+    def _line(self, event: DomainEvent) -> dict[str, Any]:
+        data = event.to_dict()
+        return {"board": self.id, **data} if self.named else data
+
+    def _to_log(self, event: DomainEvent) -> None:
+        level = logging.DEBUG if event.type == "clock" else logging.INFO
+        if log.isEnabledFor(level):
+            log.log(level, "%s%s", self.prefix, describe(event))
+
+    def _to_speech(self, event: DomainEvent) -> None:
+        for board in self.listeners:  # this board's player, and a bound board's
+            board.hear(event)
+
+    def hear(self, event: DomainEvent) -> None:
+        """One event of this board's game for its speech. In a two-board game each
+        player hears the fixes for his own board only."""
+        pair = self.game.pair
+        if (
+            pair is not None
+            and isinstance(event, Irregularity)
+            and event.kind == "boards_diverged"
+            and event.by != pair.owner_of(self.id)
+        ):
+            return
+        if self.announcer is not None:
+            self.announcer.handle(event)
+        elif self._speech_backlog is not None:
+            self._speech_backlog.append(event)  # the speech is starting
+
+    def _to_page(self, event: DomainEvent) -> None:
+        hub = self._hub()
+        if hub is not None:  # the HTTP and MQTT edge: the feed's dicts
+            hub.publish(self.id, event.to_dict())
+        elif self._page_backlog is not None:
+            self._page_backlog.append(event.to_dict())  # the page is starting
+
+    def _to_caller(self, event: DomainEvent) -> None:
+        assert self._on_event is not None
+        self._on_event(self._line(event))
+
+    # -- after READY: speech and page ----------------------------------------------------------
+
+    def make_announcer(
+        self,
+        vocabulary: Vocabulary,
+        text: Any,
+        seat: Any,
+        on_problem: Callable[[str], None],
+    ) -> Any:
+        """This board's announcer (after READY), caught up with the game so far and
+        handed what was said meanwhile; None when it cannot be made."""
+        announcer = compose.build_announcer(
+            self.settings, vocabulary, on_problem, text, self._speech_outcome, seat=seat
+        )
+        backlog, self._speech_backlog = self._speech_backlog or [], None
+        if announcer is None:
+            return None
+        announcer.catch_up(self.known)  # known, not spoken
+        for event in backlog:  # in order, before any later event
+            announcer.handle(event)
+        self.announcer = announcer
+        return announcer
+
+    def no_speech(self) -> None:
+        """The speech is not to be: nothing waits for it."""
+        self._speech_backlog = None
+
+    def _speech_outcome(self, record: dict[str, Any]) -> None:
+        """What was heard, cut or dropped goes into the game's journal (not the feed),
+        so a player's complaint can be checked afterwards; ``board`` names whose
+        earphone it was when two boards share the game."""
+        game = self.game
+        if game.journal is None:
+            return
+        line: dict[str, Any] = {"t": round(game.scheduler.now(), 6), **record}
+        if game is not self:
+            line["board"] = self.id
+        game.journal.append(line)
+
+    def hand_to_page(self, hub: Any) -> None:
+        """The page is up: this game's known events and what it missed, in order."""
+        events, self._page_backlog = self._page_backlog or [], None
+        if hub is not None and self.pipeline is not None:
+            for event in journal_history(self.known) + events:
+                hub.publish(self.id, event)
+
+    # -- close -----------------------------------------------------------------------------------
+
+    def close_board(self) -> None:
+        """Stop deciding and showing: timers, the clock display, its own link (a bus
+        is closed by the daemon, once for all its boards)."""
+        if self.pipeline is not None:
+            self.pipeline.close()
+        if self.clock_display is not None:
+            self.clock_display.close()
+        if self.link is not None and not self.entry.bus_port:
+            self.link.close()
+
+    def close_journal(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
+
+
+def _after_game(event: DomainEvent) -> None:
+    """A game has ended or the next begun: once every output has had it, the memory
+    the last game needed goes back to the system (``daemon.memory``), so that a day of
+    games on twenty boards does not hold more than the current games' state."""
+    if event.type in ("game_end", "game_start"):
+        try:
+            asyncio.get_running_loop().call_soon(release_freed_memory)
+        except RuntimeError:  # no loop (a test feeding the pipeline by hand)
+            release_freed_memory()
