@@ -23,6 +23,10 @@ Rules of the fold:
 - ``clock`` is the latest clock; each move keeps the clock at its completion
   (the move's own ``clock``, or failing that the latest clock seen).
 - ``game_end`` sets the result; a later ``game_start`` clears it.
+- ``moves_recovered`` ``ambiguous``: its ``candidates`` are offered to the arbiter
+  (``recovery_lines``) until a move, a takeback or a new game.
+- a ``move`` with ``correction`` and no ``clock`` (the arbiter's ``correct_move``
+  replays the later moves) keeps the clock of the move it replaces at that ply.
 - ``game_resumed`` after a daemon restart: if the record does not hold those
   moves (a display that joined late), the resumed position becomes the start.
 """
@@ -191,6 +195,10 @@ class GameRecord:
         self.started_at: float | None = None
         self.last_t: float | None = None
         self._position_fen: str | None = None  # a fen the feed stated for "now"
+        #: lines of moves that lead to the board's position, for the arbiter to pick
+        self.recovery_lines: list[str] = []
+        #: the clocks of moves a correction replaced, by ply (a replayed move keeps its own)
+        self._superseded: dict[int, dict[str, float] | None] = {}
         self._board_cache: tuple[tuple[Any, ...], chess.Board] | None = None
         self._replayed: _Replay | None = None  # the moves pushed so far, and their PGN
 
@@ -223,6 +231,7 @@ class GameRecord:
         record.penalties = copy.deepcopy(state.get("penalties") or [])
         record.rejected_signal = _as_float(state.get("rejected_signal"))
         record.connection = state.get("connection")
+        record.recovery_lines = [str(line) for line in state.get("recovery_lines") or []]
         record.last_t = _as_float(state.get("t"))
         return record
 
@@ -258,12 +267,21 @@ class GameRecord:
         self.penalties = []
         self.started_at = t
         self._position_fen = None
+        self.recovery_lines = []
+        self._superseded = {}
 
     def _move(self, event: dict[str, Any], t: float) -> None:
         ply = int(event["ply"])
         if ply < 1:
             raise ValueError("ply starts at 1")
-        clock = _clock_pair(event.get("clock")) or _clock_pair(self.clock)
+        clock = _clock_pair(event.get("clock"))
+        if event.get("correction"):
+            self._superseded.update({m.ply: m.clock for m in self.moves if m.ply >= ply})
+            if clock is None:
+                clock = self._superseded.get(ply)
+        else:
+            self._superseded = {}
+        clock = clock or _clock_pair(self.clock)
         move = RecordedMove(
             ply=ply,
             uci=str(event["uci"]),
@@ -278,6 +296,7 @@ class GameRecord:
         self.irregularity = None
         self.draw_claimable = None
         self._position_fen = None
+        self.recovery_lines = []
         if clock and self.clock is not None:
             self.clock = {**self.clock, **clock}
 
@@ -287,6 +306,7 @@ class GameRecord:
         self.draw_claimable = None
         fen = event.get("fen")
         self._position_fen = str(fen) if fen else None
+        self.recovery_lines = []
 
     def _irregularity(self, event: dict[str, Any], t: float) -> None:
         self.irregularity = {k: copy.deepcopy(v) for k, v in event.items() if k != "type"}
@@ -330,6 +350,13 @@ class GameRecord:
         if not named:
             raise ValueError("players without a name")
         self.headers = dataclasses.replace(self.headers, **named)
+
+    def _moves_recovered(self, event: dict[str, Any], t: float) -> None:
+        """Several lines lead to what the board shows: offer them to the arbiter."""
+        if event.get("how") == "ambiguous":
+            self.recovery_lines = [str(line) for line in event.get("candidates") or []]
+        else:
+            self.recovery_lines = []
 
     def _connection(self, event: dict[str, Any], t: float) -> None:
         self.connection = str(event["state"])
@@ -491,6 +518,7 @@ class GameRecord:
             "result_signal": self.result_signal,
             "rejected_signal": self.rejected_signal,
             "connection": self.connection,
+            "recovery_lines": list(self.recovery_lines),
             "t": self.last_t,
         }
 
@@ -595,4 +623,5 @@ _HANDLERS = {
     "connection": GameRecord._connection,
     "players": GameRecord._players,
     "game_resumed": GameRecord._game_resumed,
+    "moves_recovered": GameRecord._moves_recovered,
 }

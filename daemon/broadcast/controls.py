@@ -45,6 +45,16 @@ ACTIONS = {
     "(white, black, round; each optional)",
     "reject_signal": "the result the kings signal on the board is no result: stop offering it",
     "check": "check the token (changes nothing; the arbiter's console logs in with it)",
+    # the arbiter's corrections (daemon/rules/corrections.py); each takes preview: true
+    "choose_line": "play one of the lines offered after moves were made out of reach "
+    "(line: SAN, as offered; it must lead to the position on the board)",
+    "enter_moves": "play moves from a scoresheet (san: SAN, such as 12. Nf3 Nc6)",
+    "takeback_to": "take the game back to the position after a ply (ply: 0 is the start)",
+    "correct_move": "replace the move of a ply and replay the later moves on it "
+    "(ply, and san or uci)",
+    "position_from_board": "start the game from the position the board shows "
+    "(optional turn: white|black, castling: KQkq or -)",
+    "add_game": "add a complete game (pgn: its PGN text)",
 }
 
 SAY_WHAT = ("last", "clock", "move_number", "board", "square", "piece", "silence")
@@ -174,6 +184,41 @@ def _piece(name: str, value: Any) -> str:
     return value
 
 
+def _moves(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 6000:
+        raise ControlError(
+            f"{name!r} must be moves in SAN such as '12. Nf3 Nc6', got {_shown(value)}", name
+        )
+    return value
+
+
+def _ply(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2000:
+        raise ControlError(
+            f"{name!r} must be a ply, a whole number from 0, got {_shown(value)}", name
+        )
+    return value
+
+
+def _castling(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"-|[KQkqA-Ha-h]{1,4}", value):
+        raise ControlError(
+            f"{name!r} must be castling rights as FEN writes them (KQkq, Kq, -), "
+            f"got {_shown(value)}",
+            name,
+        )
+    return value
+
+
+def _pgn(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 12_000:
+        raise ControlError(
+            f"{name!r} must be a game's PGN text of at most 12000 characters, got {_shown(value)}",
+            name,
+        )
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Field:
     check: Callable[[str, Any], Any]
@@ -205,6 +250,21 @@ SCHEMA: dict[str, dict[str, Field]] = {
     "players": {"white": Field(_text(100)), "black": Field(_text(100)), "round": Field(_text(20))},
     "reject_signal": {},
     "check": {},
+    "choose_line": {"line": Field(_moves, required=True), "preview": Field(_flag)},
+    "enter_moves": {"san": Field(_moves, required=True), "preview": Field(_flag)},
+    "takeback_to": {"ply": Field(_ply, required=True), "preview": Field(_flag)},
+    "correct_move": {
+        "ply": Field(_ply, required=True),
+        "san": Field(_moves),
+        "uci": Field(_uci),
+        "preview": Field(_flag),
+    },
+    "position_from_board": {
+        "turn": Field(_colour),
+        "castling": Field(_castling),
+        "preview": Field(_flag),
+    },
+    "add_game": {"pgn": Field(_pgn, required=True), "preview": Field(_flag)},
 }
 """Each action's fields; every other field is refused."""
 
@@ -235,6 +295,8 @@ def build_request(action: str, args: Any, t: float) -> Request:
             clean[name] = spec.default
     if "fen" in clean:
         _check_fen(clean["fen"], bool(clean.get("chess960")))
+    if action == "correct_move" and ("san" in clean) == ("uci" in clean):
+        raise ControlError("correct_move: give the new move as san or as uci (one of them)", "san")
     if action == "say":
         for needed in ("square", "piece"):
             if clean["what"] == needed and needed not in clean:

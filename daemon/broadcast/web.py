@@ -17,7 +17,7 @@ from typing import Any
 
 from aiohttp import HttpVersion11, WSMsgType, web
 
-from daemon.broadcast import console, security, strictjson
+from daemon.broadcast import console, mending, security, strictjson
 from daemon.broadcast.authguard import TokenGuard
 from daemon.broadcast.connections import ConnectionGuard
 from daemon.broadcast.controls import (
@@ -348,6 +348,7 @@ async def control(request: web.Request) -> web.Response:
         if board_id is not None:
             record = hub.boards[board_id].record
             check_game_state(sensor_request, ended=record.result, moves=len(record.moves))
+        planned = mending.check(record, sensor_request)  # a correction: what it will do
     except strictjson.BodyError as exc:
         return _error(400, str(exc), exc.field)
     except ControlError as exc:
@@ -355,6 +356,8 @@ async def control(request: web.Request) -> web.Response:
     if board_id is None or action in console.BOARDLESS_ACTIONS:
         answer = console.BOARDLESS_ACTIONS[action](hub, sensor_request.args)
         return json_response({"accepted": True, "board": board_id, "action": action, **answer})
+    if planned is not None and sensor_request.args.get("preview"):  # changes nothing
+        return json_response({"board": board_id, "action": action, "preview": planned})
     on_request = request.app[ON_REQUEST_KEY]
     through_core = on_request is not None and action in console.FEED_ACTIONS
     if action in console.DISPLAY_ACTIONS and not through_core:  # the display's own
@@ -372,10 +375,10 @@ async def control(request: web.Request) -> web.Response:
     except Exception as exc:
         log.exception("the request callback failed")
         return _error(500, f"the daemon could not take the request: {exc}")
-    return json_response(
-        {"accepted": True, "board": board_id, "action": action, "args": sensor_request.args},
-        status=202,
-    )
+    answer = {"accepted": True, "board": board_id, "action": action, "args": sensor_request.args}
+    if planned is not None:
+        answer["plan"] = planned
+    return json_response(answer, status=202)
 
 
 @web.middleware

@@ -83,6 +83,7 @@ from daemon.events import (
     PositionRestored,
     Takeback,
 )
+from daemon.rules import corrections
 from daemon.rules.laws import laws
 from daemon.rules.placement import (
     EMPTY,
@@ -817,6 +818,8 @@ class RulesCore:
         """A reply so fast that both moves stood inside one settle window (or before a press)."""
         node = self._node
         assert node is not None
+        if key == self._blocked_key:
+            return False  # the board still shows what was taken back (takeback_to)
         if is_subset(key, node.key):
             # pieces in hand only: two moves can net out to that (Nxd3 cxd3 leaves the
             # squares b4 and c2 empty), but nobody set a piece down; never guess
@@ -1460,6 +1463,8 @@ class RulesCore:
                     out.append(self._info_request(t, args))
                 case "players":
                     out.append(_players(t, args))
+                case action if action in corrections.ACTIONS:
+                    corrections.apply(self, event, out)
                 case _:
                     out.append(Notice(t, "unknown_request", f"unknown request {event.action!r}"))
         except (ValueError, TypeError) as error:
