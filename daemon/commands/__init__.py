@@ -16,6 +16,7 @@ COMMANDS: dict[str, str] = {
     "demo": "an emulated DGT board plays a real game; the daemon reads, speaks and shows it",
     "devices": "list DGT boards, USB clocks and serial ports that are plugged in",
     "emulate": "run a virtual DGT board on a pseudo-terminal (for demos and tests)",
+    "pairings": "name every board's players and the round from a pairings file (TRF, CSV)",
     "record": "record what a DGT board reports into a sensor log (JSON Lines)",
     "relay": "serve a round's boards from an MQTT broker (grid page, combined live PGN)",
     "replay": "run a sensor log through the rules core and print the event feed",
