@@ -1,0 +1,245 @@
+"""One daemon for N boards (issue 25): a board of ``boards:`` gets what the single
+board of ``board:`` gets, because both are the same ``Daemon`` over a list.
+
+Each test here is a way the hall's daemon had drifted from the single board's: the
+speech's journal lines shown on the page after a restart, no battery on the page, no
+memory handed back after a game, READY waiting for the page. And the same sensor
+log through ``board:`` and through ``boards:`` gives the same journal and feed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+import pytest
+
+from daemon import compose, memory
+from daemon.app import Daemon
+from daemon.config import load_text
+from daemon.notify import Notifier
+from daemon.pipeline import SimulatedScheduler
+from drivers.dgt.emulator import BoardEmulator
+from drivers.handling import human_sensor_log
+
+HALL = (
+    "rules:\n  settle_time: 0.3\n"
+    "clock:\n  device: none\n"
+    "broadcast:\n  address: 127.0.0.1\n  port: 0\n"
+    'boards:\n  - {{id: "5", port: "{port}"{extra}}}\n'
+)
+
+
+def hall(port: str, extra: str = "", more: str = "") -> Any:
+    return load_text(HALL.format(port=port, extra=extra) + more, "hall.yaml", environ={})
+
+
+async def _until(condition, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        await asyncio.sleep(0.05)
+    return bool(condition())
+
+
+async def _state(url: str) -> dict:
+    import aiohttp
+
+    async with aiohttp.ClientSession() as session, session.get(url + "state.json") as response:
+        return await response.json()
+
+
+class ReadyNotifier(Notifier):
+    def __init__(self) -> None:
+        super().__init__(environ={})
+        self.ready_seen = False
+
+    def ready(self, status: str = "") -> bool:
+        self.ready_seen = True
+        return False
+
+
+async def test_a_hall_sends_ready_before_its_page_is_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """READY once the boards are read, not after the page (the READY speed-up of issue
+    19 now reaches the hall, where a Pi Zero needs it)."""
+    release = asyncio.Event()
+    real = compose.start_broadcast
+
+    async def slow_page(*args: Any, **kwargs: Any) -> Any:
+        await release.wait()  # aiohttp on a Pi Zero: seconds
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(compose, "start_broadcast", slow_page)
+    notifier = ReadyNotifier()
+    daemon = Daemon(
+        hall(str(tmp_path / "no-board")),
+        speech=False,
+        storage_dir=tmp_path / "games",
+        resume=False,
+        notifier=notifier,
+    )
+    starting = asyncio.create_task(daemon.start())
+    try:
+        assert await _until(lambda: notifier.ready_seen, 10), "READY waited for the page"
+        assert daemon.http_url is None
+        release.set()
+        await asyncio.wait_for(starting, 20)
+        assert daemon.http_url
+    finally:
+        release.set()
+        daemon.stop()
+        await daemon.close()
+
+
+async def test_a_bluetooth_board_of_a_hall_shows_its_battery(tmp_path: Path) -> None:
+    with BoardEmulator(tmp_path, "rfcomm0") as emulator:
+        daemon = Daemon(
+            hall(emulator.port_path), speech=False, storage_dir=tmp_path / "games", resume=False
+        )
+        await daemon.start()
+        try:
+            status: dict = {}
+            for _ in range(100):
+                status = (await _state(daemon.http_url))["boards"]["5"]["status"]
+                if status.get("battery") is not None:
+                    break
+                await asyncio.sleep(0.1)
+        finally:
+            daemon.stop()
+            await daemon.close()
+    assert status.get("battery") == 87 and status.get("connected") is True
+
+
+async def test_a_hall_hands_memory_back_when_a_game_starts_or_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trims: list[int] = []
+    monkeypatch.setattr(memory, "_malloc_trim", lambda: lambda pad: trims.append(pad) or 1)
+    with BoardEmulator(tmp_path) as emulator:  # a board in the start position: a game
+        daemon = Daemon(
+            hall(emulator.port_path), speech=False, storage_dir=tmp_path / "games", resume=False
+        )
+        await daemon.start()
+        try:
+            assert await _until(lambda: bool(trims)), "no malloc_trim after the game's start"
+        finally:
+            daemon.stop()
+            await daemon.close()
+
+
+async def test_after_a_restart_the_page_gets_the_games_moves_not_the_speechs_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The journal keeps what each earphone heard; that is for the arbiter's checks,
+    never a feed event for the page and MQTT."""
+    from daemon.broadcast.server import Broadcaster
+
+    spoken = io.StringIO()
+    games = tmp_path / "games"
+
+    def journal() -> list[dict]:
+        lines: list[dict] = []
+        for path in sorted(games.glob("board-5/*.jsonl")):
+            lines += [json.loads(line) for line in path.read_text().splitlines() if line]
+        return lines
+
+    with BoardEmulator(tmp_path) as emulator:
+        text = HALL.format(port=emulator.port_path, extra=", speak: true")
+        settings = load_text(text + "speech:\n  engine: text\n", "hall.yaml", environ={})
+        first = Daemon(settings, storage_dir=games, resume=False, speech_text=spoken)
+        await first.start()
+        try:
+            assert await _until(lambda: any(e["type"] == "game_start" for e in journal()))
+            emulator.set_square("e2", None)
+            await asyncio.sleep(0.05)
+            emulator.set_square("e4", "P")
+            assert await _until(lambda: any(e["type"] == "speech" for e in journal()))
+        finally:
+            first.stop()
+            await first.close()
+
+        published: list[dict] = []
+        real = Broadcaster.publish
+
+        def publish(self: Broadcaster, board_id: str, event: dict) -> None:
+            published.append(event)
+            real(self, board_id, event)
+
+        monkeypatch.setattr(Broadcaster, "publish", publish)
+        again = Daemon(settings, storage_dir=games, resume=True, speech=False)
+        await again.start()
+        try:
+            assert await _until(lambda: any(e["type"] == "move" for e in published))
+            state = await _state(again.http_url)
+        finally:
+            again.stop()
+            await again.close()
+    assert [e["type"] for e in published if e["type"] == "speech"] == []
+    assert [m["uci"] for m in state["boards"]["5"]["moves"]] == ["e2e4"]
+
+
+# -- board: and boards: give the same game -------------------------------------------------
+
+ONE = "rules:\n  settle_time: 0.6\nbroadcast:\n  enabled: false\n"
+
+
+def through(settings: Any, events: list, storage: Path) -> list[dict]:
+    """The daemon's pipeline on simulated time, as ``test_compose`` runs it."""
+    out = io.StringIO()
+    scheduler = SimulatedScheduler()
+    daemon = Daemon(
+        settings,
+        events_out=out,
+        speech=False,
+        storage_dir=storage,
+        resume=False,
+        scheduler=scheduler,
+    )
+    for event in events:
+        scheduler.run_before(event.t)
+        daemon.submit(event)
+    scheduler.run_before(None)
+    daemon.journal.close()
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def journal_lines(directory: Path) -> list[dict]:
+    (path,) = sorted(directory.glob("*.jsonl"))
+    return [json.loads(line) for line in path.read_text().splitlines() if line]
+
+
+def test_the_same_sensor_log_through_board_and_through_boards_is_the_same_game(
+    tmp_path: Path, shared: Path
+) -> None:
+    with (shared / "data" / "games.pgn").open(encoding="utf-8") as handle:
+        game = chess.pgn.read_game(handle)
+        while game is not None and "FEN" in game.headers:  # a standard game
+            game = chess.pgn.read_game(handle)
+    assert game is not None
+    moves = list(game.mainline_moves())[:30]
+    log = human_sensor_log(chess.Board(), moves, seed=3, with_clock=True)
+
+    single = load_text(ONE + "game:\n  white: Ann\n", "one.yaml", environ={})
+    listed = load_text(
+        ONE + 'game:\n  white: Ann\nboards:\n  - {id: "1", port: /dev/null}\n',
+        "many.yaml",
+        environ={},
+    )
+    feed_one = through(single, log, tmp_path / "one")
+    feed_many = through(listed, log, tmp_path / "many")
+
+    assert all(line.pop("board") == "1" for line in feed_many), "each line names its board"
+    assert feed_many == feed_one
+    assert sum(e["type"] == "move" for e in feed_one) == len(moves)
+    journal_one = journal_lines(tmp_path / "one")
+    assert journal_lines(tmp_path / "many" / "board-1") == journal_one
+    assert [e["uci"] for e in journal_one if e["type"] == "move"] == [m.uci() for m in moves]
