@@ -65,9 +65,18 @@ PENALTY_MIN = 1.0
 PENALTY_MAX = 3600.0
 """A time penalty is between one second and one hour (FIDE Laws 12.9)."""
 
-ARTICLE = re.compile(r"^(?:[1-9]|1[0-2]|[A-I])(?:\.\d{1,2}){0,3}[a-z]?$")
+ARTICLE = re.compile(r"(?:[1-9]|1[0-2]|[A-I])(?:\.\d{1,2}){0,3}[a-z]?")
 """An article of the FIDE Laws: chapters 1-12 or appendices A-I, then up to three
-levels and an optional letter (``7.4b``, ``7.5.5``, ``12.9``, ``A.4.2``)."""
+levels and an optional letter (``7.4b``, ``7.5.5``, ``12.9``, ``A.4.2``). Always
+matched whole (``fullmatch``): ``$`` also matches before a final newline, and
+``"7.4b\n"`` went into the PGN's penalty comment and the page."""
+UCI = re.compile(r"[a-h][1-8][a-h][1-8][qrbn]?")
+"""A move of the board as UCI: python-chess also reads ``0000`` (a null move) and
+drops such as ``P@e4``, which are no move of a game on a DGT board."""
+FEN = re.compile(r"[!-~]+(?: [!-~]+){0,5}")
+"""A FEN's look: up to six fields of printable ASCII, one space between them.
+python-chess splits on any whitespace, so a FEN with a newline, a tab or doubled
+spaces was read as a good one and handed on to the core as it was sent."""
 
 
 class ControlError(ValueError):
@@ -120,10 +129,15 @@ def _flag(name: str, value: Any) -> bool:
 
 def _text(limit: int) -> Callable[[str, Any], str]:
     def check(name: str, value: Any) -> str:
-        if not isinstance(value, str) or len(value) > limit or not value.isprintable():
+        if (
+            not isinstance(value, str)
+            or len(value) > limit
+            or not value.isprintable()
+            or value != value.strip()
+        ):
             raise ControlError(
                 f"{name!r} must be printable text of at most {limit} characters, "
-                f"got {_shown(value)}",
+                f"without spaces at either end, got {_shown(value)}",
                 name,
             )
         return value
@@ -143,7 +157,7 @@ def _choice(options: tuple[str, ...]) -> Callable[[str, Any], str]:
 
 
 def _article(name: str, value: Any) -> str:
-    if not isinstance(value, str) or not ARTICLE.match(value):
+    if not isinstance(value, str) or not ARTICLE.fullmatch(value):
         raise ControlError(
             f"{name!r} must be an article of the FIDE Laws such as 7.4b or 12.9, "
             f"got {_shown(value)}",
@@ -153,16 +167,20 @@ def _article(name: str, value: Any) -> str:
 
 
 def _fen(name: str, value: Any) -> str:
-    if not isinstance(value, str) or len(value) > 100:
-        raise ControlError(f"{name!r} must be a FEN string, got {_shown(value)}", name)
+    if not isinstance(value, str) or len(value) > 100 or not FEN.fullmatch(value):
+        raise ControlError(
+            f"{name!r} must be a FEN string (its fields one space apart, nothing "
+            f"before or after), got {_shown(value)}",
+            name,
+        )
     return value  # read as a board, with chess960, by _check_fen
 
 
 def _uci(name: str, value: Any) -> str:
     try:
-        if not isinstance(value, str) or len(value) > 5:
+        if not isinstance(value, str) or not UCI.fullmatch(value):
             raise ValueError
-        chess.Move.from_uci(value)
+        chess.Move.from_uci(value)  # and not from a square to itself
     except ValueError:
         raise ControlError(
             f"{name!r} must be a move like e2e4 or e7e8q, got {_shown(value)}", name
@@ -171,9 +189,9 @@ def _uci(name: str, value: Any) -> str:
 
 
 def _square(name: str, value: Any) -> str:
-    if not isinstance(value, str) or value.lower() not in chess.SQUARE_NAMES:
+    if not isinstance(value, str) or value not in chess.SQUARE_NAMES:
         raise ControlError(f"{name!r} must be a square such as e4, got {_shown(value)}", name)
-    return value.lower()
+    return value
 
 
 def _piece(name: str, value: Any) -> str:

@@ -167,3 +167,49 @@ async def test_mqtt_payloads_are_strict_json_too(broker):
     finally:
         await broadcaster.stop()
         recorder.close()
+
+
+START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/control/penalty", {"to": "white", "article": "7.4b\n"}, "article"),
+        ("/control/penalty", {"to": "white", "article": " 7.4b"}, "article"),
+        ("/control/penalty", {"to": "white", "article": "7.4b "}, "article"),
+        ("/control/new_game", {"fen": START + "\n"}, "fen"),
+        ("/control/set_position", {"fen": START.replace(" w ", "  w ")}, "fen"),
+        ("/control/set_position", {"fen": START.replace(" ", "\t")}, "fen"),
+        ("/control/set_position", {"fen": " " + START}, "fen"),
+        ("/control/correct_last_move", {"uci": "0000"}, "uci"),
+        ("/control/correct_last_move", {"uci": "P@e4"}, "uci"),
+        ("/control/correct_last_move", {"uci": "E2E4"}, "uci"),
+        ("/control/result", {"result": "1-0", "reason": "arbiter "}, "reason"),
+        ("/control/players", {"white": " Morphy"}, "white"),
+        ("/control/players", {"round": "3 "}, "round"),
+        ("/say", {"what": "square", "square": "E4"}, "square"),
+    ],
+    ids=lambda v: repr(v) if isinstance(v, str) and not v.startswith("/") else None,
+)
+async def test_no_field_takes_whitespace_or_a_near_miss(live, path, body, field):
+    """What python-chess or a loose regular expression let through: a newline after
+    an article (``$`` matches before it), a FEN with a newline or doubled spaces
+    (python-chess splits on any whitespace), a null move or a drop as a move."""
+    server = await live(token="s3cret")
+    server.publish(game_feed(OPERA_GAME[:2]))
+    status, text = await post(server, path, json.dumps(body))
+    assert status == 400, text
+    assert strict_loads(text)["field"] == field
+    assert server.requests == []
+
+
+async def test_a_field_given_twice_is_refused(live):
+    server = await live(token="s3cret")
+    server.publish(game_feed(OPERA_GAME[:2]))
+    status, text = await post(server, "/control/penalty", '{"to": "white", "to": "black"}')
+    assert status == 400 and "twice" in strict_loads(text)["error"], text
+    assert strict_loads(text)["field"] == "to"
+    assert server.requests == []
+    status, _ = await post(server, "/control/penalty", '{"to": "black", "article": "7.4b"}')
+    assert status == 202 and server.requests[0][1].args["article"] == "7.4b"
