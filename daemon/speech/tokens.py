@@ -78,6 +78,11 @@ def move_tokens(board_before: chess.Board, move: chess.Move, form: str = "short"
             tokens.append(Token("from_square", chess.square_name(move.from_square)))
         elif match["file"] and match["rank"]:
             tokens.append(Token("from_square", match["file"] + match["rank"]))
+        elif match["file"] and match["file"] == chess.square_name(move.to_square)[0]:
+            # SAN's "Qcc7" would be said "Dame Cesar Cesar sieben": a word twice
+            # in a row, heard as a stutter or a repeated announcement. The whole
+            # from-square names the same piece and no word follows itself.
+            tokens.append(Token("from_square", chess.square_name(move.from_square)))
         elif match["file"]:
             tokens.append(Token("from_file", match["file"]))
         elif match["rank"]:

@@ -39,7 +39,9 @@ WORDS: dict[str, bool] = {
     "en_passant": False,
     "castle_short": False,
     "castle_long": False,
-    "promotion": True,  # said before the promoted piece; Appendix E says nothing
+    # said before the promoted piece: without it "Bauer Felix acht Laeufer Schach"
+    # lets the piece be taken for the start of the next move (Appendix E says nothing)
+    "promotion": False,
     "list_separator": False,  # between squares or pieces in a list
     # clock answers: the singular with its number word, the plural after a number
     "one_hour": False,

@@ -197,8 +197,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "f7f8q",
         {
             "appendix-e": (
-                "Bauer Felix acht Dame Schach",
-                "Bauer Felix sieben Felix acht Dame Schach",
+                "Bauer Felix acht Umwandlung Dame Schach",
+                "Bauer Felix sieben Felix acht Umwandlung Dame Schach",
             ),
             "en": (
                 "Pawn Foxtrot eight promotes to Queen check",
@@ -217,8 +217,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "d2e1q",
         {
             "appendix-e": (
-                "Bauer David schlägt Eva eins Dame Schach",
-                "Bauer David zwei schlägt Eva eins Dame Schach",
+                "Bauer David schlägt Eva eins Umwandlung Dame Schach",
+                "Bauer David zwei schlägt Eva eins Umwandlung Dame Schach",
             ),
             "en": (
                 "Pawn Delta takes Echo one promotes to Queen check",
@@ -237,8 +237,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "f7f8n",
         {
             "appendix-e": (
-                "Bauer Felix acht Springer Schach",
-                "Bauer Felix sieben Felix acht Springer Schach",
+                "Bauer Felix acht Umwandlung Springer Schach",
+                "Bauer Felix sieben Felix acht Umwandlung Springer Schach",
             ),
             "en": (
                 "Pawn Foxtrot eight promotes to Knight check",
@@ -278,7 +278,10 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "Q7/8/8/8/1K4k1/2P5/7p/8 b - - 0 72",
         "h2h1b",
         {
-            "appendix-e": ("Bauer Hector eins Laeufer", "Bauer Hector zwei Hector eins Laeufer"),
+            "appendix-e": (
+                "Bauer Hector eins Umwandlung Laeufer",
+                "Bauer Hector zwei Hector eins Umwandlung Laeufer",
+            ),
             "en": (
                 "Pawn Hotel one promotes to Bishop",
                 "Pawn Hotel two Hotel one promotes to Bishop",
@@ -292,7 +295,10 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "8/3k4/8/7R/8/8/6Kp/5r2 b - - 3 62",
         "h2h1r",
         {
-            "appendix-e": ("Bauer Hector eins Turm", "Bauer Hector zwei Hector eins Turm"),
+            "appendix-e": (
+                "Bauer Hector eins Umwandlung Turm",
+                "Bauer Hector zwei Hector eins Umwandlung Turm",
+            ),
             "en": ("Pawn Hotel one promotes to Rook", "Pawn Hotel two Hotel one promotes to Rook"),
             "es": ("Peón Héctor uno corona Torre", "Peón Héctor dos Héctor uno corona Torre"),
         },
@@ -304,8 +310,8 @@ CASES: dict[str, tuple[int, int, str, str, dict[str, tuple[str, str]]]] = {
         "g7f8q",
         {
             "appendix-e": (
-                "Bauer Gustav schlägt Felix acht Dame Matt",
-                "Bauer Gustav sieben schlägt Felix acht Dame Matt",
+                "Bauer Gustav schlägt Felix acht Umwandlung Dame Matt",
+                "Bauer Gustav sieben schlägt Felix acht Umwandlung Dame Matt",
             ),
             "en": (
                 "Pawn Golf takes Foxtrot eight promotes to Queen checkmate",
@@ -368,7 +374,10 @@ def test_pawn_word_can_be_left_out() -> None:
     start = chess.Board()
     assert quiet(start, chess.Move.from_uci("e2e4")) == "Eva vier"
     _g, _p, fen, uci, _e = CASES["capture promotion with check"]
-    assert quiet(chess.Board(fen), chess.Move.from_uci(uci)) == "David schlägt Eva eins Dame Schach"
+    assert (
+        quiet(chess.Board(fen), chess.Move.from_uci(uci))
+        == "David schlägt Eva eins Umwandlung Dame Schach"
+    )
     assert quiet(start, chess.Move.from_uci("g1f3")) == "Springer Felix drei"
 
 
@@ -382,7 +391,7 @@ def test_spoken_form_uses_the_pronunciation_lexicon() -> None:
     written = expected["appendix-e"][1]
     assert vocabulary.pronounce(written) == "Läufer Bella vier schlägt Zäsar drei Schach"
     assert vocabulary.pronounce("Koenig Eva eins, Bauer Felix fuenf") == (
-        "König Eva eins, Bauer Felix fünf"
+        "König Eva [[_|'aIns]], Bauer Felix fünf"
     )
     # whole words only: a word that merely contains a lexicon entry stays as written
     assert vocabulary.pronounce("Cesarea fuenfzig") == "Cesarea fuenfzig"

@@ -81,7 +81,9 @@ def test_short_form_reads_back_as_san(shared, vocabulary: str) -> None:
         board = game.board()
         for move in game.mainline_moves():
             san = board.san(move)
-            assert read_back(describe(board, move), words) == san, (board.fen(), san)
+            # "Qcc7" is said with the whole from-square ("Dame Cesar drei Cesar
+            # sieben"): the same move, never a word twice in a row.
+            assert board.parse_san(read_back(describe(board, move), words)) == move, san
             board.push(move)
             checked += 1
     assert checked > 4000
