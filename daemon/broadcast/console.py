@@ -10,12 +10,15 @@ cookie or the page; the password field has no ``name``, so even a form sent
 without the script would not carry it.
 
 What the console changes, the rules core decides (penalty, takeback, new game,
-result, announcements), except what only the display holds, done here
-(``DISPLAY_ACTIONS``): rejecting a result the kings signal on the board, and on a
-relay (which has no core) the players' names and round; the daemon's core passes
-those on as a ``players`` event, which the journal keeps. "Silence" is a ``say``
-the speech part obeys by stopping what it says. The console follows the game over ``/events`` like
-the spectators' page.
+result, announcements, and the corrections that mend a game: a line of moves
+chosen among those offered, moves from a scoresheet, a takeback to any ply, a past
+move corrected, the position set, a complete game added; each previewed first,
+through the same POST with ``preview: true``, which changes nothing), except what
+only the display holds, done here (``DISPLAY_ACTIONS``): rejecting a result the
+kings signal on the board, and on a relay (which has no core) the players' names
+and round; the daemon's core passes those on as a ``players`` event, which the
+journal keeps. "Silence" is a ``say`` the speech part obeys by stopping what it
+says. The console follows the game over ``/events`` like the spectators' page.
 """
 
 from __future__ import annotations
@@ -124,6 +127,16 @@ input, select { border: 2px solid var(--dim); border-radius: 6px; padding: 4px 8
 #feedback.ok { color: var(--ok); }
 #penalties { margin: 0; padding-left: 20px; }
 #status { color: var(--dim); font-size: 14px; }
+textarea { font: inherit; width: 100%; min-height: 88px; border: 2px solid var(--dim);
+  border-radius: 6px; padding: 4px 8px; }
+#mend-moves { display: flex; flex-wrap: wrap; gap: 4px; margin-bottom: 6px; }
+#mend-moves button { min-height: 40px; padding: 2px 8px; font-size: 16px; }
+#mend-moves button.picked { background: var(--fg); color: var(--bg); }
+#lines, #mend-preview { border: 3px solid var(--alert); padding: 6px 8px; margin-bottom: 6px; }
+#mend-preview { border-color: var(--fg); overflow-wrap: anywhere; }
+#lines button { width: 100%; margin-bottom: 6px; text-align: left; }
+details { border-top: 1px solid var(--dim); padding: 6px 0; }
+summary { min-height: 44px; line-height: 44px; cursor: pointer; font-weight: bold; }
 </style>
 </head>
 <body>
@@ -152,6 +165,10 @@ input, select { border: 2px solid var(--dim); border-radius: 6px; padding: 4px 8
     <div id="signal-text"></div>
     <div class="row"><button class="strong" id="signal-confirm" data-result="">Confirm</button>
       <button id="signal-reject">Reject</button></div>
+  </div>
+  <div id="lines" class="hidden" role="alert">
+    <p id="lines-text">Several lines of moves lead to the board's position. Which was played?</p>
+    <div id="lines-list"></div>
   </div>
   <p id="feedback" role="status"></p>
 
@@ -185,6 +202,47 @@ input, select { border: 2px solid var(--dim); border-radius: 6px; padding: 4px 8
     <button id="takeback">Take back the last move</button>
     <button id="new-game">New game</button>
   </div>
+
+  <h2>Mend the game</h2>
+  <div id="mend-preview" class="hidden" role="status">
+    <div id="mend-summary"></div>
+    <div class="row"><button class="strong" id="mend-apply">Apply</button>
+      <button id="mend-cancel">Cancel</button></div>
+  </div>
+  <p>Tap a move to pick its ply:</p>
+  <div id="mend-moves"></div>
+  <details id="mend-enter-box" open><summary>Moves from the scoresheet</summary>
+    <textarea id="mend-san" aria-label="moves in SAN" autocomplete="off" autocapitalize="off"
+      spellcheck="false" placeholder="12. Nf3 Nc6 13. e4"></textarea>
+    <div class="row"><button class="wide" id="mend-enter">Check the moves</button></div>
+  </details>
+  <details><summary>Take back to a ply</summary>
+    <div class="row"><input id="mend-back-ply" type="number" min="0" inputmode="numeric"
+      aria-label="ply to go back to (0: the start)" placeholder="ply (0: the start)">
+      <button id="mend-back">Check the takeback</button></div>
+  </details>
+  <details><summary>Correct a past move</summary>
+    <div class="row"><input id="mend-fix-ply" type="number" min="1" inputmode="numeric"
+      aria-label="ply of the move" placeholder="ply">
+      <input id="mend-fix-san" aria-label="the right move in SAN" autocomplete="off"
+        autocapitalize="off" spellcheck="false" placeholder="right move: Nc3">
+      <button class="wide" id="mend-fix">Check the correction</button></div>
+  </details>
+  <details><summary>Set the position</summary>
+    <div class="row"><input class="wide" id="mend-fen" aria-label="FEN" autocomplete="off"
+      autocapitalize="off" spellcheck="false" placeholder="FEN">
+      <button class="wide" id="mend-set-fen">Set this FEN</button>
+      <select id="mend-turn" aria-label="side to move">
+        <option value="">to move: as in the game</option>
+        <option value="white">White to move</option>
+        <option value="black">Black to move</option></select>
+      <button id="mend-from-board">Take the board as it stands</button></div>
+  </details>
+  <details><summary>Add a complete game (PGN)</summary>
+    <textarea id="mend-pgn" aria-label="the game's PGN" autocomplete="off" autocapitalize="off"
+      spellcheck="false" placeholder='[White "..."] [Black "..."] 1. d4 d5 ... 1-0'></textarea>
+    <div class="row"><button class="wide" id="mend-add">Check the game</button></div>
+  </details>
 
   <h2>Players and round</h2>
   <div class="row">
@@ -281,6 +339,10 @@ function choose(id) {
   source = new EventSource("/events?state=1&board=" + encodeURIComponent(id));
   source.onmessage = e => {
     const msg = JSON.parse(e.data);
+    if (msg.kind === "event" && msg.board === board && msg.event &&
+        msg.event.type === "notice" && msg.event.code === "bad_request") {
+      say("Refused: " + msg.event.message, false);  // the rules core's own refusal
+    }
     if (msg.kind === "snapshot" && msg.boards[board]) state = msg.boards[board];
     else if (msg.kind === "event" && msg.board === board && msg.state) state = msg.state;
     else return;
@@ -346,7 +408,64 @@ function render() {
     list.appendChild(li);
   }
   $("takeback").disabled = !st.moves.length;
+  renderMend(st);
   tick();
+}
+// -- mending the game: each correction is previewed (changing nothing), then applied
+let pending = null;  // {action, body, done}: what "Apply" sends
+function renderMend(st) {
+  const lines = st.recovery_lines || [];
+  $("lines").classList.toggle("hidden", !lines.length);
+  const list = $("lines-list");
+  if (list.dataset.shown !== JSON.stringify(lines)) {
+    list.dataset.shown = JSON.stringify(lines);
+    list.innerHTML = "";
+    for (const line of lines) {
+      const b = document.createElement("button");
+      b.textContent = line;
+      b.dataset.line = line;
+      b.addEventListener("click", () => preview("choose_line", {line: line},
+        "Line played: " + line));
+      list.appendChild(b);
+    }
+  }
+  const moves = $("mend-moves");
+  const key = JSON.stringify(st.moves.map(m => m.ply + m.san));
+  if (moves.dataset.shown !== key) {
+    moves.dataset.shown = key;
+    moves.innerHTML = "";
+    for (const m of st.moves) {
+      const b = document.createElement("button");
+      const number = Math.floor((m.ply + 1) / 2);
+      b.textContent = (m.by === "black" ? "…" : number + ".") + m.figurine;
+      b.title = "ply " + m.ply;
+      b.dataset.ply = m.ply;
+      b.addEventListener("click", () => pickPly(m.ply));
+      moves.appendChild(b);
+    }
+  }
+}
+function pickPly(ply) {
+  $("mend-fix-ply").value = ply;
+  $("mend-back-ply").value = ply;
+  for (const b of $("mend-moves").children) b.classList.toggle("picked", +b.dataset.ply === ply);
+}
+function hidePreview() { pending = null; $("mend-preview").classList.add("hidden"); }
+async function preview(action, body, done) {
+  hidePreview();
+  const answer = await post(action, Object.assign({preview: true}, body));
+  if (!answer) return;  // the refusal, with its reason, is in the feedback line
+  const p = answer.preview || {};
+  $("mend-summary").textContent = "This " + (p.summary || action) +
+    (p.removed ? ". Removed: " + p.removed : "") + ". Nothing is changed until you apply it.";
+  pending = {action: action, body: body, done: done};
+  $("mend-preview").classList.remove("hidden");
+  say("", true);
+  $("mend-preview").scrollIntoView({block: "nearest"});
+}
+function plyOf(id) {
+  const text = $(id).value.trim();
+  return /^[0-9]+$/.test(text) ? Number(text) : text;  // not a number: the daemon says so
 }
 async function act(action, body, done) {
   const answer = await post(action, body);
@@ -387,6 +506,37 @@ for (const b of document.querySelectorAll("[data-say]")) {
   b.addEventListener("click", () => act("say", {what: b.dataset.say},
     b.dataset.say === "silence" ? "Silence sent" : "Announcement asked"));
 }
+$("mend-apply").addEventListener("click", async () => {
+  if (!pending) return;
+  const sent = pending;
+  hidePreview();
+  const answer = await post(sent.action, sent.body);
+  if (answer) say(sent.done, true);
+});
+$("mend-cancel").addEventListener("click", () => { hidePreview(); say("Nothing changed", true); });
+$("mend-enter").addEventListener("click", () => preview("enter_moves",
+  {san: $("mend-san").value}, "Moves played from the scoresheet"));
+$("mend-back").addEventListener("click", () => {
+  const ply = plyOf("mend-back-ply");
+  preview("takeback_to", {ply: ply}, "Taken back to ply " + ply + ": put the board back");
+});
+$("mend-fix").addEventListener("click", () => {
+  const ply = plyOf("mend-fix-ply");
+  preview("correct_move", {ply: ply, san: $("mend-fix-san").value.trim()},
+    "Ply " + ply + " corrected");
+});
+$("mend-add").addEventListener("click", () => preview("add_game", {pgn: $("mend-pgn").value},
+  "Game added"));
+$("mend-from-board").addEventListener("click", () => {
+  const turn = $("mend-turn").value;
+  if (confirm("Start the game from the position the board shows now?"))
+    act("position_from_board", turn ? {turn: turn} : {}, "The board's position is the game's");
+});
+$("mend-set-fen").addEventListener("click", () => {
+  const fen = $("mend-fen").value.trim();
+  if (!fen) { say("Type a FEN first", false); return; }
+  if (confirm("Start the game from this FEN?")) act("set_position", {fen: fen}, "Position set");
+});
 setInterval(tick, 250);
 if (token) login(token); else showLogin();
 </script>

@@ -345,10 +345,11 @@ async def control(request: web.Request) -> web.Response:
     try:
         args = strictjson.loads_body(raw)
         sensor_request = build_request(action, args, float(request.app[NOW_KEY]()))
+        planned = None  # a correction: what it will do
         if board_id is not None:
             record = hub.boards[board_id].record
             check_game_state(sensor_request, ended=record.result, moves=len(record.moves))
-        planned = mending.check(record, sensor_request)  # a correction: what it will do
+            planned = mending.check(record, sensor_request)
     except strictjson.BodyError as exc:
         return _error(400, str(exc), exc.field)
     except ControlError as exc:
