@@ -104,9 +104,10 @@ async def test_an_arbiter_mends_a_game_on_a_phone(tmp_path: Path) -> None:
             assert seen["preview"].startswith("This plays 2...a6 3. Bb5 Nc6.")
             assert len(record.moves) == 3, "a preview changes nothing"
             await _click(tools, "#mend-apply")
-            seen = await tools.until(lambda d: len(d["moves"]) == 6, "the line played")
+            seen = await tools.until(
+                lambda d: len(d["moves"]) == 6 and "Line played" in d["feedback"], "the line played"
+            )
             assert seen["moves"][3:] == ["…a6", "3.♗b5", "…♘c6"] and not seen["lines"]
-            assert "Line played" in seen["feedback"]
 
             # Moves from the scoresheet: an illegal one said plainly, then the right ones.
             await _type(tools, "mend-san", "4. Ba4 Nf6 5. Qxf7")
