@@ -341,7 +341,8 @@ function choose(id) {
     const msg = JSON.parse(e.data);
     if (msg.kind === "event" && msg.board === board && msg.event &&
         msg.event.type === "notice" && msg.event.code === "bad_request") {
-      say("Refused: " + msg.event.message, false);  // the rules core's own refusal
+      refusals += 1;  // the rules core's own refusal: it wins over "sent"
+      say("Refused: " + msg.event.message, false);
     }
     if (msg.kind === "snapshot" && msg.boards[board]) state = msg.boards[board];
     else if (msg.kind === "event" && msg.board === board && msg.state) state = msg.state;
@@ -413,6 +414,7 @@ function render() {
 }
 // -- mending the game: each correction is previewed (changing nothing), then applied
 let pending = null;  // {action, body, done}: what "Apply" sends
+let refusals = 0;  // the core's bad_request notices seen (one may overtake the POST's answer)
 function renderMend(st) {
   const lines = st.recovery_lines || [];
   $("lines").classList.toggle("hidden", !lines.length);
@@ -468,8 +470,9 @@ function plyOf(id) {
   return /^[0-9]+$/.test(text) ? Number(text) : text;  // not a number: the daemon says so
 }
 async function act(action, body, done) {
+  const before = refusals;
   const answer = await post(action, body);
-  if (answer) say(done, true);
+  if (answer && refusals === before) say(done, true);
 }
 $("login").addEventListener("submit", e => { e.preventDefault(); login($("token").value);
   $("token").value = ""; });
@@ -510,8 +513,9 @@ $("mend-apply").addEventListener("click", async () => {
   if (!pending) return;
   const sent = pending;
   hidePreview();
+  const before = refusals;
   const answer = await post(sent.action, sent.body);
-  if (answer) say(sent.done, true);
+  if (answer && refusals === before) say(sent.done, true);
 });
 $("mend-cancel").addEventListener("click", () => { hidePreview(); say("Nothing changed", true); });
 $("mend-enter").addEventListener("click", () => preview("enter_moves",

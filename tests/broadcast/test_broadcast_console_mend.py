@@ -15,7 +15,7 @@ from chromium import CHROMIUM, chromium
 from test_broadcast_corrections import TOKEN, Board
 
 from daemon.broadcast import BoardSettings, BroadcastSettings
-from drivers.sensors import BoardDump
+from drivers.sensors import BoardDump, SquareChange
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
@@ -99,6 +99,20 @@ async def test_an_arbiter_mends_a_game_on_a_phone(tmp_path: Path) -> None:
             (ARTIFACTS / "arbiter-console-mend-390x844.png").write_bytes(
                 base64.b64decode(shot["data"])
             )
+            # The board changed meanwhile (a pawn lifted): the rules core refuses the
+            # line, and the console says why.
+            board.t += 0.3
+            board.feed(SquareChange(board.t, "h2", None))
+            await _click(tools, '#lines-list button[data-line="2...a6 3. Bb5 Nc6"]')
+            await tools.until(lambda d: d["preview"], "the line's preview")
+            await _click(tools, "#mend-apply")
+            seen = await tools.until(lambda d: "Refused" in d["feedback"], "the core's refusal")
+            assert seen["feedback"].startswith(
+                "Refused: choose_line: 2...a6 3. Bb5 Nc6 does not lead to the position the board"
+            )
+            assert len(record.moves) == 3 and seen["error"]
+            board.t += 0.3
+            board.feed(SquareChange(board.t, "h2", "P"))  # put back
             await _click(tools, '#lines-list button[data-line="2...a6 3. Bb5 Nc6"]')
             seen = await tools.until(lambda d: d["preview"], "the line's preview")
             assert seen["preview"].startswith("This plays 2...a6 3. Bb5 Nc6.")

@@ -15,6 +15,7 @@ import pytest
 
 from daemon.cli import main
 from daemon.events import DomainEvent
+from daemon.rules import RulesCore
 from drivers.sensorlog import write_event
 from drivers.sensors import BoardDump, ConnectionChange, Request, SensorEvent
 from tests.rules.rules_support import Script, game, kinds, of_type, played, run, settings
@@ -306,3 +307,23 @@ def test_replay_of_a_sensor_log_with_corrections_gives_the_same_feed(
     refused = [e["message"] for e in feed if e["type"] == "notice"]
     assert [m.split(" (")[0] for m in refused] == ["enter_moves: 4. Ke9 is not a move in SAN"]
     assert played(run(log)) == ["e2e4", "e7e5", "b1c3", "b8c6", "f1c4", "g8f6"]
+
+
+def test_after_a_restart_the_line_chosen_resumes_the_game() -> None:
+    """The daemon restarted (journal: 1. e4 e5 2. Nf3) while Nc6 Bb5 a6 were made;
+    the board has no log, so two lines lead to its position. The arbiter's choice
+    resumes the game at the journal's ply, then plays the line."""
+    core = RulesCore(settings(False))
+    core.resume(0.0, chess.STARTING_FEN, ["e2e4", "e7e5", "g1f3"])
+    board = chess.Board()
+    for san in ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"]:
+        board.push_san(san)
+    out = core.feed(BoardDump(1.0, board.board_fen()))
+    out += core.tick(5.0)
+    [offered] = of_type(out, "moves_recovered")
+    assert offered.how == "ambiguous"  # type: ignore[attr-defined]
+    out = core.feed(Request(6.0, "choose_line", {"line": "2...a6 3. Bb5 Nc6"}))
+    assert [e.type for e in out] == ["game_resumed", "move", "move", "move", "moves_recovered"]
+    assert out[0].ply == 3  # type: ignore[attr-defined]
+    assert [m.uci() for m in core.moves][3:] == ["a7a6", "f1b5", "b8c6"]
+    assert not core.resuming
