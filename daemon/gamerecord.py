@@ -24,7 +24,7 @@ Rules of the fold:
   (the move's own ``clock``, or failing that the latest clock seen).
 - ``game_end`` sets the result; a later ``game_start`` clears it.
 - ``moves_recovered`` ``ambiguous``: its ``candidates`` are offered to the arbiter
-  (``recovery_lines``) until a move, a takeback or a new game.
+  (``recovery_lines``) until a move, a takeback, a new game or the position restored.
 - a ``move`` with ``correction`` and no ``clock`` (the arbiter's ``correct_move``
   replays the later moves) keeps the clock of the move it replaces at that ply.
 - ``game_resumed`` after a daemon restart: if the record does not hold those
@@ -313,6 +313,7 @@ class GameRecord:
 
     def _position_restored(self, event: dict[str, Any], t: float) -> None:
         self.irregularity = None
+        self.recovery_lines = []  # the board is back where the record is: nothing to pick
 
     def _clock(self, event: dict[str, Any], t: float) -> None:
         pair = _clock_pair(event)

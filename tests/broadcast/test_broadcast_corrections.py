@@ -27,7 +27,7 @@ from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, Mqtt
 from daemon.broadcast.relay import Relay
 from daemon.broadcast.settings import LichessSettings
 from daemon.gamerecord import GameRecord
-from daemon.journal import Journal
+from daemon.journal import Journal, resume_point
 from daemon.rules import RulesSettings
 from daemon.rules.core import RulesCore
 from drivers.sensors import BoardDump, ConnectionChange, Request, SquareChange
@@ -153,6 +153,8 @@ async def test_every_correction_reaches_the_page_the_pgn_the_journal_mqtt_and_li
             )
         ), "the relay, from MQTT"
         assert await _until(lambda: bool(lichess.accepted) and _sans(lichess.accepted[-1]) == sans)
+        point = resume_point(board.journal.path)  # what a restarted daemon would resume
+        assert point is None or point.uci_moves == [m["uci"] for m in (await state())["moves"]]
 
     try:
         board.feed(BoardDump(board.t, board.position.board_fen()))
@@ -251,3 +253,15 @@ def test_a_move_replayed_by_a_correction_keeps_its_clock_in_the_pgn() -> None:
         {"white": 5200, "black": 5199},
     ]
     assert "2. Nc3 { [%clk 1:28:20] } 2... Nc6 { [%clk 1:26:39] }" in " ".join(record.pgn().split())
+
+
+def test_the_lines_are_offered_until_the_position_stands_again() -> None:
+    """The players put the pieces back where the record is: no line to pick any more."""
+    record = GameRecord()
+    record.apply({"t": 0, "type": "game_start", "fen": chess.STARTING_FEN})
+    record.apply({"t": 1, "type": "moves_recovered", "moves": [], "san": "", "how": "ambiguous",
+                  "candidates": ["1. e4 e5 2. Nf3", "1. Nf3 e5 2. e4"]})  # fmt: skip
+    assert record.state()["recovery_lines"] == ["1. e4 e5 2. Nf3", "1. Nf3 e5 2. e4"]
+    assert GameRecord.from_state(record.state()).recovery_lines == record.recovery_lines
+    record.apply({"t": 2, "type": "position_restored", "fen": chess.STARTING_FEN})
+    assert record.state()["recovery_lines"] == []
