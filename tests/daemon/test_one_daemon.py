@@ -243,3 +243,48 @@ def test_the_same_sensor_log_through_board_and_through_boards_is_the_same_game(
     journal_one = journal_lines(tmp_path / "one")
     assert journal_lines(tmp_path / "many" / "board-1") == journal_one
     assert [e["uci"] for e in journal_one if e["type"] == "move"] == [m.uci() for m in moves]
+
+
+async def test_a_single_boards_failed_link_is_started_again_and_the_daemon_lives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hall's policy for every board: a bug in the link is logged, shown, and the
+    link started again; the single board's daemon no longer exits over it."""
+    from daemon import app
+    from drivers.dgt.link import BoardLink
+
+    runs: list[int] = []
+    real = BoardLink.run
+
+    async def flaky(self: BoardLink) -> None:
+        runs.append(len(runs))
+        if len(runs) == 1:
+            raise RuntimeError("a bug in the link")
+        await real(self)
+
+    monkeypatch.setattr(BoardLink, "run", flaky)
+    monkeypatch.setattr(app, "RESTART_AFTER", 0.1, raising=False)
+    settings = load_text("broadcast:\n  enabled: false\n", "one.yaml", environ={})
+    lines: list[str] = []
+
+    class Lines(Notifier):
+        def status(self, status: str) -> bool:
+            lines.append(status)
+            return False
+
+    daemon = Daemon(
+        settings,
+        port=str(tmp_path / "no-board"),
+        speech=False,
+        storage_dir=tmp_path / "games",
+        resume=False,
+        notifier=Lines(environ={}),
+    )
+    await daemon.start()
+    try:
+        assert await _until(lambda: len(runs) >= 2), "the link was not started again"
+        assert daemon.exit_code == 0 and not daemon._stopped.is_set()
+        assert any("a bug in the link" in line for line in lines), lines
+    finally:
+        daemon.stop()
+        await daemon.close()
