@@ -54,12 +54,16 @@ class FeedTimeout(AssertionError):
 
 
 class RunningDaemon:
-    """``python -m daemon run --events -`` on ``port``; its feed read by a thread."""
+    """``python -m daemon run --events -`` on ``port`` (or, ``config``, on the boards
+    that configuration file lists); its feed read by a thread."""
 
-    def __init__(self, port: str, storage: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self, port: str, storage: Path, env: dict[str, str], config: Path | None = None
+    ) -> None:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed with the process)
+        where = ["--config", str(config)] if config is not None else ["--port", port]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "daemon", "run", "--port", port, "--events", "-",
+            [sys.executable, "-m", "daemon", "run", *where, "--events", "-",
              "--no-speech", "--storage", str(storage)],
             stdout=subprocess.PIPE, stderr=self.stderr, text=True, env=env, cwd=ROOT,
         )  # fmt: skip

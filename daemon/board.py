@@ -15,10 +15,9 @@ What a board does, in the order the daemon asks for it:
 2. its link: a USB/serial board gets a ``BoardLink`` of its own (``attach_link``),
    told the resumed position so that moves made while the daemon was down come back
    from the board's EEPROM log; a board on a chain gets its place on the bus's
-   ``BusLink`` (``attach_bus``). **A bus board's recovery after a restart goes in
-   ``attach_bus``**, beside the ``add_board`` call, where ``attach_link`` calls
-   ``expect_placements``: ``self.pipeline.resumed_placements()`` is the position the
-   board should show.
+   ``BusLink`` (``attach_bus``), told the resumed position the same way, so the moves
+   made meanwhile come back from the board itself (what it kept for the next poll,
+   or its log since the start; issue 29).
 3. READY (the daemon's), then the speech (``make_announcer``) and the page; what the
    board says meanwhile waits in this board's two backlogs, handed over in order.
 4. ``close()``.
@@ -34,6 +33,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -210,12 +210,15 @@ class Board:
 
     def attach_bus(self, bus: Any, submit: Callable[[SensorEvent], None]) -> None:
         """This board's place on a chain's ``BusLink`` (the bus runs once for all its
-        boards). A resumed game's recovery from the board belongs here (see the
-        module's docstring)."""
+        boards): as a single board's link, it hears the resumed position (the moves
+        made meanwhile come back from the board) and a held alarm polls it at once."""
         from drivers.dgt.bus import bus_address
 
         self.bus_address = bus_address(self.entry.bus_serial)
         bus.add_board(self.bus_address, submit, self._interpreter(), time_source=self.scheduler.now)
+        if self.pipeline is not None:
+            bus.expect_placements(self.bus_address, self.pipeline.resumed_placements())
+            self.pipeline.probe_board = partial(bus.probe, self.bus_address)
         self.link = bus
 
     def _interpreter(self) -> Any:
