@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=40, help="games per pace and mode")
     parser.add_argument("--vocabulary", default="appendix-e")
     parser.add_argument("--rate", type=int, default=150, help="speech.rate")
-    parser.add_argument("--max-rate", type=int, default=360, help="speech.max_rate")
+    parser.add_argument("--max-rate", type=int, default=300, help="speech.max_rate")
     parser.add_argument(
         "--ask-every", type=float, default=45.0, help="seconds between questions, on average"
     )

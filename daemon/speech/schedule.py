@@ -148,7 +148,7 @@ class SpeechSchedule:
         max_interruptions: int = 2,
         pacing: Pacing | None = None,
         joiner: str = "; ",
-        max_rate: int = 360,
+        max_rate: int = 300,  # settings.MAX_UNDERSTOOD_RATE
     ) -> None:
         self.stale_after = stale_after
         self.max_rate = max_rate

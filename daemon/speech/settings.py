@@ -39,6 +39,13 @@ DEFAULT_STREAM_PLAYER = (
 )  # fmt: skip
 
 
+#: The quickest rate a move phrase is still understood at. Judged by a recogniser
+#: standing in for the ear (benchmarks/speech_intelligibility.py, RESULTS.md): move
+#: phrases are recognised as well at 150-300 words a minute as at 150, and the
+#: curve breaks past 300 (330: half as many, 360: a fifth).
+MAX_UNDERSTOOD_RATE = 300
+
+
 @dataclass(eq=False, repr=False)
 class OutputSettings(FrozenRecord):
     """One player's earphone: where his announcements go and which ones he hears.
@@ -131,7 +138,7 @@ class SpeechSettings(FrozenRecord):
     synthesis: str = "auto"
     voice: str = ""
     rate: int = 150
-    max_rate: int = 360
+    max_rate: int = MAX_UNDERSTOOD_RATE
     volume: float = 1.0
     device: str = ""
     channel: str = "both"
@@ -164,6 +171,13 @@ class SpeechSettings(FrozenRecord):
             raise ValueError(f"speech.volume must be between 0 and 1: {self.volume!r}")
         if int(self.rate) <= 0:
             raise ValueError(f"speech.rate must be positive words per minute: {self.rate!r}")
+        if int(self.max_rate) > MAX_UNDERSTOOD_RATE or int(self.rate) > MAX_UNDERSTOOD_RATE:
+            key = "max_rate" if int(self.max_rate) > MAX_UNDERSTOOD_RATE else "rate"
+            raise ValueError(
+                f"speech.{key} ({getattr(self, key)!r}) is quicker than a move phrase is"
+                f" understood: at most {MAX_UNDERSTOOD_RATE} words per minute"
+                " (benchmarks/speech_intelligibility.py)"
+            )
         if int(self.max_rate) < int(self.rate):
             raise ValueError(
                 f"speech.max_rate ({self.max_rate!r}) must be at least speech.rate ({self.rate!r})"

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from daemon.speech.phrases import make_describer
+from daemon.speech.settings import SpeechSettings
 from daemon.speech.vocabulary import (
     VocabularyError,
     load_vocabulary,
@@ -99,3 +100,15 @@ def test_a_vocabulary_without_a_promotion_marker_is_refused() -> None:
     data["words"]["promotion"] = ""
     with pytest.raises(VocabularyError, match=r"'words\.promotion' must not be empty"):
         parse_vocabulary(data, source="mine.yaml")
+
+
+def test_max_rate_is_capped_where_move_phrases_are_still_understood() -> None:
+    """benchmarks/speech_intelligibility.py: move phrases come back from a
+    recogniser as well at 300 words a minute as at 150; at 330 half as many, at
+    360 (the old default) a fifth."""
+    assert SpeechSettings().max_rate == 300
+    assert SpeechSettings(max_rate=300).max_rate == 300
+    with pytest.raises(ValueError, match=r"speech\.max_rate \(360\) is quicker than .* 300"):
+        SpeechSettings(max_rate=360)
+    with pytest.raises(ValueError, match=r"speech\.rate \(400\)"):
+        SpeechSettings(rate=400, max_rate=300)

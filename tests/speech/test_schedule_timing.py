@@ -59,10 +59,10 @@ def test_in_classical_play_moves_are_said_at_the_configured_rate(game, durations
 
 
 def test_in_bullet_moves_are_said_quicker_or_together(game, durations) -> None:
-    run = play(game, durations, "bullet", rate=150, max_rate=360)
+    run = play(game, durations, "bullet", rate=150, max_rate=300)
     moves = [h for h in run.heard if h.phrase.kind == "move"]
     assert max(h.rate for h in moves) > 150
-    assert all(h.rate <= 360 for h in moves)
+    assert all(h.rate <= 300 for h in moves)
 
 
 def test_a_board_reading_in_blitz_never_holds_a_move_up_by_more_than_one_phrase(
