@@ -136,11 +136,8 @@ class TokenGuard:
         record.allowance -= 1
         if record.allowance >= 0:
             return None
-        record.lockouts += 1
         self.lockouts += 1
-        duration = min(MAX_LOCKOUT, FIRST_LOCKOUT * 2 ** (record.lockouts - 1))
-        record.locked_until = self.clock() + duration
-        record.allowance = 0
+        duration = _lock(record, self.clock(), FIRST_LOCKOUT, MAX_LOCKOUT)
         throttled(log, "token-lockout", logging.WARNING,
                   "locked out %s for %.0f s: too many wrong tokens for the arbiter's controls "
                   "(lock-out %d of this address)", address, duration, record.lockouts)  # fmt: skip
@@ -155,11 +152,8 @@ class TokenGuard:
         whole.allowance -= 1
         if whole.allowance >= 0:
             return None
-        whole.lockouts += 1
         self.global_lockouts += 1
-        duration = min(GLOBAL_MAX_LOCKOUT, GLOBAL_FIRST_LOCKOUT * 2 ** (whole.lockouts - 1))
-        whole.locked_until = now + duration
-        whole.allowance = 0
+        duration = _lock(whole, now, GLOBAL_FIRST_LOCKOUT, GLOBAL_MAX_LOCKOUT)
         whole.seen = whole.locked_until  # nothing grows back while locked
         throttled(log, "token-lockdown", logging.WARNING,
                   "locked the arbiter's controls for %.0f s for every address not known to "
@@ -190,3 +184,13 @@ def _refill(record: _Record, now: float, burst: float, refill: float) -> None:
     if now > record.seen:
         record.allowance = min(burst, record.allowance + (now - record.seen) / refill)
         record.seen = now
+
+
+def _lock(record: _Record, now: float, first: float, longest: float) -> float:
+    """Lock ``record`` out: ``first`` seconds, twice as long each time, at most
+    ``longest``; the seconds."""
+    record.lockouts += 1
+    duration = min(longest, first * 2 ** (record.lockouts - 1))
+    record.locked_until = now + duration
+    record.allowance = 0
+    return duration
