@@ -2,7 +2,7 @@
 and the token guard see.
 
     python -m benchmarks.many_addresses [--addresses 15] [--feeds 63] [--max 940]
-                                        [--guessers 200] [--guesses 3]
+                                        [--guessers 200] [--guesses 3] [--quick]
 
 1. feeds: ``--addresses`` loopback addresses (127.0.3.x) each open ``--feeds``
    WebSockets against a server of ``--max`` connections (940 is what a Pi's 1024
@@ -24,6 +24,7 @@ from typing import Any
 
 import aiohttp
 
+from benchmarks.common import footer, header
 from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings
 
 
@@ -108,9 +109,18 @@ def main() -> None:
     parser.add_argument("--max", type=int, default=940)
     parser.add_argument("--guessers", type=int, default=200)
     parser.add_argument("--guesses", type=int, default=3)
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a small run (3 addresses x 20 feeds, 60 connections; 40 guessers)",
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.addresses, args.feeds, args.max, args.guessers = 3, 20, 60, 40
+    header("the page against one machine's many addresses (loopback)")
     print(asyncio.run(feeds(args.addresses, args.feeds, args.max)))
     print(asyncio.run(tokens(args.guessers, args.guesses)))
+    footer()
 
 
 if __name__ == "__main__":

@@ -135,3 +135,9 @@ def test_phrases_back_to_back_count_the_phrases_without_samples():
     assert "phrases: 40 in" in out
     assert re.search(r"^phrases without samples \(the daemon falls back\): 0$", out, re.M), out
     assert re.search(r"^libespeak-ng cancels: 0$", out, re.M), out
+
+
+def test_many_addresses_lets_new_viewers_in_and_compares_few_tokens():
+    out = run_benchmark("many_addresses")
+    assert "new viewers with a feed: 20 of 20" in out
+    assert re.search(r"tokens: 40 addresses x 3 wrong tokens in [\d.]+ s: 20 compared", out)
