@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import os
 import time
@@ -87,6 +88,23 @@ class Limits:
             "descriptors": self.descriptors,
             "reserved_descriptors": self.reserved,
         }
+
+
+def client_key(address: str) -> str:
+    """The client an address counts as for every per-address limit (connections,
+    viewers, wrong tokens): an IPv4 address as it is, an IPv6 one by its /64
+    (a home, a phone or a server is given a whole /64: 2^64 addresses to
+    rotate through), an IPv4-mapped one (``::ffff:192.168.1.20``) as its IPv4."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        if not ip.is_loopback:
+            return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 def open_descriptors() -> int:
@@ -274,6 +292,7 @@ class ConnectionGuard:
         """A new connection from ``address``: its record, or the cause of its refusal
         (decided before asyncio makes anything of the socket)."""
         self._arrived.set()  # admitted or refused: the timer has work (or a count)
+        address = client_key(address)
         mine = self.by_address.get(address, {})
         if len(mine) >= self.limits.per_address:
             return self._refused(address, "too many connections from one address")

@@ -19,7 +19,7 @@ from aiohttp import HttpVersion11, WSMsgType, web
 
 from daemon.broadcast import console, mending, security, strictjson
 from daemon.broadcast.authguard import TokenGuard
-from daemon.broadcast.connections import ConnectionGuard
+from daemon.broadcast.connections import ConnectionGuard, client_key
 from daemon.broadcast.controls import (
     ACTIONS,
     ControlError,
@@ -320,7 +320,7 @@ async def control(request: web.Request) -> web.Response:
             "the arbiter's controls are disabled: set broadcast.token in the configuration",
         )
     tokens = request.app[TOKENS_KEY]
-    address = request.remote or "?"
+    address = client_key(request.remote or "?")
     wait = tokens.retry_after(address)
     if wait is not None:
         return _locked_out(wait, tokens.why_locked(address))

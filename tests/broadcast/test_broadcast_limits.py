@@ -133,9 +133,10 @@ async def test_a_flood_of_refusals_writes_one_log_line_with_a_count(live, caplog
             writer.close()
     lines = [r for r in caplog.records if "refused a connection" in r.getMessage()]
     assert len(lines) <= 1
-    assert server.broadcaster.status()["refused_or_closed"][
-        "too many connections from one address"
-    ] == 40
+    assert (
+        server.broadcaster.status()["refused_or_closed"]["too many connections from one address"]
+        == 40
+    )
     for _, writer in held:
         writer.close()
 
@@ -249,3 +250,24 @@ async def test_a_server_full_of_viewers_takes_a_newcomer_in_place_of_the_heavies
     finally:
         for machine in machines:
             await machine.close()
+
+
+def test_an_ipv6_client_counts_as_its_whole_slash_64():
+    """An IPv6 home or phone has a /64 to rotate through: without this every
+    per-address limit (connections, feeds, wrong tokens) was one of 2^64. (The
+    guard itself: this machine's loopback has one IPv6 address, ::1.)"""
+    from daemon.broadcast.connections import ConnectionGuard, Limits, client_key
+
+    limits = Limits(max_connections=100, per_address=4, viewers_per_address=2,
+                    header_timeout=10, idle_timeout=30, body_timeout=10)  # fmt: skip
+    guard = ConnectionGuard(limits, inner_factory=asyncio.Protocol)
+    for i in range(4):
+        assert not isinstance(guard.admit(f"2001:db8:1:2::{i + 1:x}"), str)
+    assert (
+        guard.admit("2001:db8:1:2:ffff:ffff:ffff:ffff") == "too many connections from one address"
+    )
+    assert not isinstance(guard.admit("2001:db8:1:3::1"), str)  # the next /64: another client
+    assert guard.status()["addresses"] == 2
+    assert client_key("::ffff:192.168.1.20") == "192.168.1.20"  # a dual-stack socket's IPv4
+    assert client_key("192.168.1.20") == "192.168.1.20" and client_key("::1") == "::1"
+    assert client_key("fe80::1%eth0") == "fe80::/64" and client_key("?") == "?"
