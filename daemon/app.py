@@ -168,6 +168,8 @@ class Daemon(Lifecycle):
         for entry in self.entries:
             if entry.same_game_as:
                 self._bind_pair(entry)
+        #: where each board's sensor events go (its link's, the controls', a test's)
+        self._submit = {board.id: self._submitter(board) for board in self.boards.values()}
 
     # -- the single board's view ---------------------------------------------------------
 
@@ -211,7 +213,7 @@ class Daemon(Lifecycle):
     def submit(self, event: SensorEvent) -> None:
         """Feed one sensor event to the first board (the web controls, the demo's
         arbiter, a test)."""
-        self._submitter(self.board)(event)
+        self._submit[self.board.id](event)
 
     # -- two boards, one game -----------------------------------------------------------------
 
@@ -330,7 +332,7 @@ class Daemon(Lifecycle):
         return f"reading {compose.board_port(self.board.settings) or 'auto-detected board'}"
 
     def _start_link(self, board: Board) -> None:
-        submit = self._submitter(board)
+        submit = self._submit[board.id]
         if board.entry.bus_port:
             board.attach_bus(self._bus(board.entry.bus_port), submit)
             return
