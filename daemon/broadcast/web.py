@@ -64,11 +64,19 @@ def _boards_param(request: web.Request, hub: Hub) -> list[str] | web.Response:
     raw = request.query.get("board")
     if not raw:
         return hub.board_ids()
-    ids = [part for part in raw.split(",") if part]
+    # Each board once: ``?board=1,1,1,...`` (4,000 times in one header line) had the
+    # game's PGN or state made 4,000 times for one request.
+    ids = list(dict.fromkeys(part for part in raw.split(",") if part))
     unknown = [b for b in ids if b not in hub.boards]
     if unknown:
-        return _error(404, f"no board {unknown[0]!r}; boards: {', '.join(hub.boards) or 'none'}")
+        return _no_board(unknown[0], hub)
     return ids
+
+
+def _no_board(asked: str, hub: Hub) -> web.Response:
+    """404 naming the board asked for (cut short: it is the client's text)."""
+    shown = asked if len(asked) <= 40 else asked[:37] + "..."
+    return _error(404, f"no board {shown!r}; boards: {', '.join(hub.boards) or 'none'}")
 
 
 def _one_board(request: web.Request, hub: Hub) -> str | web.Response:
@@ -78,7 +86,7 @@ def _one_board(request: web.Request, hub: Hub) -> str | web.Response:
             return next(iter(hub.boards))
         return _error(400, f"say which board: ?board=<id> ({', '.join(hub.boards)})")
     if raw not in hub.boards:
-        return _error(404, f"no board {raw!r}; boards: {', '.join(hub.boards) or 'none'}")
+        return _no_board(raw, hub)
     return raw
 
 

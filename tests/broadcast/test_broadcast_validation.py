@@ -213,3 +213,18 @@ async def test_a_field_given_twice_is_refused(live):
     assert server.requests == []
     status, _ = await post(server, "/control/penalty", '{"to": "black", "article": "7.4b"}')
     assert status == 202 and server.requests[0][1].args["article"] == "7.4b"
+
+
+async def test_a_board_named_many_times_is_served_once(live):
+    """``?board=1,1,1,...`` had the game made once per mention: 4,000 PGNs (and
+    states) for one request line."""
+    server = await live()
+    server.publish(game_feed(OPERA_GAME))
+    many = ",".join(["1"] * 4000)
+    async with server.session.get(server.url + "/game.pgn?board=" + many) as response:
+        assert response.status == 200
+        assert (await response.text()).count("[Event ") == 1
+    async with server.session.get(server.url + "/state.json?board=" + many) as response:
+        assert list((await response.json())["boards"]) == ["1"]
+    async with server.session.get(server.url + "/game.pgn?board=" + "x" * 4000) as response:
+        assert response.status == 404 and len(await response.read()) < 200
