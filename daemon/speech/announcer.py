@@ -60,6 +60,10 @@ EVENT_KINDS: dict[str, Kind] = {
 
 OutcomeSink = Callable[[dict[str, Any]], None]
 
+#: Irregularities that list what is wrong on the board: reported again while it stays
+#: wrong (after a missed set-up, 17 lists of 24-39 squares took 6 minutes to say).
+LISTS = frozenset({"displaced_pieces", "wrong_setup"})
+
 
 class Announcer:
     """Speaks the event feed into one output; ``Announcer(settings, engine)``, then
@@ -99,6 +103,7 @@ class Announcer:
         self._idle.set()
         self._clock_seen_at: float | None = None
         self._last_request: tuple[str, float] | None = None
+        self._lists: dict[str, str] = {}  # kind -> the last list of it offered
 
     # -- the feed side: never blocks, never raises --------------------------------
 
@@ -130,6 +135,8 @@ class Announcer:
         # The game record and the message texts read the feed's fields (the journal
         # gives them the same dicts when a game resumes).
         data = event.to_dict()
+        if event.type in ("game_start", "move", "takeback"):
+            self._lists.clear()  # the board was right again: a new list is news
         board_before = self.record.board()  # what a touched piece was, before the move
         self.record.apply(data)
         match event:
@@ -137,6 +144,7 @@ class Announcer:
                 self._clock_seen_at = self.clock()
             case Move(by=by):
                 self.schedule.note_move(self.clock(), self._spoken_in(by))
+                self.schedule.touched(str(by))
         if event.type not in self.settings.announce:
             return
         match event:
@@ -162,12 +170,33 @@ class Announcer:
         takeback = event.ply if isinstance(event, Takeback) else None
         parts: tuple[str, ...] = ()
         fixes: frozenset[int] = frozenset()
+        claims: frozenset[int] = frozenset()
         resume = ""
-        if isinstance(event, Irregularity) and len(phrases) > 1 and not self._own(data):
-            parts = tuple(text for text, _ in phrases)
-            fixes = frozenset(n for n, (_, only_fix) in enumerate(phrases) if only_fix)
-            title = parts[0].split(":")[0].rstrip(".")
-            resume = self.vocabulary.message("answer_resumed", request=title)
+        supersedes = ""
+        if isinstance(event, Irregularity):
+            if event.kind in LISTS:
+                # A list of what is wrong is said once; a newer one replaces what is
+                # left of the older, and the same list again is not said.
+                if self._lists.get(event.kind) == text:
+                    self.schedule.outcomes.append(
+                        Outcome("dropped", "important", text, self.clock(), "said already")
+                    )
+                    return
+                self._lists[event.kind] = text
+                supersedes = event.kind
+            if len(phrases) > 1 and not self._own(data):
+                parts = tuple(text for text, _ in phrases)
+                fixes = frozenset(n for n, (_, only_fix) in enumerate(phrases) if only_fix)
+                claim = self.vocabulary.message("claim_open")
+                claims = frozenset(n for n, part in enumerate(parts) if part == claim)
+                pieces = parts[0].split(":")
+                title = pieces[0]
+                if title.split()[-1:] and title.split()[-1] in self.vocabulary.colours.values():
+                    title = ":".join(pieces[:2])  # "Weiß: Unmöglicher Zug", who and what
+                title = title.rstrip(".")
+                resume = self.vocabulary.message("answer_resumed", request=title)
+        mover = data.get("by")
+        claimant = {"white": "black", "black": "white"}.get(str(mover), "") if claims else ""
         self._offer(
             Announcement(
                 next(self._ids),
@@ -178,6 +207,9 @@ class Announcer:
                 parts=parts,
                 fix_parts=fixes,
                 resume_text=resume,
+                claim_parts=claims,
+                claimant=claimant,
+                supersedes=supersedes,
             )
         )
 

@@ -137,11 +137,12 @@ def irregularity_text(
         text = touch_move_text(event, squares, vocabulary, board, mover)
         if count:
             text += ". " + vocabulary.message("touch_move_count", side=side, count=count)
-        return text
+        return text + ". " + vocabulary.message("claim_open")
     if kind == "castling_rook_first":
         # The first square is the rook's, touched first; it has castled since.
         touched = f"{vocabulary.piece('R')} {vocabulary.square(squares[0])}" if squares else ""
-        return vocabulary.message("castling_rook_first", touched=touched, side=side)
+        text = vocabulary.message("castling_rook_first", touched=touched, side=side)
+        return text + ". " + vocabulary.message("claim_open")
     if kind == "incomplete_castling":
         rook_move = _missing_rook_move(squares, board)
         if rook_move is not None and board is not None:
@@ -163,7 +164,22 @@ def irregularity_text(
     text = vocabulary.message(template, fix=fix, side=side)
     if kind == "illegal_move" and count:
         text += ". " + vocabulary.message("illegal_move_count", side=side, count=count)
+    if kind == "illegal_move":
+        text += consequence_text(str(event.get("consequence") or ""), mover, vocabulary)
     return text
+
+
+def consequence_text(consequence: str, mover: str | None, vocabulary: Vocabulary) -> str:
+    """The feed's consequence of an illegal move (7.4b), said last: the fix comes
+    first because the board must be put right now; the minutes are the arbiter's."""
+    if mover is None:
+        return ""
+    if "two extra minutes" in consequence:
+        opponent = "black" if mover == "white" else "white"
+        return ". " + vocabulary.message("illegal_move_minutes", side=vocabulary.colour(opponent))
+    if "lost" in consequence:
+        return ". " + vocabulary.message("illegal_move_lost", side=vocabulary.colour(mover))
+    return ""
 
 
 def _piece_on(

@@ -70,6 +70,15 @@ class Announcement:
     #: been made since (a move is only recognised from a correct position).
     fix_parts: frozenset[int] = frozenset()
     dropped_text: str = ""  # said when an answer is given up ("Stellung abgebrochen")
+    #: the parts that say a claim may be made (touch-move, 4.3): said only while it is
+    #: open; 4.7 takes it away once the claimant (``claimant``) touches a piece.
+    claim_parts: frozenset[int] = frozenset()
+    claimant: str = ""
+    claim_lost: bool = False
+    #: a list of what is wrong on the board ("displaced_pieces"): a newer one of the
+    #: same key makes it out of date, and what is left of it is not said.
+    supersedes: str = ""
+    superseded: bool = False
     spoken_keys: set[str] = field(default_factory=set)
     interruptions: int = 0
     resume_pending: bool = False
@@ -176,7 +185,18 @@ class SpeechSchedule:
         self._spoken_in = spoken_in
         del self._move_times[: -(self.pacing.pace_window + 1)]
 
+    def touched(self, side: str) -> None:
+        """``side`` touched a piece (made a move): a claim of his still to be announced
+        is lost (4.7), so it is not said."""
+        for old in self.pending:
+            if old.claimant and old.claimant == side:
+                old.claim_lost = True
+
     def offer(self, item: Announcement, now: float) -> None:
+        if item.supersedes:
+            for old in self.pending:
+                if old.supersedes == item.supersedes:
+                    old.superseded = True
         if item.kind == "move":
             self._cancel(now, lambda old: old.kind == "info", "stale after a move")
             if item.ply is not None:  # a correction of a move not yet said replaces it
@@ -233,6 +253,11 @@ class SpeechSchedule:
         return phrase
 
     def _choose(self, now: float) -> Phrase | None:
+        for old in [i for i in self.pending if i.superseded]:
+            self.pending.remove(old)
+            self.outcomes.append(
+                Outcome("dropped", old.kind, old.text, now, "out of date: a newer list came")
+            )
         urgent = [i for i in self.pending if i.kind in ("move", "important")]
         if urgent:
             head = urgent[0]
@@ -306,10 +331,15 @@ class SpeechSchedule:
         """The next phrase of an important message said in parts; after a move, its
         fixes are left out (journalled as dropped): the board was put right."""
         index = len(item.spoken_keys)
-        while item.resume_pending and index in item.fix_parts:
-            self.outcomes.append(
-                Outcome("dropped", item.kind, item.parts[index], now, "a move was made since")
+        while (item.resume_pending and index in item.fix_parts) or (
+            item.claim_lost and index in item.claim_parts
+        ):
+            reason = (
+                "the claim is lost (4.7): the claimant has touched a piece"
+                if index in item.claim_parts
+                else "a move was made since"
             )
+            self.outcomes.append(Outcome("dropped", item.kind, item.parts[index], now, reason))
             item.spoken_keys.add(str(index))
             index += 1
         if index == len(item.parts):

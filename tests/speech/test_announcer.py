@@ -183,7 +183,7 @@ async def test_moves_and_irregularities_keep_their_order_and_a_request_waits(run
     assert engine.cut == []
     # The opponent's irregularity gives way to his next move at its first sentence;
     # after the move, its fix is not said: the move shows the board was put right.
-    assert engine.heard[:3] == ["Bauer Eva vier", "Unmöglicher Zug", "Bauer Eva fuenf"]
+    assert engine.heard[:3] == ["Bauer Eva vier", "Schwarz: Unmöglicher Zug", "Bauer Eva fuenf"]
     assert engine.heard[3] == "Zug 2, Weiß am Zug"  # composed when said: after e5
 
 
@@ -203,7 +203,7 @@ async def test_the_players_own_irregularity_is_said_whole_before_a_later_move(ru
     await asyncio.wait_for(announcer.drain(), WAIT)
     assert engine.heard == [
         "Bauer Eva vier",
-        "Unmöglicher Zug. Springer zurück auf Gustav acht",
+        "Schwarz: Unmöglicher Zug. Springer zurück auf Gustav acht",
         "Bauer Eva fuenf",
     ]
 

@@ -47,8 +47,8 @@ def test_illegal_move_says_how_to_take_it_back(de, en) -> None:
         t=3.0, kind="illegal_move", article="7.4", by="white", squares=["g1", "e5"],
         restore=[{"square": "g1", "piece": "N"}, {"square": "e5", "piece": None}],
     ).to_dict()  # fmt: skip
-    assert event_text(event, de) == "Unmöglicher Zug. Springer zurück auf Gustav eins"
-    assert event_text(event, en) == "Illegal move. Knight back to Golf one"
+    assert event_text(event, de) == "Weiß: Unmöglicher Zug. Springer zurück auf Gustav eins"
+    assert event_text(event, en) == "White: illegal move. Knight back to Golf one"
 
 
 def test_illegal_move_count_and_a_captured_piece_to_put_back(de) -> None:
@@ -57,7 +57,8 @@ def test_illegal_move_count_and_a_captured_piece_to_put_back(de) -> None:
         restore=[{"square": "d1", "piece": "Q"}, {"square": "d7", "piece": "p"}],
     ).to_dict()  # fmt: skip
     assert event_text(event, de) == (
-        "Unmöglicher Zug. Dame zurück auf David eins, Bauer Schwarz zurück auf David sieben."
+        "Weiß: Unmöglicher Zug. Dame zurück auf David eins, Bauer Schwarz zurück auf David"
+        " sieben."
         " Unmögliche Züge Weiß: 2"
     )
 
@@ -71,7 +72,7 @@ def test_an_irregularity_is_said_in_phrases_its_fixes_marked(de) -> None:
         restore=[{"square": "d1", "piece": "Q"}, {"square": "d7", "piece": "p"}],
     ).to_dict()  # fmt: skip
     assert event_phrases(event, de) == [
-        ("Unmöglicher Zug", False),
+        ("Weiß: Unmöglicher Zug", False),
         ("Dame zurück auf David eins, Bauer Schwarz zurück auf David sieben", True),
         ("Unmögliche Züge Weiß: 2", False),
     ]
@@ -109,7 +110,7 @@ def test_touch_move_names_the_touched_piece_and_counts(de) -> None:
     ).to_dict()
     assert event_text(event, de, board) == (
         "Berührt, geführt: Springer Gustav eins zuerst berührt, musste ziehen."
-        " Reklamation beim Schiedsrichter möglich. Berührungen Weiß: 1"
+        " Berührungen Weiß: 1. Reklamation beim Schiedsrichter möglich"
     )
 
 
@@ -235,11 +236,11 @@ IRREGULARITIES = {
         "after O-O",
         {
             "appendix-e": "Rochade mit dem Turm zuerst begonnen: Turm Hector eins zuerst"
-            " berührt. Der Turm musste ziehen, Reklamation beim Schiedsrichter möglich",
+            " berührt. Der Turm musste ziehen. Reklamation beim Schiedsrichter möglich",
             "en": "Castling begun with the rook: Rook Hotel one touched first. The rook had to"
-            " move, the arbiter may be called",
+            " move. The arbiter may be called",
             "es": "Enroque empezado con la torre: primero se tocó Torre Héctor uno. Debía moverse"
-            " la torre, se puede reclamar al árbitro",
+            " la torre. Se puede reclamar al árbitro",
         },
     ),
     "incomplete_castling": (

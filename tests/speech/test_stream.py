@@ -154,6 +154,7 @@ async def test_a_streamed_phrase_over_its_budget_is_said_quicker(
         assert relaxed.rate == 150 and relaxed.seconds is not None and relaxed.seconds > 1.3
         # the rate is chosen before the phrase is made, from the length learnt so far
         assert hurried.rate is not None and 200 <= hurried.rate <= 300
-        assert hurried.seconds is not None and hurried.seconds <= 1.25  # at the cap, 300 words a minute
+        # at the cap, 300 words a minute
+        assert hurried.seconds is not None and hurried.seconds <= 1.25
     finally:
         await engine.close()
