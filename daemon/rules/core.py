@@ -110,6 +110,7 @@ from daemon.rules.shapes import (
     on_the_way_back,
     result_signal,
     seen_path,
+    set_up_step,
     setting_up,
     signalling_result,
     swapped_promotion,
@@ -155,6 +156,10 @@ RESET_PATIENCE = 3.0
 #: How long one king on a centre square waits for the other (a result signalled on
 #: the board) before it is judged as the move or displacement it then is.
 SIGNAL_PATIENCE = 3.0
+#: A piece of the player on move emptied this soon after the previous mover released
+#: (or pressed), on a square next to where his hand set the piece down, is that hand
+#: knocking it while withdrawing: a knock (7.3 if it is not put back), no touch (4.3).
+KNOCK_WINDOW = 0.5
 
 
 def _other(colour_name: str) -> str:
@@ -225,6 +230,8 @@ class RulesCore:
         self._changed_at = 0.0  # time of the last board change
         self._at_node_since = 0.0  # the last time the board showed the current position
         self._reset_noticed = False  # the board_reset notice given in this game
+        #: a lone king on a centre square waiting for the other: (placement, since when)
+        self._signal_wait: tuple[bytes, float] | None = None
 
     # ------------------------------------------------------------------ public API
 
@@ -457,6 +464,7 @@ class RulesCore:
             self._orientation_open = False
         if self._blocked_key is not None and key != self._blocked_key:
             self._blocked_key = None
+        self._lone_king_left(t, key, out)
         self._follow(t, key, out)
         node = self._node
         assert node is not None
@@ -700,6 +708,7 @@ class RulesCore:
             return
         restart = self._start_in_view(bytes(self._raw))
         if restart is not None:  # the pieces were set up again: a new game (7.1)
+            self._undo_set_up_steps(t, out)
             board, flipped, is960 = restart
             self._start_game(t, board, flipped=flipped, out=out, chess960=is960)
             return
@@ -841,10 +850,13 @@ class RulesCore:
             return True
         return False
 
-    def _takeback_to(self, t: float, key: bytes, out: list[DomainEvent]) -> bool:
+    def _takeback_to(
+        self, t: float, key: bytes, out: list[DomainEvent], target: Node | None = None
+    ) -> bool:
         node = self._node
         assert node is not None
-        target = next((n for n in node.ancestors() if n.key == key), None)
+        if target is None:
+            target = next((n for n in node.ancestors() if n.key == key), None)
         if target is None:
             return False
         current = node
@@ -1024,7 +1036,7 @@ class RulesCore:
         lifts = [
             lift
             for lift in window
-            if lift.piece in mover_letters
+            if (lift.piece in mover_letters and not self._knocked(node, lift))
             or (
                 node is not self._release_unknown  # 4.3: not charged on a guess
                 and lift.t >= node.current_at
@@ -1036,6 +1048,33 @@ class RulesCore:
             return []
         mover = COLOUR_NAMES[node.turn]
         return [self._plain_irregularity(t, ruling.kind, mover, ruling.squares, ruling.detail)]
+
+    @staticmethod
+    def _knock(node: Node, lift: Lift) -> bool:
+        """The previous mover's hand knocking a piece of the player now on move, while
+        withdrawing from the piece it released: within ``KNOCK_WINDOW`` of the release
+        (or of the press), next to the square it set the piece down on."""
+        move = node.move
+        if move is None or chess.square_distance(lift.square, move.to_square) > 1:
+            return False
+        acts = [node.seen_at, node.pressed_at]
+        return any(act is not None and 0.0 <= lift.t - act <= KNOCK_WINDOW for act in acts)
+
+    def _knocked(self, node: Node, lift: Lift) -> bool:
+        """``_knock``, counted also from the hand's last lift of the move it finished (a
+        captured piece parked next door and taken off): the hand withdraws after that."""
+        if self._knock(node, lift):
+            return True
+        start = node.seen_at
+        if node.move is None or start is None:
+            return False
+        if chess.square_distance(lift.square, node.move.to_square) > 1:
+            return False
+        return any(
+            start <= other.t < lift.t <= other.t + KNOCK_WINDOW
+            and chr(node.key[other.square]) != other.piece
+            for other in self._lifts
+        )
 
     @staticmethod
     def _brush(node: Node, lift: Lift, first_own: float | None) -> bool:
@@ -1114,7 +1153,9 @@ class RulesCore:
             signal_until = self._changed_at + SIGNAL_PATIENCE
             if t < signal_until:
                 self._deadline = signal_until
+                self._signal_wait = (key, self._changed_at)
                 return
+        self._signal_wait = None
         if self._putting_back(key):
             return  # the placement reported on its way back: one alarm is enough
         if key != self._blocked_key and any(in_progress(base, key) for base in (node, *self._seen)):
@@ -1124,6 +1165,27 @@ class RulesCore:
             return
         if self._setting_up(t, key, out):
             return
+        self._judge_shape(t, key, out)
+
+    def _lone_king_left(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
+        """A king that waited alone on a centre square for the other, and left it before
+        the wait ended: no result was signalled, so what stood there for the settle time
+        is judged as what it was (an illegal king move, a displaced king)."""
+        waiting, node = self._signal_wait, self._node
+        if waiting is None or node is None or key == waiting[0]:
+            return
+        self._signal_wait = None
+        shown, since = waiting
+        if result_signal(node.key, key) or signalling_result(node.key, key):
+            return  # the other king on its way, or the first one moved on to another square
+        if t - since < self.settings.settle_time or shown == self._state.reported:
+            return
+        self._judge_shape(t, shown, out)
+
+    def _judge_shape(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
+        """What no move explains: an illegal move when move-shaped, else displaced pieces."""
+        node = self._node
+        assert node is not None
         mover = COLOUR_NAMES[node.turn]
         if key != self._blocked_key and move_shaped(node, key):
             if not self._by_settle():
@@ -1148,7 +1210,8 @@ class RulesCore:
         pieces = setting_up(node.key, key)
         if not pieces:
             return False
-        if pieces < 2 and (move_shaped(node, key) or moved_next_door(node.key, key)):
+        knock = moved_next_door(node.key, key) and len(differing_squares(node.key, key)) <= 2
+        if pieces < 2 and (move_shaped(node, key) or knock):
             return False  # the mover's (illegal) move, or a piece knocked onto a start square
         patience_until = self._changed_at + RESET_PATIENCE
         if pieces < 2 and t < patience_until:  # (compared as the deadline is: no float drift)
@@ -1157,6 +1220,9 @@ class RulesCore:
         if pieces < 2:
             return False
         if not self._reset_noticed:
+            self._undo_set_up_steps(t, out)
+            node = self._node
+            assert node is not None
             self._reset_noticed = True
             out.append(
                 Notice(
@@ -1168,6 +1234,21 @@ class RulesCore:
             )
         self._state.enter(Trigger.REPORT, reported=key, touch_binds=False)
         return True
+
+    def _undo_set_up_steps(self, t: float, out: list[DomainEvent]) -> None:
+        """The last move, when it was the first step of this set-up: a piece put back on
+        its start square, and the next change came within ``RESET_PATIENCE`` (hands
+        setting up go on at once; a player who resigns after his opponent's move takes
+        longer). It is taken back: the record ends at the last real move."""
+        node = self._node
+        assert node is not None
+        parent, move = node.parent, node.move
+        if parent is None or move is None or not set_up_step(parent.key, move):
+            return
+        seen = node.seen_at if node.seen_at is not None else node.current_at
+        after = next((lift.t for lift in self._lifts if seen is not None and lift.t > seen), None)
+        if after is not None and seen is not None and after - seen <= RESET_PATIENCE:
+            self._takeback_to(t, parent.key, out, target=parent)
 
     def _illegal_move(
         self,
@@ -1198,7 +1279,7 @@ class RulesCore:
         mover = COLOUR_NAMES[node.turn]
         node.pressed = True
         half = half_moves(node).get(key)
-        counts = self._laws.press_counts_as_illegal  # today: 7.8.1, 7.5.2
+        counts = self._laws.press_counts_as_illegal  # today: 7.5.3, 7.5.2
         if half == "incomplete_promotion" and counts:
             self._unpromoted_pawn(t, mover, key, out)
             return
@@ -1304,6 +1385,7 @@ class RulesCore:
         self._illegal_counts = {"white": 0, "black": 0}
         self._blocked_key = None
         self._reset_noticed = False
+        self._signal_wait = None
         self._flag_reported = False
         self._flags_may_fall_again = False
         self._resume_clock_open = False

@@ -74,7 +74,7 @@ LAWS: dict[Edition, Laws] = {
             "promotion_changed": "4.4",
             "incomplete_castling": "4.7",
             "incomplete_promotion": "7.5.2",
-            "clock_without_move": "7.8.1",
+            "clock_without_move": "7.5.3",
             "wrong_setup": "7.2",
             "displaced_pieces": "7.4",
             "illegal_move": "7.5",
@@ -83,7 +83,7 @@ LAWS: dict[Edition, Laws] = {
         losing_illegal_move=2,
         press_counts_as_illegal=True,
         blind_appendix="D",
-        penalty_article="7.5.3",
+        penalty_article="7.5.5",
     ),
 }
 

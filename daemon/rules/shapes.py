@@ -103,10 +103,49 @@ def promotion_before_pawn(node: Node, key: bytes) -> bool:
     return False
 
 
+def illegal_castlings(node: Node) -> list[tuple[bytes, bytes]]:
+    """The castlings the board may show although they are not legal (the right lost, a
+    square attacked): (the king alone on its castling square, king and rook castled).
+
+    Standard chess only: king and rook on their squares, the squares between empty.
+    A player castling so is making a move, slowly perhaps (the rook in his hand): an
+    illegal move once it is complete, never a displacement on the way (4.4c, 7.4a).
+    """
+    board = node.board
+    if board.chess960:
+        return []
+    rank = 0 if board.turn == chess.WHITE else 7
+    king_from = chess.square(4, rank)
+    king = node.key[king_from]
+    if chr(king) != ("K" if board.turn == chess.WHITE else "k"):
+        return []
+    shapes = []
+    for rook_file, king_file, rook_file_to in ((7, 6, 5), (0, 2, 3)):
+        rook_from = chess.square(rook_file, rank)
+        rook = node.key[rook_from]
+        if chr(rook) != ("R" if board.turn == chess.WHITE else "r"):
+            continue
+        low, high = sorted((4, rook_file))
+        if any(node.key[chess.square(f, rank)] != EMPTY for f in range(low + 1, high)):
+            continue
+        king_to, rook_to = chess.square(king_file, rank), chess.square(rook_file_to, rank)
+        if chess.Move(king_from, king_to) in board.legal_moves:
+            continue
+        half = bytearray(node.key)
+        half[king_from], half[king_to] = EMPTY, king
+        whole = bytearray(half)
+        whole[rook_from], whole[rook_to] = EMPTY, rook
+        shapes.append((bytes(half), bytes(whole)))
+    return shapes
+
+
 def in_progress(node: Node, key: bytes) -> bool:
     """Pieces in hand, a half-made move, a captured piece on its way off the board."""
     if is_subset(key, node.key) or key in half_moves(node):
         return True
+    for half, whole in illegal_castlings(node):
+        if key == half or (key != whole and is_subset(key, whole)):
+            return True  # an illegal castling under way: judged once it is complete
     board = node.board
     for child_key, move in node.legal_children().items():
         if is_subset(key, child_key):
@@ -303,6 +342,18 @@ def setting_up(before: bytes, key: bytes) -> int:
             placed += 1
         best = max(best, placed)
     return best
+
+
+def set_up_step(before: bytes, move: chess.Move) -> bool:
+    """``move`` puts a piece off its start square back on it, capturing nothing: what a
+    step of setting up the next game looks like (either way round)."""
+    piece = before[move.from_square]
+    if before[move.to_square] != EMPTY or move.promotion:
+        return False
+    return any(
+        start[move.to_square] == piece and start[move.from_square] != piece
+        for start in (STANDARD_START_KEY, STANDARD_START_KEY[::-1])
+    )
 
 
 def moved_next_door(before: bytes, key: bytes) -> bool:

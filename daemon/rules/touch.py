@@ -59,6 +59,27 @@ def first_touches(lifts: Sequence[Lift]) -> list[Lift]:
     return touched
 
 
+def _castling_rook(board: chess.Board, own: Sequence[Lift], lift: Lift) -> bool:
+    """4.4c: a rook touched after its king, to castle on a side where castling is not
+    legal, was touched as part of the castling: it does not bind (4.4b binds a rook
+    only when it was touched first). The king still does: another legal king move, or,
+    when the king has none, any legal move."""
+    king = board.king(board.turn)
+    piece = board.piece_at(lift.square)
+    if king is None or piece is None or piece.piece_type != chess.ROOK:
+        return False
+    if chess.square_rank(lift.square) != chess.square_rank(king):
+        return False
+    order = [touch.square for touch in own]
+    if king not in order or order.index(king) > order.index(lift.square):
+        return False
+    kingside = chess.square_file(lift.square) > chess.square_file(king)
+    return not any(
+        board.is_castling(m) and board.is_kingside_castling(m) == kingside
+        for m in board.legal_moves
+    )
+
+
 def touch_ruling(
     board: chess.Board, lifts: Sequence[Lift], move: chess.Move, cases: Mapping[str, str]
 ) -> TouchRuling | None:
@@ -83,6 +104,8 @@ def touch_ruling(
                 [chess.square_name(rook_from), moved],
                 "rook touched before the king; the castling stands as played",
             )
+    own = [lift for lift in own if not _castling_rook(board, own, lift)]
+    touched = [lift for lift in touched if lift in own or lift in theirs]
     victim = captured_square(board, move)
     part_of_move = {move.from_square, victim}
     if board.is_castling(move):
@@ -97,6 +120,10 @@ def touch_ruling(
     mine = next((lift for lift in own if lift.square in movable), None)
     other = next((lift for lift in theirs if lift.square in captures), None)
     colours = {lift in own for lift in extra}
+    if sum(1 for lift in lifts if lift.square == move.from_square) > 1:
+        # the piece moved was touched before the touch that moved it (an illegal move
+        # with it, put back: 7.4a): one of each colour touched is 4.3c
+        colours.add(True)
     case = cases["both"] if len(colours) == 2 else cases["own" if True in colours else "opposing"]
     if mine is not None and other is not None:
         pair = next(

@@ -35,7 +35,7 @@ def test_today_an_illegal_move_is_7_5_and_the_second_one_loses(clock):
 def test_today_a_press_without_a_move_counts_as_an_illegal_move():
     script = game(True).press().settle()
     [event] = of_type(run(script.events, current(True)), "irregularity")
-    assert (event.kind, event.article, event.count) == ("clock_without_move", "7.8.1", 1)
+    assert (event.kind, event.article, event.count) == ("clock_without_move", "7.5.3", 1)
     assert "two extra minutes" in event.consequence
     [old] = of_type(run(script.events, settings(True)), "irregularity")
     assert (old.article, old.count) == ("6.7", None)
@@ -79,4 +79,4 @@ def test_a_penalty_without_an_article_cites_the_editions_penalty_rule():
     script = game(False).request("penalty", to="black")
     [old] = of_type(run(script.events, settings(False)), "penalty")
     [new] = of_type(run(script.events, current(False)), "penalty")
-    assert (old.article, new.article) == ("7.4b", "7.5.3")
+    assert (old.article, new.article) == ("7.4b", "7.5.5")
