@@ -240,12 +240,12 @@ def percent(part: int, whole: int) -> str:
 def print_table(title: str, rows: Sequence[tuple[str, Tally]]) -> None:
     print(f"\n{title}")
     print(
-        f"{'':34} {'games':>6} {'exact':>8} {'moves':>7} {'exact':>8} "
+        f"{'':48} {'games':>6} {'exact':>8} {'moves':>7} {'exact':>8} "
         f"{'irreg.':>6} {'found':>8} {'false':>5} {'corr.':>5}"
     )
     for name, t in rows:
         print(
-            f"{name:34} {t.games:6d} {percent(t.exact_games, t.games)} {t.moves:7d} "
+            f"{name:48} {t.games:6d} {percent(t.exact_games, t.games)} {t.moves:7d} "
             f"{percent(t.exact_moves, t.moves)} {t.expected_irregularities:6d} "
             f"{percent(t.found_irregularities, t.expected_irregularities)} "
             f"{t.false_alarms:5d} {t.corrections:5d}"
