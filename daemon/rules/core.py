@@ -38,7 +38,7 @@ The phases (``daemon.rules.state``: one enum, one transition table, one
   PLAYING -REPORT-> IRREGULAR -RESTORE-> PLAYING;  any -END-> OVER -START-> PLAYING
   RESUMING (after resume()) -AGREE-> PLAYING
 What the board shows inside a phase is read off the placement each time
-(``daemon.rules.shapes``), never stored:
+(``daemon.rules.placement``), never stored:
   at rest        the board shows the current node. Lifts are recorded (touch-move).
   piece in hand  pieces are missing from the node or from one of its children
                  (a capture or castling half done, a slide): never alarming.
@@ -87,35 +87,33 @@ from daemon.rules import corrections
 from daemon.rules.laws import laws
 from daemon.rules.placement import (
     EMPTY,
+    MAX_SEEN,
     STANDARD_START_KEY,
     chess960_start_index,
-    differing_squares,
-    is_subset,
-    key_from_placement,
-    looks_like_a_setup,
-    placement_from_key,
-    turned,
-)
-from daemon.rules.recovery import describe as describe_line
-from daemon.rules.recovery import recover
-from daemon.rules.settings import RulesSettings
-from daemon.rules.shapes import (
-    MAX_SEEN,
     descends,
+    differing_squares,
     explains,
     half_moves,
     in_progress,
+    is_subset,
+    key_from_placement,
+    looks_like_a_setup,
     move_shaped,
     moved_next_door,
     on_the_way_back,
+    placement_from_key,
     result_signal,
     seen_path,
     set_up_step,
     setting_up,
     signalling_result,
     swapped_promotion,
+    turned,
     unpromoted_pawn_move,
 )
+from daemon.rules.recovery import describe as describe_line
+from daemon.rules.recovery import recover
+from daemon.rules.settings import RulesSettings
 from daemon.rules.state import GameState, Phase, Trigger
 from daemon.rules.touch import touch_ruling
 from daemon.rules.tree import Lift, Node

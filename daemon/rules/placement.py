@@ -7,13 +7,27 @@ node's children, is then a dict lookup on bytes, not a move generation.
 
 A board turned round by 180 degrees reports square ``s`` where the true square
 is ``63 - s``; the true key is the reported key reversed (Article 7.1b).
+
+What a placement looks like next to a position (the second half of this module,
+once ``shapes.py``): pure predicates the rules core asks on every board change - a
+move under way (a piece in the hand, a capture half done), a half-made castling or
+promotion, a move-shaped change that is no legal move (7.4), the board between a
+position and one of its moves, which square a move captures on, which positions
+seen in passing lie on a line of moves, a result signalled with the kings, the next
+game being set up. None of them looks at time or at the core's phase, so each is
+true or false of the placements alone.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import chess
+
+if TYPE_CHECKING:  # the tree builds on the keys; the shapes only name its nodes
+    from daemon.rules.tree import Node
 
 EMPTY = ord(".")
 EMPTY_KEY = b"." * 64
@@ -156,3 +170,347 @@ def looks_like_a_setup(key: bytes) -> bool:
         key[8:16] == b"p" * 8 and key[48:56] == b"P" * 8
     )
     return pawns and key[16:48] == b"." * 32 and EMPTY not in key[0:8] + key[56:64]
+
+
+# ---------------------------------------------------------------- shapes of a placement
+
+#: how many plies deep the positions seen in passing go at most
+MAX_SEEN = 12
+
+
+def captured_square(board: chess.Board, move: chess.Move) -> int | None:
+    """The square of the piece ``move`` captures (en passant: beside the target), or None."""
+    if board.is_en_passant(move):
+        return move.to_square - 8 if board.turn == chess.WHITE else move.to_square + 8
+    if board.is_castling(move):
+        return None
+    return move.to_square if board.piece_at(move.to_square) else None
+
+
+def descends(node: Node, ancestor: Node) -> bool:
+    """``ancestor`` is on the way to ``node`` (seen positions are a few plies deep)."""
+    parent = node.parent
+    for _ in range(MAX_SEEN + 1):
+        if parent is None:
+            return False
+        if parent is ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
+def seen_path(current: Node, seen: Sequence[Node], target: Node) -> list[Node]:
+    """The seen nodes from ``current``'s child down to ``target``; [] when not a line."""
+    path = [target]
+    while path[-1].parent is not current:
+        parent = path[-1].parent
+        if parent is None or parent not in seen:
+            return []
+        path.append(parent)
+    return path[::-1]
+
+
+def half_moves(node: Node) -> dict[bytes, str]:
+    """King alone on its castling square, pawn alone on the last rank: moves not yet made (4.6)."""
+    shapes: dict[bytes, str] = {}
+    board = node.board
+    for move in board.legal_moves:
+        if board.is_castling(move):
+            king_from, king_to, _, _ = castling_squares(board, move)
+            if king_from != king_to:
+                squares = bytearray(node.key)
+                squares[king_to], squares[king_from] = squares[king_from], EMPTY
+                shapes[bytes(squares)] = "incomplete_castling"
+        elif move.promotion == chess.QUEEN:
+            squares = bytearray(node.key)
+            squares[move.to_square], squares[move.from_square] = squares[move.from_square], EMPTY
+            shapes[bytes(squares)] = "incomplete_promotion"
+    return shapes
+
+
+def promotion_before_pawn(node: Node, key: bytes) -> bool:
+    """The new piece already on the promotion square, the pawn not yet lifted (4.6c).
+
+    A player may set the queen down first and then take the pawn away: for a
+    moment both stand. With a capture the victim may be gone or still there
+    (the code replaced by the new piece's).
+    """
+    board = node.board
+    own = "QRBN" if board.turn == chess.WHITE else "qrbn"
+    for move in board.legal_moves:
+        if not move.promotion:
+            continue
+        placed = key[move.to_square]
+        if placed == node.key[move.to_square] or chr(placed) not in own:
+            continue
+        if key[move.from_square] != node.key[move.from_square]:
+            continue
+        if all(
+            k == n
+            for s, (k, n) in enumerate(zip(key, node.key, strict=True))
+            if s != move.to_square
+        ):
+            return True
+    return False
+
+
+def illegal_castlings(node: Node) -> list[tuple[bytes, bytes]]:
+    """The castlings the board may show although they are not legal (the right lost, a
+    square attacked): (the king alone on its castling square, king and rook castled).
+
+    Standard chess only: king and rook on their squares, the squares between empty.
+    A player castling so is making a move, slowly perhaps (the rook in his hand): an
+    illegal move once it is complete, never a displacement on the way (4.4c, 7.4a).
+    """
+    board = node.board
+    if board.chess960:
+        return []
+    rank = 0 if board.turn == chess.WHITE else 7
+    king_from = chess.square(4, rank)
+    king = node.key[king_from]
+    if chr(king) != ("K" if board.turn == chess.WHITE else "k"):
+        return []
+    shapes = []
+    for rook_file, king_file, rook_file_to in ((7, 6, 5), (0, 2, 3)):
+        rook_from = chess.square(rook_file, rank)
+        rook = node.key[rook_from]
+        if chr(rook) != ("R" if board.turn == chess.WHITE else "r"):
+            continue
+        low, high = sorted((4, rook_file))
+        if any(node.key[chess.square(f, rank)] != EMPTY for f in range(low + 1, high)):
+            continue
+        king_to, rook_to = chess.square(king_file, rank), chess.square(rook_file_to, rank)
+        if chess.Move(king_from, king_to) in board.legal_moves:
+            continue
+        half = bytearray(node.key)
+        half[king_from], half[king_to] = EMPTY, king
+        whole = bytearray(half)
+        whole[rook_from], whole[rook_to] = EMPTY, rook
+        shapes.append((bytes(half), bytes(whole)))
+    return shapes
+
+
+def in_progress(node: Node, key: bytes) -> bool:
+    """Pieces in hand, a half-made move, a captured piece on its way off the board."""
+    if is_subset(key, node.key) or key in half_moves(node):
+        return True
+    for half, whole in illegal_castlings(node):
+        if key == half or (key != whole and is_subset(key, whole)):
+            return True  # an illegal castling under way: judged once it is complete
+    board = node.board
+    for child_key, move in node.legal_children().items():
+        if is_subset(key, child_key):
+            return True
+        victim_square = captured_square(board, move)
+        if victim_square is None:
+            continue
+        extra = [s for s in range(64) if key[s] != child_key[s]]
+        if (
+            len(extra) == 1
+            and child_key[extra[0]] == EMPTY
+            and key[extra[0]] == node.key[victim_square]
+        ):
+            return True
+    return promotion_before_pawn(node, key)
+
+
+def between(node: Node, key: bytes) -> bool:
+    """Each square as in ``node`` or as in one legal move of it, or emptied by a hand.
+
+    A piece set down on its new square before its old one is lifted, a captured
+    piece still standing: the board between a position and a legal move of it.
+    """
+    for child_key in node.legal_children():
+        if all(k in (c, n, EMPTY) for k, c, n in zip(key, child_key, node.key, strict=True)):
+            return True
+    return False
+
+
+def explains(node: Node, key: bytes) -> bool:
+    """A legal move of ``node`` on the board, or under way."""
+    return node.match(key) is not None or in_progress(node, key) or between(node, key)
+
+
+def move_shaped(node: Node, key: bytes) -> bool:
+    """The mover's piece taken to another square, maybe removing an opposing one (7.4a).
+
+    Also a pawn on the last rank replaced by a piece of the wrong colour: a
+    promotion that fails its requirements is an illegal move, not a displacement.
+    """
+    mover = node.turn
+    vacated, arrived, removed, foreign = [], [], [], []
+    for square in _changed(node.key, key):
+        before, after = node.key[square], key[square]
+        if colour_of(before) == mover and after == EMPTY:
+            vacated.append(square)
+        elif colour_of(after) == mover and colour_of(before) != mover:
+            arrived.append(square)
+        elif colour_of(before) == (not mover) and after == EMPTY:
+            removed.append(square)
+        elif colour_of(after) == (not mover) and colour_of(before) != mover:
+            foreign.append(square)
+        else:
+            return False
+    if foreign:
+        return _wrong_colour_promotion(node, vacated, removed, foreign, arrived)
+    if len(vacated) == 1 and len(arrived) == 1 and len(removed) <= 1:
+        piece, placed = node.key[vacated[0]], key[arrived[0]]
+        if removed and node.key[arrived[0]] != EMPTY:
+            return False
+        last_rank = chess.square_rank(arrived[0]) in (0, 7)
+        return piece == placed or (chr(piece) in "Pp" and last_rank)
+    if len(vacated) == 2 and len(arrived) == 2 and not removed:
+        return sorted(node.key[s] for s in vacated) == sorted(key[s] for s in arrived)
+    return False
+
+
+def _wrong_colour_promotion(
+    node: Node, vacated: list[int], removed: list[int], foreign: list[int], arrived: list[int]
+) -> bool:
+    """The mover's pawn gone from the seventh rank, an opposing piece on the last rank."""
+    if len(vacated) != 1 or len(foreign) != 1 or arrived or removed:
+        return False
+    pawn, target = vacated[0], foreign[0]
+    if chr(node.key[pawn]) not in "Pp" or chess.square_rank(target) not in (0, 7):
+        return False
+    return abs(chess.square_file(pawn) - chess.square_file(target)) <= 1
+
+
+def _changed(a: bytes, b: bytes) -> Iterable[int]:
+    return (s for s in range(64) if a[s] != b[s])
+
+
+def unpromoted_pawn_move(node: Node, key: bytes) -> chess.Move | None:
+    """The queen promotion whose pawn stands unpromoted on the last rank in ``key``."""
+    board = node.board
+    for move in board.legal_moves:
+        if move.promotion != chess.QUEEN:
+            continue
+        squares = bytearray(node.key)
+        squares[move.to_square], squares[move.from_square] = squares[move.from_square], EMPTY
+        if bytes(squares) == key:
+            return move
+    return None
+
+
+def on_the_way_back(before: bytes, reported: bytes, key: bytes) -> bool:
+    """Every square as in the position, as in the placement reported, or emptied by a hand.
+
+    The player putting an illegal move (or a displacement) right: a rook lifted
+    while the king already stands on its square again is no new alarm.
+    """
+    return key != before and all(
+        k in (b, r, EMPTY) for k, b, r in zip(key, before, reported, strict=True)
+    )
+
+
+def swapped_promotion(node: Node, key: bytes) -> chess.Move | None:
+    """The promotion into ``node`` made again with another piece (4.4d forbids the swap)."""
+    move, parent = node.move, node.parent
+    if move is None or parent is None or not move.promotion:
+        return None
+    other = parent.match(key)
+    if (
+        other is not None
+        and other.from_square == move.from_square
+        and other.to_square == move.to_square
+        and other.promotion not in (None, move.promotion)
+    ):
+        return other
+    return None
+
+
+# ---------------------------------------------------------------- the end of a game
+
+_D4, _E4, _D5, _E5 = chess.D4, chess.E4, chess.D5, chess.E5
+CENTRE = frozenset({_D4, _E4, _D5, _E5})
+#: DGT's convention (picochess ``drawresign_map``): both kings on light centre squares,
+#: White wins; on dark ones, Black wins; side by side on the 4th or 5th rank, a draw.
+RESULT_SIGNALS = {
+    frozenset({_D5, _E4}): "1-0",
+    frozenset({_D4, _E5}): "0-1",
+    frozenset({_D4, _E4}): "1/2-1/2",
+    frozenset({_D5, _E5}): "1/2-1/2",
+}
+_KINGS = frozenset(b"Kk")
+
+
+def _kings_moved_only(before: bytes, key: bytes) -> list[int] | None:
+    """The kings' squares in ``key`` when nothing but the kings changed, else None.
+
+    A king may stand on a centre square, or on its own square, or be in the hand;
+    a piece on a centre square may have been taken off to make room.
+    """
+    kings = []
+    for square in range(64):
+        now, was = key[square], before[square]
+        if now in _KINGS:
+            if square not in CENTRE and now != was:
+                return None
+            kings.append(square)
+        elif now != was and not (now == EMPTY and (was in _KINGS or square in CENTRE)):
+            return None
+    return kings
+
+
+def result_signal(before: bytes, key: bytes) -> str | None:
+    """The result the two kings on the centre squares signal, else None (a legal position
+    never has the kings side by side, so this is never a move)."""
+    kings = _kings_moved_only(before, key)
+    if kings is None or len(kings) != 2 or key[kings[0]] == key[kings[1]]:
+        return None
+    return RESULT_SIGNALS.get(frozenset(kings))
+
+
+def signalling_result(before: bytes, key: bytes) -> bool:
+    """A king already on a centre square, the other on its way: no alarm meanwhile."""
+    kings = _kings_moved_only(before, key)
+    if kings is None:
+        return False
+    return any(square in CENTRE and before[square] != key[square] for square in kings)
+
+
+# ---------------------------------------------------------------- setting up the next game
+
+
+def setting_up(before: bytes, key: bytes) -> int:
+    """How many pieces stand on start squares they were not on, when nothing else moved.
+
+    Every square that differs from the position is either emptied or holds its
+    piece of the start position (either way round): the players are setting up
+    the next game. 0 when anything else differs.
+    """
+    best = 0
+    for start in (STANDARD_START_KEY, STANDARD_START_KEY[::-1]):
+        placed = 0
+        for square in range(64):
+            now, was = key[square], before[square]
+            if now in (was, EMPTY):
+                continue
+            if now != start[square]:
+                placed = 0
+                break
+            placed += 1
+        best = max(best, placed)
+    return best
+
+
+def set_up_step(before: bytes, move: chess.Move) -> bool:
+    """``move`` puts a piece off its start square back on it, capturing nothing: what a
+    step of setting up the next game looks like (either way round)."""
+    piece = before[move.from_square]
+    if before[move.to_square] != EMPTY or move.promotion:
+        return False
+    return any(
+        start[move.to_square] == piece and start[move.from_square] != piece
+        for start in (STANDARD_START_KEY, STANDARD_START_KEY[::-1])
+    )
+
+
+def moved_next_door(before: bytes, key: bytes) -> bool:
+    """A piece now stands on a square next to the one it left: what a knock does."""
+    placed = [s for s in range(64) if key[s] != before[s] and key[s] != EMPTY]
+    vacated = [s for s in range(64) if key[s] == EMPTY and before[s] != EMPTY]
+    return any(
+        before[v] == key[p] and chess.square_distance(p, v) <= 1 for p in placed for v in vacated
+    )

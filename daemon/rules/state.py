@@ -9,7 +9,7 @@ an irregularity keeps of the touches).
 
 What the board shows *inside* a phase (at rest, a piece in hand, a move shaped,
 a half-made castling or promotion) is read off the placement by
-``daemon.rules.shapes`` each time; it is not stored, so it cannot go stale.
+``daemon.rules.placement`` each time; it is not stored, so it cannot go stale.
 """
 
 from __future__ import annotations

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 
 import chess
 
-from daemon.rules.placement import castling_squares
-from daemon.rules.shapes import captured_square
+from daemon.rules.placement import captured_square, castling_squares
 from daemon.rules.tree import Lift
 from drivers.records import FrozenRecord
 
