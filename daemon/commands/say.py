@@ -176,6 +176,7 @@ def say(args: argparse.Namespace) -> int:
         by=args.by,
         form=settings.form,
         say_pawn=settings.say_pawn,
+        time_left=bool(settings.time_left),
     )
     voice = settings.voice or vocabulary.voice
     used = asyncio.run(speak(settings, voice, written, vocabulary.pronounce(written)))

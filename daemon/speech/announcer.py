@@ -285,6 +285,7 @@ class Announcer:
                 say_pawn=self.settings.say_pawn,
                 clock_now=self._clock_now(),
                 recent=self.settings.repeat_moves,
+                time_left=bool(self.settings.time_left),
             )
 
         request = what if what in REQUESTS else "unknown"

@@ -19,7 +19,7 @@ from typing import Any
 import chess
 
 from daemon.gamerecord import GameRecord
-from daemon.speech.messages import piece_name
+from daemon.speech.messages import piece_name, result_text
 from daemon.speech.phrases import phrase_for_move
 from daemon.speech.vocabulary import Vocabulary
 
@@ -109,10 +109,19 @@ def answer(
     form: str = "short",
     say_pawn: bool = True,
     recent: int = 4,
+    time_left: bool = False,
 ) -> str:
     """The written answer to one request; an unknown request is said to be unknown."""
     phrases = answer_phrases(
-        what, args, record, vocabulary, by=by, form=form, say_pawn=say_pawn, recent=recent
+        what,
+        args,
+        record,
+        vocabulary,
+        by=by,
+        form=form,
+        say_pawn=say_pawn,
+        recent=recent,
+        time_left=time_left,
     )
     return ". ".join(phrase[1] for phrase in phrases)
 
@@ -132,12 +141,14 @@ def answer_phrases(
     say_pawn: bool = True,
     clock_now: dict[str, float] | None = None,
     recent: int = 4,
+    time_left: bool = False,
 ) -> list[Spoken]:
     """The answer as short phrases, each with a key that stays put as the game goes
     on (an interrupted answer goes on with the first key not yet said).
 
     ``clock_now``: both clocks as they stand at this moment (the announcer counts
     the running one down since its last report); default: the last report.
+    ``time_left``: the clock answer also gives the time left (``speech.time_left``).
     """
     args = args if isinstance(args, dict) else {}
     if what == "last":
@@ -149,8 +160,16 @@ def answer_phrases(
     if what == "moves":
         return _recent_moves(record, vocabulary, recent, form=form, say_pawn=say_pawn)
     if what == "clock":
-        return _clock(record, vocabulary, by, clock_now)
+        used = _time_used(record, vocabulary, by)
+        return used + (_clock(record, vocabulary, by, clock_now) if time_left else [])
     if what == "move_number":
+        if record.result:  # the game is over: nobody is to move
+            text = vocabulary.message(
+                "game_end",
+                result=result_text(record.result, vocabulary),
+                reason=vocabulary.reason(record.result_reason) if record.result_reason else "",
+            )
+            return [("move_number", text.rstrip(". "))]
         board = record.board()
         side = "white" if board.turn == chess.WHITE else "black"
         text = vocabulary.message(
@@ -188,6 +207,36 @@ def _recent_moves(
                 ),
             )
         )
+    return phrases
+
+
+def _time_used(record: GameRecord, vocabulary: Vocabulary, by: str | None) -> list[Spoken]:
+    """E.9.d: "the number of moves completed and the time used by both players".
+
+    Each player's time used is the sum of his moves' thinking times (a move's time
+    less the previous move's, the first from the game's start), and for the player
+    to move the time since the last move, up to the latest event: what his clock has
+    run, whatever the increment or the time control (the clock shows time *left*).
+    """
+    moves = record.moves
+    used = {"white": 0.0, "black": 0.0}
+    previous = record.started_at
+    for move in moves:
+        if previous is not None and move.by in used:
+            used[move.by] += max(0.0, move.t - previous)
+        previous = move.t
+    if not record.result and previous is not None and record.last_t is not None:
+        to_move = "white" if record.board().turn == chess.WHITE else "black"
+        used[to_move] += max(0.0, record.last_t - previous)
+    completed = len(moves) // 2 if not moves or moves[0].ply == 1 else moves[-1].ply // 2
+    phrases: list[Spoken] = [
+        ("moves", vocabulary.message("answer_moves_completed", count=completed))
+    ]
+    first = by if by in ("white", "black") else "white"
+    for side in (first, "black" if first == "white" else "white"):
+        time = spoken_time(used[side], vocabulary)
+        text = vocabulary.message("answer_time_used", side=vocabulary.colour(side), time=time)
+        phrases.append((f"used:{side}", text))
     return phrases
 
 
@@ -283,6 +332,10 @@ def _piece(args: dict[str, Any], board: chess.Board, vocabulary: Vocabulary, wha
     for colour in colours:
         symbol = chess.Piece(piece_type, colour).symbol()
         name = piece_name(symbol, vocabulary, None)
+        if len(board.pieces(piece_type, colour)) > 1:  # "Bauern", as the board reading
+            plural = vocabulary.pieces_plural[symbol.upper()]
+            side = vocabulary.colour("white" if colour else "black")
+            name = vocabulary.message("piece_of_colour", piece=plural, colour=side)
         squares = _squares_of(board, piece_type, colour, vocabulary)
         if squares:
             answers.append(vocabulary.message("answer_piece", piece=name, squares=squares))

@@ -130,6 +130,8 @@ class SpeechSettings(FrozenRecord):
     repeat_window: seconds within which a second "last move" press says the last
         few moves instead.
     repeat_moves: how many half-moves that second press says.
+    time_left: the clock answer also gives each player's time left, after what
+        E.9.d asks for (the moves completed and the time used by both players).
     outputs: one entry per player's earphone (``OutputSettings``); empty: one
         output for everything.
     """
@@ -155,6 +157,7 @@ class SpeechSettings(FrozenRecord):
     max_interruptions: int = 2
     repeat_window: float = 4.0
     repeat_moves: int = 4
+    time_left: bool = False
     outputs: tuple[OutputSettings, ...] = ()
     _listener: str = ""  # set by ``per_output``: the player of this output
 

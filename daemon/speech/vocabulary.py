@@ -105,6 +105,8 @@ MESSAGES: dict[str, frozenset[str]] = {
         "answer_resumed": ("request",),
         "answer_dropped": ("request",),
         "answer_no_clock": (),
+        "answer_moves_completed": ("count",),  # E.9.d: the moves completed
+        "answer_time_used": ("side", "time"),  # E.9.d: the time used by each player
         "answer_move_number": ("number", "side"),
         "answer_board_side": ("side", "pieces"),
         "answer_square_empty": ("square",),

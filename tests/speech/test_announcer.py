@@ -297,15 +297,15 @@ async def test_the_composed_announcer_with_the_text_engine_prints_where_told() -
 
 
 async def test_a_clock_button_gives_the_blind_players_time_first(running) -> None:
-    announcer, engine = running(own_side="black")
+    announcer, engine = running(own_side="black", time_left=True)
     announcer.handle({"t": 1.0, "type": "clock", "white": 600.0, "black": 125.0, "running": None})
     announcer.handle({"t": 2.0, "type": "info_request", "what": "clock", "args": {}, "by": None})
-    await started(engine, 1)
-    engine.release()
-    await started(engine, 2)
-    engine.release()
+    for count in range(1, 6):  # moves completed, time used by each, time left by each
+        await started(engine, count)
+        engine.release()
     await asyncio.wait_for(announcer.drain(), WAIT)
-    assert engine.heard == ["Schwarz 2 Minuten 5 Sekunden", "Weiß 10 Minuten 0 Sekunden"]
+    assert engine.heard[1].startswith("Schwarz verbraucht")
+    assert engine.heard[-2:] == ["Schwarz 2 Minuten 5 Sekunden", "Weiß 10 Minuten 0 Sekunden"]
 
 
 class FakeClock:
@@ -318,7 +318,7 @@ class FakeClock:
 
 async def test_a_clock_answer_gives_the_times_of_when_it_is_said(running) -> None:
     clock = FakeClock()
-    announcer, engine = running(clock=clock)
+    announcer, engine = running(clock=clock, time_left=True)
     game = Game()
     announcer.handle(
         {"t": 1.0, "type": "clock", "white": 300.0, "black": 300.0, "running": "white"}
@@ -327,8 +327,9 @@ async def test_a_clock_answer_gives_the_times_of_when_it_is_said(running) -> Non
     await started(engine, 1)  # the move plays...
     announcer.handle({"t": 2.0, "type": "info_request", "what": "clock", "by": "white"})
     clock.now += 12.0  # ...for a long while (White's clock ran on, no report since)
-    engine.release()
-    await started(engine, 2)
+    for count in range(2, 6):  # moves completed, the time used by each
+        engine.release()
+        await started(engine, count)
     assert engine.started[-1] == "Weiß 4 Minuten 48 Sekunden"
 
 

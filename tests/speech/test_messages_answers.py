@@ -139,11 +139,12 @@ def test_answers_last_clock_and_move_number(de) -> None:
     assert answer("last", {}, record, de) == "Letzter Zug: Springer Felix drei"
     assert answer("move_number", {}, record, de) == "Zug 2, Schwarz am Zug"
     # Own time first: black asks.
-    assert answer("clock", {}, record, de, by="black") == (
+    assert answer("clock", {}, record, de, by="black", time_left=True).endswith(
         "Schwarz 59 Sekunden. Weiß eine Stunde 2 Minuten 5 Sekunden"
     )
-    assert answer("clock", {}, record, de, by="white").startswith("Weiß eine Stunde 2 Minuten")
-    assert answer("clock", {}, play(["e4"]), de) == "Keine Uhrzeit bekannt"
+    left = answer("clock", {}, record, de, by="white", time_left=True)
+    assert left.split(". ")[3].startswith("Weiß eine Stunde 2 Minuten")
+    assert answer("clock", {}, play(["e4"]), de, time_left=True).endswith("Keine Uhrzeit bekannt")
     assert answer("last", {}, play([]), de) == "Noch kein Zug"
 
 
