@@ -89,6 +89,7 @@ from daemon.rules.placement import (
     EMPTY,
     MAX_SEEN,
     STANDARD_START_KEY,
+    castling_squares,
     chess960_start_index,
     descends,
     differing_squares,
@@ -1031,10 +1032,17 @@ class RulesCore:
             if chr(node.key[lift.square]) == lift.piece
         ]
         first_own = next((lift.t for lift in window if lift.piece in mover_letters), None)
+        # the pieces his move moves were his own touch, however fast he replied
+        moving = {move.from_square}
+        if node.board.is_castling(move):
+            moving.add(castling_squares(node.board, move)[2])
         lifts = [
             lift
             for lift in window
-            if (lift.piece in mover_letters and not self._knocked(node, lift))
+            if (
+                lift.piece in mover_letters
+                and (lift.square in moving or not self._knocked(node, lift))
+            )
             or (
                 node is not self._release_unknown  # 4.3: not charged on a guess
                 and lift.t >= node.current_at
