@@ -141,3 +141,16 @@ def test_the_opponents_king_set_on_a_centre_square_and_taken_back_is_reported(cl
     assert kinds(out) == [("displaced_pieces", "7.3")]
     assert [e.type for e in out].count("position_restored") == 1
     assert played(out) == ["a2a3"]
+
+
+@CLOCKS
+def test_a_fast_reply_with_the_piece_next_to_the_last_move_is_the_repliers_touch(clock):
+    # Nxd7 lands next to e8; Black castles at once, king first: no knock, no 4.4b
+    script = game(clock, "r3k2r/pppq1ppp/8/4N3/8/8/PPP2PPP/4K2R w Kkq - 0 1")
+    script.lift("d7").lift("e5").put("d7", "N", after=0.15)
+    if clock:
+        script.press()
+    script.lift("e8", after=0.2).lift("a8").put("c8", "k").put("d8", "r").done(clock)
+    out = run(script.events, settings(clock))
+    assert played(out) == ["e5d7", "e8c8"]
+    assert kinds(out) == []
