@@ -581,8 +581,8 @@ class RulesCore:
                 return
         if self._state.reported is None:
             key = self._key()
-            self._state.enter(Trigger.REPORT, reported=key)
-            out.append(self._irregularity(t, "displaced_pieces", None, key, detail="resume"))
+            event = self._irregularity(t, "displaced_pieces", None, key, detail="resume")
+            self._report(out, event, reported=key)
 
     def _end_resume(self, t: float, flipped: bool, out: list[DomainEvent]) -> None:
         node = self._node
@@ -927,7 +927,8 @@ class RulesCore:
         )
         unseen = any(node is n for n in self._touches_unknown)
         if touch_check and not unseen:
-            out.extend(self._touch_irregularities(t, node, move, child))
+            for event in self._touch_irregularities(t, node, move, child):
+                self._report(out, event, None)  # the move stands: nothing to put back
         if unseen or not (touch_check or correction):
             self._release_unknown = child  # made (or ended) while the board was away
         self._touches_unknown = [n for n in self._touches_unknown if n is not node]
@@ -938,7 +939,7 @@ class RulesCore:
         self._after_move(t, node, child, out)
         shown = self._key()
         if chosen is not None and shown != child.key and self._state.phase is Phase.PLAYING:
-            out.append(self._promotion_changed(t, mover, shown))
+            self._promotion_changed(t, mover, shown, out)
 
     def _first_promotion_choice(self, node: Node, child: Node) -> Node | None:
         """Another promotion of the same pawn the board showed before this one, if any."""
@@ -957,14 +958,13 @@ class RulesCore:
         ]
         return min(earlier, key=lambda seen: seen.seen_at or 0.0) if earlier else None
 
-    def _promotion_changed(self, t: float, by: str, key: bytes) -> Irregularity:
+    def _promotion_changed(self, t: float, by: str, key: bytes, out: list[DomainEvent]) -> None:
         """4.4d: another piece set on the promotion square after the first; guide it back."""
         node = self._node
         assert node is not None and node.move is not None and node.move.promotion
         square = chess.square_name(node.move.to_square)
-        self._state.enter(Trigger.REPORT, reported=key, touch_binds=False)
         piece = chess.piece_name(node.move.promotion)
-        return self._irregularity(
+        event = self._irregularity(
             t,
             "promotion_changed",
             by,
@@ -972,6 +972,7 @@ class RulesCore:
             detail=f"{self._laws.touch_cases['promotion']}: the {piece} touched {square} first; "
             "the choice of piece is final",
         )
+        self._report(out, event, reported=key, touch_binds=False)
 
     def _putting_back(self, key: bytes) -> bool:
         """The pieces of the placement just reported on their way back: no second alarm."""
@@ -1015,7 +1016,7 @@ class RulesCore:
 
     def _touch_irregularities(
         self, t: float, node: Node, move: chess.Move, child: Node
-    ) -> list[DomainEvent]:
+    ) -> list[Irregularity]:
         """4.3, 4.4: every piece touched in this position counts (``daemon.rules.touch``).
 
         The touches that count are those made between the board first showing
@@ -1099,6 +1100,24 @@ class RulesCore:
 
     # ------------------------------------------------------------------ irregularities
 
+    def _report(
+        self,
+        out: list[DomainEvent],
+        event: Irregularity,
+        trigger: Trigger | None = Trigger.REPORT,
+        *,
+        reported: bytes | None = None,
+        touch_binds: bool | None = None,
+    ) -> None:
+        """Emit an irregularity and take its transition, together: the one way an alarm
+        leaves the core, so none is raised without the phase that waits for the board to
+        be put right (``trigger`` None: nothing to put back, the move stands).
+        ``reported``: the placement the alarm is about (not reported twice);
+        ``touch_binds``: an illegal move, whose touches bind the replacing move (7.4a)."""
+        out.append(event)
+        if trigger is not None:
+            self._state.enter(trigger, reported=reported, touch_binds=touch_binds)
+
     def _restore(self, key: bytes, target: bytes) -> list[dict[str, str | None]]:
         return [
             {
@@ -1167,7 +1186,7 @@ class RulesCore:
         if key != self._blocked_key and any(in_progress(base, key) for base in (node, *self._seen)):
             return  # a move under way, from here or from a reply seen in passing
         if node.parent is not None and swapped_promotion(node, key) is not None:
-            out.append(self._promotion_changed(t, COLOUR_NAMES[node.parent.turn], key))
+            self._promotion_changed(t, COLOUR_NAMES[node.parent.turn], key, out)
             return
         if self._setting_up(t, key, out):
             return
@@ -1196,11 +1215,10 @@ class RulesCore:
         if key != self._blocked_key and move_shaped(node, key):
             if not self._by_settle():
                 return  # an illegal move is complete only with the press (6.7)
-            out.append(self._illegal_move(t, mover, key))
-            self._state.enter(Trigger.REPORT, reported=key, touch_binds=True)
+            self._report(out, self._illegal_move(t, mover, key), reported=key, touch_binds=True)
         else:
-            out.append(self._irregularity(t, "displaced_pieces", None, key))
-            self._state.enter(Trigger.REPORT, reported=key, touch_binds=False)
+            event = self._irregularity(t, "displaced_pieces", None, key)
+            self._report(out, event, reported=key, touch_binds=False)
 
     def _setting_up(self, t: float, key: bytes, out: list[DomainEvent]) -> bool:
         """The players are setting up the start position: one notice, no alarm, no move.
@@ -1238,6 +1256,7 @@ class RulesCore:
                     f"{node.board.fullmove_number}, unless its position is put back",
                 )
             )
+        # no alarm, but the placement is marked as judged (the set-up is not reported again)
         self._state.enter(Trigger.REPORT, reported=key, touch_binds=False)
         return True
 
@@ -1300,11 +1319,9 @@ class RulesCore:
             event = self._illegal_move(t, mover, key)
         else:
             event = self._irregularity(t, "displaced_pieces", None, key)
-        out.append(event)
-        if key == node.key:
-            self._state.enter(Trigger.JUDGED, touch_binds=True)
-        else:
-            self._state.enter(Trigger.REPORT, reported=key, touch_binds=True)
+        # nothing to put back after a press on the position itself: judged, not reported
+        trigger = Trigger.JUDGED if key == node.key else Trigger.REPORT
+        self._report(out, event, trigger, reported=key, touch_binds=True)
 
     def _unpromoted_pawn(self, t: float, mover: str, key: bytes, out: list[DomainEvent]) -> None:
         """Today's 7.5.2: the press with the pawn on the last rank is an illegal move, and
@@ -1324,9 +1341,9 @@ class RulesCore:
             target=child.key,
             before="the pawn is replaced by a queen (7.5.2); ",
         )
-        out.append(event)
-        if self._state.phase is Phase.PLAYING and key != child.key:
-            self._state.enter(Trigger.REPORT, reported=key, touch_binds=False)
+        # the queen's move stands; the board owes the queen unless it already shows it
+        owed = self._state.phase is Phase.PLAYING and key != child.key
+        self._report(out, event, Trigger.REPORT if owed else None, reported=key, touch_binds=False)
 
     # ------------------------------------------------------------------ setup (7.1)
 
@@ -1360,17 +1377,15 @@ class RulesCore:
             return
         flipped = raw[8:16] == b"p" * 8
         true_key = turned(raw) if flipped else raw
-        self._state.enter(Trigger.REPORT, reported=raw)
-        out.append(
-            self._irregularity(
-                t,
-                "wrong_setup",
-                None,
-                true_key,
-                target=STANDARD_START_KEY,
-                detail="the pieces do not stand in the initial position",
-            )
+        event = self._irregularity(
+            t,
+            "wrong_setup",
+            None,
+            true_key,
+            target=STANDARD_START_KEY,
+            detail="the pieces do not stand in the initial position",
         )
+        self._report(out, event, reported=raw)
 
     def _new_board(self, fen: str, chess960: bool | None = None) -> chess.Board:
         if chess960 is None:
