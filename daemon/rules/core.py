@@ -85,6 +85,7 @@ from daemon.events import (
 )
 from daemon.rules import corrections
 from daemon.rules.laws import laws
+from daemon.rules.lifetimes import BoardView, GameMemory, Reach
 from daemon.rules.placement import (
     EMPTY,
     MAX_SEEN,
@@ -190,54 +191,21 @@ class RulesCore:
         self.settings = settings or RulesSettings()
         self._laws = laws(str(self.settings.laws))
         self._describe = self.settings.describe_move
-        self._raw = bytearray(b"." * 64)
-        self._flipped = False
-        self._node: Node | None = None
+        self._game = GameMemory()  # the game: made anew by each start (lifetimes.py)
+        self._view = BoardView()  # the board as last seen
+        self._reach = Reach()  # whether the board is within reach and heard
         self._state = GameState()
-        self._illegal_counts = {"white": 0, "black": 0}
-        self._repetitions: Counter[tuple] = Counter()
         self._deadline: float | None = None
-        self._blocked_key: bytes | None = None
         self._clock: tuple[float, float, str | None, tuple[str, ...]] | None = None
-        self._flag_reported = False
-        self._flags_may_fall_again = False  # both flags fell before the last period (6.11)
-        self._resume_clock_open = False  # the first clock report after resume not yet seen
-        self._board_known = False  # a BoardDump has told every square
-        self._link_down = False  # the board is out of reach: nothing is decided
-        self._link_was_lost = False  # the next whole picture ends an outage
-        #: after an outage: what the board's log says it showed (None: no outage open)
-        self._outage: tuple[str, ...] | None = None
-        self._picture_at_loss: str | None = None  # the last placement before a loss
-        #: when the board was last heard (its link's liveness probe answered, a square
-        #: changed); None: its link does not say (a replay of an older log, a bus board),
-        #: and alarms are decided at once as before
-        self._heard_at: float | None = None
-        #: a decision held until the board is heard at or after this time
-        self._held_at: float | None = None
-        #: the position whose move was under way at a restart: its first touch is unknown
-        self._touches_unknown: list[Node] = []
-        #: a position reached by a move made while the board was away: when the
-        #: previous mover's hand let go is unknown, so his re-centring is no touch
-        self._release_unknown: Node | None = None
         self._chess960 = False
         self._orientation_open = False  # set_position before the board showed it
-        #: legal positions the board showed since the last commit, each one move from the
-        #: current node or from another of them (dgtdriver's reachable-position map)
-        self._seen: list[Node] = []
-        self._lifts: list[Lift] = []  # the last pieces lifted, with their times
-        self._touch_floor = 0.0  # touches before this time no longer count
-        self._changed_at = 0.0  # time of the last board change
-        self._at_node_since = 0.0  # the last time the board showed the current position
-        self._reset_noticed = False  # the board_reset notice given in this game
-        #: a lone king on a centre square waiting for the other: (placement, since when)
-        self._signal_wait: tuple[bytes, float] | None = None
 
     # ------------------------------------------------------------------ public API
 
     @property
     def board(self) -> chess.Board:
         """The current game position (a copy; the starting position when no game runs)."""
-        node = self._node
+        node = self._game.node
         if node is None:
             return chess.Board()
         root = node
@@ -250,12 +218,12 @@ class RulesCore:
 
     @property
     def ply(self) -> int:
-        return self._node.ply if self._node else 0
+        return self._game.node.ply if self._game.node else 0
 
     @property
     def moves(self) -> list[chess.Move]:
         """The moves of the game so far, from its start position."""
-        return self._node.line() if self._node else []
+        return self._game.node.line() if self._game.node else []
 
     @property
     def resuming(self) -> bool:
@@ -266,7 +234,7 @@ class RulesCore:
     def held_since(self) -> float | None:
         """When a decision began to wait for the board to be heard (None: none waits).
         The shell may ask the board at once rather than at its next liveness probe."""
-        return self._held_at
+        return self._reach.held_at
 
     def next_deadline(self) -> float | None:
         return self._deadline
@@ -280,9 +248,9 @@ class RulesCore:
         The clock asks at each press: a press made while the board shows a player's
         move is that player's, which tells whose clock side is whose
         (``drivers.clock.sides``) whatever the clock showed before."""
-        node = self._node
+        node = self._game.node
         taking_moves = self._state.phase in (Phase.PLAYING, Phase.PRESSED, Phase.IRREGULAR)
-        if node is None or not taking_moves or not self._board_known:
+        if node is None or not taking_moves or not self._view.known:
             return None
         key = self._key()
         if is_subset(key, node.key) or not explains(node, key):
@@ -297,26 +265,26 @@ class RulesCore:
     def feed(self, event: SensorEvent) -> list[DomainEvent]:
         out: list[DomainEvent] = []
         if isinstance(event, BoardHeard) or (
-            self._heard_at is not None and isinstance(event, (SquareChange, BoardDump))
+            self._reach.heard_at is not None and isinstance(event, (SquareChange, BoardDump))
         ):
-            self._heard_at = event.t  # first: a deadline before it is confirmed by it
+            self._reach.heard_at = event.t  # first: a deadline before it is confirmed by it
         self._run_due(event.t, out)
         match event:
             case BoardHeard():
                 pass
             case SquareChange():
-                self._link_down = False  # the board talks: it is within reach
+                self._reach.link_down = False  # the board talks: it is within reach
                 self._on_square(event, out)
             case BoardDump():
-                self._link_down = False
-                self._raw[:] = key_from_placement(event.placement)
-                self._board_known = True
-                if self._link_was_lost or event.history:
-                    self._link_was_lost = False
+                self._reach.link_down = False
+                self._view.raw[:] = key_from_placement(event.placement)
+                self._view.known = True
+                if self._reach.link_was_lost or event.history:
+                    self._reach.link_was_lost = False
                     # moves made meanwhile may be recovered; the picture at the loss
                     # comes first (a move already standing then is part of the line)
-                    seen = (self._picture_at_loss,) if self._picture_at_loss else ()
-                    self._outage = (*seen, *event.history)
+                    seen = (self._reach.picture_at_loss,) if self._reach.picture_at_loss else ()
+                    self._reach.outage = (*seen, *event.history)
                     self._recover_at_once(event.t, out)
                 self._on_board_change(event.t, out)
             case ClockReport():
@@ -340,12 +308,12 @@ class RulesCore:
                 out.append(Connection(event.t, event.state, event.detail, event.found))
                 # No alarm on the last picture before the loss: it may have caught a
                 # hand mid-move; the picture after the outage decides.
-                self._link_down = event.state == "lost"
-                self._link_was_lost |= self._link_down
-                if self._link_down:
-                    self._held_at = None  # the picture after the outage decides
-                if self._link_down and self._board_known:  # where the board's log starts
-                    self._picture_at_loss = placement_from_key(bytes(self._raw))
+                self._reach.link_down = event.state == "lost"
+                self._reach.link_was_lost |= self._reach.link_down
+                if self._reach.link_down:
+                    self._reach.held_at = None  # the picture after the outage decides
+                if self._reach.link_down and self._view.known:  # where the board's log starts
+                    self._reach.picture_at_loss = placement_from_key(bytes(self._view.raw))
         self._release_held(out)
         return out
 
@@ -353,18 +321,18 @@ class RulesCore:
         """The board has not been heard at or after ``t``: a picture older than the
         decision may be stale (the board may have gone silent with a hand mid-move,
         and its loss is known only at the link's liveness time-out)."""
-        return self._heard_at is not None and self._heard_at < t
+        return self._reach.heard_at is not None and self._reach.heard_at < t
 
     def _release_held(self, out: list[DomainEvent]) -> None:
         """The board heard again after a held decision: decide it now, on the picture
         the board has just confirmed."""
-        held = self._held_at
-        if held is None or self._link_down or self._unheard_since(held):
+        held = self._reach.held_at
+        if held is None or self._reach.link_down or self._unheard_since(held):
             return
-        self._held_at = None
+        self._reach.held_at = None
         if self._deadline is None:  # a board change since re-armed it: that decides
-            assert self._heard_at is not None
-            self._decide(self._heard_at, out)
+            assert self._reach.heard_at is not None
+            self._decide(self._reach.heard_at, out)
 
     def resume(
         self,
@@ -387,11 +355,11 @@ class RulesCore:
         for uci in uci_moves:
             move = node.board.parse_uci(uci)
             node = node.child(move)
-            self._repetitions[node.identity()] += 1
-        self._node = node
+            self._game.repetitions[node.identity()] += 1
+        self._game.node = node
         self._state.enter(Trigger.RESUME)
-        self._illegal_counts = {"white": 0, "black": 0, **(illegal_counts or {})}
-        self._resume_clock_open = True
+        self._game.illegal_counts = {"white": 0, "black": 0, **(illegal_counts or {})}
+        self._game.resume_clock_open = True
         return []
 
     # ------------------------------------------------------------------ timers
@@ -404,79 +372,79 @@ class RulesCore:
 
     def _arm(self, t: float) -> None:
         self._deadline = t + self.settings.settle_time
-        self._held_at = None  # the new deadline's decision replaces a held one
+        self._reach.held_at = None  # the new deadline's decision replaces a held one
 
     # ------------------------------------------------------------------ board
 
     def _key(self) -> bytes:
-        return turned(bytes(self._raw)) if self._flipped else bytes(self._raw)
+        return turned(bytes(self._view.raw)) if self._view.flipped else bytes(self._view.raw)
 
     def _true_square(self, raw_square: int) -> int:
-        return 63 - raw_square if self._flipped else raw_square
+        return 63 - raw_square if self._view.flipped else raw_square
 
     def _on_square(self, event: SquareChange, out: list[DomainEvent]) -> None:
         raw_square = chess.parse_square(event.square)
-        before = self._raw[raw_square]
+        before = self._view.raw[raw_square]
         after = ord(event.piece) if event.piece else EMPTY
         if before == after:
             return
         if event.piece is None and self._state.in_game:
-            self._lifts.append(Lift(event.t, self._true_square(raw_square), chr(before)))
-            del self._lifts[:-_MAX_LIFTS]
+            self._game.lifts.append(Lift(event.t, self._true_square(raw_square), chr(before)))
+            del self._game.lifts[:-_MAX_LIFTS]
         elif event.piece is not None:
             self._mark_returned(event.t, self._true_square(raw_square), event.piece)
-        self._raw[raw_square] = after
-        if self._outage is not None:  # what the board shows after the outage, in order
-            self._outage = (*self._outage, placement_from_key(bytes(self._raw)))
+        self._view.raw[raw_square] = after
+        if self._reach.outage is not None:  # what the board shows after the outage, in order
+            self._reach.outage = (*self._reach.outage, placement_from_key(bytes(self._view.raw)))
         self._on_board_change(event.t, out)
 
     def _mark_returned(self, t: float, square: int, piece: str) -> None:
         """The piece lifted last from ``square`` stands there again (a brush, an adjustment)."""
-        for index in range(len(self._lifts) - 1, max(-1, len(self._lifts) - 9), -1):
-            lift = self._lifts[index]
+        for index in range(len(self._game.lifts) - 1, max(-1, len(self._game.lifts) - 9), -1):
+            lift = self._game.lifts[index]
             if lift.square == square:
                 if lift.piece == piece and lift.returned is None:
-                    self._lifts[index] = Lift(lift.t, lift.square, lift.piece, returned=t)
+                    self._game.lifts[index] = Lift(lift.t, lift.square, lift.piece, returned=t)
                 return
 
     def _on_board_change(self, t: float, out: list[DomainEvent]) -> None:
-        self._changed_at = t
-        self._held_at = None  # a new picture: its own settle time decides
+        self._view.changed_at = t
+        self._reach.held_at = None  # a new picture: its own settle time decides
         phase = self._state.phase
         if phase is Phase.RESUMING:
             self._check_resume(t, out)
             return
         key = self._key()
         if phase in (Phase.NO_GAME, Phase.OVER):
-            start = self._standard_start_orientation(bytes(self._raw))
+            start = self._standard_start_orientation(bytes(self._view.raw))
             if start is not None:
                 self._start_game(t, chess.Board(), flipped=start, out=out)
                 return
             self._arm(t)
             return
-        node = self._node
+        node = self._game.node
         assert node is not None
         if self._orientation_open and key != node.key and turned(key) == node.key:
-            self._flipped = not self._flipped
+            self._view.flipped = not self._view.flipped
             key = self._key()
         if key == node.key:
             self._orientation_open = False
-        if self._blocked_key is not None and key != self._blocked_key:
-            self._blocked_key = None
+        if self._game.blocked_key is not None and key != self._game.blocked_key:
+            self._game.blocked_key = None
         self._lone_king_left(t, key, out)
         self._follow(t, key, out)
-        node = self._node
+        node = self._game.node
         assert node is not None
         if key == node.key:
             if self._state.owed_restore:
                 if not self._state.touch_binds:
                     # touches since the board left the position (a knock, putting it right)
                     # are no 4.3 touches; a touch before it still binds
-                    since = self._at_node_since
-                    self._lifts = [lift for lift in self._lifts if lift.t <= since]
+                    since = self._view.at_node_since
+                    self._game.lifts = [lift for lift in self._game.lifts if lift.t <= since]
                 self._state.enter(Trigger.RESTORE)
                 out.append(PositionRestored(t, node.board.fen()))
-            self._at_node_since = t
+            self._view.at_node_since = t
             if not self._state.press_pending:
                 self._deadline = None
                 return
@@ -491,11 +459,11 @@ class RulesCore:
         piece set down by chance where it makes another legal position does not
         make the core forget the real line.
         """
-        node = self._node
+        node = self._game.node
         assert node is not None
-        if key == self._blocked_key:
+        if key == self._game.blocked_key:
             return
-        seen = self._seen
+        seen = self._game.seen
         for base in (*reversed(seen), node):
             move = base.match(key)
             if move is None:
@@ -518,8 +486,8 @@ class RulesCore:
 
     def _seen_path(self, target: Node) -> list[Node]:
         """The seen nodes from the current node's child down to ``target``."""
-        assert self._node is not None
-        return seen_path(self._node, self._seen, target)
+        assert self._game.node is not None
+        return seen_path(self._game.node, self._game.seen, target)
 
     def _check_resume(self, t: float, out: list[DomainEvent], settled: bool = False) -> None:
         """After ``resume``: does the board agree with the journal, or explain a move?
@@ -535,12 +503,12 @@ class RulesCore:
         picture taken at the reconnection may catch a hand mid-move. Until the
         first whole board picture the board is unknown: nothing is decided.
         """
-        node = self._node
+        node = self._game.node
         assert node is not None
-        if not self._board_known:
+        if not self._view.known:
             return
-        raw = bytes(self._raw)
-        views = ((self._flipped, self._key()), (not self._flipped, turned(raw)))
+        raw = bytes(self._view.raw)
+        views = ((self._view.flipped, self._key()), (not self._view.flipped, turned(raw)))
         for flipped, key in views:
             if key == node.key:
                 self._end_resume(t, flipped, out)
@@ -563,11 +531,11 @@ class RulesCore:
                 if replied is None:
                     continue
             self._end_resume(t, flipped, out)
-            self._touches_unknown = [node]  # the move began before the restart (4.3)
+            self._game.touches_unknown = [node]  # the move began before the restart (4.3)
             if replied is not None:  # the board showed that move before the restart
                 replied.seen_at = t
-                self._seen = [replied]
-                self._touches_unknown.append(replied)
+                self._game.seen = [replied]
+                self._game.touches_unknown.append(replied)
             self._on_board_change(t, out)  # the move under way, by the usual rules
             return
         if not settled:
@@ -575,7 +543,7 @@ class RulesCore:
             return
         # Several moves made while the daemon was down? The board's log (the link read
         # it when the board showed another position than the journal's) tells them.
-        history = self._outage or ()
+        history = self._reach.outage or ()
         for flipped, key in views:
             if self._recover(t, key, history, out, resume_flipped=flipped):
                 return
@@ -585,11 +553,11 @@ class RulesCore:
             self._report(out, event, reported=key)
 
     def _end_resume(self, t: float, flipped: bool, out: list[DomainEvent]) -> None:
-        node = self._node
+        node = self._game.node
         assert node is not None
-        self._flipped = flipped
+        self._view.flipped = flipped
         self._state.enter(Trigger.AGREE)
-        self._touch_floor = t  # lifts before the restart are unknown, not touches
+        self._game.touch_floor = t  # lifts before the restart are unknown, not touches
         node.seen_at = node.current_at = t
         out.append(GameResumed(t, node.ply, node.board.fen()))
         if node.board.is_game_over():
@@ -599,18 +567,18 @@ class RulesCore:
         """The first picture after an outage: the moves made meanwhile, before the
         players make more. A picture that catches a hand mid-move waits for the
         settle time (the outage stays open)."""
-        node = self._node
+        node = self._game.node
         taking_moves = self._state.phase in (Phase.PLAYING, Phase.PRESSED, Phase.IRREGULAR)
-        if node is None or not taking_moves or self._outage is None:
+        if node is None or not taking_moves or self._reach.outage is None:
             return False
         # Who touched what while the board was away is unknown (4.3): the move under
         # way is not judged by touches, nor are lifts before the outage counted.
-        self._touch_floor = t
-        self._touches_unknown = [node]
+        self._game.touch_floor = t
+        self._game.touches_unknown = [node]
         key = self._key()
         if key == node.key or explains(node, key):
             return False  # at most one move: the usual rules (its press, the settle time)
-        return self._recover(t, key, self._outage, out, final=False)
+        return self._recover(t, key, self._reach.outage, out, final=False)
 
     def _recover(
         self,
@@ -626,9 +594,9 @@ class RulesCore:
         when several lines fit, a MovesRecovered saying so and a notice for the
         arbiter; never a guess. ``resume_flipped``: after a restart, the board's
         orientation this view assumes."""
-        node = self._node
+        node = self._game.node
         assert node is not None
-        flipped = self._flipped if resume_flipped is None else resume_flipped
+        flipped = self._view.flipped if resume_flipped is None else resume_flipped
         if flipped:
             history = tuple(placement_from_key(turned(key_from_placement(h))) for h in history)
         result = recover(node.board, placement_from_key(key), history=history)
@@ -636,10 +604,10 @@ class RulesCore:
         # A picture that caught a hand mid-move explains nothing yet (no line, or
         # the search ran out): the outage stays open for the settled picture.
         if final or result.found or result.how == "ambiguous":
-            self._outage = None
+            self._reach.outage = None
         if not result.found:
             reportable = result.how == "ambiguous" or (final and result.how == "gave_up")
-            if reportable and flipped == self._flipped:
+            if reportable and flipped == self._view.flipped:
                 lines = [describe_line(board, line) for line in result.candidates]
                 out.append(MovesRecovered(t, [], "", result.how, lines))
                 message = (
@@ -655,7 +623,7 @@ class RulesCore:
             return False
         if resume_flipped is not None:
             self._end_resume(t, resume_flipped, out)
-        self._touch_floor = t  # touches made while away are unknown (4.3)
+        self._game.touch_floor = t  # touches made while away are unknown (4.3)
         for move in result.moves:
             self._commit(t, move, out, settled=False, touch_check=False)
         line = describe_line(board, result.moves)
@@ -665,23 +633,23 @@ class RulesCore:
     # ------------------------------------------------------------------ decisions
 
     def _decide(self, t: float, out: list[DomainEvent]) -> None:
-        self._held_at = None  # this decision replaces a held one (or holds itself)
+        self._reach.held_at = None  # this decision replaces a held one (or holds itself)
         phase = self._state.phase
         unheard = self._unheard_since(t)
-        if self._link_down or unheard:
+        if self._reach.link_down or unheard:
             # The board is out of reach, or not heard since the picture may have gone
             # stale: a move that stood may count, but no alarm is decided on its last
             # picture (the hand may have been mid-move). A board merely not heard yet
             # holds the decision until it is (``_release_held``).
-            node = self._node
+            node = self._game.node
             if phase in (Phase.PLAYING, Phase.PRESSED, Phase.IRREGULAR) and node is not None:
                 key = self._key()
                 if key != node.key and self._commit_if_move(
                     t, key, out, by_press=self._state.press_pending
                 ):
                     return
-            if not self._link_down:
-                self._held_at = t
+            if not self._reach.link_down:
+                self._reach.held_at = t
             return
         if phase is Phase.RESUMING:
             self._check_resume(t, out, settled=True)
@@ -690,7 +658,7 @@ class RulesCore:
         if phase in (Phase.NO_GAME, Phase.OVER):
             self._check_setup(t, key, out)
             return
-        node = self._node
+        node = self._game.node
         assert node is not None
         press = self._state.press_pending
         if key == node.key:
@@ -703,9 +671,9 @@ class RulesCore:
             return
         if self._commit_if_move(t, key, out, by_press=press):
             return
-        if self._outage is not None and self._recover(t, key, self._outage, out):
+        if self._reach.outage is not None and self._recover(t, key, self._reach.outage, out):
             return
-        restart = self._start_in_view(bytes(self._raw))
+        restart = self._start_in_view(bytes(self._view.raw))
         if restart is not None:  # the pieces were set up again: a new game (7.1)
             self._undo_set_up_steps(t, out)
             board, flipped, is960 = restart
@@ -719,16 +687,16 @@ class RulesCore:
         self._judge_unexplained(t, key, out)
 
     def _by_settle(self) -> bool:
-        node = self._node
+        node = self._game.node
         assert node is not None
         return not self._clock_running() or node.pressed
 
     def _commit_if_move(self, t: float, key: bytes, out: list[DomainEvent], by_press: bool) -> bool:
         """Commit what the board shows when it is one or two legal moves (or a correction)."""
-        node = self._node
+        node = self._game.node
         assert node is not None
         by_settle = self._by_settle()
-        move = None if key == self._blocked_key else node.match(key)
+        move = None if key == self._game.blocked_key else node.match(key)
         if move is not None:
             if by_press or (
                 (by_settle or self._ends_game(node, move)) and not self._putting_back(key)
@@ -749,7 +717,7 @@ class RulesCore:
         """Several moves, each seen on the board in passing, all inside one settle window."""
         if by_press:
             return self._press_completes_passing(t, key, out)
-        for target in reversed(self._seen):
+        for target in reversed(self._game.seen):
             if target.key != key:
                 continue
             path = self._seen_path(target)
@@ -773,18 +741,18 @@ class RulesCore:
 
     def _child_of(self, node: Node, move: chess.Move) -> Node:
         """The child node for ``move``, the one already seen if there is one."""
-        for seen in self._seen:
+        for seen in self._game.seen:
             if seen.parent is node and seen.move == move:
                 return seen
         return node.child(move)
 
     def _correct_to(self, t: float, key: bytes, out: list[DomainEvent]) -> bool:
         """A move decided on time alone, continued by the same hand before the reply."""
-        node = self._node
+        node = self._game.node
         assert node is not None
         parent = node.parent
         until = node.correctable_until
-        if until is None or until < self._changed_at or parent is None or key == node.key:
+        if until is None or until < self._view.changed_at or parent is None or key == node.key:
             return False
         move = parent.match(key)
         if move is None or swapped_promotion(node, key) is not None:
@@ -797,8 +765,8 @@ class RulesCore:
         ]
         if any(lift.square not in changed for lift in touched):
             return False  # the opponent touched something of his own
-        self._repetitions[node.identity()] -= 1
-        self._node = parent
+        self._game.repetitions[node.identity()] -= 1
+        self._game.node = parent
         self._commit(t, move, out, settled=True, correction=True)
         return True
 
@@ -810,7 +778,7 @@ class RulesCore:
         for its own. The board must still be explained by that move: the reply in
         progress, or pieces in hand.
         """
-        for target in reversed(self._seen):
+        for target in reversed(self._game.seen):
             if not (key == target.key or in_progress(target, key)):
                 continue
             path = self._seen_path(target)
@@ -824,9 +792,9 @@ class RulesCore:
 
     def _two_moves_to(self, t: float, key: bytes, out: list[DomainEvent], by_press: bool) -> bool:
         """A reply so fast that both moves stood inside one settle window (or before a press)."""
-        node = self._node
+        node = self._game.node
         assert node is not None
-        if key == self._blocked_key:
+        if key == self._game.blocked_key:
             return False  # the board still shows what was taken back (takeback_to)
         if is_subset(key, node.key):
             # pieces in hand only: two moves can net out to that (Nxd3 cxd3 leaves the
@@ -852,7 +820,7 @@ class RulesCore:
     def _takeback_to(
         self, t: float, key: bytes, out: list[DomainEvent], target: Node | None = None
     ) -> bool:
-        node = self._node
+        node = self._game.node
         assert node is not None
         if target is None:
             target = next((n for n in node.ancestors() if n.key == key), None)
@@ -861,17 +829,17 @@ class RulesCore:
         current = node
         while current is not target:
             assert current.parent is not None
-            self._repetitions[current.identity()] -= 1
+            self._game.repetitions[current.identity()] -= 1
             out.append(Takeback(t, current.ply, current.parent.board.fen()))
             current = current.parent
         self._set_current(target)
         return True
 
     def _set_current(self, node: Node) -> None:
-        node.seen_at = node.current_at = self._changed_at
+        node.seen_at = node.current_at = self._view.changed_at
         node.pressed = False
-        self._node = node
-        self._seen = []
+        self._game.node = node
+        self._game.seen = []
         self._state.enter(Trigger.MOVE)
 
     # ------------------------------------------------------------------ committing
@@ -887,7 +855,7 @@ class RulesCore:
         touch_check: bool = True,
         press: bool = False,
     ) -> None:
-        node = self._node
+        node = self._game.node
         assert node is not None
         board = node.board
         mover = COLOUR_NAMES[board.turn]
@@ -908,7 +876,7 @@ class RulesCore:
         else:
             child.correctable_until = None
         if child.seen_at is None:
-            child.seen_at = self._changed_at  # a correction or a request: seen just now
+            child.seen_at = self._view.changed_at  # a correction or a request: seen just now
         child.current_at = t
         child.pressed_at = t if press else None
         out.append(
@@ -925,17 +893,17 @@ class RulesCore:
                 correction=correction,
             )
         )
-        unseen = any(node is n for n in self._touches_unknown)
+        unseen = any(node is n for n in self._game.touches_unknown)
         if touch_check and not unseen:
             for event in self._touch_irregularities(t, node, move, child):
                 self._report(out, event, None)  # the move stands: nothing to put back
         if unseen or not (touch_check or correction):
-            self._release_unknown = child  # made (or ended) while the board was away
-        self._touches_unknown = [n for n in self._touches_unknown if n is not node]
-        self._node = child
-        self._seen = [n for n in self._seen if n is not child and descends(n, child)]
+            self._game.release_unknown = child  # made (or ended) while the board was away
+        self._game.touches_unknown = [n for n in self._game.touches_unknown if n is not node]
+        self._game.node = child
+        self._game.seen = [n for n in self._game.seen if n is not child and descends(n, child)]
         self._state.enter(Trigger.MOVE)
-        self._blocked_key = None
+        self._game.blocked_key = None
         self._after_move(t, node, child, out)
         shown = self._key()
         if chosen is not None and shown != child.key and self._state.phase is Phase.PLAYING:
@@ -948,7 +916,7 @@ class RulesCore:
             return None
         earlier = [
             seen
-            for seen in self._seen
+            for seen in self._game.seen
             if seen.parent is node
             and seen.move is not None
             and seen.move.from_square == move.from_square
@@ -960,7 +928,7 @@ class RulesCore:
 
     def _promotion_changed(self, t: float, by: str, key: bytes, out: list[DomainEvent]) -> None:
         """4.4d: another piece set on the promotion square after the first; guide it back."""
-        node = self._node
+        node = self._game.node
         assert node is not None and node.move is not None and node.move.promotion
         square = chess.square_name(node.move.to_square)
         piece = chess.piece_name(node.move.promotion)
@@ -976,7 +944,7 @@ class RulesCore:
 
     def _putting_back(self, key: bytes) -> bool:
         """The pieces of the placement just reported on their way back: no second alarm."""
-        state, node = self._state, self._node
+        state, node = self._state, self._game.node
         if not state.owed_restore or state.reported is None or node is None:
             return False
         return on_the_way_back(node.key, state.reported, key)
@@ -984,7 +952,7 @@ class RulesCore:
     def _after_move(self, t: float, parent: Node, child: Node, out: list[DomainEvent]) -> None:
         board = child.board
         identity = child.identity()
-        self._repetitions[identity] += 1
+        self._game.repetitions[identity] += 1
         mover = COLOUR_NAMES[parent.turn]
         if not child.has_legal_move():
             if board.is_check():
@@ -996,7 +964,7 @@ class RulesCore:
         if board.is_insufficient_material():
             self._end(t, "1/2-1/2", "insufficient_material", out)
             return
-        if self._repetitions[identity] >= 3:
+        if self._game.repetitions[identity] >= 3:
             out.append(DrawClaimable(t, "threefold_repetition", child.ply))
         if board.halfmove_clock >= 100 and parent.board.halfmove_clock < 100:
             out.append(DrawClaimable(t, "fifty_moves", child.ply))
@@ -1010,9 +978,9 @@ class RulesCore:
         return self._laws.articles[kind]
 
     def _lifts_between(self, start: float | None, end: float | None) -> list[Lift]:
-        start = max(start or 0.0, self._touch_floor)
+        start = max(start or 0.0, self._game.touch_floor)
         end = float("inf") if end is None else end
-        return [lift for lift in self._lifts if start <= lift.t <= end]
+        return [lift for lift in self._game.lifts if start <= lift.t <= end]
 
     def _touch_irregularities(
         self, t: float, node: Node, move: chess.Move, child: Node
@@ -1045,7 +1013,7 @@ class RulesCore:
                 and (lift.square in moving or not self._knocked(node, lift))
             )
             or (
-                node is not self._release_unknown  # 4.3: not charged on a guess
+                node is not self._game.release_unknown  # 4.3: not charged on a guess
                 and lift.t >= node.current_at
                 and not self._brush(node, lift, first_own)
             )
@@ -1080,7 +1048,7 @@ class RulesCore:
         return any(
             start <= other.t < lift.t <= other.t + KNOCK_WINDOW
             and chr(node.key[other.square]) != other.piece
-            for other in self._lifts
+            for other in self._game.lifts
         )
 
     @staticmethod
@@ -1138,7 +1106,7 @@ class RulesCore:
         consequence: str | None = None,
         detail: str = "",
     ) -> Irregularity:
-        node = self._node
+        node = self._game.node
         # Irregularities are judged in a game only, so there is a node.
         target = target if target is not None else node.key  # type: ignore[union-attr]
         return Irregularity(
@@ -1168,22 +1136,24 @@ class RulesCore:
         )
 
     def _judge_unexplained(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
-        node = self._node
+        node = self._game.node
         assert node is not None
         if key == self._state.reported:
             return
         if self.settings.result_on_board and signalling_result(node.key, key):
             # the kings on their way to the centre squares; a king that stays there alone
             # was an illegal move or a displacement after all
-            signal_until = self._changed_at + SIGNAL_PATIENCE
+            signal_until = self._view.changed_at + SIGNAL_PATIENCE
             if t < signal_until:
                 self._deadline = signal_until
-                self._signal_wait = (key, self._changed_at)
+                self._game.signal_wait = (key, self._view.changed_at)
                 return
-        self._signal_wait = None
+        self._game.signal_wait = None
         if self._putting_back(key):
             return  # the placement reported on its way back: one alarm is enough
-        if key != self._blocked_key and any(in_progress(base, key) for base in (node, *self._seen)):
+        if key != self._game.blocked_key and any(
+            in_progress(base, key) for base in (node, *self._game.seen)
+        ):
             return  # a move under way, from here or from a reply seen in passing
         if node.parent is not None and swapped_promotion(node, key) is not None:
             self._promotion_changed(t, COLOUR_NAMES[node.parent.turn], key, out)
@@ -1196,10 +1166,10 @@ class RulesCore:
         """A king that waited alone on a centre square for the other, and left it before
         the wait ended: no result was signalled, so what stood there for the settle time
         is judged as what it was (an illegal king move, a displaced king)."""
-        waiting, node = self._signal_wait, self._node
+        waiting, node = self._game.signal_wait, self._game.node
         if waiting is None or node is None or key == waiting[0]:
             return
-        self._signal_wait = None
+        self._game.signal_wait = None
         shown, since = waiting
         if result_signal(node.key, key) or signalling_result(node.key, key):
             return  # the other king on its way, or the first one moved on to another square
@@ -1209,10 +1179,10 @@ class RulesCore:
 
     def _judge_shape(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
         """What no move explains: an illegal move when move-shaped, else displaced pieces."""
-        node = self._node
+        node = self._game.node
         assert node is not None
         mover = COLOUR_NAMES[node.turn]
-        if key != self._blocked_key and move_shaped(node, key):
+        if key != self._game.blocked_key and move_shaped(node, key):
             if not self._by_settle():
                 return  # an illegal move is complete only with the press (6.7)
             self._report(out, self._illegal_move(t, mover, key), reported=key, touch_binds=True)
@@ -1229,7 +1199,7 @@ class RulesCore:
         resetting pauses, before it is raised. One knocked onto the square next
         to it (a start square by chance) is a knock: the usual alarm.
         """
-        node = self._node
+        node = self._game.node
         assert node is not None
         pieces = setting_up(node.key, key)
         if not pieces:
@@ -1237,17 +1207,17 @@ class RulesCore:
         knock = moved_next_door(node.key, key) and len(differing_squares(node.key, key)) <= 2
         if pieces < 2 and (move_shaped(node, key) or knock):
             return False  # the mover's (illegal) move, or a piece knocked onto a start square
-        patience_until = self._changed_at + RESET_PATIENCE
+        patience_until = self._view.changed_at + RESET_PATIENCE
         if pieces < 2 and t < patience_until:  # (compared as the deadline is: no float drift)
             self._deadline = patience_until
             return True
         if pieces < 2:
             return False
-        if not self._reset_noticed:
+        if not self._game.reset_noticed:
             self._undo_set_up_steps(t, out)
-            node = self._node
+            node = self._game.node
             assert node is not None
-            self._reset_noticed = True
+            self._game.reset_noticed = True
             out.append(
                 Notice(
                     t,
@@ -1265,13 +1235,15 @@ class RulesCore:
         its start square, and the next change came within ``RESET_PATIENCE`` (hands
         setting up go on at once; a player who resigns after his opponent's move takes
         longer). It is taken back: the record ends at the last real move."""
-        node = self._node
+        node = self._game.node
         assert node is not None
         parent, move = node.parent, node.move
         if parent is None or move is None or not set_up_step(parent.key, move):
             return
         seen = node.seen_at if node.seen_at is not None else node.current_at
-        after = next((lift.t for lift in self._lifts if seen is not None and lift.t > seen), None)
+        after = next(
+            (lift.t for lift in self._game.lifts if seen is not None and lift.t > seen), None
+        )
         if after is not None and seen is not None and after - seen <= RESET_PATIENCE:
             self._takeback_to(t, parent.key, out, target=parent)
 
@@ -1285,8 +1257,8 @@ class RulesCore:
         before: str = "",
     ) -> Irregularity:
         """One illegal move of ``mover``, counted, with what follows from the count."""
-        self._illegal_counts[mover] += 1
-        count = self._illegal_counts[mover]
+        self._game.illegal_counts[mover] += 1
+        count = self._game.illegal_counts[mover]
         return self._irregularity(
             t,
             kind,
@@ -1299,7 +1271,7 @@ class RulesCore:
 
     def _press_irregularity(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
         """The clock was pressed, and what the board shows is no completed legal move."""
-        node = self._node
+        node = self._game.node
         assert node is not None
         mover = COLOUR_NAMES[node.turn]
         node.pressed = True
@@ -1326,12 +1298,12 @@ class RulesCore:
     def _unpromoted_pawn(self, t: float, mover: str, key: bytes, out: list[DomainEvent]) -> None:
         """Today's 7.5.2: the press with the pawn on the last rank is an illegal move, and
         the pawn is replaced by a queen: the move stands as a queen promotion."""
-        node = self._node
+        node = self._game.node
         assert node is not None
         move = unpromoted_pawn_move(node, key)
         assert move is not None
         self._commit(t, move, out, settled=False)
-        child = self._node
+        child = self._game.node
         assert child is not None
         event = self._illegal_move(
             t,
@@ -1367,7 +1339,7 @@ class RulesCore:
         return None
 
     def _check_setup(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
-        raw = bytes(self._raw)
+        raw = bytes(self._view.raw)
         start = self._start_in_view(raw)
         if start is not None:
             board, flipped, is960 = start
@@ -1397,21 +1369,8 @@ class RulesCore:
         return chess.Board(fen, chess960=chess960)
 
     def _start_tree(self, root: Node) -> None:
-        root.seen_at = root.current_at = self._changed_at
-        self._lifts = []
-        self._touch_floor = 0.0
-        self._node = root
-        self._seen = []
-        self._repetitions = Counter({root.identity(): 1})
-        self._illegal_counts = {"white": 0, "black": 0}
-        self._blocked_key = None
-        self._reset_noticed = False
-        self._signal_wait = None
-        self._flag_reported = False
-        self._flags_may_fall_again = False
-        self._resume_clock_open = False
-        self._touches_unknown = []
-        self._release_unknown = None
+        root.seen_at = root.current_at = self._view.changed_at
+        self._game = GameMemory.starting(root)
         self._deadline = None
 
     def _start_game(
@@ -1424,7 +1383,7 @@ class RulesCore:
     ) -> None:
         board.chess960 = chess960
         self._chess960 = chess960
-        self._flipped = flipped
+        self._view.flipped = flipped
         root = Node.root(board)
         self._start_tree(root)
         root.seen_at = root.current_at = t
@@ -1445,11 +1404,11 @@ class RulesCore:
         if previous is None or previous[:3] != state[:3]:
             out.append(ClockUpdate(event.t, event.white, event.black, event.running))
         before = previous[2] if previous else None
-        node = self._node
-        if self._resume_clock_open and event.running and node is not None:
+        node = self._game.node
+        if self._game.resume_clock_open and event.running and node is not None:
             # the first report after a restart: the opponent's clock running means the
             # player on move pressed while the daemon was down; that press is spent
-            self._resume_clock_open = False
+            self._game.resume_clock_open = False
             if event.running != COLOUR_NAMES[node.turn]:
                 node.pressed = True
         if (
@@ -1467,7 +1426,7 @@ class RulesCore:
         self._check_flags(event, out)
 
     def _on_press(self, t: float, out: list[DomainEvent]) -> None:
-        node = self._node
+        node = self._game.node
         assert node is not None
         if self._state.phase is Phase.RESUMING:
             return
@@ -1481,7 +1440,7 @@ class RulesCore:
         """6.11: which flag fell first is unknown. Drawn in the last period; in an
         earlier one the game goes on (the clocks gain the next period's time)."""
         tc = self.settings.time_control
-        node = self._node
+        node = self._game.node
         assert node is not None
         if tc is None:
             out.append(FlagFall(t, None, both=True))  # the arbiter decides
@@ -1493,13 +1452,17 @@ class RulesCore:
         if last:
             self._end(t, "1/2-1/2", "both_flags", out)
         else:
-            self._flags_may_fall_again = True
+            self._game.flags_may_fall_again = True
 
     def _check_flags(self, event: ClockReport, out: list[DomainEvent]) -> None:
-        if self._flags_may_fall_again and not event.flags and min(event.white, event.black) > 0:
+        if (
+            self._game.flags_may_fall_again
+            and not event.flags
+            and min(event.white, event.black) > 0
+        ):
             # the next period's time is on both clocks: a flag may fall again there
-            self._flags_may_fall_again = self._flag_reported = False
-        if self._flag_reported or not self._state.in_game or self._node is None:
+            self._game.flags_may_fall_again = self._game.flag_reported = False
+        if self._game.flag_reported or not self._state.in_game or self._game.node is None:
             return
         fallen = set(event.flags)
         if event.running == "white" and event.white <= 0:
@@ -1508,13 +1471,13 @@ class RulesCore:
             fallen.add("black")
         if not fallen:
             return
-        self._flag_reported = True
+        self._game.flag_reported = True
         if len(fallen) == 2:
             self._both_flags(event.t, out)
             return
         side = fallen.pop()
         opponent = chess.BLACK if side == "white" else chess.WHITE
-        draw = self._node.board.has_insufficient_material(opponent)
+        draw = self._game.node.board.has_insufficient_material(opponent)
         out.append(FlagFall(event.t, side, draw=draw, game_continues=False))
         if draw:
             self._end(event.t, "1/2-1/2", "flag_draw", out)
@@ -1532,16 +1495,16 @@ class RulesCore:
                     if event.action == "set_position" and "fen" not in args:
                         raise ValueError("set_position needs args.fen")
                     board = self._new_board(fen, args.get("chess960"))
-                    raw = bytes(self._raw)
+                    raw = bytes(self._view.raw)
                     target = key_from_placement(board.board_fen())
-                    flipped = self._flipped
+                    flipped = self._view.flipped
                     if raw == target:
                         flipped = False
                     elif turned(raw) == target:
                         flipped = True
                     self._start_game(t, board, flipped, out, chess960=board.chess960)
                     # _start_game has just made the game's first node.
-                    if self._key() != self._node.key:  # type: ignore[union-attr]
+                    if self._key() != self._game.node.key:  # type: ignore[union-attr]
                         self._orientation_open = True
                         self._arm(t)
                 case "takeback":
@@ -1595,20 +1558,20 @@ class RulesCore:
         return InfoRequest(t, what, extra)
 
     def _explicit_takeback(self, t: float, out: list[DomainEvent]) -> None:
-        node = self._node
+        node = self._game.node
         if node is None or node.parent is None:
             out.append(Notice(t, "bad_request", "takeback: no move to take back"))
             return
-        self._repetitions[node.identity()] -= 1
+        self._game.repetitions[node.identity()] -= 1
         parent = node.parent
         out.append(Takeback(t, node.ply, parent.board.fen()))
         self._set_current(parent)
-        self._blocked_key = node.key
+        self._game.blocked_key = node.key
         if self._key() != parent.key:
             self._arm(t)
 
     def _accept_position(self, t: float, out: list[DomainEvent]) -> None:
-        node = self._node
+        node = self._game.node
         if node is None:
             raise ValueError("accept_position: no game")
         board = chess.Board(None, chess960=self._chess960)
@@ -1621,14 +1584,14 @@ class RulesCore:
             raise ValueError(f"the board shows no valid position ({board.status()!r})")
         root = Node.root(board, ply=node.ply)
         self._set_current(root)
-        self._repetitions = Counter({root.identity(): 1})
+        self._game.repetitions = Counter({root.identity(): 1})
         out.append(PositionRestored(t, board.fen()))
 
     def _correct_last_move(self, t: float, uci: str, out: list[DomainEvent]) -> None:
-        node = self._node
+        node = self._game.node
         if node is None or node.parent is None:
             raise ValueError("correct_last_move: no move to correct")
         move = node.parent.board.parse_uci(uci)
-        self._repetitions[node.identity()] -= 1
-        self._node = node.parent
+        self._game.repetitions[node.identity()] -= 1
+        self._game.node = node.parent
         self._commit(t, move, out, settled=False, correction=True, touch_check=False)

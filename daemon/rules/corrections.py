@@ -480,7 +480,7 @@ def apply(core: RulesCore, request: Request, out: list[DomainEvent]) -> None:
     if request.action == "position_from_board":
         _position_from_board(core, t, args, out)
         return
-    node = core._node
+    node = core._game.node
     if node is None:
         raise CorrectionError("no game is being played")
     root = node
@@ -503,11 +503,11 @@ def _line_reaches_board(core: RulesCore, node: Node, change: Plan) -> bool | Non
     end = node
     for move in change.moves:
         end = end.child(move)
-    if not core._board_known:
+    if not core._view.known:
         raise CorrectionError("the board has not been read yet")
-    raw = bytes(core._raw)
+    raw = bytes(core._view.raw)
     if core.resuming:
-        for flipped in (core._flipped, not core._flipped):
+        for flipped in (core._view.flipped, not core._view.flipped):
             if (turned(raw) if flipped else raw) == end.key:
                 return flipped
     elif core._key() == end.key:
@@ -523,7 +523,7 @@ def _carry_out(
 ) -> None:
     """Rewind the core's game to ``change.keep`` and play ``change.moves`` there, as
     its own commits (no touch judged: the arbiter says what was played)."""
-    node = core._node
+    node = core._game.node
     assert node is not None
     was_over = core._state.phase is Phase.OVER
     if resume_flipped is not None:
@@ -531,7 +531,7 @@ def _carry_out(
     target = node
     while target.ply > change.keep:
         assert target.parent is not None
-        core._repetitions[target.identity()] -= 1
+        core._game.repetitions[target.identity()] -= 1
         target = target.parent
     if target is not node:
         core._set_current(target)
@@ -546,14 +546,14 @@ def _carry_out(
                 replace(event, clock=None) if isinstance(event, Move) else event
                 for event in out[first:]
             ]
-    core._outage = None  # the arbiter said what was played meanwhile
-    now = core._node
+    core._reach.outage = None  # the arbiter said what was played meanwhile
+    now = core._game.node
     assert now is not None
     key = core._key()
     if core.resuming:
         core._check_resume(t, out)
     elif key != now.key:
-        core._blocked_key = key  # the board still shows the old game: no move of it
+        core._game.blocked_key = key  # the board still shows the old game: no move of it
         core._arm(t)  # the board must be put right: its settle time decides
     else:
         core._deadline = None
@@ -567,9 +567,9 @@ def _position_from_board(
 ) -> None:
     """The board as it stands becomes the start of the game from here (a FEN game):
     ``set_position`` with the board's own position."""
-    if not core._board_known:
+    if not core._view.known:
         raise CorrectionError("the board has not been read yet")
-    node = core._node
+    node = core._game.node
     like = node.board if node is not None and core._state.phase is not Phase.NO_GAME else None
     board = position_from(
         placement_from_key(core._key()),
@@ -578,18 +578,18 @@ def _position_from_board(
         like,
         core._chess960,
     )
-    core._start_game(t, board, core._flipped, out, chess960=board.chess960)
+    core._start_game(t, board, core._view.flipped, out, chess960=board.chess960)
 
 
 def _add_game(core: RulesCore, t: float, game: AddedGame, out: list[DomainEvent]) -> None:
     """A complete game: started, its names, its moves, its result, in the feed as
     a game played on the board would be (the journal's PGN, the page, MQTT, lichess)."""
-    core._start_game(t, game.board.copy(), core._flipped, out, chess960=game.board.chess960)
+    core._start_game(t, game.board.copy(), core._view.flipped, out, chess960=game.board.chess960)
     if game.players:
         out.append(Players(t, **game.players))
     for move in game.moves:
         core._commit(t, move, out, settled=False, touch_check=False)
-    node = core._node
+    node = core._game.node
     assert node is not None  # _start_game made the game's first node
     if core._state.phase is not Phase.OVER and game.result:
         core._end(t, game.result, "arbiter", out)
