@@ -79,7 +79,6 @@ from daemon.events import (
     MovesRecovered,
     Notice,
     Penalty,
-    Players,
     PositionRestored,
     Takeback,
 )
@@ -115,6 +114,7 @@ from daemon.rules.placement import (
 )
 from daemon.rules.recovery import describe as describe_line
 from daemon.rules.recovery import recover
+from daemon.rules.requests import info_request, players
 from daemon.rules.settings import RulesSettings
 from daemon.rules.state import GameState, Phase, Trigger
 from daemon.rules.touch import touch_ruling
@@ -140,9 +140,6 @@ _MAX_LIFTS = 256  # the touch windows look back over a few moves at most
 #: once; later, a piece of the side not on move that moves was knocked (7.3).
 CORRECTION_WINDOW = 2.5
 
-#: What a player may ask for (Appendix E.2.9d), by a clock button or the web "say" control;
-#: and "silence": the arbiter stops what is being said (the speech part does).
-INFO_REQUESTS = ("last", "clock", "move_number", "board", "square", "piece", "silence")
 
 #: A hand that re-centres the piece it has just released, or brushes one while
 #: withdrawing, lifts it within this long of the release (the board's report lags up
@@ -164,18 +161,6 @@ KNOCK_WINDOW = 0.5
 
 def _other(colour_name: str) -> str:
     return "black" if colour_name == "white" else "white"
-
-
-def _players(t: float, args: dict) -> Players:
-    """The arbiter's names for the game (the console's "players"): passed on as they
-    are, an empty name read as unknown ("?", as PGN writes it); not judged, only
-    carried through the feed so that the journal and every display hold them."""
-    if not args or any(key not in ("white", "black", "round") for key in args):
-        raise ValueError("players needs white, black or round, and nothing else")
-    if any(not isinstance(value, str) for value in args.values()):
-        raise ValueError("players: names and round are text")
-    named = {key: (value.strip() or "?") for key, value in args.items()}
-    return Players(t, **named)
 
 
 def _san(board: chess.Board, move: chess.Move) -> str:
@@ -1526,36 +1511,15 @@ class RulesCore:
                         raise ValueError("result needs args.result: 1-0, 0-1 or 1/2-1/2")
                     self._end(t, result, "arbiter", out)
                 case "say":
-                    out.append(self._info_request(t, args))
+                    out.append(info_request(t, args))
                 case "players":
-                    out.append(_players(t, args))
+                    out.append(players(t, args))
                 case action if action in corrections.ACTIONS:
                     corrections.apply(self, event, out)
                 case _:
                     out.append(Notice(t, "unknown_request", f"unknown request {event.action!r}"))
         except (ValueError, TypeError) as error:
             out.append(Notice(t, "bad_request", f"{event.action}: {error}"))
-
-    def _info_request(self, t: float, args: dict) -> InfoRequest:
-        """The web "say" control: the same question a clock button asks (E.2.9d).
-
-        Checked here, so the answer never goes wrong on a square or piece that
-        cannot be: a bad one is a ``bad_request`` notice, not a spoken muddle.
-        """
-        what = args.get("what")
-        if what not in INFO_REQUESTS:
-            raise ValueError(f"say needs args.what: one of {', '.join(INFO_REQUESTS)}")
-        extra = {key: value for key, value in args.items() if key != "what"}
-        if what == "square" or "square" in extra:
-            square = str(extra.get("square", "")).lower()
-            if square not in chess.SQUARE_NAMES:
-                raise ValueError(f"say {what} needs args.square, a square such as e4")
-            extra["square"] = square
-        if what == "piece" or "piece" in extra:
-            piece = extra.get("piece")
-            if not (isinstance(piece, str) and len(piece) == 1 and piece in "KQRBNPkqrbnp"):
-                raise ValueError(f"say {what} needs args.piece, a FEN letter such as N or p")
-        return InfoRequest(t, what, extra)
 
     def _explicit_takeback(self, t: float, out: list[DomainEvent]) -> None:
         node = self._game.node
