@@ -377,8 +377,15 @@ def _set_up_again(hands: Hands, moves: list[str]) -> Case:
         hands.wait(hands.rng.uniform(0.2, 1.0))
     hands.board = chess.Board()
     hands.wait(SETTLE)
-    if hands.with_clock:  # the clock set for the next game
-        hands.times = {"white": 5400.0, "black": 5400.0}
+    opening = _next_game(hands)
+    return Case(
+        hands.events, moves, [], None, next_game_moves=opening, allowed_notices=["board_reset"]
+    )
+
+
+def _next_game(hands: Hands) -> list[str]:
+    """The clock set for the next game (if there is one) and its first three moves."""
+    if hands.with_clock:
         hands.running, hands.turn_started = "white", hands.t
         hands.clock_report()
     opening = ["e2e4", "e7e5", "g1f3"]
@@ -388,9 +395,7 @@ def _set_up_again(hands: Hands, moves: list[str]) -> Case:
         if hands.with_clock:
             hands.wait(0.3)
             hands.press()
-    return Case(
-        hands.events, moves, [], None, next_game_moves=opening, allowed_notices=["board_reset"]
-    )
+    return opening
 
 
 def handling_case(game: Game, case: str, ply: int, *, seed: int, with_clock: bool) -> Case:
@@ -408,16 +413,7 @@ def handling_case(game: Game, case: str, ply: int, *, seed: int, with_clock: boo
             if case != "board_cleared_after_the_end":
                 return Case(hands.events, lawful[:ply], [], result)
             _clear_and_set_up(hands)
-            if with_clock:  # the players set the clock for the next game
-                hands.running, hands.turn_started = "white", hands.t
-                hands.clock_report()
-            opening = ["e2e4", "e7e5", "g1f3"]
-            for uci in opening:
-                hands.think()
-                hands.play(chess.Move.from_uci(uci), CLEAN)
-                if with_clock:
-                    hands.wait(0.3)
-                    hands.press()
+            opening = _next_game(hands)
             return Case(hands.events, lawful[:ply], [], result, next_game_moves=opening)
         if index == ply and case.startswith("touch_"):
             hands.wait(1.2)  # well after the opponent's release: no brush of his hand
