@@ -90,7 +90,6 @@ from daemon.rules.placement import (
     MAX_SEEN,
     STANDARD_START_KEY,
     castling_squares,
-    chess960_start_index,
     descends,
     differing_squares,
     explains,
@@ -108,6 +107,8 @@ from daemon.rules.placement import (
     set_up_step,
     setting_up,
     signalling_result,
+    standard_start_orientation,
+    start_in_view,
     swapped_promotion,
     turned,
     unpromoted_pawn_move,
@@ -401,7 +402,7 @@ class RulesCore:
             return
         key = self._key()
         if phase in (Phase.NO_GAME, Phase.OVER):
-            start = self._standard_start_orientation(bytes(self._view.raw))
+            start = standard_start_orientation(bytes(self._view.raw))
             if start is not None:
                 self._start_game(t, chess.Board(), flipped=start, out=out)
                 return
@@ -658,7 +659,7 @@ class RulesCore:
             return
         if self._reach.outage is not None and self._recover(t, key, self._reach.outage, out):
             return
-        restart = self._start_in_view(bytes(self._view.raw))
+        restart = start_in_view(bytes(self._view.raw), self.settings.chess960)
         if restart is not None:  # the pieces were set up again: a new game (7.1)
             self._undo_set_up_steps(t, out)
             board, flipped, is960 = restart
@@ -1304,28 +1305,9 @@ class RulesCore:
 
     # ------------------------------------------------------------------ setup (7.1)
 
-    def _standard_start_orientation(self, raw: bytes) -> bool | None:
-        if raw == STANDARD_START_KEY:
-            return False
-        if turned(raw) == STANDARD_START_KEY:
-            return True
-        return None
-
-    def _start_in_view(self, raw: bytes) -> tuple[chess.Board, bool, bool] | None:
-        flipped = self._standard_start_orientation(raw)
-        if flipped is not None:
-            return chess.Board(), flipped, False
-        if not self.settings.chess960:
-            return None
-        for flipped, key in ((False, raw), (True, turned(raw))):
-            index = chess960_start_index(key)
-            if index is not None:
-                return chess.Board.from_chess960_pos(index), flipped, index != 518
-        return None
-
     def _check_setup(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
         raw = bytes(self._view.raw)
-        start = self._start_in_view(raw)
+        start = start_in_view(raw, self.settings.chess960)
         if start is not None:
             board, flipped, is960 = start
             self._start_game(t, board, flipped=flipped, out=out, chess960=is960)

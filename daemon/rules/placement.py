@@ -514,3 +514,29 @@ def moved_next_door(before: bytes, key: bytes) -> bool:
     return any(
         before[v] == key[p] and chess.square_distance(p, v) <= 1 for p in placed for v in vacated
     )
+
+
+def standard_start_orientation(raw: bytes) -> bool | None:
+    """The board as reported shows the standard start position: False the right way
+    round, True turned round (7.1b); None: not the start position."""
+    if raw == STANDARD_START_KEY:
+        return False
+    if turned(raw) == STANDARD_START_KEY:
+        return True
+    return None
+
+
+def start_in_view(raw: bytes, chess960: bool) -> tuple[chess.Board, bool, bool] | None:
+    """The start position the board as reported shows (either way round; a Chess960
+    start only when ``chess960`` allows it): (its board, turned round, a Chess960 game
+    other than the standard position), or None."""
+    flipped = standard_start_orientation(raw)
+    if flipped is not None:
+        return chess.Board(), flipped, False
+    if not chess960:
+        return None
+    for flipped, key in ((False, raw), (True, turned(raw))):
+        index = chess960_start_index(key)
+        if index is not None:
+            return chess.Board.from_chess960_pos(index), flipped, index != 518
+    return None
