@@ -32,6 +32,11 @@ Trial kinds (``--kinds``):
   colours each game (White's clock side alternates), the clock left running while
   the pieces are set up again.
 
+- ``chain_kill``, ``chain_pull``, ``chain_corrupt``: four boards on one chain in DGT
+  bus mode, each its own game: the daemon SIGKILLed and restarted 10 s later while
+  the games go on, a board pulled out with its power on and plugged in again,
+  bursts of replies with bad checksums (``benchmarks.chainfaults``).
+
 ``--quick``: one short trial of each kind (seconds each).
 """
 
@@ -57,6 +62,7 @@ from typing import Any
 import chess
 import chess.pgn
 
+from benchmarks import chainfaults
 from benchmarks.common import footer, header
 from benchmarks.daemonrun import (
     RunningDaemon,
@@ -492,6 +498,7 @@ KINDS = (
     "clock_unplugged",
     "broker",
     "tournament",
+    *chainfaults.KINDS,
 )
 FULL = {
     "kill": 24,
@@ -504,6 +511,9 @@ FULL = {
     "clock_unplugged": 4,
     "broker": 3,
     "tournament": 1,
+    "chain_kill": 6,
+    "chain_pull": 4,
+    "chain_corrupt": 3,
 }
 
 
@@ -520,6 +530,8 @@ def run_trial(kind: str, work: Path, rng: random.Random, plies: int, games_per_d
         return trial_clock_unplugged(work, rng, plies)
     if kind == "broker":
         return trial_broker(work, rng, plies)
+    if kind in chainfaults.KINDS:
+        return chainfaults.run_chain_trial(kind, work, rng, min(plies, 24), Trial(kind), judge)
     return trial_tournament(work, rng, plies, games_per_day)
 
 

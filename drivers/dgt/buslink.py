@@ -57,10 +57,15 @@ from drivers.dgt.bus import (
 )
 from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
 from drivers.dgt.protocol import (
+    BoardDumpMessage,
+    EeEvent,
     EeMoves,
+    EePieceChange,
+    FieldUpdate,
     InvalidClockData,
     codes_from_placement,
     ee_history,
+    placement_from_codes,
 )
 from drivers.dgt.retry import Retry
 from drivers.dgt.serialport import open_serial
@@ -92,6 +97,13 @@ class BusBoard:
     before: tuple[tuple[int, ...], ...] = ()
     before_recent: tuple[tuple[int, int], ...] = ()
     pending: BoardContents | None = None  # its dump, held while its log is read
+    #: its dump and what it passed through, held until its hands rest (``_settle``)
+    settling: tuple[BoardContents, list[str]] | None = None
+    settle_timer: asyncio.TimerHandle | None = None
+    settle_until: float = 0.0
+    #: a log that did not lead to its dump (a change made between the two), and the
+    #: changes since: tried again once the board rests
+    unfit_log: list[EeEvent] | None = None
     log_reads: int = 0  # logs since the start read back (SEND_FROM_START)
     recovered: int = 0  # dumps reported with what it passed through meanwhile
 
@@ -116,8 +128,12 @@ class BusLink:
         discover: bool = True,
         backoff_initial: float = 0.25,
         backoff_max: float = 5.0,
+        settle_quiet: float = 0.5,
+        settle_longest: float = 5.0,
     ) -> None:
         self.port = port
+        #: a board found after the game went on: its dump is held until it rests
+        self.settle_quiet, self.settle_longest = settle_quiet, settle_longest
         self.timings = timings or BusTimings()
         start = time.monotonic()
         self.time_source = time_source or (lambda: time.monotonic() - start)
@@ -367,8 +383,10 @@ class BusLink:
                 board.shadow.forget()  # its first dump is reported whatever it says
                 board.recent.clear()
                 board.pending = None
+                self._end_settling(board)
             case BoardLost(t=t, detail=detail):
                 board.pending = None
+                self._end_settling(board)
                 self._board_lost(board, t, detail)
             case BoardContents(resync=True, dump=dump, backlog=backlog):
                 if not board.before or dump.codes in board.before:
@@ -377,7 +395,7 @@ class BusLink:
                 for before in board.before:
                     history = backlog_history(before, backlog or b"", dump.codes)
                     if backlog is not None and history is not None:
-                        self._report_dump(board, event, history)
+                        self._settle(board, event, history)
                         return
                 board.pending = event  # its log since the start tells: asked next
                 self.poller.read_log(board.address)
@@ -393,11 +411,15 @@ class BusLink:
                 history = None
                 if data is not None:
                     board.log_reads += 1
-                    history = self._log_history(board, data, pending.dump.codes)
-                self._report_dump(board, replace(pending, t=t), history)
+                    events = EeMoves(data).events()
+                    history = self._log_history(board, events, pending.dump.codes)
+                    board.unfit_log = events if history is None else None
+                self._settle(board, replace(pending, t=t), history or [])
             case BoardAnswered(t=t):
                 if board.connected:
                     self._emit(board, [BoardHeard(t)])
+            case BoardChanges(updates=updates) if board.settling is not None:
+                self._settle_changes(board, updates)
             case BoardChanges(t=t, updates=updates):
                 if board.connected:
                     for update in updates:
@@ -412,6 +434,76 @@ class BusLink:
                 board.problems += 1
                 board.last_problem = detail
                 log.debug("bus board %s: %s", board.address, detail)
+
+    def _settle(self, board: BusBoard, contents: BoardContents, history: list[str]) -> None:
+        """A board found showing another position than it did: the game went on
+        meanwhile, and may still be going on (a player's hand mid-move). Its dump is
+        held, what it passes through added to the history, until its changes rest
+        for ``settle_quiet`` (at most ``settle_longest``): the rules core then hears
+        one settled picture with everything since, not a picture caught mid-move
+        whose history ends moves before the board it then sees."""
+        log.info(
+            "bus board %s: found showing another position; %d placements since it was "
+            "last known (%s)",
+            board.address,
+            len(history),
+            f"{board.log_reads} logs read" if board.log_reads else "from what it kept",
+        )
+        board.settling = (contents, list(history))
+        board.shadow.codes = contents.dump.codes
+        board.settle_until = time.monotonic() + self.settle_longest
+        self._arm_settle(board)
+
+    def _settle_changes(self, board: BusBoard, updates: tuple[FieldUpdate, ...]) -> None:
+        assert board.settling is not None
+        history = board.settling[1]
+        for update in updates:
+            board.recent.append((update.square, update.code))
+            if board.unfit_log is not None:
+                board.unfit_log.append(EePieceChange(update.square, update.code, False))
+            codes = list(board.shadow.codes or ())
+            if len(codes) == 64:
+                codes[update.square] = update.code
+                board.shadow.codes = tuple(codes)
+                if history:  # (none: no log led here, the rules core searches)
+                    history.append(placement_from_codes(board.shadow.codes))
+        self._arm_settle(board)
+
+    def _arm_settle(self, board: BusBoard) -> None:
+        if board.settle_timer is not None:
+            board.settle_timer.cancel()
+        delay = max(0.0, min(self.settle_quiet, board.settle_until - time.monotonic()))
+        board.settle_timer = asyncio.get_running_loop().call_later(delay, self._settled, board)
+
+    def _settled(self, board: BusBoard) -> None:
+        board.settle_timer = None
+        if board.settling is None:
+            return
+        contents, history = board.settling
+        board.settling = None
+        codes = board.shadow.codes or contents.dump.codes
+        board.shadow.forget()
+        if not history and board.unfit_log is not None:  # the log, and what came after
+            history = self._log_history(board, board.unfit_log, codes) or []
+        board.unfit_log = None
+        clock = board.time_source or self.time_source
+        t = max(clock(), board.last_t or 0.0)
+        board.last_t = t
+        dump = replace(contents, t=t, dump=BoardDumpMessage(codes))
+        log.info(
+            "bus board %s: resumes with %d placements, now %s",
+            board.address,
+            len(history),
+            placement_from_codes(codes),
+        )
+        self._report_dump(board, dump, history)
+
+    def _end_settling(self, board: BusBoard) -> None:
+        board.settling = None
+        board.unfit_log = None
+        if board.settle_timer is not None:
+            board.settle_timer.cancel()
+            board.settle_timer = None
 
     def _report_dump(
         self, board: BusBoard, contents: BoardContents, history: list[str] | None
@@ -432,10 +524,11 @@ class BusLink:
         self._emit(board, events)
 
     @staticmethod
-    def _log_history(board: BusBoard, data: bytes, after: tuple[int, ...]) -> list[str] | None:
+    def _log_history(
+        board: BusBoard, events: list[EeEvent], after: tuple[int, ...]
+    ) -> list[str] | None:
         """What the board passed through, by its log since the start: the tail that
         leads from what it showed when last known to what it shows now."""
-        events = EeMoves(data).events()
         for before in board.before:
             history = ee_history(events, before, after, board.before_recent)
             if history is not None:
