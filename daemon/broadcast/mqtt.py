@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import time
 import uuid
 from collections import deque
 from pathlib import Path
@@ -49,6 +50,13 @@ from daemon.broadcast.hub import Hub
 from daemon.broadcast.settings import BroadcastSettings, MqttSettings
 
 log = logging.getLogger(__name__)
+
+#: Seconds between two status messages of a connected board: a relay takes a
+#: retained game only once its board says it is live (issue 24), and a check that
+#: paho's thread still runs and the broker still acknowledges.
+HEARTBEAT = 10.0
+#: An event the broker has not acknowledged for this long means a stuck client.
+ACK_TIMEOUT = 60.0
 
 _UNSAFE = re.compile(r"[/+#\s]+")
 
@@ -120,15 +128,12 @@ class MqttPublisher:
             leaf: board_topic(self.mqtt.topic_prefix, self.mqtt.tournament, round_, board_id, leaf)
             for leaf in ("events", "state", "pgn", "status")
         }
-        self.client = new_client(f"dgt-bridge-{topic_level(board_id)}-{self.origin}", self.mqtt)
-        self.client.will_set(
-            self.topics["status"], self._status_payload(online=False), qos=1, retain=True
-        )
-        self.client.max_queued_messages_set(max(1, self.mqtt.buffer))
-        self.client.on_connect = self._on_connect
-        self.client.on_disconnect = self._on_disconnect
-        self.client.on_publish = self._on_publish
+        self.client = self._new_client()
         self.connected = False
+        self.problem = ""  # why the broker does not get the events, if it does not
+        self.restarts = 0  # clients started again after a dead thread or no acks
+        self.unacked: dict[int, tuple[float, bytes]] = {}  # mid -> (handed at, event)
+        self._timer: Any = None
         self.stopping = False  # our own goodbye: its disconnect is no loss
         self.waiting: deque[bytes] = deque()  # events paho had no room for
         self.lost = 0  # events dropped because even our buffer was full
@@ -139,10 +144,76 @@ class MqttPublisher:
         self._pgn_key: tuple[Any, ...] | None = None
         self._last_state: bytes | None = None
 
+    def _new_client(self) -> mqtt.Client:
+        # the login is the client id when there is one: a broker with
+        # use_username_as_clientid binds them anyway (config/mosquitto/)
+        name = self.mqtt.username or f"dgt-bridge-{topic_level(self.board_id)}-{self.origin}"
+        client = new_client(name, self.mqtt)
+        client.will_set(
+            self.topics["status"], self._status_payload(online=False), qos=1, retain=True
+        )
+        client.max_queued_messages_set(max(1, self.mqtt.buffer))
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_publish = self._on_publish
+        return client
+
     # -- life cycle -------------------------------------------------------------
 
     def start(self) -> None:
         self.hub.listeners.append(self.on_feed)
+        self.client.connect_async(self.mqtt.host, self.mqtt.port, keepalive=self.mqtt.keepalive)
+        self.client.loop_start()
+        loop = self.hub._loop
+        if loop is not None:
+            self._timer = loop.call_later(HEARTBEAT, self._beat)
+
+    def summary(self) -> str:
+        """The board's MQTT link in a few words (``systemctl status``, the page)."""
+        if self.problem:
+            return f"MQTT board {self.board_id}: {self.problem}"
+        return f"MQTT board {self.board_id}: {'connected' if self.connected else 'connecting'}"
+
+    def _set_problem(self, problem: str) -> None:
+        if problem != self.problem:
+            self.problem = problem
+            self.hub.set_status(self.board_id, detail=f"MQTT: {problem}" if problem else "")
+
+    def _beat(self) -> None:
+        """On the loop, every ``HEARTBEAT``: a live status, and the watchdog. A
+        dead paho thread, or an event unacknowledged for ``ACK_TIMEOUT``, is
+        shown and the client started again, its unacknowledged events first."""
+        if self.stopping:
+            return
+        thread = getattr(self.client, "_thread", None)
+        oldest = min((at for at, _ in list(self.unacked.values())), default=None)
+        if thread is None or not thread.is_alive():
+            self._restart("the MQTT client's thread died; started again")
+        elif oldest is not None and time.monotonic() - oldest > ACK_TIMEOUT:
+            self._restart(f"no acknowledgement for {ACK_TIMEOUT:.0f} s; started again")
+        elif self.connected:
+            if self.problem and not self.unacked:
+                self._set_problem("")
+            self.client.publish(
+                self.topics["status"], self._status_payload(online=True), qos=1, retain=True
+            )
+        loop = self.hub._loop
+        if loop is not None and not self.stopping:
+            self._timer = loop.call_later(HEARTBEAT, self._beat)
+
+    def _restart(self, why: str) -> None:
+        log.error("MQTT: board %s: %s", self.board_id, why)
+        self.restarts += 1
+        self._set_problem(why)
+        old, self.client = self.client, self._new_client()
+        self.connected = False
+        resend = [payload for _, (_, payload) in sorted(self.unacked.items())]
+        self.unacked.clear()
+        self.waiting.extendleft(reversed(resend))
+        with contextlib.suppress(Exception):
+            old.on_connect = old.on_disconnect = old.on_publish = None
+            old._thread_terminate = True  # its loop ends at its next turn
+            old.disconnect()
         self.client.connect_async(self.mqtt.host, self.mqtt.port, keepalive=self.mqtt.keepalive)
         self.client.loop_start()
 
@@ -157,6 +228,8 @@ class MqttPublisher:
             with contextlib.suppress(RuntimeError, ValueError):
                 info.wait_for_publish(timeout)
         self.stopping = True
+        if self._timer is not None:
+            self._timer.cancel()
         self.client.disconnect()
         self.client.loop_stop()
 
@@ -181,6 +254,7 @@ class MqttPublisher:
 
     def _on_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason: Any,
                     properties: Any) -> None:  # fmt: skip
+        self.unacked.pop(mid, None)
         if self.waiting:
             self.hub._call(self._flush)
 
@@ -223,6 +297,7 @@ class MqttPublisher:
         info = self.client.publish(self.topics["events"], payload, qos=1)
         if info.rc in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
             self.published += 1
+            self.unacked[info.mid] = (time.monotonic(), payload)
             return True  # paho holds it until the broker acknowledges it
         return False
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,8 +46,8 @@ from daemon.broadcast.relaycheck import (
     check_envelope,
     check_state,
     check_status,
-    replays,
 )
+from daemon.broadcast.relayrules import EXTRA_TAGS, GameRules, canonical_state
 from daemon.broadcast.settings import BroadcastSettings, LichessSettings, MqttSettings
 from daemon.broadcast.web import GUARD_KEY, build_app, json_response
 from daemon.gamerecord import GameHeaders
@@ -55,6 +56,17 @@ log = logging.getLogger(__name__)
 
 #: Events held per board after a hole, waiting for the missing ones or a state.
 MAX_HELD = 10000
+#: How far one event's ``seq`` may be after its ``prev``: the daemon numbers all
+#: its boards with one counter, so a board's step is the events of the others in
+#: between; a forged 2**53 would make every later real event look a duplicate.
+MAX_SEQ_STEP = 1_000_000
+#: A run's numbering starts at the milliseconds since 2020 (``hub``): no real
+#: ``seq`` is beyond that of now by more than a day's events.
+EPOCH_2020 = 1577836800.0
+
+
+def seq_bound() -> int:
+    return int((time.time() - EPOCH_2020) * 1000) + 86_400_000
 
 
 @dataclass
@@ -125,6 +137,9 @@ class Relay:
         self.client.on_connect_fail = self._on_connect_fail
         self.failed_connects = 0  # attempts in a row that found no broker
         self.sync: dict[str, BoardSync] = {}
+        self.games: dict[str, GameRules] = {}  # what the relay believes of each game
+        self.live: set[tuple[str, str]] = set()  # (board, origin) heard live this round
+        self.pending: dict[str, dict[str, Any]] = {}  # a retained state not yet live
         self.duplicates = 0
         self.connected = False
         self.refusal = ""  # why the broker refused us, if it did
@@ -248,41 +263,97 @@ class Relay:
         payload = bytes(message.payload)
         try:
             if leaf == "events":
-                self._on_events(board, *check_envelope(payload, board))
+                origin, seq, prev, event = check_envelope(payload, board)
+                self._check_seq(seq, prev)
+                self._went_live(board, origin)
+                self._on_events(board, origin, seq, prev, event)
             elif leaf == "state":
-                self._on_state(board, check_state(payload, board))
+                state = check_state(payload, board)
+                self._check_seq(int(state.get("seq") or 0), None)
+                origin = str(state.get("origin", ""))
+                if message.retain and (board, origin) not in self.live:
+                    # from before this relay heard the board: it counts only once
+                    # the board says it is live in this round (a planted game)
+                    with self._lock:
+                        self.pending[board] = state
+                    return
+                self._went_live(board, origin)
+                self._on_state(board, state)
             else:
-                self._on_status(board, check_status(payload, board))
+                status = check_status(payload, board)
+                if not message.retain:
+                    self._went_live(board, str(status.get("origin", "")))
+                self._on_status(board, status)
         except Rejected as exc:
             self._reject(board, str(exc))
         except Exception:  # a check missed something: drop it, keep the relay up
             log.exception("relay: a message for board %s could not be applied", board)
             self._reject(board, "could not be applied")
 
+    @staticmethod
+    def _check_seq(seq: int, prev: int | None) -> None:
+        if seq > seq_bound():
+            raise Rejected("seq is beyond any run's numbering")
+        if prev and seq - prev > MAX_SEQ_STEP:
+            raise Rejected("seq jumps too far after prev")
+
+    def _went_live(self, board: str, origin: str) -> None:
+        """A message the board sent now (not a retained one): a retained state of
+        that run, held back, counts from now on."""
+        with self._lock:
+            if (board, origin) in self.live:
+                return
+            self.live.add((board, origin))
+            pending = self.pending.get(board)
+            if pending is None or str(pending.get("origin", "")) != origin:
+                return
+            del self.pending[board]
+        self._on_state(board, pending)
+
+    def _older_run(self, sync: BoardSync | None, origin: str, seq: int) -> bool:
+        """A message of another run than the one shown, numbered before what is
+        shown: an older run's (a replay), never to replace the newer one."""
+        return (
+            sync is not None and sync.origin != origin and sync.last is not None
+            and seq <= sync.last
+        )  # fmt: skip
+
     def _on_state(self, board: str, state: dict[str, Any]) -> None:
         origin, seq = str(state.get("origin", "")), int(state.get("seq") or 0)
-        state = self._house_headers(board, state)
         with self._lock:
             sync = self.sync.get(board)
+            if self._older_run(sync, origin, seq):
+                raise Rejected("a state of an older run")
             if sync and sync.origin == origin and sync.last is not None and sync.last >= seq:
                 # The record is complete up to a later event already; but the names
                 # (set at the board, or changed for the next game) come with states only.
-                self.hub._call(self._take_headers, board, state["headers"])
+                if sync.last == seq:
+                    headers = self._house_headers(board, state)["headers"]
+                    self.hub._call(self._take_headers, board, headers)
                 return
-            replays(state)  # only now: a state that is loaded must be a real game
+            # only now: a state that is loaded must be a real game, by the rules
+            rules = GameRules.from_state(state)
+            held = self.games.get(board)
+            if held and held.result and held.same_game(rules) and rules.result != held.result:
+                raise Rejected("the result is final once given")
+            canonical, left_out = canonical_state(state, rules)
+            canonical = self._house_headers(board, canonical)
             if sync is None or sync.origin != origin:
                 sync = self.sync[board] = BoardSync(origin)
+            self.games[board] = rules
             sync.last = seq
             sync.forget_through(seq)
-            self.hub.load_state(board, state)
+            self.hub.load_state(board, canonical)
             self._apply_held(board, sync)
+        for tag in left_out:
+            self._reject(board, f"the tag {tag[:40]!r} is not one a board may set")
 
     def _house_headers(self, board: str, state: dict[str, Any]) -> dict[str, Any]:
         """The state with the headers the relay owns: one Event and Round for the
         whole round (a board's own daemon may say "?" or last year's name), and
         the Board tag from the topic the state came on."""
         headers = dict(state.get("headers") or {})
-        extra = dict(headers.get("extra") or {})
+        extra = {k: v for k, v in (headers.get("extra") or {}).items() if k in EXTRA_TAGS}
         extra["Board"] = board
         headers.update(event=self.event, round=self.round, extra=extra)
         return {**state, "headers": headers}
@@ -302,6 +373,8 @@ class Relay:
     ) -> None:
         with self._lock:
             sync = self.sync.get(board)
+            if self._older_run(sync, origin, seq):
+                raise Rejected("an event of an older run")
             if sync is None or sync.origin != origin:
                 sync = self.sync[board] = BoardSync(origin)
             if sync.last is None and prev in (0, None):
@@ -314,14 +387,25 @@ class Relay:
             if sync.last is None or (prev is not None and prev != sync.last):
                 sync.hold(prev if prev is not None else seq, seq, event)
                 return
+            self._game(board).take(event)  # Rejected: not by the rules, nothing moves
             sync.last = seq
             self.hub.publish(board, event)
             self._apply_held(board, sync)
+
+    def _game(self, board: str) -> GameRules:
+        if board not in self.games:
+            self.games[board] = GameRules()
+        return self.games[board]
 
     def _apply_held(self, board: str, sync: BoardSync) -> None:
         while (ready := sync.next_ready()) is not None:
             seq, event = ready
             sync.last = seq
+            try:
+                self._game(board).take(event)
+            except Rejected as exc:
+                self._reject(board, str(exc))
+                continue
             self.hub.publish(board, event)
 
     def _on_status(self, board: str, status: dict[str, Any]) -> None:

@@ -241,6 +241,13 @@ def check_state(payload: bytes, board: str) -> dict[str, Any]:
         _clock(state["clock"], "state.clock")
     if state.get("result") not in (None, *PGN_RESULTS):
         raise Rejected("state.result is not a PGN result")
+    if state.get("fen") is not None:
+        _fen(state["fen"], "state.fen", chess960)
+    if state.get("result_reason") is not None:
+        _text(state["result_reason"], "state.result_reason", 64)
+    for key in ("flag", "draw_claimable", "irregularity", "clock", "last_move"):
+        if state.get(key) is not None and not isinstance(state[key], dict):
+            raise Rejected(f"state.{key} is not an object")
     for key in ("irregularity", "draw_claimable", "flag", "status"):
         if state.get(key) is not None:
             _plain(state[key], f"state.{key}", 1)

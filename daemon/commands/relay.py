@@ -95,7 +95,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help=f"a file holding the study:write token (or set {LICHESS_TOKEN_ENV})",
     )
-    push.add_argument("--lichess-url", default="https://lichess.org", help=argparse.SUPPRESS)
+    push.add_argument(
+        "--lichess-url",
+        default="https://lichess.org",
+        metavar="URL",
+        help="the lichess server pushed to (default https://lichess.org; another for a test)",
+    )
     parser.set_defaults(func=run)  # fmt: skip
 
 

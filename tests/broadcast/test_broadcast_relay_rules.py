@@ -1,0 +1,293 @@
+"""The relay believes only what the rules allow (issue 24): each attack a board's
+own login can make on its own topics, sent through a real Mosquitto to the real
+relay, beside a real board publishing a real game. Every board's game, result
+and pages stay as they were."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import aiohttp
+import paho.mqtt.client as mqtt
+import pytest
+from broadcast_feed import OPERA_GAME, game_feed
+from mqtt_helpers import MOSQUITTO, free_port, wait_until
+
+from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, MqttSettings
+from daemon.broadcast.relay import Relay
+
+pytestmark = pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto is not installed")
+
+TOURNAMENT = "rules"
+BASE = f"dgt-bridge/{TOURNAMENT}/3"
+NINE_QUEENS = "qqqqkqqq/pppppppp/8/8/8/8/PPPPPPPP/QQQQKQQQ w - - 0 1"
+
+
+def _board(port: int, board: str, round_: str = "3") -> Broadcaster:
+    return Broadcaster(BroadcastSettings(
+        enabled=False, round=round_,
+        boards=[BoardSettings(id=board, white=f"White {board}", black=f"Black {board}")],
+        mqtt=MqttSettings(enabled=True, host="127.0.0.1", port=port, tournament=TOURNAMENT),
+    ))  # fmt: skip
+
+
+async def _wait(condition, timeout: float = 30.0) -> bool:
+    return await asyncio.to_thread(wait_until, condition, timeout)
+
+
+class Attacker:
+    """A bare client publishing on a board's topics, as that board's login could."""
+
+    def __init__(self, port: int) -> None:
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
+                                  client_id=f"attacker-{free_port()}")  # fmt: skip
+        self.client.connect("127.0.0.1", port, 10)
+        self.client.loop_start()
+
+    async def send(self, topic: str, payload: object, *, retain: bool = False) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        info = self.client.publish(topic, data, qos=1, retain=retain)
+        await asyncio.to_thread(info.wait_for_publish, 10)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def _moves(relay: Relay, board: str) -> list[str]:
+    feed = relay.hub.boards.get(board)
+    return [m.uci for m in feed.record.moves] if feed else []
+
+
+async def _pages_answer(relay: Relay) -> dict[str, int]:
+    base = f"http://127.0.0.1:{relay.port}"
+    statuses = {}
+    async with aiohttp.ClientSession() as session:
+        for path in ("/", "/?board=1", "/?board=2", "/state.json", "/board.svg?board=1",
+                     "/board.svg?board=2", "/game.pgn", "/relay.json"):  # fmt: skip
+            async with session.get(base + path) as response:
+                await response.read()
+                statuses[path] = response.status
+    return statuses
+
+
+def _envelope(relay: Relay, board: str, event: dict, **changes: object) -> dict:
+    shown = relay.status()["boards"][board]
+    seq = shown["last_seq"]
+    return {"origin": shown["origin"], "seq": seq + 1, "prev": seq, "board": board,
+            "event": event, **changes}  # fmt: skip
+
+
+def _state(relay: Relay, board: str, **changes: object) -> dict:
+    state = json.loads(json.dumps(relay.hub.page_state(board)))
+    shown = relay.status()["boards"][board]
+    state.update(origin=shown["origin"], seq=shown["last_seq"] + 5, board=board)
+    state.update(changes)
+    return state
+
+
+def _fen_after(ucis: list[str]) -> str:
+    import chess
+
+    board = chess.Board()
+    for uci in ucis:
+        board.push_uci(uci)
+    return board.fen()
+
+
+def _attacks(relay: Relay) -> dict[str, list[tuple[str, object]]]:
+    """Each attack: the messages sent on board 1's topics (leaf, payload)."""
+    move = {"type": "move", "t": 100.0, "ply": 7, "uci": "e1e8", "san": "Ke8",
+            "fen": _fen_after(OPERA_GAME[:6]), "by": "white", "speech": ""}  # fmt: skip
+    fake_fen = {**move, "uci": "d4e5", "san": "dxe5", "fen": NINE_QUEENS}
+    state = _state(relay, "1")
+    return {
+        "illegal king move": [("events", _envelope(relay, "1", move))],
+        "fen that does not follow": [("events", _envelope(relay, "1", fake_fen))],
+        "clock 30 days up": [
+            (
+                "events",
+                _envelope(
+                    relay,
+                    "1",
+                    {
+                        "type": "clock",
+                        "t": 101.0,
+                        "white": 29 * 86400.0,
+                        "black": 280.0,
+                        "running": "white",
+                    },
+                ),
+            ),
+            (
+                "state",
+                {
+                    **state,
+                    "clock": {
+                        "white": 29 * 86400.0,
+                        "black": 280.0,
+                        "running": "white",
+                        "t": 101.0,
+                    },
+                },
+            ),
+        ],
+        "nine-queen start": [
+            ("events", _envelope(relay, "1", {"type": "game_start", "t": 1.0, "fen": NINE_QUEENS})),
+            ("state", {**state, "start_fen": NINE_QUEENS, "moves": []}),
+        ],
+        "broken fen, flag, result_reason": [
+            ("state", {**state, "fen": "not a fen"}),
+            ("state", {**state, "flag": "x"}),
+            ("state", {**state, "result_reason": 7}),
+            ("state", {**state, "flag": {"side": "purple"}}),
+        ],
+        "seq 2^53 with the public origin": [
+            (
+                "events",
+                _envelope(
+                    relay,
+                    "1",
+                    {"type": "game_end", "t": 1.0, "result": "0-1", "reason": "resignation"},
+                    seq=2**53,
+                ),
+            ),
+        ],
+    }
+
+
+@pytest.fixture
+async def hall(own_broker):
+    relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "3", address="127.0.0.1", port=0)
+    one, two = _board(own_broker.port, "1"), _board(own_broker.port, "2")
+    await relay.start()
+    await one.start()
+    await two.start()
+    attacker = Attacker(own_broker.port)
+    try:
+        for event in game_feed(OPERA_GAME[:6]):
+            one.publish("1", event)
+        for event in game_feed(OPERA_GAME[:4]):
+            two.publish("2", event)
+        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:6]), relay.status()
+        assert await _wait(lambda: _moves(relay, "2") == OPERA_GAME[:4]), relay.status()
+        yield relay, one, attacker
+    finally:
+        attacker.close()
+        await one.stop()
+        await two.stop()
+        await relay.stop()
+
+
+ATTACKS = ["illegal king move", "fen that does not follow", "clock 30 days up",
+           "nine-queen start", "broken fen, flag, result_reason",
+           "seq 2^53 with the public origin"]  # fmt: skip
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+async def test_an_attack_on_a_board_s_topics_leaves_every_game_and_page_intact(hall, attack):
+    relay, one, attacker = hall
+    messages = _attacks(relay)[attack]
+    clock_before = dict(relay.hub.boards["1"].record.clock or {})
+    for leaf, payload in messages:
+        await attacker.send(f"{BASE}/1/{leaf}", payload)
+    dropped = len(messages)
+    assert await _wait(lambda: relay.status()["rejected"] >= dropped), relay.status()
+    assert _moves(relay, "1") == OPERA_GAME[:6]
+    assert _moves(relay, "2") == OPERA_GAME[:4]
+    record = relay.hub.boards["1"].record
+    assert record.result is None and record.start_fen.startswith("rnbqkbnr/")
+    assert dict(record.clock or {}) == clock_before
+    assert set((await _pages_answer(relay)).values()) == {200}
+    # the real board goes on: its next moves are taken (no freeze, no wipe)
+    for event in game_feed(OPERA_GAME[:8])[-4:]:
+        one.publish("1", event)
+    assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:8]), relay.status()
+    assert sum(relay.status()["boards"]["1"]["rejected"].values()) == dropped
+
+
+async def test_a_result_is_final_once_given(hall):
+    relay, one, attacker = hall
+    one.publish("1", {"type": "game_end", "t": 200.0, "result": "1-0", "reason": "resignation"})
+    assert await _wait(lambda: relay.hub.boards["1"].record.result == "1-0")
+    flipped = {"type": "game_end", "t": 201.0, "result": "0-1", "reason": "resignation"}
+    await attacker.send(f"{BASE}/1/events", _envelope(relay, "1", flipped))
+    await attacker.send(f"{BASE}/1/state", _state(relay, "1", result="0-1"))
+    assert await _wait(lambda: relay.status()["rejected"] >= 2), relay.status()
+    assert relay.hub.boards["1"].record.result == "1-0"
+    assert '[Result "1-0"]' in relay.hub.pgn(["1"])
+
+
+async def test_setup_fen_and_variant_headers_never_reach_the_pgn(hall):
+    relay, _one, attacker = hall
+    extra = {"SetUp": "1", "FEN": NINE_QUEENS, "Variant": "Atomic", "WhiteElo": "2100"}
+    state = _state(relay, "1")
+    state["headers"]["extra"] = extra
+    state["seq"] = relay.status()["boards"]["1"]["last_seq"]  # the latest state, renamed
+    state["headers"]["white"] = "Renamed"
+    await attacker.send(f"{BASE}/1/state", state)
+    assert await _wait(lambda: relay.hub.boards["1"].record.headers.white == "Renamed")
+    pgn = relay.hub.pgn(["1"])
+    assert "Atomic" not in pgn and "SetUp" not in pgn and NINE_QUEENS not in pgn
+    assert _moves(relay, "1") == OPERA_GAME[:6]
+
+
+async def test_a_replayed_older_run_never_replaces_the_newer_one(own_broker):
+    relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "3", address="127.0.0.1", port=0)
+    await relay.start()
+    attacker = Attacker(own_broker.port)
+    older = _board(own_broker.port, "1")
+    try:
+        await older.start()
+        for event in game_feed(OPERA_GAME[:2]):
+            older.publish("1", event)
+        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:2])
+        publisher = older.mqtt[0]
+        old_state = publisher._last_state
+        old_start = json.dumps({"origin": publisher.origin, "seq": 1, "prev": 0, "board": "1",
+                                "event": game_feed([])[0]}).encode()  # fmt: skip
+        await older.stop()
+        await asyncio.sleep(0.01)  # the newer run numbers from a later millisecond
+        newer = _board(own_broker.port, "1")
+        await newer.start()
+        for event in game_feed(OPERA_GAME[:6]):
+            newer.publish("1", event)
+        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:6])
+        await attacker.send(f"{BASE}/1/state", old_state)  # byte for byte
+        await attacker.send(f"{BASE}/1/events", old_start)
+        assert await _wait(lambda: relay.status()["rejected"] >= 2), relay.status()
+        assert _moves(relay, "1") == OPERA_GAME[:6]
+        await newer.stop()
+    finally:
+        attacker.close()
+        await relay.stop()
+
+
+async def test_a_game_planted_on_a_later_round_does_not_count_until_its_board_is_live(
+    own_broker,
+):
+    attacker = Attacker(own_broker.port)
+    planted = json.loads(json.dumps(game_feed(OPERA_GAME[:2])[0]))
+    state = {"origin": "planted1", "seq": 50, "board": "1", "start_fen": None,
+             "moves": [], "headers": {"white": "Planted", "black": "Game"},
+             "result": "0-1", "result_reason": "resignation"}  # fmt: skip
+    await attacker.send("dgt-bridge/rules/4/1/state", state, retain=True)
+    assert planted
+    relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "4", address="127.0.0.1", port=0)
+    await relay.start()
+    board = _board(own_broker.port, "1", round_="4")
+    try:
+        assert await _wait(lambda: relay.connected)
+        await asyncio.sleep(1.0)  # the retained state has been delivered by now
+        assert "1" not in relay.hub.boards or relay.hub.boards["1"].record.result is None
+        await board.start()
+        for event in game_feed(OPERA_GAME[:2]):
+            board.publish("1", event)
+        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:2])
+        record = relay.hub.boards["1"].record
+        assert record.result is None and record.headers.white == "White 1"
+    finally:
+        attacker.close()
+        await board.stop()
+        await relay.stop()
