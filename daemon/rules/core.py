@@ -69,7 +69,6 @@ from daemon.events import (
     Connection,
     DomainEvent,
     DrawClaimable,
-    FlagFall,
     GameEnd,
     GameResumed,
     GameStart,
@@ -83,6 +82,7 @@ from daemon.events import (
     Takeback,
 )
 from daemon.rules import corrections
+from daemon.rules.flags import fallen_flags, flag_ruling
 from daemon.rules.laws import laws
 from daemon.rules.lifetimes import BoardView, GameMemory, Reach
 from daemon.rules.placement import (
@@ -132,7 +132,6 @@ from drivers.sensors import (
     SensorEvent,
     SquareChange,
 )
-from drivers.timecontrol import is_last_period
 
 COLOUR_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 _MAX_LIFTS = 256  # the touch windows look back over a few moves at most
@@ -1403,53 +1402,25 @@ class RulesCore:
             return
         self._arm(t)
 
-    def _both_flags(self, t: float, out: list[DomainEvent]) -> None:
-        """6.11: which flag fell first is unknown. Drawn in the last period; in an
-        earlier one the game goes on (the clocks gain the next period's time)."""
-        tc = self.settings.time_control
-        node = self._game.node
-        assert node is not None
-        if tc is None:
-            out.append(FlagFall(t, None, both=True))  # the arbiter decides
-            return
-        board = node.board  # the move number counts, also in a game set up from a FEN
-        ply = 2 * (board.fullmove_number - 1) + (board.turn == chess.BLACK)
-        last = is_last_period(tc, ply)
-        out.append(FlagFall(t, None, both=True, game_continues=not last))
-        if last:
-            self._end(t, "1/2-1/2", "both_flags", out)
-        else:
-            self._game.flags_may_fall_again = True
-
     def _check_flags(self, event: ClockReport, out: list[DomainEvent]) -> None:
-        if (
-            self._game.flags_may_fall_again
-            and not event.flags
-            and min(event.white, event.black) > 0
-        ):
+        """6.9, 6.11: a flag fallen (``daemon.rules.flags`` rules on it), once a game,
+        or again once both clocks show the next period's time."""
+        game = self._game
+        if game.flags_may_fall_again and not event.flags and min(event.white, event.black) > 0:
             # the next period's time is on both clocks: a flag may fall again there
-            self._game.flags_may_fall_again = self._game.flag_reported = False
-        if self._game.flag_reported or not self._state.in_game or self._game.node is None:
+            game.flags_may_fall_again = game.flag_reported = False
+        if game.flag_reported or not self._state.in_game or game.node is None:
             return
-        fallen = set(event.flags)
-        if event.running == "white" and event.white <= 0:
-            fallen.add("white")
-        if event.running == "black" and event.black <= 0:
-            fallen.add("black")
+        fallen = fallen_flags(event)
         if not fallen:
             return
-        self._game.flag_reported = True
-        if len(fallen) == 2:
-            self._both_flags(event.t, out)
-            return
-        side = fallen.pop()
-        opponent = chess.BLACK if side == "white" else chess.WHITE
-        draw = self._game.node.board.has_insufficient_material(opponent)
-        out.append(FlagFall(event.t, side, draw=draw, game_continues=False))
-        if draw:
-            self._end(event.t, "1/2-1/2", "flag_draw", out)
-        else:
-            self._end(event.t, "0-1" if side == "white" else "1-0", "flag", out)
+        game.flag_reported = True
+        ruling = flag_ruling(event.t, fallen, game.node.board, self.settings.time_control)
+        out.append(ruling.event)
+        if ruling.end is not None:
+            self._end(event.t, *ruling.end, out)
+        if ruling.may_fall_again:
+            game.flags_may_fall_again = True
 
     # ------------------------------------------------------------------ requests
 
