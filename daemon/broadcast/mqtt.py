@@ -35,6 +35,7 @@ The hub calls ``on_feed`` on the event loop; it only hands messages to paho
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import re
 import time
@@ -120,6 +121,11 @@ class MqttPublisher:
     def __init__(self, settings: BroadcastSettings, board_id: str, hub: Hub) -> None:
         self.settings = settings
         self.mqtt = settings.mqtt
+        if self.mqtt.username and "{board}" in self.mqtt.username:
+            # a daemon of several boards: each its own login (and so its own
+            # connection, where the broker binds the client id to the login)
+            login = self.mqtt.username.replace("{board}", topic_level(board_id))
+            self.mqtt = dataclasses.replace(self.mqtt, username=login)
         self.board_id = board_id
         self.hub = hub
         self.origin = uuid.uuid4().hex[:12]

@@ -335,3 +335,41 @@ def test_names_set_at_a_board_mid_game_reach_the_relay_s_viewers_at_once():
     viewer.queue.clear()
     _deliver(relay, "1", "state", json.dumps(renamed).encode())
     assert not viewer.queue, "the same names again redraw nothing"
+
+
+async def test_no_login_can_take_over_the_relay_s_or_a_board_s_connection(hall):
+    """The shipped configuration binds each client id to its login
+    (use_username_as_clientid): board 2's login giving the relay's client id, or
+    board 1's, connects as itself and knocks nobody off."""
+    relay = Relay("127.0.0.1", hall.port, TOURNAMENT, ROUND, address="127.0.0.1", port=0,
+                  mqtt_settings=hall.login("relay"))  # fmt: skip
+    one = _board(hall, "1")
+    await relay.start()
+    await one.start()
+    drops: list[object] = []
+    relay_disconnect = relay.client.on_disconnect
+    relay.client.on_disconnect = lambda *a: (drops.append(a), relay_disconnect(*a))
+    intruders: list[mqtt.Client] = []
+    try:
+        feed = game_feed(OPERA_GAME[:6])
+        for event in feed[:5]:
+            one.publish("1", event)
+        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:2]), relay.status()
+        publisher = one.mqtt[0]
+        for stolen in (relay.client._client_id.decode(), publisher.client._client_id.decode()):
+            intruder = new_client(stolen, hall.login("board-2"))
+            intruders.append(intruder)
+            await asyncio.to_thread(intruder.connect, "127.0.0.1", hall.port, 10)
+            intruder.loop_start()
+        await asyncio.sleep(2)  # a takeover would have closed the relay or the board by now
+        for event in feed[5:]:
+            one.publish("1", event)
+        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:6]), relay.status()
+        assert not drops, "the relay was knocked off"
+        assert relay.connected and publisher.connected
+    finally:
+        for intruder in intruders:
+            intruder.disconnect()
+            intruder.loop_stop()
+        await one.stop()
+        await relay.stop()
