@@ -88,6 +88,8 @@ class Broadcaster:
                     continue
                 publisher.start()
                 self.mqtt.append(publisher)
+                if self.notifier is not None:  # systemctl status: a stuck client shows
+                    self.notifier.add_detail(f"mqtt {board_id}", publisher.summary)
         if self.settings.lichess.enabled:
             from daemon.broadcast.lichess import LichessPusher
 

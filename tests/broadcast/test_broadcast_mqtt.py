@@ -370,3 +370,44 @@ def test_the_relay_command_rejects_a_bad_broker_address(capsys):
     with pytest.raises(SystemExit):
         main(["relay", "--broker", "host:notaport", "--tournament", "t", "--round", "1"])
     assert "HOST:PORT" in capsys.readouterr().err
+
+
+async def test_a_dead_paho_thread_is_shown_and_the_client_started_again(broker, monkeypatch):
+    """The failure of issue 24 (paho's network thread dying on a read) no longer
+    goes unseen: the board's status says it, the client is started again, and
+    every event reaches the broker in order."""
+    from daemon.broadcast import mqtt as mqtt_module
+
+    monkeypatch.setattr(mqtt_module, "HEARTBEAT", 0.3)
+    broadcaster = Broadcaster(_settings(broker.port, "watchdog", ["1"]))
+    await broadcaster.start()
+    recorder = await asyncio.to_thread(Recorder, broker.port, "dgt-bridge/watchdog/3/1/events")
+    viewer = broadcaster.hub.subscribe()
+    try:
+        feed = game_feed(OPERA_GAME[:8])
+        publisher = broadcaster.mqtt[0]
+        assert await _wait(lambda: publisher.connected)
+        for event in feed[:5]:
+            broadcaster.publish("1", event)
+        assert await _wait(lambda: len(recorder.events()) == 5)
+
+        def dies(*args, **kwargs):
+            raise AttributeError("'NoneType' object has no attribute 'SSLWantReadError'")
+
+        monkeypatch.setattr(publisher.client, "_sock_recv", dies)
+        for event in feed[5:]:
+            broadcaster.publish("1", event)
+        assert await _wait(lambda: publisher.restarts >= 1)
+        shown = [json.loads(m.data)["status"]["detail"] for m in viewer.queue if m.kind == "status"]
+        assert any("thread died" in detail for detail in shown), shown
+        assert "thread died" in publisher.summary() or publisher.connected
+
+        def in_order() -> list[str]:
+            envelopes = {e["seq"]: e["event"] for e in recorder.events()}
+            return [envelopes[s].get("uci") for s in sorted(envelopes) if "uci" in envelopes[s]]
+
+        assert await _wait(lambda: in_order() == OPERA_GAME[:8]), in_order()
+        assert await _wait(lambda: broadcaster.hub.boards["1"].status.detail == "")
+    finally:
+        recorder.close()
+        await broadcaster.stop()
