@@ -42,7 +42,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("what", choices=REQUESTS, help="what to ask")
-    parser.add_argument("arg", nargs="?", help="the square (e4) or piece letter (N, n)")
+    parser.add_argument(
+        "arg",
+        nargs="*",
+        help="the square (e4), piece letter (N, n), or for board: own, opponent, rank 3, file e",
+    )
     parser.add_argument("--url", default=DEFAULT_URL, help=f"the daemon (default {DEFAULT_URL})")
     parser.add_argument("--board", help="which board of the daemon (default: the first)")
     parser.add_argument("--events", metavar="FILE", help="read the game from an event file")
@@ -124,11 +128,25 @@ def request_args(what: str, arg: str | None) -> dict[str, Any]:
     if what == "piece":
         if arg not in tuple("KQRBNPkqrbnp"):
             raise ValueError(
-                f"{arg!r} is not a piece letter (K Q R B N P for White's, "
-                "k q r b n p for Black's)"
+                f"{arg!r} is not a piece letter (K Q R B N P for White's, k q r b n p for Black's)"
             )
         return {"piece": arg}
+    if what == "board" and arg:
+        return board_args(arg)
     return {}
+
+
+def board_args(arg: str) -> dict[str, Any]:
+    """``say board own|opponent|white|black|rank 3|file e`` (or ``3``, ``e``)."""
+    words = arg.strip().lower().split()
+    value = words[-1] if words else ""
+    if value in ("own", "opponent", "white", "black"):
+        return {"order": value}
+    if value in tuple("12345678"):
+        return {"rank": value}
+    if value in tuple("abcdefgh"):
+        return {"file": value}
+    raise ValueError(f"{arg!r}: say board own, opponent, white, black, rank 1-8 or file a-h")
 
 
 async def speak(settings: SpeechSettings, voice: str, written: str, spoken: str) -> str:
@@ -147,7 +165,8 @@ def say(args: argparse.Namespace) -> int:
     try:
         settings = speech_settings(args)
         vocabulary = vocabulary_of(settings)
-        request = request_args(args.what, args.arg)
+        arg = " ".join(args.arg) if isinstance(args.arg, list) else args.arg
+        request = request_args(args.what, arg or None)
     except (ValueError, VocabularyError) as exc:
         print(f"dgt-bridge say: {exc}", file=sys.stderr)
         return 2

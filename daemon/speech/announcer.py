@@ -297,8 +297,14 @@ class Announcer:
             now,
             ". ".join(phrase[1] for phrase in phrases),
             compose=compose,
-            resume_text=self.vocabulary.message("answer_resumed", request=name),
+            # A board reading's phrase names its colour again after a move: short
+            # enough for blitz's gaps without "Weiter, Stellung:" before it.
+            resume_text=""
+            if what == "board"
+            else self.vocabulary.message("answer_resumed", request=name),
             dropped_text=self.vocabulary.message("answer_dropped", request=name),
+            patient=what == "board",
+            supersedes="board" if what == "board" else "",
         )
         self._offer(item)
         return item.text

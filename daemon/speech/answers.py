@@ -177,7 +177,7 @@ def answer_phrases(
         )
         return [("move_number", text)]
     if what == "board":
-        return _board(record.board(), vocabulary)
+        return _board(record.board(), vocabulary, args, by)
     if what == "square":
         square = str(args.get("square") or "").lower()
         return [(what, _square(square, record.board(), vocabulary, what))]
@@ -275,15 +275,37 @@ def _squares_of(board: chess.Board, piece_type: int, colour: bool, vocabulary: V
 BOARD_CHUNK = 3
 
 
-def _board(board: chess.Board, vocabulary: Vocabulary) -> list[Spoken]:
+def board_sides(args: dict[str, Any], by: str | None) -> list[str]:
+    """The colours a board reading names, in order: ``order`` "own" (the asker's
+    pieces), "opponent", "white" or "black"; else both, the asker's first."""
+    own = by if by in ("white", "black") else "white"
+    other = "black" if own == "white" else "white"
+    order = str(args.get("order") or "")
+    if order in ("white", "black"):
+        return [order]
+    return {"own": [own], "opponent": [other]}.get(order, [own, other])
+
+
+def _board(
+    board: chess.Board, vocabulary: Vocabulary, args: dict[str, Any], by: str | None
+) -> list[Spoken]:
     """ "Weiß: Koenig Gustav eins", "Tuerme Anna eins, Felix eins", ... per colour,
-    a phrase per piece type (at most ``BOARD_CHUNK`` squares each)."""
+    a phrase per piece type (at most ``BOARD_CHUNK`` squares each); ``args`` may ask
+    for one side (``order``), one ``rank`` ("3") or one ``file`` ("e")."""
     separator = vocabulary.words["list_separator"]
     phrases: list[Spoken] = []
-    for colour, side in ((chess.WHITE, "white"), (chess.BLACK, "black")):
+    rank, file = str(args.get("rank") or ""), str(args.get("file") or "").lower()
+    wanted = chess.BB_ALL
+    if rank in tuple("12345678"):
+        wanted &= chess.BB_RANKS[int(rank) - 1]
+    if file and file in "abcdefgh" and len(file) == 1:
+        wanted &= chess.BB_FILES[ord(file) - ord("a")]
+    for side in board_sides(args, by):
+        colour = side == "white"
         first_of_side = True
         for piece_type in _ORDER:
-            squares = sorted(board.pieces(piece_type, colour), key=lambda s: (s % 8, s // 8))
+            mask = board.pieces_mask(piece_type, colour) & wanted
+            squares = sorted(chess.SquareSet(mask), key=lambda s: (s % 8, s // 8))
             if not squares:
                 continue
             letter = chess.piece_symbol(piece_type).upper()

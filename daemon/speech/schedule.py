@@ -79,6 +79,10 @@ class Announcement:
     #: same key makes it out of date, and what is left of it is not said.
     supersedes: str = ""
     superseded: bool = False
+    #: an answer that is never given up for moves or for waiting (a board reading:
+    #: in blitz it is read in the gaps between moves and resumes where it stopped;
+    #: dropped, it left Black's pieces unread). A newer one replaces it.
+    patient: bool = False
     spoken_keys: set[str] = field(default_factory=set)
     interruptions: int = 0
     resume_pending: bool = False
@@ -284,7 +288,7 @@ class SpeechSchedule:
                 break
             started = [a for a in answers if a.spoken_keys]
             answer = started[0] if started else answers[0]
-            if answer.interruptions > self.max_interruptions:
+            if answer.interruptions > self.max_interruptions and not answer.patient:
                 self._drop(answer, now, "interrupted by moves")
                 return self._choose(now)  # its notice comes next
             phrases = [p for p in (answer.compose() if answer.compose else []) if p[1]]
@@ -294,8 +298,8 @@ class SpeechSchedule:
                 self.outcomes.append(Outcome("heard", "answer", answer.text, now))
                 continue
             key, text = remaining[0][0], remaining[0][1]
-            if answer.resume_pending and answer.resume_text:
-                text = f"{answer.resume_text} {remaining[0][-1]}"
+            if answer.resume_pending:  # the text after an interruption, "Weiter" first
+                text = f"{answer.resume_text} {remaining[0][-1]}".strip()
             if not self._fits(text, gap):
                 return None  # waits for a longer gap between moves (``wake_at``)
             answer.resume_pending = False
@@ -444,6 +448,8 @@ class SpeechSchedule:
     def _expire(self, now: float) -> None:
         for item in list(self.pending):
             if item.kind not in ("answer", "info") or now - item.created <= self.stale_after:
+                continue
+            if item.patient:
                 continue
             if item.kind == "answer":
                 self._drop(item, now, f"waited over {self.stale_after:g} s")

@@ -345,7 +345,7 @@ async def test_a_board_reading_gives_way_to_a_move_then_goes_on(running) -> None
     assert engine.started[1] == "Bauer Eva vier"  # at the first phrase boundary
     engine.release()
     await started(engine, 3)
-    assert engine.started[2] == "Weiter, Stellung: Weiß: Dame David eins"
+    assert engine.started[2] == "Weiß: Dame David eins"  # names its colour again
     engine.release()
     await started(engine, 4)
     assert engine.started[3] == "Tuerme Anna eins, Hector eins"
@@ -354,7 +354,7 @@ async def test_a_board_reading_gives_way_to_a_move_then_goes_on(running) -> None
 async def test_an_answer_interrupted_too_often_is_dropped_and_the_player_told(running) -> None:
     announcer, engine = running(max_interruptions=1)
     game = Game()
-    announcer.handle({"t": 1.0, "type": "info_request", "what": "board", "by": "white"})
+    announcer.handle({"t": 1.0, "type": "info_request", "what": "clock", "by": "white"})
     for san in ("e4", "e5"):
         await started(engine, len(engine.started) + 1)
         announcer.handle(game.move(san))
@@ -364,13 +364,11 @@ async def test_an_answer_interrupted_too_often_is_dropped_and_the_player_told(ru
     await started(engine, 5)
     engine.release()
     await asyncio.wait_for(announcer.drain(), WAIT)
-    assert engine.heard == [
-        "Weiß: Koenig Eva eins",
-        "Bauer Eva vier",
-        "Weiter, Stellung: Weiß: Dame David eins",
-        "Bauer Eva fuenf",
-        "Stellung abgebrochen",
-    ]
+    # (A board reading is never given up: tests/speech/test_board_reading_blitz.py.)
+    assert engine.heard[0] == "Züge gespielt: 0"
+    assert engine.heard[1] == "Bauer Eva vier"
+    assert engine.heard[2].startswith("Weiter, Uhrzeit: Weiß verbraucht")
+    assert engine.heard[3:] == ["Bauer Eva fuenf", "Uhrzeit abgebrochen"]
 
 
 async def say_all(announcer: Announcer, engine: HeldEngine) -> None:

@@ -143,9 +143,7 @@ async def test_a_streamed_phrase_over_its_budget_is_said_quicker(
 ) -> None:
     log = tmp_path / "heard.log"
     log.touch()
-    engine = Pyttsx3Engine(
-        recording(log, rate=150, max_rate=300, synthesis=synthesis), "de"
-    )
+    engine = Pyttsx3Engine(recording(log, rate=150, max_rate=300, synthesis=synthesis), "de")
     text = "Läufer schlägt Zäsar sechs Schach"
     try:
         await asyncio.wait_for(engine.start(), WAIT)
