@@ -47,6 +47,7 @@ from drivers.dgt.emulator import (
     START_PLACEMENT,
     BoardEmulator,
     EmulatedClock,
+    played_offsets,
     wait_for_master,
 )
 from drivers.dgt.protocol import EeClockTime
@@ -213,9 +214,13 @@ class BusChainEmulator(BoardEmulator):
 
     # -- playing sensor logs -------------------------------------------------
 
-    def play_on(self, index: int, events: Iterable[SensorEvent], speed: float = 1.0) -> None:
+    def play_on(
+        self, index: int, events: Iterable[SensorEvent], speed: float = 1.0, hold: float = 0.0
+    ) -> None:
         """Play a sensor log on board ``index``, ``speed`` times faster than its
-        timestamps; returns at once (``wait_played()`` waits for every board)."""
+        timestamps; returns at once (``wait_played()`` waits for every board).
+        ``hold``: as ``BoardEmulator.play``'s, a position that stood that long in the
+        log still stands that long (a reader at real time settles on it)."""
         events = list(events)
         if speed <= 0:
             raise ValueError("speed must be positive")
@@ -224,8 +229,10 @@ class BusChainEmulator(BoardEmulator):
             if any(isinstance(e, ClockReport) for e in events):
                 board.clock.free_running = False
             start = time.monotonic()
-            t0 = events[0].t if events else 0.0
-            self._board_schedule.extend((start + (e.t - t0) / speed, index, e) for e in events)
+            offsets = played_offsets(events, speed, hold)
+            self._board_schedule.extend(
+                (start + offset, index, e) for offset, e in zip(offsets, events, strict=True)
+            )
             self._board_schedule.sort(key=lambda item: item[0])
             if self._board_schedule:
                 self._played.clear()
