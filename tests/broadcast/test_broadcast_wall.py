@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from broadcast_feed import OPERA_GAME, game_feed
 from chromium import CHROMIUM, chromium
+from test_broadcast_page_layout import _apart, _inside
 
 from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings
 from daemon.broadcast.page import clock_text
@@ -65,22 +66,6 @@ WALL_PROBE = """(() => {
     wall: document.getElementById("app").classList.contains("wall"),
     view: {width: window.innerWidth, height: window.innerHeight}, scrolled, cards});
 })()"""
-
-
-def _inside(inner: dict[str, float], outer: dict[str, float], what: str) -> None:
-    tol = 0.5
-    assert (
-        inner["left"] >= outer["left"] - tol
-        and inner["top"] >= outer["top"] - tol
-        and inner["right"] <= outer["right"] + tol
-        and inner["bottom"] <= outer["bottom"] + tol
-    ), f"{what} {inner} is not inside {outer}"
-
-
-def _apart(a: dict[str, float], b: dict[str, float], what: str) -> None:
-    overlap_x = min(a["right"], b["right"]) - max(a["left"], b["left"])
-    overlap_y = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])
-    assert overlap_x <= 0.5 or overlap_y <= 0.5, f"{what} overlap: {a} {b}"
 
 
 def check_cards(seen: dict[str, Any], boards: dict[str, dict[str, Any]]) -> None:
