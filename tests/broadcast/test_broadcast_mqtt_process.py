@@ -75,9 +75,7 @@ def _opening_of_the_capture(shared: Path, out: Path) -> Path:
     return out
 
 
-def test_the_daemon_process_publishes_every_move_of_a_real_game_over_plain_mqtt(
-    tmp_path, shared
-):
+def test_the_daemon_process_publishes_every_move_of_a_real_game_over_plain_mqtt(tmp_path, shared):
     capture = _opening_of_the_capture(shared, tmp_path / "opening.jsonl")
     broker = Broker(tmp_path)
     broker.start()
@@ -132,6 +130,90 @@ def test_the_daemon_process_publishes_every_move_of_a_real_game_over_plain_mqtt(
                     process.wait(timeout=20)
                 except subprocess.TimeoutExpired:
                     process.kill()
+        broker.stop()
+    log = daemon.stderr.read() + daemon.stdout.read() if daemon else ""
+    assert "Traceback" not in log, log
+
+
+@pytest.mark.parametrize("secure", [False, True], ids=["plain", "tls"])
+async def test_every_move_reaches_the_relay_in_order_also_after_a_broker_restart(
+    tmp_path, shared, secure
+):
+    """The daemon process, a real Mosquitto (plain, or the shipped TLS and ACL
+    configuration) and the real relay: every move the daemon decides is on the
+    relay's board, in order, although the broker is restarted in mid-game."""
+    import asyncio
+
+    from hall_broker import HallBroker
+
+    from daemon.broadcast.relay import Relay
+
+    capture = _opening_of_the_capture(shared, tmp_path / "opening.jsonl")
+    broker = HallBroker(tmp_path) if secure else Broker(tmp_path)
+    broker.start()
+    mqtt_lines = f"    host: 127.0.0.1\n    port: {broker.port}\n    keepalive: 5\n"
+    if secure:
+        login = broker.login("board-1")
+        mqtt_lines += (
+            f"    tournament: {login.tournament}\n    username: board-1\n"
+            f"    password: {login.password}\n    ca_file: {login.ca_file}\n"
+            f"    cert_file: {login.cert_file}\n    key_file: {login.key_file}\n"
+        )
+        tournament, settings = login.tournament, broker.login("relay")
+    else:
+        mqtt_lines += "    tournament: club\n"
+        tournament, settings = "club", None
+    config = tmp_path / "dgt-bridge.yaml"
+    config.write_text(
+        "broadcast:\n  enabled: true\n  address: 127.0.0.1\n  port: 0\n  round: '3'\n"
+        "  mqtt:\n    enabled: true\n" + mqtt_lines
+    )
+    relay = Relay("127.0.0.1", broker.port, tournament, "3", address="127.0.0.1", port=0,
+                  mqtt_settings=settings)  # fmt: skip
+    await relay.start()
+    emulator = _command(
+        "emulate", "--log", str(capture), "--speed", "10", "--delay", "3",
+        "--dir", str(tmp_path / "board"), cwd=tmp_path,
+    )  # fmt: skip
+    daemon = None
+    feed = tmp_path / "feed.jsonl"
+
+    def decided() -> list[str]:
+        if not feed.exists():
+            return []
+        return _moves([json.loads(line) for line in feed.read_text().splitlines() if line])
+
+    def relayed() -> list[str]:
+        board = relay.hub.boards.get("1")
+        return [m.uci for m in board.record.moves] if board else []
+
+    async def until(condition, timeout: float) -> bool:
+        return await asyncio.to_thread(wait_until, condition, timeout)
+
+    try:
+        port = emulator.stdout.readline().strip()
+        assert port, emulator.stderr.read()
+        daemon = _command(
+            "run", "--config", str(config), "--port", port, "--no-speech",
+            "--storage", str(tmp_path / "games"), "--events", str(feed), cwd=tmp_path,
+        )  # fmt: skip
+        assert await until(lambda: len(relayed()) >= 6, 45), (decided(), json.dumps(relay.status()))
+        broker.stop()  # in mid-game
+        await asyncio.sleep(1)
+        broker.start()
+        assert await until(lambda: len(decided()) >= PLIES - 1, 120), decided()
+        assert await until(lambda: relayed() == decided(), 30), (relayed(), decided())
+        assert relay.status()["rejected"] == 0, relay.status()
+        assert daemon.poll() is None, daemon.stderr.read()
+    finally:
+        for process in (daemon, emulator):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+        await relay.stop()
         broker.stop()
     log = daemon.stderr.read() + daemon.stdout.read() if daemon else ""
     assert "Traceback" not in log, log
