@@ -291,3 +291,48 @@ async def test_a_game_planted_on_a_later_round_does_not_count_until_its_board_is
         attacker.close()
         await board.stop()
         await relay.stop()
+
+
+async def test_no_message_hypothesis_makes_breaks_a_game_or_a_page(hall):
+    """Property: whatever hypothesis writes on board 1's topics (a real state or
+    event with any field replaced by any JSON value), board 2's game is intact,
+    board 1 shows only legal moves of its game, and every route answers 200."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    relay, _one, attacker = hall
+    base_state = _state(relay, "1")
+    base_event = _envelope(relay, "1", game_feed(OPERA_GAME[:7])[-1])
+    json_values = st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                    max_size=3),
+        max_leaves=6,
+    )  # fmt: skip
+    messages: list[tuple[str, bytes]] = []
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        leaf=st.sampled_from(["state", "events", "status"]),
+        key=st.sampled_from(sorted({*base_state, *base_event["event"], "seq", "prev"})),
+        value=json_values,
+    )
+    def draw(leaf: str, key: str, value: object) -> None:
+        if leaf == "events":
+            message = json.loads(json.dumps(base_event))
+            target = message if key in ("seq", "prev") else message["event"]
+        else:
+            message = json.loads(json.dumps(base_state))
+            target = message
+        target[key] = value
+        messages.append((leaf, json.dumps(message, allow_nan=True).encode()))
+
+    draw()
+    for leaf, payload in messages:
+        await attacker.send(f"{BASE}/1/{leaf}", payload)
+    await attacker.send(f"{BASE}/2/state", b"sentinel")  # after all the others
+    assert await _wait(lambda: relay.status()["boards"]["2"].get("rejected")), relay.status()
+    assert _moves(relay, "2") == OPERA_GAME[:4]
+    moves = _moves(relay, "1")
+    assert moves in (OPERA_GAME[:6], OPERA_GAME[:7]), moves
+    assert set((await _pages_answer(relay)).values()) == {200}
