@@ -46,6 +46,10 @@ from drivers.sensors import ClockReport, SensorEvent, SquareChange
 
 LINE_BYTES_PER_SECOND = 9600 / 10
 
+#: The journal's fsync (``--fsync``; off by default: this machine's disk is no SD card,
+#: and ``benchmarks.sdcard`` runs this with a slow card's fsync instead).
+FSYNC = False
+
 #: (lag, board, ply) of every press -> move lag of the current run, for the slowest.
 WORST: list[tuple[float, str, int]] = []
 
@@ -95,7 +99,7 @@ def config_text(boards: list[str]) -> str:
     return (
         "clock:\n  time_control: 3+2\n"
         "broadcast:\n  address: 127.0.0.1\n  port: 0\n"
-        "storage:\n  fsync: false\n"  # the shipped pgn_every: the PGN after every move
+        f"storage:\n  fsync: {str(FSYNC).lower()}\n"  # the shipped pgn_every: PGN every move
         "boards:\n" + "".join(boards)
     )
 
@@ -496,11 +500,16 @@ def main() -> None:
     parser.add_argument("--usb", type=int, default=3, help="USB boards at once (3; 0: none)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
+        "--fsync", action="store_true", help="fsync the journal as shipped (default: off)"
+    )
+    parser.add_argument(
         "--together",
         action="store_true",
         help="one daemon: the largest chain and the USB boards at once, with faults",
     )
     args = parser.parse_args()
+    global FSYNC
+    FSYNC = args.fsync
     chains = [2] if args.quick else [int(n) for n in args.chains.split(",") if n]
     plies = 4 if args.quick else args.plies
     usb = 1 if args.quick else args.usb

@@ -1,0 +1,62 @@
+/* A slow SD card's fsync, for benchmarks/sdcard.py: LD_PRELOAD this library and every
+ * fsync() and fdatasync() of the process first sleeps a delay drawn log-uniformly from
+ * [SLOW_FSYNC_MIN_MS, SLOW_FSYNC_MAX_MS] (default 20-200 ms), then does the real call.
+ * Why those figures are in benchmarks/sdcard.py's docstring. Each delay taken is
+ * appended to SLOW_FSYNC_LOG (if set) as "<ms>\n", so the run can say what it slept.
+ * Built by the benchmark with the machine's C compiler: cc -shared -fPIC -O2 ... -ldl -lm */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <pthread.h>
+#include <unistd.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long long state = 0x9E3779B97F4A7C15ull;
+
+static double env_ms(const char *name, double fallback) {
+    const char *text = getenv(name);
+    return text && *text ? atof(text) : fallback;
+}
+
+static double next_uniform(void) {
+    pthread_mutex_lock(&lock);
+    if (state == 0x9E3779B97F4A7C15ull) {
+        const char *seed = getenv("SLOW_FSYNC_SEED");
+        state ^= seed ? strtoull(seed, NULL, 10) * 0x100000001B3ull : (unsigned long long)getpid();
+    }
+    state ^= state << 13; state ^= state >> 7; state ^= state << 17;  /* xorshift64 */
+    unsigned long long drawn = state;
+    pthread_mutex_unlock(&lock);
+    return (double)(drawn >> 11) / 9007199254740992.0;
+}
+
+static void card_delay(void) {
+    double low = env_ms("SLOW_FSYNC_MIN_MS", 20.0), high = env_ms("SLOW_FSYNC_MAX_MS", 200.0);
+    if (high <= 0) return;
+    if (low <= 0) low = 0.001;
+    double ms = exp(log(low) + (log(high) - log(low)) * next_uniform());
+    struct timespec wait = {(time_t)(ms / 1000.0), (long)(fmod(ms, 1000.0) * 1e6)};
+    while (nanosleep(&wait, &wait) != 0) {}
+    const char *path = getenv("SLOW_FSYNC_LOG");
+    if (path && *path) {
+        FILE *out = fopen(path, "a");
+        if (out) { fprintf(out, "%.3f\n", ms); fclose(out); }
+    }
+}
+
+int fsync(int fd) {
+    static int (*real)(int) = NULL;
+    if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    card_delay();
+    return real(fd);
+}
+
+int fdatasync(int fd) {
+    static int (*real)(int) = NULL;
+    if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+    card_delay();
+    return real(fd);
+}
