@@ -11,6 +11,7 @@ learnt from the clock, not held back as an implausible rise).
 from __future__ import annotations
 
 import asyncio
+import copy
 import io
 import itertools
 import json
@@ -113,11 +114,12 @@ async def test_reported_spoken_and_written_times_are_the_clocks_own(tmp_path: Pa
     for event in feed:
         record.apply(json.loads(json.dumps(event)))
         if event["type"] == "move":
-            heard.append(answer("clock", {}, record, vocabulary))
+            # E.9.d's answer (moves completed, time used) with the time left added
+            heard.append(answer("clock", {}, record, vocabulary, time_left=True))
             true = next(presses)
-            honest = GameRecord()
+            honest = copy.deepcopy(record)  # the same game, the clock's own times
             honest.clock = {"white": shown(true.white), "black": shown(true.black)}
-            expected.append(answer("clock", {}, honest, vocabulary))
+            expected.append(answer("clock", {}, honest, vocabulary, time_left=True))
     assert heard == expected
 
     # Written: the PGN's [%clk] is the mover's time after his press.
