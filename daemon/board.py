@@ -166,6 +166,7 @@ class Board:
             return
         point = find_unfinished(self.journal_dir)
         if point is not None:
+            # a LoopScheduler's: the Scheduler protocol has no offset (a replay's clock)
             self.scheduler.offset = point.last_t + 0.001  # type: ignore[attr-defined]
             self.journal.reopen(point)
             log.info(

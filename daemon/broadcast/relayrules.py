@@ -122,6 +122,7 @@ class GameRules:
         if kind == "game_start":
             chess960 = bool(event.get("chess960"))
             board = start_board(event.get("fen"), chess960)
+            # a new game: the same object made afresh, as the relay holds it by reference
             self.__init__(board.fen(), chess960)  # type: ignore[misc]
         elif kind == "move":
             self._move(event, t)

@@ -40,6 +40,17 @@ def _command(*args: str, cwd: Path) -> subprocess.Popen[str]:
     )
 
 
+def _stop(*processes: subprocess.Popen[str] | None) -> None:
+    """Each process ended as systemd ends it (SIGTERM), killed if it hangs."""
+    for process in processes:
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
 def _moves(lines: list[dict]) -> list[str]:
     return [event["uci"] for event in lines if event.get("type") == "move"]
 
@@ -123,13 +134,7 @@ def test_the_daemon_process_publishes_every_move_of_a_real_game_over_plain_mqtt(
         assert daemon.poll() is None, daemon.stderr.read()
     finally:
         recorder.close()
-        for process in (daemon, emulator):
-            if process is not None and process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+        _stop(daemon, emulator)
         broker.stop()
     log = daemon.stderr.read() + daemon.stdout.read() if daemon else ""
     assert "Traceback" not in log, log
@@ -206,13 +211,7 @@ async def test_every_move_reaches_the_relay_in_order_also_after_a_broker_restart
         assert relay.status()["rejected"] == 0, relay.status()
         assert daemon.poll() is None, daemon.stderr.read()
     finally:
-        for process in (daemon, emulator):
-            if process is not None and process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+        _stop(daemon, emulator)
         await relay.stop()
         broker.stop()
     log = daemon.stderr.read() + daemon.stdout.read() if daemon else ""
