@@ -58,6 +58,7 @@ from daemon import compose
 from daemon.board import Board, journal_history
 from daemon.compose import DEFAULT_BOARD_ID, configured_board_id, turned_round
 from daemon.config import BoardEntry, Settings, board_entries
+from daemon.diskwriter import DiskWriter
 from daemon.events import BoardsAgree, Colour, DomainEvent, Irregularity
 from daemon.formatting import describe_event
 from daemon.gcfreeze import freeze_startup
@@ -147,6 +148,9 @@ class Daemon(Lifecycle):
         self._synthesis_seat: Any = None  # the first speaking board has the thread
         # one feed for every board's lines (a failing stream is dropped for all)
         feed = FeedWriter(events_out) if events_out is not None else None
+        # every board's fsync and PGN rewrite, off the event loop (an SD card's fsync
+        # takes 20-200 ms; ``daemon.diskwriter``)
+        self.disk_writer = DiskWriter()
         for entry in self.entries:
             journal_dir = Path(entry.journal) if entry.journal else self.storage_dir
             if self.named and not entry.journal:
@@ -164,6 +168,7 @@ class Daemon(Lifecycle):
                 on_event=on_event,
                 speech_starting=speech and entry.speak,
                 page_starting=settings.broadcast.enabled,
+                disk_writer=self.disk_writer,
             )
         for entry in self.entries:
             if entry.same_game_as:
@@ -491,6 +496,7 @@ class Daemon(Lifecycle):
             await quietly(self.hub, "stop", 10)
         for board in self.boards.values():
             board.close_journal()
+        self.disk_writer.stop()
         self._release_signals()
         self.notifier.close()
 

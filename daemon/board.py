@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -48,6 +49,7 @@ from daemon.pipeline import BoardPipeline, FeedWriter, Output, Scheduler
 from drivers.sensors import ConnectionChange, SensorEvent
 
 if TYPE_CHECKING:
+    from daemon.diskwriter import DiskWriter
     from daemon.speech.vocabulary import Vocabulary
     from daemon.twoboards import TwoBoardGame
 
@@ -104,6 +106,7 @@ class Board:
         on_event: Callable[[dict[str, Any]], None] | None = None,
         speech_starting: bool = False,
         page_starting: bool = False,
+        disk_writer: DiskWriter | None = None,
     ) -> None:
         self.entry = entry
         self.id = entry.id
@@ -131,6 +134,8 @@ class Board:
         self._page_backlog: list[dict[str, Any]] | None = [] if page_starting else None
         self.journal: Journal | None = None
         self.pipeline: BoardPipeline | None = None
+        self._page_seq = 0  # events handed to the page, counted
+        self._page_waiting: deque[tuple[int, dict[str, Any]]] = deque()  # not yet on card
         if entry.same_game_as:
             return  # read through its game's pipeline (``bind``)
         self.journal = Journal(
@@ -138,6 +143,7 @@ class Board:
             headers=compose.build_headers(self.settings),
             fsync=self.settings.storage.fsync,
             pgn_every=self.settings.storage.pgn_every,
+            writer=disk_writer,
         )
         parts = compose.build_board_parts(self.settings, vocabulary)
         outputs: list[Output] = []
@@ -276,11 +282,28 @@ class Board:
             self._speech_backlog.append(event)  # the speech is starting
 
     def _to_page(self, event: DomainEvent) -> None:
+        """The page and MQTT show an event once it is on the card (with a disk
+        writer: ``Journal.when_durable``), so a move a viewer or the relay has seen
+        survives a power cut; the speech and the feed have it at once."""
+        journal = self.game.journal
+        if journal is None or journal.writer is None:
+            self._show(event.to_dict())
+            return
+        self._page_seq += 1
+        seq = self._page_seq
+        self._page_waiting.append((seq, event.to_dict()))
+        journal.when_durable(lambda: self._show_up_to(seq))
+
+    def _show_up_to(self, seq: int) -> None:
+        while self._page_waiting and self._page_waiting[0][0] <= seq:
+            self._show(self._page_waiting.popleft()[1])
+
+    def _show(self, data: dict[str, Any]) -> None:
         hub = self._hub()
         if hub is not None:  # the HTTP and MQTT edge: the feed's dicts
-            hub.publish(self.id, event.to_dict())
+            hub.publish(self.id, data)
         elif self._page_backlog is not None:
-            self._page_backlog.append(event.to_dict())  # the page is starting
+            self._page_backlog.append(data)  # the page is starting
 
     def _to_caller(self, event: DomainEvent) -> None:
         assert self._on_event is not None

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from daemon.diskwriter import DiskJob, DiskWriter
 from daemon.gamerecord import GameHeaders, GameRecord, players_named, today_pgn_date
 
 log = logging.getLogger(__name__)
@@ -204,8 +205,17 @@ class Journal:
         fsync: bool = True,
         clock: Callable[[], float] = time.time,
         pgn_every: float = 0.0,
+        writer: DiskWriter | None = None,
     ) -> None:
         self.directory = directory
+        # The thread that fsyncs and rewrites the PGN off the event loop (the daemon's;
+        # None: at once, in the caller, as replay and the tests do).
+        self.writer = writer
+        #: notices of a failure the writer met later (a storage error), to publish
+        self.report_later: Callable[[list[dict[str, Any]]], None] | None = None
+        self._submitted = 0  # jobs handed to the writer
+        self._completed = 0  # ... and done: what they carried is on the card
+        self._waiters: list[tuple[int, Callable[[], None]]] = []
         # Seconds between two rewrites of the PGN in a game (0: after every move); the
         # game's end, its next game and close() always write it. Rebuilding and
         # rewriting a game's whole PGN was 3/4 of a 12-board hall's CPU (issue 19).
@@ -298,6 +308,7 @@ class Journal:
         last rewrite, unless ``whole`` or the game ended: ``pgn_wait`` then says when)."""
         self.pgn_wait = None
         if self.path is None or self._record is None or not (self._fsync_due or self._pgn_due):
+            self._release_waiters_in_order()
             return []
         durable, pgn = self._fsync_due, self._pgn_due
         if pgn and self.pgn_every > 0 and not (whole or self._pgn_now):
@@ -308,7 +319,60 @@ class Journal:
         if pgn:
             self._pgn_due = self._pgn_now = False
             self._pgn_at = time.monotonic()
-        return self._flush(durable=durable, pgn=pgn)
+        notices = self._flush(durable=durable, pgn=pgn)
+        self._release_waiters_in_order()
+        return notices
+
+    def when_durable(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once every event appended so far is on the card (fsynced,
+        with its PGN), at once when it is already: the page shows a move only then,
+        so a move the page acknowledged survives a power cut. Without a writer the
+        caller syncs itself, and ``callback`` is called at once."""
+        if self.writer is None:
+            callback()
+            return
+        target = self._submitted + (1 if (self._fsync_due or self._pgn_due) else 0)
+        if target <= self._completed:
+            callback()
+        else:
+            self._waiters.append((target, callback))
+
+    def _release_waiters_in_order(self) -> None:
+        """Nothing left to write, but waiters wait on an event that needed nothing
+        (a clock tick behind a move): an empty job, done after those before it."""
+        if self.writer is not None and any(t > self._submitted for t, _ in self._waiters):
+            self._submit(DiskJob(key=self, path=self.path, fd=None))
+
+    def _submit(self, job: DiskJob) -> None:
+        assert self.writer is not None
+        self._submitted += 1
+        seq = self._submitted
+        job.done.append(lambda error: self._job_done(seq, error))
+        try:
+            self.writer.submit(job)
+        except RuntimeError:  # no running loop (a close outside the daemon's): here
+            error: OSError | None = None
+            try:
+                job.run()
+            except OSError as exc:
+                error = exc
+            self._job_done(seq, error)
+
+    def _job_done(self, seq: int, error: OSError | None) -> None:
+        """On the event loop: what job ``seq`` carried is on the card, or failed."""
+        self._completed = max(self._completed, seq)
+        ready = [cb for target, cb in self._waiters if target <= self._completed]
+        self._waiters = [(t, cb) for t, cb in self._waiters if t > self._completed]
+        notices: list[dict[str, Any]] = []
+        if error is not None:
+            self._close_handle()
+            self._written = 0  # as in _flush: every event written afresh at the next one
+            self._rewrite = True
+            notices = self._fail(error)
+        for callback in ready:
+            callback()
+        if notices and self.report_later is not None:
+            self.report_later(notices)
 
     def _keep_names(self, event: dict[str, Any]) -> None:
         """The arbiter's names stand until he names others: for this game and the
@@ -327,6 +391,8 @@ class Journal:
 
     def close(self) -> None:
         self.sync(whole=True)
+        if self.writer is not None:
+            self.writer.drain()  # the daemon is stopping: the card has it all first
         self._close_handle()
 
     def _start_game(self) -> list[dict[str, Any]]:
@@ -366,6 +432,20 @@ class Journal:
                 self._handle.write("".join(_line(e) for e in pending))
                 self._handle.flush()
                 self._written = len(self._events)
+            if self.writer is not None and not was_failing:
+                # the slow part off the loop; a failure comes back through _job_done
+                if durable or pgn:
+                    self._submit(
+                        DiskJob(
+                            key=self,
+                            path=self.path,
+                            fd=os.dup(self._handle.fileno()) if durable and self.fsync else None,
+                            pgn_path=self.path.with_suffix(".pgn") if pgn else None,
+                            pgn_text=self._record.pgn() if pgn else None,
+                            fsync=self.fsync,
+                        )
+                    )
+                return []
             if (durable or was_failing) and self.fsync:
                 os.fsync(self._handle.fileno())
             if pgn or was_failing:

@@ -171,8 +171,14 @@ class JournalSync:
     def __init__(self, journal: Journal, report: Output) -> None:
         self.journal = journal
         self.report = report
+        # a failure the disk writer met after the loop moved on (``daemon.diskwriter``)
+        journal.report_later = self._report_all
         self._pending = False
         self._later: Any = None  # the timer of a deferred PGN rewrite
+
+    def _report_all(self, notices: list[dict[str, Any]]) -> None:
+        for notice in notices:
+            self.report(from_dict(notice))
 
     def soon(self) -> None:
         if self._pending:

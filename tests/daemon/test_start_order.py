@@ -95,6 +95,11 @@ async def test_ready_comes_before_speech_and_page_and_what_is_played_meanwhile_i
         await asyncio.wait_for(starting, 30)
         # Once up, the page has the game and its move, and the move is said.
         assert daemon.hub is not None and daemon.http_url
+        # ... once the move is on the card (the page shows only what the disk has)
+        for _ in range(200):
+            if "1. e4" in daemon.hub.hub.pgn():
+                break
+            await asyncio.sleep(0.05)
         assert "1. e4" in daemon.hub.hub.pgn()
         for _ in range(200):
             if said in spoken.getvalue():

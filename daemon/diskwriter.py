@@ -1,0 +1,139 @@
+"""The journal's slow disk work (fsync, the PGN's atomic rewrite) on a thread of its own.
+
+An fsync on a Pi's SD card takes 20-200 ms (``benchmarks/sdcard.py``). Done on the
+event loop, every board's next press, the bus polling and the page waited for it:
+with twelve boards that is four fsyncs a second. So the loop only appends the
+journal's lines (into the page cache: they survive a crash of the daemon) and hands
+the rest here; one thread serves every board of the daemon, in order.
+
+A job waiting its turn takes in the next one of the same file (the later fsync
+covers the earlier lines, the later PGN supersedes the earlier), so a slow card
+makes fewer, not more, writes. Each job's completion comes back to the event loop
+(``call_soon_threadsafe``), where the journal learns what is now on the card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class DiskJob:
+    """What one journal wants on the card: its file fsynced (a dup of its descriptor,
+    so closing the journal's handle meanwhile does no harm), its PGN rewritten."""
+
+    key: object  # the journal (jobs of one journal coalesce)
+    path: Path | None  # the journal file the descriptor belongs to
+    fd: int | None  # a dup'd descriptor to fsync, owned by the job
+    pgn_path: Path | None = None
+    pgn_text: str | None = None
+    fsync: bool = True  # whether the PGN's rewrite fsyncs (``storage.fsync``)
+    done: list[Callable[[OSError | None], None]] = field(default_factory=list)
+
+    def take_in(self, later: DiskJob) -> bool:
+        """Absorb ``later`` (same journal, same file); False when it cannot be."""
+        if later.key is not self.key or later.path != self.path:
+            return False
+        if later.fd is not None:
+            if self.fd is None:
+                self.fd = later.fd
+            else:
+                os.close(later.fd)  # one fsync of the same file covers both
+        if later.pgn_text is not None:
+            self.pgn_path, self.pgn_text = later.pgn_path, later.pgn_text
+        self.done += later.done
+        return True
+
+    def run(self) -> None:
+        from daemon.journal import write_atomically
+
+        try:
+            if self.fd is not None:
+                os.fsync(self.fd)
+            if self.pgn_path is not None and self.pgn_text is not None:
+                write_atomically(self.pgn_path, self.pgn_text, fsync=self.fsync)
+        finally:
+            if self.fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self.fd)
+                self.fd = None
+
+
+def _on_loop(
+    loop: asyncio.AbstractEventLoop, callback: Callable[[OSError | None], None]
+) -> Callable[[OSError | None], None]:
+    """``callback``, called from the writer's thread, run on ``loop``."""
+
+    def call(error: OSError | None) -> None:
+        loop.call_soon_threadsafe(callback, error)
+
+    return call
+
+
+class DiskWriter:
+    """One thread doing the daemon's journal jobs in order, started on the first."""
+
+    def __init__(self) -> None:
+        self._jobs: deque[DiskJob] = deque()
+        self._lock = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._busy = False
+        self._stopping = False
+
+    def submit(self, job: DiskJob) -> None:
+        """Queue ``job`` (called on the event loop); each of its ``done`` callbacks is
+        called on that loop once it is on the card (None) or failed (the error)."""
+        loop = asyncio.get_running_loop()
+        job.done = [_on_loop(loop, callback) for callback in job.done]
+        with self._lock:
+            if self._jobs and self._jobs[-1].take_in(job):
+                return
+            self._jobs.append(job)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._work, name="dgt-bridge-disk", daemon=True
+                )
+                self._thread.start()
+            self._lock.notify()
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                while not self._jobs and not self._stopping:
+                    self._lock.wait()
+                if not self._jobs:
+                    return
+                job = self._jobs.popleft()
+                self._busy = True
+            error: OSError | None = None
+            try:
+                job.run()
+            except OSError as exc:
+                error = exc
+            finally:
+                with self._lock:
+                    self._busy = False
+                    self._lock.notify_all()
+            for callback in job.done:
+                with contextlib.suppress(RuntimeError):  # the loop is gone: shutting down
+                    callback(error)
+
+    def drain(self, timeout: float = 30.0) -> bool:
+        """Wait until every queued job is done (the daemon's close); True if so."""
+        with self._lock:
+            return self._lock.wait_for(lambda: not self._jobs and not self._busy, timeout)
+
+    def stop(self) -> None:
+        self.drain()
+        with self._lock:
+            self._stopping = True
+            self._lock.notify_all()
+        if self._thread is not None:
+            self._thread.join(5)

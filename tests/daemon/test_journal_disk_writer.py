@@ -1,0 +1,141 @@
+"""The journal's fsync and PGN rewrite on the disk writer's thread (issue 28).
+
+On a Pi's SD card an fsync takes 20-200 ms; on the event loop it held every board's
+next press and the bus polling. With the daemon's ``DiskWriter`` the loop goes on
+while the card works, the page is told of a move only once it is on the card, and a
+card that fails is still said loudly, with nothing lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import chess.pgn
+
+from daemon.diskwriter import DiskWriter
+from daemon.journal import Journal
+from tests.daemon.feed import feed_of_game
+
+OPENING = ["e2e4", "e7e5", "g1f3", "b8c6"]
+
+
+def slow_card(monkeypatch, seconds: float) -> list[str]:
+    """Every fsync sleeps ``seconds`` first; the threads that fsynced are noted."""
+    real = os.fsync
+    threads: list[str] = []
+
+    def fsync(fd: int) -> None:
+        threads.append(threading.current_thread().name)
+        time.sleep(seconds)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return threads
+
+
+async def test_the_loop_goes_on_while_the_card_fsyncs_and_the_page_waits_for_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    threads = slow_card(monkeypatch, 0.2)
+    writer = DiskWriter()
+    journal = Journal(tmp_path, fsync=True, writer=writer)
+    shown: list[str] = []
+    ticks = 0
+
+    async def loop_ticks() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    ticker = asyncio.create_task(loop_ticks())
+    try:
+        for index, event in enumerate(feed_of_game(OPENING)):
+            journal.append(event)
+            journal.when_durable(lambda kind=event["type"]: shown.append(kind))
+            before = ticks
+            journal.sync()  # hands the fsync to the writer: returns at once
+            await asyncio.sleep(0.05)
+            assert ticks > before, "the event loop waited for the card"
+            assert len(shown) <= index, "the page heard of it before the card had it"
+        for _ in range(200):
+            if len(shown) == 1 + len(OPENING):
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        ticker.cancel()
+        journal.close()
+        writer.stop()
+    assert shown == ["game_start"] + ["move"] * len(OPENING)  # in order, every one
+    assert threads and all(name == "dgt-bridge-disk" for name in threads), threads
+    on_disk = [json.loads(line)["type"] for line in journal.path.read_text().splitlines()]
+    assert on_disk.count("move") == len(OPENING)
+    game = chess.pgn.read_game(io.StringIO(journal.pgn_path.read_text()))
+    assert [m.uci() for m in game.mainline_moves()] == OPENING
+
+
+async def test_the_page_hears_of_a_move_only_after_its_fsync(tmp_path: Path, monkeypatch) -> None:
+    slow_card(monkeypatch, 0.3)
+    writer = DiskWriter()
+    journal = Journal(tmp_path, fsync=True, writer=writer)
+    feed = feed_of_game(OPENING[:1])
+    shown: list[float] = []
+    try:
+        for event in feed:
+            journal.append(event)
+        started = time.monotonic()
+        journal.when_durable(lambda: shown.append(time.monotonic() - started))
+        journal.sync()
+        assert shown == []  # not yet on the card
+        for _ in range(100):
+            if shown:
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        journal.close()
+        writer.stop()
+    assert shown and shown[0] >= 0.3
+
+
+async def test_a_card_that_fails_in_the_writer_is_said_and_everything_written_later(
+    tmp_path: Path, monkeypatch
+) -> None:
+    real = os.fsync
+    failing = {"on": True}
+
+    def fsync(fd: int) -> None:
+        if failing["on"]:
+            raise OSError(5, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    writer = DiskWriter()
+    journal = Journal(tmp_path, fsync=True, writer=writer)
+    reported: list[dict] = []
+    journal.report_later = reported.extend
+    feed = feed_of_game(OPENING)
+    try:
+        journal.append(feed[0])
+        journal.append(feed[1])
+        journal.sync()
+        for _ in range(100):
+            if reported:
+                break
+            await asyncio.sleep(0.02)
+        assert [n["code"] for n in reported] == ["storage_error"]
+        failing["on"] = False
+        for event in feed[2:]:
+            reported.extend(journal.append(event))
+            reported.extend(journal.sync())
+    finally:
+        journal.close()
+        writer.stop()
+    assert "storage_recovered" in [n["code"] for n in reported]
+    on_disk = [json.loads(line) for line in journal.path.read_text().splitlines()]
+    assert on_disk == feed  # every event once, in order
