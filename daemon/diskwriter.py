@@ -52,8 +52,6 @@ class DiskJob:
         return True
 
     def run(self) -> None:
-        from daemon.journal import write_atomically
-
         try:
             if self.fd is not None:
                 os.fsync(self.fd)
@@ -64,6 +62,37 @@ class DiskJob:
                 with contextlib.suppress(OSError):
                     os.close(self.fd)
                 self.fd = None
+
+
+def write_atomically(path: Path, text: str, *, fsync: bool = True) -> None:
+    """Replace ``path`` by ``text`` so that a reader sees the old or the new file, whole.
+
+    Plain ``os`` calls (open, write, close, rename): a Python file object adds an
+    fstat, an isatty ioctl and a seek to each of the PGN's rewrites, one per move per
+    board (issue 19)."""
+    temporary = f"{path.parent}/.{path.name}.tmp"
+    data = text.encode("utf-8")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)
+    if fsync:
+        _fsync_directory(path.parent)
+
+
+def _fsync_directory(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _on_loop(

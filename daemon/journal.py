@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from daemon.diskwriter import DiskJob, DiskWriter
+from daemon.diskwriter import DiskJob, DiskWriter, write_atomically
 from daemon.gamerecord import GameHeaders, GameRecord, players_named, today_pgn_date
 
 log = logging.getLogger(__name__)
@@ -156,37 +156,6 @@ def find_unfinished(directory: Path) -> ResumePoint | None:
     except OSError as exc:
         log.error("cannot read journal %s: %s", found[-1], exc)
         return None
-
-
-def write_atomically(path: Path, text: str, *, fsync: bool = True) -> None:
-    """Replace ``path`` by ``text`` so that a reader sees the old or the new file, whole.
-
-    Plain ``os`` calls (open, write, close, rename): a Python file object adds an
-    fstat, an isatty ioctl and a seek to each of the PGN's rewrites, one per move per
-    board (issue 19)."""
-    temporary = f"{path.parent}/.{path.name}.tmp"
-    data = text.encode("utf-8")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temporary, path)
-    if fsync:
-        _fsync_directory(path.parent)
-
-
-def _fsync_directory(directory: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 class Journal:
