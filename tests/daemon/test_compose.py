@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import chess
 import chess.pgn
@@ -45,10 +46,15 @@ def config_file(tmp_path: Path, name: str) -> Path:
 def daemon_feed(config: Path, events: list[SensorEvent], storage: Path) -> list[dict]:
     """The daemon's own pipeline on simulated time: each event at its time, every
     timer of the core at its deadline, as the loop would have run them."""
+    return settings_feed(load_file(config, environ={}), events, storage)
+
+
+def settings_feed(settings: Any, events: list[SensorEvent], storage: Path) -> list[dict]:
+    """``daemon_feed`` for settings already loaded."""
     out = io.StringIO()
     scheduler = SimulatedScheduler()
     daemon = Daemon(
-        load_file(config, environ={}),
+        settings,
         events_out=out,
         speech=False,
         storage_dir=storage,

@@ -24,7 +24,6 @@ from daemon import compose, memory
 from daemon.app import Daemon
 from daemon.config import load_text
 from daemon.notify import Notifier
-from daemon.pipeline import SimulatedScheduler
 from drivers.dgt.emulator import BoardEmulator
 from drivers.handling import human_sensor_log
 
@@ -194,22 +193,9 @@ ONE = "rules:\n  settle_time: 0.6\nbroadcast:\n  enabled: false\n"
 
 def through(settings: Any, events: list, storage: Path) -> list[dict]:
     """The daemon's pipeline on simulated time, as ``test_compose`` runs it."""
-    out = io.StringIO()
-    scheduler = SimulatedScheduler()
-    daemon = Daemon(
-        settings,
-        events_out=out,
-        speech=False,
-        storage_dir=storage,
-        resume=False,
-        scheduler=scheduler,
-    )
-    for event in events:
-        scheduler.run_before(event.t)
-        daemon.submit(event)
-    scheduler.run_before(None)
-    daemon.journal.close()
-    return [json.loads(line) for line in out.getvalue().splitlines()]
+    from tests.daemon.test_compose import settings_feed
+
+    return settings_feed(settings, events, storage)
 
 
 def journal_lines(directory: Path) -> list[dict]:
