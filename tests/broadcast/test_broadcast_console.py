@@ -243,11 +243,16 @@ async def test_on_a_daemon_of_several_boards_the_console_lists_them_and_opens_th
             assert seen["penalties"] == [] and "1:28" not in " ".join(seen["clocks"])
 
             await tools.call("Page.navigate", url=f"{table.url}/arbiter")
-            seen = await tools.until(lambda d: d["console"] and d["title"], "the first board")
+            # The page's own heading says "Board" until the state arrives.
+            seen = await tools.until(
+                lambda d: d["console"] and d["title"] != "Board", "the first board"
+            )
             assert seen["title"].startswith("Board 1") and seen["chosen"] == "1"
 
             await tools.call("Page.navigate", url=f"{table.url}/arbiter?board=9")
-            seen = await tools.until(lambda d: d["console"] and d["feedback"], "no board 9")
+            seen = await tools.until(
+                lambda d: d["console"] and d["feedback"] and d["title"] != "Board", "no board 9"
+            )
             assert "no board 9" in seen["feedback"] and seen["title"].startswith("Board 1")
     finally:
         await table.broadcaster.stop()
