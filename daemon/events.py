@@ -202,11 +202,14 @@ class Players(DomainEvent):
 @dataclass(eq=False, repr=False)
 class InfoRequest(DomainEvent):
     """A player asked for information (Appendix E.2.9d): last, clock, move_number,
-    board, square, piece."""
+    board, square, piece. ``by``: who asks (his earphone answers; None: a clock
+    button, which cannot say); ``to``: "page" when he asked on his phone's page
+    (``/listen``), which then answers alone, "" for his earphone."""
 
     what: str
     args: dict[str, Any] = field(default_factory=dict)
     by: Colour | None = None
+    to: str = ""
     type: ClassVar[str] = "info_request"
 
 

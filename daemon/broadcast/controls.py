@@ -39,8 +39,9 @@ ACTIONS = {
     "result": "declare a result (result: 1-0|0-1|1/2-1/2, optional reason)",
     "correct_last_move": "replace the last move (uci required)",
     "takeback": "take back the last move",
-    "say": "ask for an announcement (what: last|clock|move_number|board|square|piece), "
-    "or stop what is being said (what: silence)",
+    "say": "ask for an announcement (what: last|moves|clock|move_number|board|square|piece; "
+    "by: white|black, whose earphone answers; for board: order own|opponent|white|black, "
+    "rank 1-8 or file a-h), or stop what is being said (what: silence)",
     "players": "set the players' names and the round shown and written in the PGN "
     "(white, black, round; each optional)",
     "reject_signal": "the result the kings signal on the board is no result: stop offering it",
@@ -57,7 +58,7 @@ ACTIONS = {
     "add_game": "add a complete game (pgn: its PGN text)",
 }
 
-SAY_WHAT = ("last", "clock", "move_number", "board", "square", "piece", "silence")
+SAY_WHAT = ("last", "moves", "clock", "move_number", "board", "square", "piece", "silence")
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 COLOURS = ("white", "black")
 
@@ -194,6 +195,18 @@ def _square(name: str, value: Any) -> str:
     return value
 
 
+def _rank(name: str, value: Any) -> str:
+    if isinstance(value, bool) or str(value) not in tuple("12345678"):
+        raise ControlError(f"{name!r} must be a rank, 1 to 8, got {_shown(value)}", name)
+    return str(value)
+
+
+def _file(name: str, value: Any) -> str:
+    if not (isinstance(value, str) and len(value) == 1 and value in "abcdefgh"):
+        raise ControlError(f"{name!r} must be a file, a to h, got {_shown(value)}", name)
+    return value
+
+
 def _piece(name: str, value: Any) -> str:
     if not (isinstance(value, str) and len(value) == 1 and value in "KQRBNPkqrbnp"):
         raise ControlError(
@@ -264,6 +277,10 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "what": Field(_choice(SAY_WHAT), required=True),
         "square": Field(_square),
         "piece": Field(_piece),
+        "by": Field(_colour),
+        "order": Field(_choice(("own", "opponent", "white", "black"))),
+        "rank": Field(_rank),
+        "file": Field(_file),
     },
     "players": {"white": Field(_text(100)), "black": Field(_text(100)), "round": Field(_text(20))},
     "reject_signal": {},

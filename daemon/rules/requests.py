@@ -12,7 +12,7 @@ from daemon.events import InfoRequest, Players
 
 #: What a player may ask for (Appendix E.2.9d), by a clock button or the web "say" control;
 #: and "silence": the arbiter stops what is being said (the speech part does).
-INFO_REQUESTS = ("last", "clock", "move_number", "board", "square", "piece", "silence")
+INFO_REQUESTS = ("last", "moves", "clock", "move_number", "board", "square", "piece", "silence")
 
 
 def players(t: float, args: dict) -> Players:
@@ -28,7 +28,8 @@ def players(t: float, args: dict) -> Players:
 
 
 def info_request(t: float, args: dict) -> InfoRequest:
-    """The web "say" control: the same question a clock button asks (E.2.9d).
+    """The web "say" control: the same question a clock button asks (E.2.9d), with
+    who asks (``by``: his earphone answers) and where (``to``: "page", his phone).
 
     Checked here, so the answer never goes wrong on a square or piece that
     cannot be: a bad one is a ``bad_request`` notice, not a spoken muddle.
@@ -36,7 +37,13 @@ def info_request(t: float, args: dict) -> InfoRequest:
     what = args.get("what")
     if what not in INFO_REQUESTS:
         raise ValueError(f"say needs args.what: one of {', '.join(INFO_REQUESTS)}")
-    extra = {key: value for key, value in args.items() if key != "what"}
+    by = args.get("by")
+    if by not in (None, "white", "black"):
+        raise ValueError("say: args.by is 'white' or 'black', who asks")
+    to = args.get("to") or ""
+    if to not in ("", "page"):
+        raise ValueError("say: args.to is 'page' (his phone's page) or left out")
+    extra = {key: value for key, value in args.items() if key not in ("what", "by", "to")}
     if what == "square" or "square" in extra:
         square = str(extra.get("square", "")).lower()
         if square not in chess.SQUARE_NAMES:
@@ -46,4 +53,4 @@ def info_request(t: float, args: dict) -> InfoRequest:
         piece = extra.get("piece")
         if not (isinstance(piece, str) and len(piece) == 1 and piece in "KQRBNPkqrbnp"):
             raise ValueError(f"say {what} needs args.piece, a FEN letter such as N or p")
-    return InfoRequest(t, what, extra)
+    return InfoRequest(t, what, extra, by=by, to=to)

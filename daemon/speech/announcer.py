@@ -69,6 +69,10 @@ class Announcer:
     """Speaks the event feed into one output; ``Announcer(settings, engine)``, then
     ``await run()``."""
 
+    #: This output is a player's phone page (``daemon.speech.phone``): it answers the
+    #: questions asked on that page, and the earphones those asked elsewhere.
+    on_page = False
+
     def __init__(
         self,
         settings: SpeechSettings,
@@ -127,7 +131,9 @@ class Announcer:
             case InfoRequest(what="silence"):
                 self.silence()
                 return
-            case InfoRequest(what=what, args=args, by=by):
+            case InfoRequest(what=what, args=args, by=by, to=to):
+                if (to == "page") != self.on_page:
+                    return  # asked on his phone's page: that page answers, alone
                 asker = by or self.settings.own_side or None
                 if event.type in self.settings.announce and self.settings.hears_requests_of(asker):
                     self.ask(what, args, asker)

@@ -170,13 +170,24 @@ def test_a_bad_say_request_is_a_clear_notice_not_a_question():
         Request(1.2, "say", {"what": "square", "square": "z9"}),
         Request(1.3, "say", {"what": "square"}),
         Request(1.4, "say", {"what": "piece", "piece": "X"}),
+        Request(1.5, "say", {"what": "clock", "by": "green"}),
     ]
     out = run([BoardDump(0.0, START), *bad])
     assert of_type(out, "info_request") == []
     notices = of_type(out, "notice")
-    assert [n.code for n in notices] == ["bad_request"] * 5
-    assert "last, clock" in notices[0].message and "square" in notices[2].message
-    assert "piece" in notices[4].message
+    assert [n.code for n in notices] == ["bad_request"] * 6
+    assert "last, moves, clock" in notices[0].message and "square" in notices[2].message
+    assert "piece" in notices[4].message and "args.by" in notices[5].message
+
+
+def test_a_say_request_names_who_asks_and_where():
+    out = run([BoardDump(0.0, START), Request(1.0, "say", {"what": "clock", "by": "black"}),
+               Request(1.1, "say", {"what": "last", "by": "white", "to": "page"})])  # fmt: skip
+    asked = of_type(out, "info_request")
+    assert [(a.what, a.by, a.to, a.args) for a in asked] == [
+        ("clock", "black", "", {}),
+        ("last", "white", "page", {}),
+    ]
 
 
 def test_penalty_and_arbiter_result_requests():
