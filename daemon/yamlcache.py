@@ -42,9 +42,14 @@ def cache_directory() -> str | None:
     return os.path.join(base, "dgt-bridge", "parsed")
 
 
-#: The modules whose code shapes what is stored: the configuration's tree and its
-#: binding (daemon/config.py), the vocabulary's reading, and this file.
-_SHAPING = ("config.py", os.path.join("speech", "vocabulary.py"), "yamlcache.py")
+#: The modules whose code shapes what is stored: the configuration's tree and the
+#: scalars its binder constructs (daemon/config/), the vocabulary's reading, and this file.
+_SHAPING = (
+    os.path.join("config", "nodes.py"),
+    os.path.join("config", "binder.py"),
+    os.path.join("speech", "vocabulary.py"),
+    "yamlcache.py",
+)
 _stamp: str | None = None
 
 

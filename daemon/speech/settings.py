@@ -1,6 +1,6 @@
 """What the ``speech:`` section of the configuration decides.
 
-The config loader (``daemon/config.py``) fills a ``SpeechSettings`` from YAML;
+The config loader (``daemon/config/``) fills a ``SpeechSettings`` from YAML;
 every field has the default a first-time user should get.
 """
 

@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from daemon.app import Daemon
-from daemon.config import ConfigError, _section_types, load_text, settable_fields
+from daemon.config import ConfigError, field_type, load_text, section_types, settable_fields
 from daemon.speech import vocabulary
 from drivers.sensors import BoardDump
 
@@ -53,11 +53,10 @@ START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
 
 def keys(cls: type, prefix: str) -> Iterator[str]:
     """Every key a file can set under a settings dataclass, list items as ``[]``."""
-    hints = typing.get_type_hints(cls)
     for name in settable_fields(cls):
         path = f"{prefix}.{name}"
         yield path
-        tp = hints[name]
+        tp = field_type(cls, name)
         inner = [a for a in typing.get_args(tp) if a is not type(None)] or [tp]
         for option in inner:
             if dataclasses.is_dataclass(option):
@@ -70,7 +69,7 @@ def keys(cls: type, prefix: str) -> Iterator[str]:
 
 def all_keys() -> list[str]:
     found = []
-    for name, cls in _section_types().items():
+    for name, cls in section_types().items():
         if typing.get_origin(cls) is list:  # a section that is a list (boards:)
             found += keys(typing.get_args(cls)[0], f"{name}[]")
         elif cls is not None:

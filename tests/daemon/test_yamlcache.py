@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon import config, yamlcache
-from daemon.config import ConfigError, load_text
+from daemon import yamlcache
+from daemon.config import ConfigError, load_text, nodes
 from daemon.speech import vocabulary
 from daemon.speech.vocabulary import load_vocabulary
 
@@ -49,7 +49,7 @@ def test_a_second_load_is_read_back_and_binds_the_same(
 ) -> None:
     first = load_text(CONFIG, "a.yaml")
     assert sorted(p.name.split("-")[0] for p in cache.iterdir()) == ["config", "vocabulary"]
-    monkeypatch.setattr(config, "_yaml", _no_parser)  # the second load must not parse
+    monkeypatch.setattr(nodes, "yaml_module", _no_parser)  # the second load must not parse
     monkeypatch.setattr(vocabulary, "_parse_yaml", _no_parser)
     vocabulary._LOADED.clear()
     second = load_text(CONFIG, "a.yaml")
