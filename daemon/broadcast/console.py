@@ -13,7 +13,9 @@ What the console changes, the rules core decides (penalty, takeback, new game,
 result, announcements, and the corrections that mend a game: a line of moves
 chosen among those offered, moves from a scoresheet, a takeback to any ply, a past
 move corrected, the position set, a complete game added; each previewed first,
-through the same POST with ``preview: true``, which changes nothing), except what
+through the same POST with ``preview: true``, which changes nothing; and a round's
+pairings file, uploaded or pasted, naming every board's players at once, previewed
+as well: ``daemon/broadcast/pairingcontrol.py``), except what
 only the display holds, done here (``DISPLAY_ACTIONS``): rejecting a result the
 kings signal on the board, and on a relay (which has no core) the players' names
 and round; the daemon's core passes those on as a ``players`` event, which the
@@ -132,7 +134,11 @@ textarea { font: inherit; width: 100%; min-height: 88px; border: 2px solid var(-
 #mend-moves { display: flex; flex-wrap: wrap; gap: 4px; margin-bottom: 6px; }
 #mend-moves button { min-height: 40px; padding: 2px 8px; font-size: 16px; }
 #mend-moves button.picked { background: var(--fg); color: var(--bg); }
-#lines, #mend-preview { border: 3px solid var(--alert); padding: 6px 8px; margin-bottom: 6px; }
+#lines, #mend-preview, #pairings-preview { border: 3px solid var(--alert); padding: 6px 8px;
+  margin-bottom: 6px; }
+#pairings-preview { border-color: var(--fg); overflow-wrap: anywhere; }
+#pairings-list { margin: 4px 0; padding-left: 0; list-style: none; }
+#pairings-list li.missing { color: var(--alert); }
 #mend-preview { border-color: var(--fg); overflow-wrap: anywhere; }
 #lines button { width: 100%; margin-bottom: 6px; text-align: left; }
 details { border-top: 1px solid var(--dim); padding: 6px 0; }
@@ -250,6 +256,26 @@ summary { min-height: 44px; line-height: 44px; cursor: pointer; font-weight: bol
     <input id="black" aria-label="Black" placeholder="Black">
     <input id="round" aria-label="Round" placeholder="Round">
     <button id="players">Set players and round</button>
+  </div>
+
+  <h2>Pairings: every board's players</h2>
+  <details id="pairings-box"><summary>Load the round's pairings (TRF or CSV)</summary>
+    <p>The file the pairing program exports (FIDE TRF; Swiss-Manager's or Vega's
+    pairing list as CSV), or the list pasted below. Board N of the file is board N.</p>
+    <label for="pairings-file">File</label>
+    <input id="pairings-file" type="file" accept=".trf,.txt,.csv,.tsv,text/plain,text/csv">
+    <textarea id="pairings-text" aria-label="the pairings file's text" autocomplete="off"
+      autocapitalize="off" spellcheck="false"
+      placeholder="or paste it: Bo.;White;Black / 1;Carlsen;Caruana"></textarea>
+    <div class="row"><input id="pairings-round" type="number" min="1" inputmode="numeric"
+      aria-label="round (empty: the file's)" placeholder="round (empty: the file's)">
+      <button id="pairings-check">Check the pairings</button></div>
+  </details>
+  <div id="pairings-preview" class="hidden" role="status">
+    <div id="pairings-summary"></div>
+    <ol id="pairings-list"></ol>
+    <div class="row"><button class="strong" id="pairings-apply">Name the boards</button>
+      <button id="pairings-cancel">Cancel</button></div>
   </div>
 
   <h2>Announcement</h2>
@@ -540,6 +566,65 @@ $("mend-set-fen").addEventListener("click", () => {
   const fen = $("mend-fen").value.trim();
   if (!fen) { say("Type a FEN first", false); return; }
   if (confirm("Start the game from this FEN?")) act("set_position", {fen: fen}, "Position set");
+});
+// -- the round's pairings: read from a file or pasted, previewed, then applied
+let pairings = null;  // the checked body "Name the boards" sends
+function pairingsBody() {
+  const body = {file: $("pairings-text").value};
+  const round = $("pairings-round").value.trim();
+  if (round) body.round = /^[0-9]+$/.test(round) ? Number(round) : round;
+  return body;
+}
+function hidePairings() { pairings = null; $("pairings-preview").classList.add("hidden"); }
+$("pairings-file").addEventListener("change", async e => {
+  const file = e.target.files && e.target.files[0];
+  if (!file) return;
+  let bytes;
+  try { bytes = await file.arrayBuffer(); }
+  catch (error) { say("The file cannot be read: " + error, false); return; }
+  // as dgt-bridge pairings reads a file: UTF-8, else Windows' Latin-1 (what
+  // Swiss-Manager writes on Windows)
+  try { $("pairings-text").value = new TextDecoder("utf-8", {fatal: true}).decode(bytes); }
+  catch (error) { $("pairings-text").value = new TextDecoder("windows-1252").decode(bytes); }
+  $("pairings-check").click();
+});
+$("pairings-check").addEventListener("click", async () => {
+  hidePairings();
+  const body = pairingsBody();
+  if (!body.file.trim()) { say("Choose the pairings file or paste it first", false); return; }
+  const answer = await post("pairings", Object.assign({preview: true}, body), true);
+  if (!answer) return;  // the reason (the file's line) is in the feedback line
+  const p = answer.preview;
+  $("pairings-summary").textContent = "These pairings " + p.summary +
+    ". Nothing is changed until you name the boards.";
+  const list = $("pairings-list");
+  list.innerHTML = "";
+  for (const b of p.boards) {
+    const li = document.createElement("li");
+    li.textContent = "Board " + b.board + ": " + b.white + " – " + b.black;
+    list.appendChild(li);
+  }
+  for (const id of p.missing) {
+    const li = document.createElement("li");
+    li.className = "missing";
+    li.textContent = "Board " + id + ": not a board of this daemon, left out";
+    list.appendChild(li);
+  }
+  pairings = body;
+  $("pairings-preview").classList.remove("hidden");
+  say("", true);
+  $("pairings-preview").scrollIntoView({block: "nearest"});
+});
+$("pairings-apply").addEventListener("click", async () => {
+  if (!pairings) return;
+  const body = pairings;
+  hidePairings();
+  const answer = await post("pairings", body, true);
+  if (answer) say("Boards named: " + answer.boards.length + ", round " + answer.round, true);
+});
+$("pairings-cancel").addEventListener("click", () => {
+  hidePairings();
+  say("Nothing changed", true);
 });
 setInterval(tick, 250);
 if (token) login(token); else showLogin();

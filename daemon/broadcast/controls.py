@@ -56,11 +56,19 @@ ACTIONS = {
     "position_from_board": "start the game from the position the board shows "
     "(optional turn: white|black, castling: KQkq or -)",
     "add_game": "add a complete game (pgn: its PGN text)",
+    # about the daemon's boards, not one game: no ?board=
+    "pairings": "name every board's players and the round from a pairings file (file: the "
+    "text of a FIDE TRF or a Swiss-Manager/Vega CSV pairing list; optional round, "
+    "first_board; preview: true shows the boards and changes nothing)",
 }
 
 SAY_WHAT = ("last", "moves", "clock", "move_number", "board", "square", "piece", "silence")
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 COLOURS = ("white", "black")
+
+PAIRINGS_MAX_FILE = 200_000
+"""The largest pairings file taken: a TRF of a 500-player open over 11 rounds is
+some 110 KB (a player's line is 90 characters and 10 more a round)."""
 
 PENALTY_MIN = 1.0
 PENALTY_MAX = 3600.0
@@ -250,6 +258,29 @@ def _pgn(name: str, value: Any) -> str:
     return value
 
 
+def _pairings_file(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > PAIRINGS_MAX_FILE:
+        raise ControlError(
+            f"{name!r} must be the text of a pairings file (TRF or CSV) of at most "
+            f"{PAIRINGS_MAX_FILE} characters, got {_shown(value)}",
+            name,
+        )
+    return value
+
+
+def _number(low: int, high: int, what: str) -> Callable[[str, Any], int]:
+    def check(name: str, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ControlError(
+                f"{name!r} must be {what}, a whole number from {low} to {high}, "
+                f"got {_shown(value)}",
+                name,
+            )
+        return value
+
+    return check
+
+
 @dataclass(frozen=True, slots=True)
 class Field:
     check: Callable[[str, Any], Any]
@@ -300,6 +331,12 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "preview": Field(_flag),
     },
     "add_game": {"pgn": Field(_pgn, required=True), "preview": Field(_flag)},
+    "pairings": {
+        "file": Field(_pairings_file, required=True),
+        "round": Field(_number(1, 99, "a round")),
+        "first_board": Field(_number(1, 9999, "the board id of the file's board 1")),
+        "preview": Field(_flag),
+    },
 }
 """Each action's fields; every other field is refused."""
 

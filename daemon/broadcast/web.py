@@ -17,11 +17,12 @@ from typing import Any
 
 from aiohttp import HttpVersion11, WSMsgType, web
 
-from daemon.broadcast import console, mending, security, strictjson
+from daemon.broadcast import console, mending, pairingcontrol, security, strictjson
 from daemon.broadcast.authguard import TokenGuard
 from daemon.broadcast.connections import ConnectionGuard, client_key
 from daemon.broadcast.controls import (
     ACTIONS,
+    PAIRINGS_MAX_FILE,
     ControlError,
     build_request,
     check_game_state,
@@ -45,6 +46,14 @@ GUARD_KEY: web.AppKey[ConnectionGuard] = web.AppKey("guard", ConnectionGuard)
 TOKENS_KEY: web.AppKey[TokenGuard] = web.AppKey("tokens", TokenGuard)
 
 PGN_TYPE = "application/x-chess-pgn"
+#: A pairings file's body (``/control/pairings``) may be larger than any other
+#: control's: the file as JSON text (a newline is two bytes, a letter up to three).
+PAIRINGS_MAX_BODY = 3 * PAIRINGS_MAX_FILE
+
+
+def _body_limit(action: str, max_body: int) -> int:
+    """What one action's body may weigh: ``broadcast.max_body``, more for a file."""
+    return max(max_body, PAIRINGS_MAX_BODY) if action == "pairings" else max_body
 
 
 def json_response(data: Any, *, status: int = 200, headers: Any = None) -> web.Response:
@@ -340,16 +349,25 @@ async def control(request: web.Request) -> web.Response:
     tokens.succeeded(address)
     if action not in ACTIONS:
         return _error(404, f"unknown action {action!r}; known: {', '.join(ACTIONS)}")
-    board_id = _control_board(request, hub, action)
+    # the pairings name the boards themselves: no ?board=
+    board_id = None if action == "pairings" else _control_board(request, hub, action)
     if isinstance(board_id, web.Response):
         return board_id
+    limit = _body_limit(action, settings.max_body)
+    too_large = _error(413, f"request body too large (limit {limit} bytes)")
+    if (request.content_length or 0) > limit:
+        return too_large
     try:
         async with asyncio.timeout(settings.body_timeout):
             raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
-        return _error(413, f"request body too large (limit {settings.max_body} bytes)")
+        return too_large
     except TimeoutError:
         return _error(408, f"the body did not arrive within {settings.body_timeout:g} s")
+    if len(raw) > limit:  # the app takes a pairings file's size for every action
+        return too_large
+    if action == "pairings":
+        return await _pairings(request, hub, raw)
     try:
         args = strictjson.loads_body(raw)
         sensor_request = build_request(action, args, float(request.app[NOW_KEY]()))
@@ -390,6 +408,35 @@ async def control(request: web.Request) -> web.Response:
     return json_response(answer, status=202)
 
 
+async def _pairings(request: web.Request, hub: Hub, raw: bytes) -> web.Response:
+    """``/control/pairings``: a round's pairings file names every board here
+    (``daemon/broadcast/pairingcontrol.py``); previewed, it changes nothing."""
+    try:
+        args = strictjson.loads_body(raw)
+        checked = build_request("pairings", args, float(request.app[NOW_KEY]()))
+        planned = pairingcontrol.plan(hub, checked.args, checked.t)
+    except strictjson.BodyError as exc:
+        return _error(400, str(exc), exc.field)
+    except ControlError as exc:
+        return _error(exc.status, str(exc), exc.field)
+    answer = planned.to_dict()
+    if checked.args.get("preview"):
+        return json_response({"action": "pairings", "preview": answer})
+    on_request = request.app[ON_REQUEST_KEY]
+    if on_request is None:  # a relay: its display names the boards
+        pairingcontrol.apply_display(hub, planned.requests, console.DISPLAY_ACTIONS["players"])
+        return json_response({"accepted": True, "action": "pairings", **answer})
+    try:
+        for board, players in planned.requests:  # through each board's core: journalled
+            outcome = on_request(board, players)
+            if inspect.isawaitable(outcome):
+                await outcome
+    except Exception as exc:
+        log.exception("the request callback failed")
+        return _error(500, f"the daemon could not take the request: {exc}")
+    return json_response({"accepted": True, "action": "pairings", **answer}, status=202)
+
+
 @web.middleware
 async def _count_requests(request: web.Request, handler: Any) -> web.StreamResponse:
     """Tell the connection guard a request is under way: its headers arrived, and
@@ -428,7 +475,7 @@ def build_app(
 ) -> web.Application:
     """The aiohttp application over a hub (the daemon's, or a relay's)."""
     app = web.Application(
-        client_max_size=max(1024, hub.settings.max_body),
+        client_max_size=max(1024, _body_limit("pairings", hub.settings.max_body)),
         middlewares=[_count_requests, _no_tracebacks],
     )
     security.install(app)
