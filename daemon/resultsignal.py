@@ -1,9 +1,7 @@
 """A result signalled on the board: both kings put on the centre squares.
 
-DGT's convention (docs in ``../shared``, dgt-protocol.md): at the end of a game
-the players put both kings in the centre, kings on d5 and e4 (the light
-squares) meaning White won, on e5 and d4 (the dark squares) Black won, side by
-side on the fourth or the fifth rank a draw. The rules core sees an impossible
+DGT's convention (``drivers.dgt.resultsignals``, the one table): at the end of a
+game the players put both kings in the centre squares. The rules core sees an impossible
 position (displaced pieces, 7.3) and says what to restore; lichess broadcasts
 have been known to take such a position for a move. With ``rules.result_on_board``
 on (the default) the rules core itself ends the game on the signal, and this
@@ -23,14 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-#: The pairs of centre squares and the result each means.
-SIGNALS = {
-    frozenset({"d5", "e4"}): "1-0",
-    frozenset({"e5", "d4"}): "0-1",
-    frozenset({"d4", "e4"}): "1/2-1/2",
-    frozenset({"d5", "e5"}): "1/2-1/2",
-}
-CENTRE = frozenset({"d4", "d5", "e4", "e5"})
+from drivers.dgt.resultsignals import CENTRE_SQUARES as CENTRE
+from drivers.dgt.resultsignals import RESULT_SIGNALS as SIGNALS
 
 
 def signalled_result(irregularity: dict[str, Any] | None) -> dict[str, Any] | None:

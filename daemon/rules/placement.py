@@ -26,6 +26,9 @@ from typing import TYPE_CHECKING
 
 import chess
 
+from drivers.dgt.resultsignals import CENTRE_SQUARES
+from drivers.dgt.resultsignals import RESULT_SIGNALS as SIGNAL_TABLE
+
 if TYPE_CHECKING:  # the tree builds on the keys; the shapes only name its nodes
     from daemon.rules.tree import Node
 
@@ -422,17 +425,14 @@ def swapped_promotion(node: Node, key: bytes) -> chess.Move | None:
 
 # ---------------------------------------------------------------- the end of a game
 
-_D4, _E4, _D5, _E5 = chess.D4, chess.E4, chess.D5, chess.E5
-CENTRE = frozenset({_D4, _E4, _D5, _E5})
-#: DGT's convention (picochess ``drawresign_map``): both kings on light centre squares,
-#: White wins; on dark ones, Black wins; side by side on the 4th or 5th rank, a draw.
+CENTRE = frozenset(chess.parse_square(name) for name in CENTRE_SQUARES)
+#: DGT's convention (``drivers.dgt.resultsignals``: both kings on light centre squares,
+#: White wins; on dark ones, Black wins; side by side on the 4th or 5th rank, a draw),
+#: by square number.
 RESULT_SIGNALS = {
-    frozenset({_D5, _E4}): "1-0",
-    frozenset({_D4, _E5}): "0-1",
-    frozenset({_D4, _E4}): "1/2-1/2",
-    frozenset({_D5, _E5}): "1/2-1/2",
+    frozenset(chess.parse_square(name) for name in pair): result
+    for pair, result in SIGNAL_TABLE.items()
 }
-_KINGS = frozenset(b"Kk")
 
 
 def _kings_moved_only(before: bytes, key: bytes) -> list[int] | None:
