@@ -17,19 +17,33 @@ import gc
 _frozen_after_start = False
 
 
-def building() -> None:
-    """No garbage collection while a command imports and builds: what it makes then
+class Building:
+    """While a command imports and builds, no garbage collection: what it makes then
     lives as long as the command, and collecting it over and over was ~2 % of a
-    replay's instructions (benchmarks/cli_startup.py)."""
-    gc.disable()
+    replay's instructions (benchmarks/cli_startup.py). When the building is done (the
+    block left, or ``done()`` earlier, once what lasts is made), collection again,
+    what was built set aside (gc.freeze) so that later collections do not walk it.
+
+    One context manager rather than a pair of calls, so that no path out of the
+    build (an error, an early return) leaves the collector off."""
+
+    def __enter__(self) -> Building:
+        gc.disable()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done()
+
+    def done(self) -> None:
+        """The build is over: freeze what it made and collect again (once)."""
+        if not gc.isenabled():
+            gc.freeze()
+            gc.enable()
 
 
-def built() -> None:
-    """Collection again, what was built set aside (gc.freeze) so that later
-    collections do not walk it; nothing when ``building()`` was not called."""
-    if not gc.isenabled():
-        gc.freeze()
-        gc.enable()
+def building() -> Building:
+    """``with building():`` around a command's imports and construction."""
+    return Building()
 
 
 def freeze_startup() -> None:
@@ -37,7 +51,7 @@ def freeze_startup() -> None:
     collect once (start-up's own garbage), then freeze what is left. Only the first
     time in a process (a test suite starts many daemons: each game's objects frozen
     by the next would never be collected). Its own flag, not ``gc.get_freeze_count()``:
-    ``built()`` has frozen what came before READY already, and the page's objects,
+    ``building()`` has frozen what came before READY already, and the page's objects,
     made after it, would then never be frozen."""
     global _frozen_after_start
     if _frozen_after_start:

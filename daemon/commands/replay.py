@@ -15,7 +15,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, TextIO
 
-from daemon.gcfreeze import building, built
+from daemon.gcfreeze import building
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -59,10 +59,12 @@ def replay_feed(
     *,
     sleep: Callable[[float], None] | None = None,
     board_id: str | None = None,
+    built: Callable[[], None] | None = None,
 ) -> None:
     """Feed every event to a board pipeline built from ``settings`` (sleeping until
     its time when ``sleep`` is given, else on simulated time), then let its timers
-    run out; the feed goes to ``out`` as JSON lines."""
+    run out; the feed goes to ``out`` as JSON lines. ``built`` is called once the
+    pipeline is made (the command's building is done: ``daemon.gcfreeze``)."""
     from daemon.compose import build_board_parts, configured_board_id
     from daemon.pipeline import BoardPipeline, FeedWriter, SimulatedScheduler
 
@@ -73,7 +75,8 @@ def replay_feed(
         scheduler,
         outputs=[FeedWriter(out, flush=sleep is not None, fatal=True)],
     )
-    built()
+    if built is not None:
+        built()
     wait_until = _real_time(sleep) if sleep is not None else None
     for event in events:
         scheduler.run_before(event.t, wait_until)
@@ -121,14 +124,11 @@ def configured(args: argparse.Namespace) -> Settings:
 
 
 def run(args: argparse.Namespace) -> int:
-    building()
-    try:
-        return _run(args)
-    finally:
-        built()
+    with building() as start:
+        return _run(args, start.done)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, built: Callable[[], None]) -> int:
     from daemon.config import ConfigError
     from drivers.sensorlog import SensorLogError, read_events
 
@@ -144,7 +144,7 @@ def _run(args: argparse.Namespace) -> int:
         with open(args.log, encoding="utf-8") as handle:
             sleep = None if args.fast else time.sleep
             events = _counted(read_events(handle))
-            replay_feed(events, settings, sys.stdout, sleep=sleep)
+            replay_feed(events, settings, sys.stdout, sleep=sleep, built=built)
         if not events.count:
             # Exit 0 and no output would look like a game that made no events.
             print(f"dgt-bridge replay: {args.log} held no events", file=sys.stderr)

@@ -38,17 +38,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from daemon.gcfreeze import building, built
+    from daemon.gcfreeze import building
 
     with contextlib.ExitStack() as stack:
         # Start-up makes what lives as long as the daemon and frees no cycles: no
         # collection until the daemon is made, then what it made is kept out of every
         # later collection (gc.freeze: less CPU per collection during the games).
-        building()
-        try:
+        with building():
             made = _make_daemon(args, stack)
-        finally:
-            built()
         if isinstance(made, int):
             return made
         import asyncio

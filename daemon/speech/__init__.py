@@ -7,11 +7,20 @@ The pieces, from pure to impure:
 - ``vocabulary``: the words of one language, from a YAML file, with the
   pronunciation lexicon that turns official spellings into what a voice says right;
 - ``phrases``: tokens to words (``make_describer`` gives the rules core its
-  ``describe_move``), and the messages for irregularities and game events;
+  ``describe_move``);
+- ``messages``: what is said for each event of the feed (irregularities with their
+  fix, game events);
 - ``answers``: the answers to a player's requests (Appendix E.2.9d);
-- ``queue``: which announcement plays next, on simulated time;
-- ``engines``: pyttsx3 in a child process, espeak-ng, plain text, the WAV player;
-- ``announcer``: the asyncio shell that ties the feed to the queue and the engines.
+- ``schedule``: which phrase is said next, on simulated time;
+- ``settings`` and ``checks``: the ``speech:`` section, and what ``check-config``
+  warns about in it;
+- ``wavs``: silence trimmed, one ear of a stereo pair;
+- ``engines``: pyttsx3, espeak-ng, plain text, the WAV player; ``synthesis`` (a
+  thread) or ``pyttsx3_worker`` (a child process) owns pyttsx3, and ``stream`` keeps
+  one player running per output;
+- ``announcer``: the asyncio shell that ties the feed to the schedule and the engines;
+- ``simulation`` and ``latency``: the announcer on simulated time, for the tests and
+  the benchmarks, and the time from a move to its first sound.
 """
 
 from __future__ import annotations
