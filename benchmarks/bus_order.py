@@ -25,8 +25,9 @@ from dataclasses import dataclass, field, replace
 import chess
 
 from benchmarks.common import GAMES_PGN, footer, header, percentile
-from drivers.dgt import bus
-from drivers.dgt.bus import BusCommand, BusPoller, BusReplyId, BusTimings
+from drivers.dgt import buscodec
+from drivers.dgt.bus import BusPoller, BusTimings
+from drivers.dgt.buscodec import BusCommand, BusReplyId
 from drivers.dgt.protocol import (
     CODE_BY_PIECE,
     ClockSideTime,
@@ -71,22 +72,22 @@ class Board:
 
     def answer(self, command: BusCommand) -> bytes:
         if command == BusCommand.SEND_CHANGES:
-            self.last, self.changes = bus.encode_changes(self.changes), []
-            return bus.encode_reply(BusReplyId.UPDATE, self.address, self.last)
+            self.last, self.changes = buscodec.encode_changes(self.changes), []
+            return buscodec.encode_reply(BusReplyId.UPDATE, self.address, self.last)
         if command == BusCommand.REPEAT_CHANGES:
-            return bus.encode_reply(BusReplyId.UPDATE, self.address, self.last)
+            return buscodec.encode_reply(BusReplyId.UPDATE, self.address, self.last)
         if command == BusCommand.SEND_BRD:
-            return bus.encode_reply(BusReplyId.BRD_DUMP, self.address, bytes(self.codes))
+            return buscodec.encode_reply(BusReplyId.BRD_DUMP, self.address, bytes(self.codes))
         if command == BusCommand.SEND_CLK:
             white, black = (_side(self.times[c]) for c in ("white", "black"))
             data = bwtime_times_data(
                 white, black, running=True, lever_right_high=not self.white_to_move,
                 left_to_move=self.white_to_move, right_to_move=not self.white_to_move,
             )  # fmt: skip
-            return bus.encode_reply(BusReplyId.BWTIME, self.address, data)
+            return buscodec.encode_reply(BusReplyId.BWTIME, self.address, data)
         if command == BusCommand.SEND_VERSION:
-            return bus.encode_reply(BusReplyId.VERSION, self.address, bytes([1, 7]))
-        return bus.encode_reply(BusReplyId.PING, self.address)
+            return buscodec.encode_reply(BusReplyId.VERSION, self.address, bytes([1, 7]))
+        return buscodec.encode_reply(BusReplyId.PING, self.address)
 
 
 def _side(seconds: int) -> ClockSideTime:

@@ -219,7 +219,7 @@ class Board:
         """This board's place on a chain's ``BusLink`` (the bus runs once for all its
         boards): as a single board's link, it hears the resumed position (the moves
         made meanwhile come back from the board) and a held alarm polls it at once."""
-        from drivers.dgt.bus import bus_address
+        from drivers.dgt.buscodec import bus_address
 
         self.bus_address = bus_address(self.entry.bus_serial)
         bus.add_board(self.bus_address, submit, self._interpreter(), time_source=self.scheduler.now)

@@ -128,7 +128,7 @@ def chain_serials(count: int, first: int) -> list[str]:
 
 
 def _emulate_bus(args: argparse.Namespace, log: list[Any]) -> int:
-    from drivers.dgt import bus
+    from drivers.dgt import buscodec
     from drivers.dgt.busemulator import BusChainEmulator
     from drivers.dgt.emulator import READER_SETTLE
     from drivers.dgt.hallfaults import ChainFault, FaultError
@@ -136,10 +136,10 @@ def _emulate_bus(args: argparse.Namespace, log: list[Any]) -> int:
     serials = chain_serials(args.bus, args.first_serial)
     try:
         for serial in serials:
-            bus.bus_address(serial)
+            buscodec.bus_address(serial)
     except ValueError as error:
         return _fail(f"--first-serial: {error}")
-    if len({bus.bus_address(s) for s in serials}) != len(serials):
+    if len({buscodec.bus_address(s) for s in serials}) != len(serials):
         return _fail("--first-serial: two boards of the chain would share a bus address")
     faults = []
     for text in args.fault:

@@ -1,7 +1,7 @@
 """A chain of N virtual DGT boards in bus mode, on one pseudo-terminal.
 
 What a club's daisy chain looks like to the PC: one serial line, many boards, each
-answering only the commands addressed to it (``drivers/dgt/bus.py``). Each virtual
+answering only the commands addressed to it (``drivers/dgt/buscodec.py``). Each virtual
 board has its own pieces, its own DGT 3000 and its own sensor log to play, and
 behaves as the protocol header says a board in bus mode does:
 
@@ -41,8 +41,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from drivers.dgt import bus, protocol
-from drivers.dgt.bus import BusCommand, BusReplyId, BusRequest
+from drivers.dgt import buscodec, protocol
+from drivers.dgt.buscodec import BusCommand, BusReplyId, BusRequest
 from drivers.dgt.emulator import (
     START_PLACEMENT,
     BoardEmulator,
@@ -101,7 +101,7 @@ class VirtualBusBoard:
         self.codes[index] = code
         if self.powered:
             self.changes.append((index, code))
-            self.log_ee(bus.encode_changes([(index, code)]))
+            self.log_ee(buscodec.encode_changes([(index, code)]))
 
     def log_ee(self, entry: bytes) -> None:
         """One event in its EEPROM log; the oldest go when its 0x1f00 bytes are full."""
@@ -143,7 +143,7 @@ class BusChainEmulator(BoardEmulator):
         seed: int = 0,
     ) -> None:
         super().__init__(directory, link_name)
-        self.boards = [VirtualBusBoard(s, bus.bus_address(s)) for s in serials]
+        self.boards = [VirtualBusBoard(s, buscodec.bus_address(s)) for s in serials]
         self.baud = baud
         self.turnaround = turnaround
         self.rng = random.Random(seed)
@@ -151,7 +151,7 @@ class BusChainEmulator(BoardEmulator):
         self.bus_forbidden: list[BusRequest] = []
         self.bad_commands = 0  # commands ignored for a wrong checksum
         self.bytes_on_line = 0  # both ways
-        self._bus_parser = bus.BusCommandParser()
+        self._bus_parser = buscodec.BusCommandParser()
         # (due, board index, bytes, the reply's last part): a reply's header goes out when
         # its transmission begins, the rest when it ends, as bytes on a real line do.
         self._outbox: list[tuple[float, int, bytes, bool]] = []
@@ -165,7 +165,7 @@ class BusChainEmulator(BoardEmulator):
 
     def add_board(self, serial: str) -> VirtualBusBoard:
         """A board plugged onto the end of the chain while it runs."""
-        board = VirtualBusBoard(serial, bus.bus_address(serial))
+        board = VirtualBusBoard(serial, buscodec.bus_address(serial))
         with self._lock:
             self.boards.append(board)
         return board
@@ -317,16 +317,16 @@ class BusChainEmulator(BoardEmulator):
 
     def _answer_bus(self, request: BusRequest) -> None:
         if request.address < 0:  # a single-board command byte, or a cut command
-            if not request.command & 0x80 and request.command != bus.TO_BUSMODE:
+            if not request.command & 0x80 and request.command != buscodec.TO_BUSMODE:
                 self.bus_forbidden.append(request)  # it would take the chain out of bus mode
             return
         if not request.valid:
             self.bad_commands += 1
             return
-        if request.command not in bus.SAFE_BUS_COMMANDS | {BusCommand.SEND_FROM_START}:
+        if request.command not in buscodec.SAFE_BUS_COMMANDS | {BusCommand.SEND_FROM_START}:
             self.bus_forbidden.append(request)
             return
-        if request.address == bus.BROADCAST:
+        if request.address == buscodec.BROADCAST:
             if request.command == BusCommand.PING:
                 self._broadcast_ping()
             return
@@ -342,26 +342,26 @@ class BusChainEmulator(BoardEmulator):
     def _reply(self, board: VirtualBusBoard, command: int) -> bytes | None:
         address = board.address
         if command == BusCommand.SEND_CHANGES:
-            board.last_changes = bus.encode_changes(board.changes)
+            board.last_changes = buscodec.encode_changes(board.changes)
             board.changes = []
             board.ee_sent = board.ee_written
-            return bus.encode_reply(BusReplyId.UPDATE, address, board.last_changes)
+            return buscodec.encode_reply(BusReplyId.UPDATE, address, board.last_changes)
         if command == BusCommand.REPEAT_CHANGES:
-            return bus.encode_reply(BusReplyId.UPDATE, address, board.last_changes)
+            return buscodec.encode_reply(BusReplyId.UPDATE, address, board.last_changes)
         if command == BusCommand.SEND_FROM_START:
-            return bus.encode_reply(BusReplyId.FROM_START, address, board.from_start())
+            return buscodec.encode_reply(BusReplyId.FROM_START, address, board.from_start())
         if command == BusCommand.SEND_BRD:
-            return bus.encode_reply(BusReplyId.BRD_DUMP, address, bytes(board.codes))
+            return buscodec.encode_reply(BusReplyId.BRD_DUMP, address, bytes(board.codes))
         if command == BusCommand.SEND_CLK:
             board.advance_clock(time.monotonic())
-            return bus.encode_reply(BusReplyId.BWTIME, address, board.clock.data(True))
+            return buscodec.encode_reply(BusReplyId.BWTIME, address, board.clock.data(True))
         if command == BusCommand.SEND_VERSION:
-            return bus.encode_reply(BusReplyId.VERSION, address, bytes(board.version))
+            return buscodec.encode_reply(BusReplyId.VERSION, address, bytes(board.version))
         if command == BusCommand.PING:
-            return bus.encode_reply(BusReplyId.PING, address)
+            return buscodec.encode_reply(BusReplyId.PING, address)
         if command == BusCommand.IGNORE_NEXT_BUS_PING:
             board.ignore_next_ping = True
-            return bus.encode_reply(BusReplyId.PING, address)
+            return buscodec.encode_reply(BusReplyId.PING, address)
         return None
 
     def _broadcast_ping(self) -> None:
@@ -373,7 +373,9 @@ class BusChainEmulator(BoardEmulator):
                 board.ignore_next_ping = False
                 continue
             delay = self.rng.uniform(0.0, 1.0)  # within the 1.1 s the header gives
-            self._queue(index, bus.encode_reply(BusReplyId.PING, board.address), at=now + delay)
+            self._queue(
+                index, buscodec.encode_reply(BusReplyId.PING, board.address), at=now + delay
+            )
 
     def _queue(
         self, index: int, reply: bytes, *, request_bytes: int = 0, at: float | None = None
@@ -410,4 +412,4 @@ def _apply_clock_report(board: VirtualBusBoard, report: ClockReport) -> None:
         seconds = int(clock.left if left else clock.right)
         press = EeClockTime(left, seconds // 3600, seconds // 60 % 60, seconds % 60)
         board.changes.append(press)
-        board.log_ee(bus.encode_changes([press]))
+        board.log_ee(buscodec.encode_changes([press]))

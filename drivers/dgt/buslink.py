@@ -53,8 +53,8 @@ from drivers.dgt.bus import (
     BusProblem,
     BusTimings,
     backlog_history,
-    check_bus_command,
 )
+from drivers.dgt.buscodec import check_bus_command
 from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
 from drivers.dgt.protocol import (
     BoardDumpMessage,

@@ -12,8 +12,8 @@ import time
 
 import serial
 
-from drivers.dgt import bus
-from drivers.dgt.bus import BusCommand, BusReply, BusReplyId
+from drivers.dgt import buscodec
+from drivers.dgt.buscodec import BusCommand, BusReply, BusReplyId
 from drivers.dgt.serialport import open_serial
 
 
@@ -24,10 +24,13 @@ def probe_chain(path: str, window: float = 1.2) -> list[int] | None:
         port = open_serial(path)
     except (OSError, serial.SerialException):
         return None
-    parser = bus.BusReplyParser()
+    parser = buscodec.BusReplyParser()
     found: set[int] = set()
     try:
-        port.write(bytes([bus.TO_BUSMODE]) + bus.encode_command(BusCommand.PING, bus.BROADCAST))
+        port.write(
+            bytes([buscodec.TO_BUSMODE])
+            + buscodec.encode_command(BusCommand.PING, buscodec.BROADCAST)
+        )
         deadline = time.monotonic() + window
         while time.monotonic() < deadline:
             port.timeout = max(0.0, min(0.1, deadline - time.monotonic()))
@@ -49,9 +52,7 @@ def boards_snippet(usb_ports: list[str], chains: dict[str, list[int]]) -> str:
     for path, addresses in chains.items():
         for address in addresses:
             number += 1
-            lines.append(
-                f'  - {{id: "{number}", bus_port: "{path}", bus_serial: "{address:05d}"}}'
-            )
+            lines.append(f'  - {{id: "{number}", bus_port: "{path}", bus_serial: "{address:05d}"}}')
     for path in usb_ports:
         number += 1
         lines.append(f'  - {{id: "{number}", port: "{path}"}}')

@@ -9,19 +9,17 @@ from hypothesis import strategies as st
 
 from daemon.events import Move
 from daemon.rules.core import RulesCore
-from drivers.dgt import bus
+from drivers.dgt import buscodec
 from drivers.dgt.bus import (
     BoardChanges,
     BoardClock,
     BoardContents,
     BoardFound,
     BoardLost,
-    BusCommand,
     BusPoller,
-    BusReply,
-    BusReplyId,
     BusTimings,
 )
+from drivers.dgt.buscodec import BusCommand, BusReply, BusReplyId
 from drivers.dgt.clockmap import SimpleClockInterpreter
 from drivers.dgt.protocol import (
     CODE_BY_PIECE,
@@ -39,47 +37,51 @@ START = codes_from_placement("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR")
 
 
 def test_addresses_come_from_serial_numbers_and_commands_carry_the_header_checksum():
-    assert bus.bus_address("01025") == 1025
-    assert bus.address_bytes(1025) == bytes([0x08, 0x01])
-    assert bus.checksum(bytes([0x81, 0x10, 0x06])) == 0x17  # the header's example
-    assert bus.encode_command(BusCommand.SEND_CLK, (0x10 << 7) | 0x06) == bytes.fromhex("81100617")
-    assert bus.bus_address("99999") == 99999 & 0x3FFF
+    assert buscodec.bus_address("01025") == 1025
+    assert buscodec.address_bytes(1025) == bytes([0x08, 0x01])
+    assert buscodec.checksum(bytes([0x81, 0x10, 0x06])) == 0x17  # the header's example
+    assert buscodec.encode_command(BusCommand.SEND_CLK, (0x10 << 7) | 0x06) == bytes.fromhex(
+        "81100617"
+    )
+    assert buscodec.bus_address("99999") == 99999 & 0x3FFF
 
 
 def test_the_bus_link_sends_only_safe_commands():
-    assert bus.check_bus_command(bus.encode_command(BusCommand.SEND_CHANGES, 1025))
+    assert buscodec.check_bus_command(buscodec.encode_command(BusCommand.SEND_CHANGES, 1025))
     for unsafe in (BusCommand.SET_START_GAME, BusCommand.SEND_FROM_START, BusCommand.END_BUSMODE):
         try:
-            bus.check_bus_command(bus.encode_command(unsafe, 1025))
-        except bus.UnsafeBusCommand:
+            buscodec.check_bus_command(buscodec.encode_command(unsafe, 1025))
+        except buscodec.UnsafeBusCommand:
             continue
         raise AssertionError(f"{unsafe.name} was allowed")
-    bad = bytearray(bus.encode_command(BusCommand.SEND_BRD, 1025))
+    bad = bytearray(buscodec.encode_command(BusCommand.SEND_BRD, 1025))
     bad[3] ^= 1
     try:
-        bus.check_bus_command(bytes(bad))
-    except bus.UnsafeBusCommand:
+        buscodec.check_bus_command(bytes(bad))
+    except buscodec.UnsafeBusCommand:
         pass
     else:
         raise AssertionError("a command with a wrong checksum was allowed")
 
 
 def test_replies_are_framed_checked_and_resynchronised():
-    good = bus.encode_reply(BusReplyId.UPDATE, 1025, bus.encode_changes([(28, 1), (52, 0)]))
-    corrupt = bytearray(bus.encode_reply(BusReplyId.PING, 1026))
+    good = buscodec.encode_reply(
+        BusReplyId.UPDATE, 1025, buscodec.encode_changes([(28, 1), (52, 0)])
+    )
+    corrupt = bytearray(buscodec.encode_reply(BusReplyId.PING, 1026))
     corrupt[-1] ^= 0x01
-    parser = bus.BusReplyParser()
+    parser = buscodec.BusReplyParser()
     items = parser.feed(b"\x01\x02" + good[:5]) + parser.feed(good[5:] + bytes(corrupt))
-    assert isinstance(items[0], bus.BusGarbage)
+    assert isinstance(items[0], buscodec.BusGarbage)
     reply = items[1]
     assert isinstance(reply, BusReply) and reply.valid and reply.address == 1025
-    assert [(u.square, u.code) for u in bus.decode_changes(reply.data)] == [(28, 1), (52, 0)]
+    assert [(u.square, u.code) for u in buscodec.decode_changes(reply.data)] == [(28, 1), (52, 0)]
     assert isinstance(items[2], BusReply) and not items[2].valid and items[2].address == 1026
 
 
 @given(st.binary(max_size=300))
 def test_the_reply_parser_never_raises(data):
-    parser = bus.BusReplyParser()
+    parser = buscodec.BusReplyParser()
     for i in range(0, len(data), 7):
         parser.feed(data[i : i + 7])
 
@@ -111,19 +113,19 @@ class Chain:
         if address not in self.codes or address in self.unplugged:
             return b""
         if command == BusCommand.SEND_CHANGES:
-            self.last[address] = bus.encode_changes(self.changes[address])
+            self.last[address] = buscodec.encode_changes(self.changes[address])
             self.changes[address] = []
-            reply = bus.encode_reply(BusReplyId.UPDATE, address, self.last[address])
+            reply = buscodec.encode_reply(BusReplyId.UPDATE, address, self.last[address])
         elif command == BusCommand.REPEAT_CHANGES:
-            reply = bus.encode_reply(BusReplyId.UPDATE, address, self.last[address])
+            reply = buscodec.encode_reply(BusReplyId.UPDATE, address, self.last[address])
         elif command == BusCommand.SEND_BRD:
-            reply = bus.encode_reply(BusReplyId.BRD_DUMP, address, bytes(self.codes[address]))
+            reply = buscodec.encode_reply(BusReplyId.BRD_DUMP, address, bytes(self.codes[address]))
         elif command == BusCommand.SEND_CLK:
-            reply = bus.encode_reply(BusReplyId.BWTIME, address, bytes(7))
+            reply = buscodec.encode_reply(BusReplyId.BWTIME, address, bytes(7))
         elif command == BusCommand.SEND_VERSION:
-            reply = bus.encode_reply(BusReplyId.VERSION, address, bytes([1, 7]))
+            reply = buscodec.encode_reply(BusReplyId.VERSION, address, bytes([1, 7]))
         else:
-            reply = bus.encode_reply(BusReplyId.PING, address)
+            reply = buscodec.encode_reply(BusReplyId.PING, address)
         if self.corrupt and reply[0] == BusReplyId.UPDATE and self.last[address]:
             self.corrupt -= 1
             reply = reply[:-1] + bytes([(reply[-1] + 1) & 0x7F])
@@ -185,7 +187,7 @@ def test_a_broadcast_ping_finds_a_board_added_to_the_chain():
     events, t = run(poller, chain, 0.0, 0.5)
     # the scripted chain answers a broadcast ping with nothing; board 7 answers late
     assert poller.busy or poller.deadline() is None
-    reply = bus.encode_reply(BusReplyId.PING, 7)
+    reply = buscodec.encode_reply(BusReplyId.PING, 7)
     while not (poller.busy and poller.deadline() is not None and not poller._outstanding):
         events += poller.expire(t)
         frame = poller.next_command(t)
@@ -213,7 +215,7 @@ def test_devices_lists_the_boards_of_a_chain_ready_for_the_configuration(tmp_pat
     assert f"bus mode on {chain.port_path}: 00417, 01025, 03617" in out
     snippet = out.split("# for the configuration (fill in the players):\n", 1)[1]
     settings = load_text(snippet, "pasted.yaml", environ={})  # pasted as printed, it loads
-    assert [(b.bus_port, bus.bus_address(b.bus_serial)) for b in settings.boards] == [
+    assert [(b.bus_port, buscodec.bus_address(b.bus_serial)) for b in settings.boards] == [
         (chain.port_path, 417),
         (chain.port_path, 1025),
         (chain.port_path, 3617),
@@ -322,7 +324,7 @@ class ChainWithClock(Chain):
                 left_to_move=self.white_to_move,
                 right_to_move=not self.white_to_move,
             )
-            return bus.encode_reply(BusReplyId.BWTIME, address, data)
+            return buscodec.encode_reply(BusReplyId.BWTIME, address, data)
         return super().answer(frame)
 
 

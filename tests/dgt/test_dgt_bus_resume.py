@@ -10,17 +10,16 @@ import asyncio
 import time
 from pathlib import Path
 
-from drivers.dgt import bus
+from drivers.dgt import bus, buscodec
 from drivers.dgt.bus import (
     BoardChanges,
     BoardContents,
     BoardFound,
     BoardLog,
-    BusCommand,
     BusPoller,
-    BusReplyId,
     BusTimings,
 )
+from drivers.dgt.buscodec import BusCommand, BusReplyId
 from drivers.dgt.busemulator import BusChainEmulator
 from drivers.dgt.buslink import BusLink
 from drivers.dgt.protocol import EeMoves, EePieceChange, codes_from_placement, square_index
@@ -47,11 +46,11 @@ class LoggingChain(Chain):
         if len(frame) == 4 and frame[0] == BusCommand.SEND_FROM_START:
             address = (frame[1] << 7) | frame[2]
             self.sent.append(("SEND_FROM_START", address))
-            return bus.encode_reply(BusReplyId.FROM_START, address, self.sent_log[address])
+            return buscodec.encode_reply(BusReplyId.FROM_START, address, self.sent_log[address])
         if len(frame) == 4 and frame[0] == BusCommand.SEND_CHANGES:
             address = (frame[1] << 7) | frame[2]
             if address in self.codes and address not in self.unplugged:
-                self.sent_log[address] += bus.encode_changes(self.changes[address])
+                self.sent_log[address] += buscodec.encode_changes(self.changes[address])
         return super().answer(frame)
 
 
@@ -106,11 +105,11 @@ def test_the_log_since_the_start_is_read_only_when_asked_and_only_then_sent():
         (12, 0),
         (28, 7),
     ]
-    frame = bus.encode_command(BusCommand.SEND_FROM_START, 1025)
-    assert bus.check_bus_command(frame, from_start=True) == frame
+    frame = buscodec.encode_command(BusCommand.SEND_FROM_START, 1025)
+    assert buscodec.check_bus_command(frame, from_start=True) == frame
     try:
-        bus.check_bus_command(frame)
-    except bus.UnsafeBusCommand:
+        buscodec.check_bus_command(frame)
+    except buscodec.UnsafeBusCommand:
         pass
     else:
         raise AssertionError("SEND_FROM_START went without being asked for")
@@ -127,11 +126,11 @@ def test_a_log_that_never_comes_is_given_up_without_losing_the_board():
 
 
 def test_a_board_in_a_long_reply_log_is_framed_whole():
-    data = bus.encode_changes([(i % 64, i % 13) for i in range(3000)])  # 6,000 bytes
-    reply = bus.encode_reply(BusReplyId.FROM_START, 1025, data)
-    parser = bus.BusReplyParser()
+    data = buscodec.encode_changes([(i % 64, i % 13) for i in range(3000)])  # 6,000 bytes
+    reply = buscodec.encode_reply(BusReplyId.FROM_START, 1025, data)
+    parser = buscodec.BusReplyParser()
     items = [item for i in range(0, len(reply), 64) for item in parser.feed(reply[i : i + 64])]
-    assert len(items) == 1 and isinstance(items[0], bus.BusReply) and items[0].valid
+    assert len(items) == 1 and isinstance(items[0], buscodec.BusReply) and items[0].valid
     assert items[0].data == data
 
 
