@@ -215,10 +215,10 @@ class Daemon(Lifecycle):
         """Seconds on the first board's clock (game seconds when the demo speeds up)."""
         return self.board.scheduler.now()
 
-    def submit(self, event: SensorEvent) -> None:
-        """Feed one sensor event to the first board (the web controls, the demo's
-        arbiter, a test)."""
-        self._submit[self.board.id](event)
+    def submit(self, event: SensorEvent, board: str | None = None) -> None:
+        """Feed one sensor event to the first board, or to ``board`` (the web
+        controls, the demo's arbiter, a test)."""
+        self._submit[board or self.board.id](event)
 
     # -- two boards, one game -----------------------------------------------------------------
 

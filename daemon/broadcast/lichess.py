@@ -24,6 +24,14 @@ What the pusher guarantees:
   the latest PGN; a refused token (401/403) or an unknown round (404) is said
   plainly in the log and retried only every ``max_backoff`` seconds.
 
+- **The whole round in the first push.** A relay hears a round's boards one by
+  one as it starts (each daemon's retained game counts once the board says it is
+  live, within its heartbeat), and lichess makes a chapter of each game the first
+  push brings, in its order: pushed at once, the first push held the one board
+  that had moved (1 game of 12). A relay's pusher lets the round ``settle`` first
+  (``RELAY_SETTLE``), so every running board is in it; the daemon's own boards
+  are all there from the start and push at once.
+
 The hub calls ``on_feed`` on the event loop; the pusher's own task does the
 HTTP, so the rules core never waits for lichess.
 """
@@ -49,6 +57,10 @@ log = logging.getLogger(__name__)
 MAX_GAMES = 64
 #: The pause after a 429 (lichess: "wait a full minute before resuming").
 RATE_LIMIT_PAUSE = 60.0
+#: Seconds a relay waits after its start before its first push: every running
+#: board's daemon says it is live at least every ``mqtt.HEARTBEAT`` (10 s), and
+#: its game counts from then on; two more for the broker and the messages.
+RELAY_SETTLE = 12.0
 
 
 def lichess_names(hub: Hub, board_id: str) -> GameHeaders:
@@ -82,9 +94,10 @@ class LichessPusher:
     """Pushes the hub's round to one lichess broadcast round; ``start`` on the
     hub's event loop."""
 
-    def __init__(self, hub: Hub, settings: LichessSettings) -> None:
+    def __init__(self, hub: Hub, settings: LichessSettings, *, settle: float = 0.0) -> None:
         self.hub = hub
         self.settings = settings
+        self.settle = settle  # seconds after the start before the first push
         self.endpoint = f"{settings.url.rstrip('/')}/api/broadcast/round/{settings.round_id}/push"
         self.rate_limit_pause = RATE_LIMIT_PAUSE
         self.pushed: str | None = None  # the PGN lichess last took
@@ -142,6 +155,8 @@ class LichessPusher:
     async def _run(self) -> None:
         backoff = 0.0
         last_attempt = -float("inf")
+        if self.settle > 0:  # the round's boards arrive first (a relay's start)
+            await asyncio.sleep(self.settle)
         while True:
             await self._wake.wait()
             self._wake.clear()

@@ -38,7 +38,7 @@ import paho.mqtt.client as mqtt
 from aiohttp import web
 
 from daemon.broadcast.hub import BOARD_ID, Hub
-from daemon.broadcast.lichess import LichessPusher
+from daemon.broadcast.lichess import RELAY_SETTLE, LichessPusher
 from daemon.broadcast.listen import WebServer
 from daemon.broadcast.mqtt import new_client, topic_level
 from daemon.broadcast.relaycheck import (
@@ -148,7 +148,8 @@ class Relay:
         self.port: int | None = None
         self.urls: list[str] = []  # every URL the page is reached at
         self._server: WebServer | None = None
-        self.lichess = LichessPusher(self.hub, lichess) if lichess else None
+        # the first push once every running board has been heard (lichess.RELAY_SETTLE)
+        self.lichess = LichessPusher(self.hub, lichess, settle=RELAY_SETTLE) if lichess else None
 
     async def start(self) -> None:
         self.hub.bind_loop(asyncio.get_running_loop())

@@ -50,7 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "emulator plays a public-domain game as a human would (with an illegal move "
             "taken back and a knocked piece put back); the daemon speaks the moves (or "
             "prints them) and serves the live page. Without --once, the page keeps being "
-            "served after the game until Ctrl-C."
+            "served after the game until Ctrl-C. With --boards N: a hall of N boards on one "
+            "emulated DGT bus chain, each playing its own game, for the wall screen."
         ),
     )
     parser.add_argument(
@@ -59,8 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--speed",
         type=float,
-        default=2.0,
-        help="how many times faster than real hands (default 2; the rules decide in game time)",
+        default=None,
+        help="how many times faster than real hands (default 2, a hall 1; the rules decide "
+        "in game time)",
     )
     parser.add_argument(
         "--game", type=int, default=1, metavar="N", help="which shipped game (1-based; default 1)"
@@ -73,6 +75,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="HTTP port of the live page (0: any free port)",
     )
     parser.add_argument("--seed", type=int, default=1, help="seed of the human-hands model")
+    parser.add_argument(
+        "--boards", type=int, metavar="N",
+        help="a hall: N boards (2 to 64) on one emulated DGT bus chain, each playing a "
+        "shipped game (--game: the first board's), read by the daemon; watch them all on "
+        "the wall screen (the page's address with ?wall=fit)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--half-moves", type=int, metavar="N",
+        help="play only the first N half-moves of each game (a short show)",
+    )  # fmt: skip
     parser.set_defaults(func=demo)
 
 
@@ -233,18 +245,66 @@ def speech_available() -> tuple[bool, str]:
 
 
 def demo(args: argparse.Namespace) -> int:
+    if args.speed is None:  # a hall at the players' own pace (docs/daemon.md, the hall demo)
+        args.speed = 1.0 if args.boards is not None else 2.0
     if args.speed <= 0:
         print("dgt-bridge demo: --speed must be positive", file=sys.stderr)
+        return 2
+    from daemon.commands.demohall import MAX_BOARDS
+
+    if args.boards is not None and not 2 <= args.boards <= MAX_BOARDS:
+        print(f"dgt-bridge demo: --boards is 2 to {MAX_BOARDS} (a DGT bus chain's boards); "
+              "without it, the demo plays one board", file=sys.stderr)  # fmt: skip
+        return 2
+    if args.half_moves is not None and args.half_moves < 1:
+        print("dgt-bridge demo: --half-moves must be 1 or more", file=sys.stderr)
         return 2
     try:
         chosen = load_demo_game(args.game)
     except (ValueError, OSError) as exc:
         print(f"dgt-bridge demo: {exc}", file=sys.stderr)
         return 2
+    if args.half_moves is not None:
+        chosen = replace(chosen, game=_first_half_moves(chosen.game, args.half_moves))
     try:
+        if args.boards is not None:
+            return asyncio.run(_hall(args))
         return asyncio.run(_demo(args, chosen))
     except KeyboardInterrupt:
         return 130
+
+
+def _first_half_moves(game: chess.pgn.Game, count: int) -> chess.pgn.Game:
+    """The game's first ``count`` half-moves, its headers kept (its result not: the
+    game is not over)."""
+    short = chess.pgn.Game()
+    short.headers.update(game.headers)
+    short.headers["Result"] = "*"
+    node: chess.pgn.GameNode = short
+    for move in list(game.mainline_moves())[:count]:
+        node = node.add_variation(move)
+    return short
+
+
+async def _hall(args: argparse.Namespace) -> int:
+    """``--boards N``: the hall demo (``daemon/commands/demohall.py``)."""
+    from daemon.app import setup_logging
+    from daemon.commands.demohall import run_hall
+
+    setup_logging(sys.stderr)
+    import logging
+
+    logging.getLogger().setLevel(logging.WARNING)
+    port = args.port
+    if port and not _port_free("0.0.0.0", port):
+        print(f"dgt-bridge demo: port {port} is taken; the page gets a free one", flush=True)
+        port = 0
+    stop = _StopOnSignal(None)
+    code = await run_hall(args, port, stop)
+    if stop.signal is not None:
+        print(f"dgt-bridge demo: stopped ({stop.signal}).", file=sys.stderr, flush=True)
+        return 130 if stop.signal == "SIGINT" else 0
+    return code
 
 
 class _Printer:

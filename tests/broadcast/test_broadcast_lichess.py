@@ -187,3 +187,36 @@ def test_the_relay_command_takes_the_lichess_round_and_its_token_from_a_file(tmp
     assert (settings.round_id, settings.token, settings.enabled) == (ROUND_ID, TOKEN, True)
     args = parser.parse_args(["relay", "--tournament", "t", "--round", "3"])
     assert command._lichess_settings(args) is None, "no push unless asked"
+
+
+async def test_a_relays_first_push_holds_every_board_heard_as_the_round_settles():
+    """A relay hears its boards one by one as it starts; its first push waits for
+    the round to settle, so lichess's first push (which makes its chapters) holds
+    all of them, not the one board that moved first (1 game of 12)."""
+    from daemon.broadcast.hub import Hub
+    from daemon.broadcast.lichess import RELAY_SETTLE
+    from daemon.broadcast.mqtt import HEARTBEAT
+    from daemon.broadcast.relay import Relay
+
+    lichess = FakeLichess()
+    await lichess.start()
+    settings = LichessSettings(enabled=True, round_id=ROUND_ID, token=TOKEN, url=lichess.url,
+                               interval=0.2, max_backoff=0.5)  # fmt: skip
+    hub = Hub(BroadcastSettings(enabled=False, event="Club Open 2026", round="3"))
+    hub.bind_loop(asyncio.get_running_loop())
+    pusher = LichessPusher(hub, settings, settle=1.0)
+    pusher.start()
+    try:
+        for board in ("1", "2", "3"):  # one board heard every 0.3 s
+            for event in game_feed(OPERA_GAME[:4]):
+                hub.publish(board, event)
+            await asyncio.sleep(0.3)
+        assert await _until(lambda: bool(lichess.accepted), 5)
+        first = validated_games(lichess.accepted[0], 3)
+        assert [g.headers["Board"] for g in first] == ["1", "2", "3"]
+        assert len(lichess.attempts) == 1
+    finally:
+        await pusher.stop()
+        await lichess.stop()
+    relay = Relay("127.0.0.1", 1, "t", "3", lichess=settings)
+    assert relay.lichess is not None and relay.lichess.settle == RELAY_SETTLE > HEARTBEAT

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import json
 import math
 import os
 import re
@@ -200,3 +201,55 @@ def test_a_signal_stops_the_demo_mid_game_and_leaves_nothing_running(
     assert processes_in_session(demo.pid) == []
     with pytest.raises(OSError):
         urllib.request.urlopen(url, timeout=2)
+
+
+def test_the_hall_demo_plays_a_game_on_every_board_of_a_bus_chain_for_the_wall_screen(
+    tmp_path: Path,
+) -> None:
+    """``demo --boards 3``: three emulated boards on one bus chain, each its own
+    shipped game, read by the real daemon; the wall screen's address is printed and
+    serves every board with its players; each board's game is exact on disk."""
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    env.pop("DGT_BRIDGE_CONFIG", None)
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "daemon", "demo", "--boards", "3", "--half-moves", "8",
+         "--speed", "4", "--no-speech", "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+        start_new_session=True,
+    )  # fmt: skip
+    lines: list[str] = []
+    try:
+        while not any("still serving" in line for line in lines):
+            line = demo.stdout.readline()
+            assert line, "".join(lines) + demo.stderr.read()
+            lines.append(line)
+        out = "".join(lines)
+        wall = re.search(r"wall screen at (http://\S+)", out).group(1)
+        assert wall.endswith("/?wall=fit")
+        base = wall.removesuffix("?wall=fit").replace("//0.0.0.0", "//127.0.0.1")
+        with urllib.request.urlopen(base + "?wall=fit", timeout=5) as response:
+            assert response.status == 200
+        with urllib.request.urlopen(base + "state.json", timeout=5) as response:
+            boards = json.load(response)["boards"]
+        games = [shipped_game(n) for n in (1, 2, 3)]
+        assert list(boards) == ["1", "2", "3"]
+        for (board, state), game in zip(boards.items(), games, strict=True):
+            expected = [m.uci() for m in list(game.mainline_moves())[:8]]
+            assert [m["uci"] for m in state["moves"]] == expected, board
+            assert state["headers"]["white"] == game.headers["White"]
+        assert "all 3 games recognised, every one of the 24 half-moves" in out
+        stored = Path(re.search(r"journals and PGNs in (\S+)", out).group(1))
+        pgns = sorted(stored.glob("board-*/*.pgn"))
+        assert len(pgns) == 3, pgns
+        for path in pgns:
+            with path.open(encoding="utf-8") as handle:
+                on_disk = chess.pgn.read_game(handle)
+            assert on_disk is not None and len(list(on_disk.mainline_moves())) == 8
+        demo.send_signal(signal.SIGINT)
+        demo.wait(timeout=20)
+    finally:
+        if demo.poll() is None:
+            os.killpg(demo.pid, signal.SIGKILL)
+            demo.wait()
+    _, err = demo.communicate()
+    assert demo.returncode == 130 and "Traceback" not in err, err
