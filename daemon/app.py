@@ -406,7 +406,16 @@ class Daemon(Lifecycle):
             await asyncio.to_thread(compose.import_after_ready, False, True)
         broadcast = replace(self.settings, broadcast=broadcast_cards(self.settings, self.entries))
         hub, self.http_url = await compose.start_broadcast(
-            broadcast, self._on_request, self.now, self.notifier
+            broadcast,
+            self._on_request,
+            self.now,
+            self.notifier,
+            self._phone_line,
+            {
+                "lang": self.vocabulary.voice.split("+")[0],
+                "requests": dict(self.vocabulary.requests),
+                "colours": dict(self.vocabulary.colours),
+            },
         )
         self.hub = hub
         for board in self.boards.values():
@@ -461,6 +470,13 @@ class Daemon(Lifecycle):
             game.notice("speech_error", board.prefix + message)
 
     # -- requests from the page ---------------------------------------------------------------
+
+    def _phone_line(self, board_id: str, side: str) -> Any:
+        """A player's line to his phone page: a speaking game board's, else None."""
+        board = self.boards.get(board_id)
+        if board is None or board.announcer is None:
+            return None
+        return board.phones.get(side)
 
     def _on_request(self, board_id: str, request: SensorEvent) -> None:
         """A web control (arbiter): a Request for that board's game, at its time."""

@@ -46,6 +46,7 @@ from daemon.formatting import describe
 from daemon.journal import Journal, find_unfinished
 from daemon.memory import release_freed_memory
 from daemon.pipeline import BoardPipeline, FeedWriter, Output, Scheduler
+from daemon.speech.phoneline import PhoneLine
 from drivers.sensors import ConnectionChange, SensorEvent
 
 if TYPE_CHECKING:
@@ -134,6 +135,8 @@ class Board:
         self._page_backlog: list[dict[str, Any]] | None = [] if page_starting else None
         self.journal: Journal | None = None
         self.pipeline: BoardPipeline | None = None
+        #: each player's line to his phone page (``/listen``), a game's board only
+        self.phones: dict[str, PhoneLine] = {}
         self._page_seq = 0  # events handed to the page, counted
         self._page_waiting: deque[tuple[int, dict[str, Any]]] = deque()  # not yet on card
         if entry.same_game_as:
@@ -145,6 +148,7 @@ class Board:
             pgn_every=self.settings.storage.pgn_every,
             writer=disk_writer,
         )
+        self.phones = {side: PhoneLine(self.id, side) for side in ("white", "black")}
         parts = compose.build_board_parts(self.settings, vocabulary)
         outputs: list[Output] = []
         if feed is not None:
@@ -321,7 +325,13 @@ class Board:
         """This board's announcer (after READY), caught up with the game so far and
         handed what was said meanwhile; None when it cannot be made."""
         announcer = compose.build_announcer(
-            self.settings, vocabulary, on_problem, text, self._speech_outcome, seat=seat
+            self.settings,
+            vocabulary,
+            on_problem,
+            text,
+            self._speech_outcome,
+            seat=seat,
+            phones=self.phones,
         )
         backlog, self._speech_backlog = self._speech_backlog or [], None
         if announcer is None:

@@ -25,6 +25,7 @@ from drivers.sensors import BoardDump, MagicPiece, SensorEvent, SquareChange
 if TYPE_CHECKING:
     from daemon.gamerecord import GameHeaders
     from daemon.speech.announcer import Announcer, AnnouncerGroup
+    from daemon.speech.phoneline import PhoneLine
     from daemon.speech.settings import SynthesisSeat
     from daemon.speech.vocabulary import Vocabulary
     from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
@@ -218,6 +219,7 @@ def build_announcer(
     text_stream: TextIO | None = None,
     on_outcome: Callable[[dict[str, Any]], None] | None = None,
     seat: SynthesisSeat | None = None,
+    phones: dict[str, PhoneLine] | None = None,
 ) -> Announcer | AnnouncerGroup | None:
     """The speech part's announcer (one per player's earphone when ``speech.outputs``
     names them; engines not yet started), or None (logged) when it cannot be made.
@@ -225,11 +227,13 @@ def build_announcer(
     ``text_stream`` is where the text engine (the last fallback) writes: never the
     stdout that carries the JSON event feed; ``on_outcome`` gets each ``speech``
     record (heard, cut, dropped) for the journal; ``seat``: who in this process
-    has the synthesis thread already (``SynthesisSeat``; the hall's for its boards)."""
+    has the synthesis thread already (``SynthesisSeat``; the hall's for its boards);
+    ``phones``: the players' lines to their phone pages (side -> ``PhoneLine``), each
+    spoken by an announcer of its own beside the earphones (``daemon.speech.phone``)."""
     try:
-        from daemon.speech.announcer import build_announcers
+        from daemon.speech.announcer import AnnouncerGroup, build_announcers
 
-        return build_announcers(
+        announcer = build_announcers(
             settings.speech,
             vocabulary,
             on_problem=on_problem,
@@ -240,6 +244,13 @@ def build_announcer(
     except Exception as exc:  # the game goes on unspoken, and says so
         logger().error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)
         return None
+    if not phones:
+        return announcer
+    from daemon.speech.phone import build_phone_announcers
+
+    members = announcer.announcers if isinstance(announcer, AnnouncerGroup) else [announcer]
+    on_phones = build_phone_announcers(settings.speech, vocabulary, phones, on_outcome=on_outcome)
+    return AnnouncerGroup([*members, *on_phones])
 
 
 def import_after_ready(speech: bool, broadcast: bool) -> None:
@@ -261,15 +272,25 @@ async def start_broadcast(
     on_request: Callable[[str, Any], None],
     now: Callable[[], float],
     notifier: Any = None,
+    phone_lines: Callable[[str, str], Any] | None = None,
+    phone_speech: dict[str, Any] | None = None,
 ) -> tuple[Any, str | None]:
-    """The broadcast part's Broadcaster, started (or None when disabled or missing)."""
+    """The broadcast part's Broadcaster, started (or None when disabled or missing);
+    ``phone_lines``: (board, side) -> the player's ``PhoneLine``, for his phone page."""
     broadcast = settings.broadcast
     if not broadcast.enabled:
         return None, None
     from daemon.broadcast import Broadcaster  # aiohttp only when the page is wanted
 
     _fill_broadcast_headers(broadcast, settings.game)
-    broadcaster = Broadcaster(broadcast, on_request, now=now, notifier=notifier)
+    broadcaster = Broadcaster(
+        broadcast,
+        on_request,
+        now=now,
+        notifier=notifier,
+        phone_lines=phone_lines,
+        phone_speech=phone_speech,
+    )
     try:
         await broadcaster.start()
     except (OSError, ValueError) as exc:  # a port taken, a TLS file that cannot be read

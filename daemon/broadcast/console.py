@@ -164,6 +164,7 @@ summary { min-height: 44px; line-height: 44px; cursor: pointer; font-weight: bol
     <span class="time">–</span></div>
   <div class="clock" data-side="black"><span class="name">Black</span>
     <span class="time">–</span></div>
+  <p id="phone-codes" class="hidden"></p>
   <div id="lastmove"></div>
   <div id="result" class="hidden"></div>
   <div id="banner" class="hidden" role="alert"></div>
@@ -294,7 +295,7 @@ const $ = id => document.getElementById(id);
 let token = sessionStorage.getItem(KEY);
 // the board the address asks for (/arbiter?board=5); the login itself names none
 const asked = new URLSearchParams(location.search).get("board");
-let board = null, state = null, receivedAt = 0, source = null;
+let board = null, state = null, receivedAt = 0, source = null, phoneCodes = {};
 
 function fmt(s) {
   if (s === null || s === undefined) return "–";
@@ -330,6 +331,7 @@ async function login(candidate) {
   sessionStorage.setItem(KEY, token);
   $("login").classList.add("hidden");
   $("console").classList.remove("hidden");
+  phoneCodes = answer.phones || {};
   const boards = answer.boards || [];
   const select = $("board-select");
   select.innerHTML = "";
@@ -355,6 +357,10 @@ function logout(message) {
 function choose(id) {
   board = id;
   $("board-select").value = id;
+  const codes = phoneCodes[id];  // read out to a blind player: his phone's page, /l
+  $("phone-codes").classList.toggle("hidden", !codes);
+  $("phone-codes").textContent = codes ? "Phone page codes (" + location.host + "/l): White " +
+    codes.white + ", Black " + codes.black : "";
   state = null;
   const address = new URL(location.href);
   if (address.searchParams.get("board") !== id && (asked || $("board-select").options.length > 1)) {

@@ -43,6 +43,8 @@ class Broadcaster:
         hub: Hub | None = None,
         start_seq: int | None = None,
         notifier: Any = None,
+        phone_lines: Callable[[str, str], Any] | None = None,
+        phone_speech: dict[str, Any] | None = None,
     ) -> None:
         self.settings = settings or BroadcastSettings()
         if start_seq is None:
@@ -59,6 +61,10 @@ class Broadcaster:
         self._status_task: asyncio.Task[None] | None = None
         self.mqtt: list[Any] = []  # MqttPublisher, one per board
         self.lichess: Any = None  # LichessPusher, when configured
+        #: (board, side) -> that player's PhoneLine: the phone pages (``/listen``)
+        self.phone_lines = phone_lines
+        self.phone_speech = phone_speech  # the vocabulary's words for the page's buttons
+        self.phones: Any = None  # daemon.broadcast.phone.Phones, once started
 
     def publish(self, board_id: str, event: dict[str, Any]) -> None:
         """One feed event; never blocks, whatever the viewers or the broker do."""
@@ -102,10 +108,18 @@ class Broadcaster:
         if not self.settings.enabled:
             return
         throttle_library_logs()
-        app = build_app(self.hub, self.on_request, self.now)
+        if self.phone_lines is not None:
+            from daemon.broadcast.phone import PhoneCodes, Phones
+
+            codes = PhoneCodes(self.hub.board_ids(), self.settings.token or "")
+            self.phones = Phones(codes, self.phone_lines, self.phone_speech)
+        app = build_app(self.hub, self.on_request, self.now, phones=self.phones)
         self.server = WebServer(app, self.settings, GUARD_KEY)
         await self.server.start()
         self.port, self.urls = self.server.port, self.server.urls
+        if self.phones is not None:
+            log.info("phone pages (%sl, then the code): %s", self.urls[0] if self.urls else "/",
+                     self.phones.codes.summary())  # fmt: skip
         if self.notifier is not None:
             self.notifier.add_detail("web", self.server.guard.summary)
             self._status_task = asyncio.create_task(self._refresh_status())
@@ -128,6 +142,11 @@ class Broadcaster:
         """Close every viewer, the server and the publishers."""
         for subscriber in list(self.hub.subscribers):
             subscriber.drop()
+        if self.phones is not None:  # the phone pages' streams end too
+            for board, side in self.phones.codes.by_page:
+                line = self.phones.line_of(board, side)
+                if line is not None:
+                    line.close()
         if self._status_task is not None:
             self._status_task.cancel()
             self._status_task = None

@@ -17,7 +17,7 @@ from typing import Any
 
 from aiohttp import HttpVersion11, WSMsgType, web
 
-from daemon.broadcast import console, mending, pairingcontrol, security, strictjson
+from daemon.broadcast import console, mending, pairingcontrol, phone, security, strictjson
 from daemon.broadcast.authguard import TokenGuard
 from daemon.broadcast.connections import ConnectionGuard, client_key
 from daemon.broadcast.controls import (
@@ -382,6 +382,9 @@ async def control(request: web.Request) -> web.Response:
         return _error(exc.status, str(exc), exc.field)
     if board_id is None or action in console.BOARDLESS_ACTIONS:
         answer = console.BOARDLESS_ACTIONS[action](hub, sensor_request.args)
+        phones = request.app.get(phone.PHONES_KEY)
+        if action == "check" and phones is not None:  # the console reads them out
+            answer["phones"] = {b: phones.codes.of(b) for b in hub.board_ids()}
         return json_response({"accepted": True, "board": board_id, "action": action, **answer})
     if planned is not None and sensor_request.args.get("preview"):  # changes nothing
         return json_response({"board": board_id, "action": action, "preview": planned})
@@ -472,8 +475,10 @@ def build_app(
     hub: Hub,
     on_request: RequestCallback | None = None,
     now: Callable[[], float] | None = None,
+    phones: phone.Phones | None = None,
 ) -> web.Application:
-    """The aiohttp application over a hub (the daemon's, or a relay's)."""
+    """The aiohttp application over a hub (the daemon's, or a relay's); ``phones``:
+    the blind players' phone pages (the daemon's, ``daemon.broadcast.phone``)."""
     app = web.Application(
         client_max_size=max(1024, _body_limit("pairings", hub.settings.max_body)),
         middlewares=[_count_requests, _no_tracebacks],
@@ -494,6 +499,8 @@ def build_app(
     app.router.add_post("/control/{action}", control)
     app.router.add_post("/say", control)
     console.install(app)
+    phone.install(app, phones, tokens=app[TOKENS_KEY], hosts=hub.settings.hosts,
+                  now=app[NOW_KEY], on_request=on_request)  # fmt: skip
     return app
 
 

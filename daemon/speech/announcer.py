@@ -495,7 +495,9 @@ class AnnouncerGroup:
         """Asked on the web or the command line: said to the asker's earphone."""
         asker = by or self.announcers[0].settings.own_side or None
         texts = [
-            a.ask(what, args, by) for a in self.announcers if a.settings.hears_requests_of(asker)
+            a.ask(what, args, by)
+            for a in self.announcers
+            if a.settings.hears_requests_of(asker) and not a.on_page
         ]
         return texts[0] if texts else ""
 
