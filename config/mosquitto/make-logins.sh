@@ -1,6 +1,6 @@
 #!/bin/sh
 # Give every board of a hall its own broker login, and write the ACL for them.
-#   sudo sh make-logins.sh club-open 1 24 > /etc/mosquitto/dgt-bridge/acl
+#   sudo sh make-logins.sh club-open 1 24 | sudo tee /etc/mosquitto/dgt-bridge/acl >/dev/null
 # makes (or adds to) /etc/mosquitto/dgt-bridge/passwords the logins relay and
 # board-1 .. board-24, each with a random password printed to stderr (give each
 # board's Pi its own: broadcast.mqtt.username board-N, password ...), and prints
@@ -35,3 +35,10 @@ done
 # mosquitto (the user the broker runs as) reads the passwords; nobody else
 chown root:mosquitto "$PASSWORDS" 2>/dev/null || true
 chmod 640 "$PASSWORDS"
+# and the broker's key beside them: openssl makes it for root alone (0600), and
+# Mosquitto, once it is the mosquitto user, refuses to start without it
+KEY="$(dirname "$PASSWORDS")/broker.key"
+if [ -f "$KEY" ]; then
+    chown root:mosquitto "$KEY" 2>/dev/null || true
+    chmod 640 "$KEY"
+fi

@@ -373,3 +373,39 @@ async def test_no_login_can_take_over_the_relay_s_or_a_board_s_connection(hall):
             intruder.loop_stop()
         await one.stop()
         await relay.stop()
+
+
+async def test_one_daemon_of_many_boards_logs_each_board_in_under_the_shipped_acl(hall):
+    """A hall Pi (one daemon, boards 1 and 2) with ``username: "board-{board}"`` and
+    one password for its boards (``SAME_PASSWORD=... make-logins.sh``): each board
+    logs in as its own board-N, so the shipped ACL lets each write its own topics,
+    and both games reach the relay."""
+    import shutil
+    import subprocess
+
+    passwd = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
+    subprocess.run([passwd, "-b", str(hall.directory / "passwords"), "board-2", "pw-one"],
+                   check=True, capture_output=True, timeout=30)  # fmt: skip
+    hall.stop()
+    hall.start()  # the broker reads its logins when it starts
+    login = hall.login("board-1")
+    login.username = "board-{board}"  # password: board-1's, now also board-2's
+    pi = Broadcaster(BroadcastSettings(
+        enabled=False, round=ROUND, event="1992",
+        boards=[BoardSettings(id=b, white=f"White {b}") for b in ("1", "2")], mqtt=login,
+    ))  # fmt: skip
+    relay = Relay("127.0.0.1", hall.port, TOURNAMENT, ROUND, address="127.0.0.1", port=0,
+                  mqtt_settings=hall.login("relay"))  # fmt: skip
+    await relay.start()
+    await pi.start()
+    try:
+        assert sorted(p.mqtt.username for p in pi.mqtt) == ["board-1", "board-2"]
+        for board, moves in (("1", OPERA_GAME[:6]), ("2", OPERA_GAME[:4])):
+            for event in game_feed(moves):
+                pi.publish(board, event)
+        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:6], 30), relay.status()
+        assert await _wait(lambda: _moves(relay, "2") == OPERA_GAME[:4], 30), relay.status()
+        assert relay.status()["rejected"] == 0
+    finally:
+        await pi.stop()
+        await relay.stop()

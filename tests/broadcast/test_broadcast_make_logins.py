@@ -1,0 +1,34 @@
+"""``config/mosquitto/make-logins.sh``: every board its login, the ACL printed, and
+the files the broker reads left readable by the broker's group (Mosquitto, once it
+is the ``mosquitto`` user, refused the docs' broker.key, made by openssl for root
+alone, and did not start)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "config" / "mosquitto" / "make-logins.sh"
+
+
+@pytest.mark.skipif(shutil.which("mosquitto_passwd") is None, reason="mosquitto is not installed")
+def test_make_logins_gives_every_board_a_login_and_the_broker_its_key(tmp_path: Path) -> None:
+    key = tmp_path / "broker.key"
+    key.write_text("-----BEGIN PRIVATE KEY-----\n")
+    key.chmod(0o600)  # as openssl writes it
+    result = subprocess.run(
+        ["sh", str(SCRIPT), "club-open", "1", "3"],
+        env={**os.environ, "PASSWORDS": str(tmp_path / "passwords")},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "user board-3\ntopic write dgt-bridge/club-open/+/3/#" in result.stdout
+    logins = [line.split()[0] for line in result.stderr.splitlines()]
+    assert logins == ["relay", "board-1", "board-2", "board-3"]
+    for path in (key, tmp_path / "passwords"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o640, path.name
