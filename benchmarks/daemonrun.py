@@ -2,6 +2,9 @@
 drivers need: the fault trials (``benchmarks.faults``) and the daemon's restart,
 outage and clock-sides tests start, read, kill and judge it the same way, so it is
 written once, here (a benchmark may not import the tests; the tests import this).
+``BudgetDaemon`` runs it as the systemd unit does (its configuration file, its
+environment, a warmed cache, in a CPU group) for ``pibudget``, ``footprint`` and
+``growth``.
 
 The daemon runs as shipped (``python -m daemon run``, the default configuration,
 no broadcast, no speech), with the settle time shrunk to the hands' speed; its
@@ -11,11 +14,13 @@ event feed is read by a thread, its stderr kept to look for a traceback.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +35,8 @@ import chess
 import chess.pgn
 
 from benchmarks.common import ROOT
+from benchmarks.cpugroups import CpuGroup, ProcessGroups, enter
+from benchmarks.processes import free_port, thread_states
 from daemon import resources
 from drivers.sensors import ClockReport, SensorEvent
 
@@ -175,3 +182,270 @@ def pgn_moves(journal: Path) -> list[str]:
         return []
     game = chess.pgn.read_game(io.StringIO(pgn.read_text()))
     return [m.uci() for m in game.mainline_moves()] if game else []
+
+
+class BudgetDaemon:
+    """``python -m daemon run`` in the CPU group (None: none), its feed read with
+    wall-clock stamps: the one runner of the daemon's own process for the benchmarks
+    (``footprint``, ``growth`` and this one)."""
+
+    def __init__(
+        self,
+        group: CpuGroup | ProcessGroups | None,
+        work: Path,
+        *,
+        port: str | None = None,
+        config: Path | None = None,
+        speech: bool = True,
+    ) -> None:
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        notify_path = work / f"notify-{time.monotonic_ns()}.sock"
+        self.notify.bind(str(notify_path))
+        self.player_log = work / "player.log"
+        self.player_log.touch()
+        self.http_port = free_port()
+        from benchmarks.latency import stream_player_setting  # the daemon's app: only here
+
+        settings = {
+            "speech": {
+                "engine": "pyttsx3",
+                "synthesis": SYNTHESIS[0],
+                "device": "null",
+                "stream_player": json.loads(stream_player_setting(self.player_log)),
+            },
+            "broadcast": {"address": "127.0.0.1", "port": self.http_port},
+        }
+        config = unit_config(work, config, settings)
+        env = unit_environment(work)
+        warm_cache(config, env)
+        env["NOTIFY_SOCKET"] = str(notify_path)
+        command = [sys.executable, "-m", "daemon", "run", "--events", "-",
+                   "--storage", str(work / "games")]  # fmt: skip
+        if port:
+            command += ["--port", port]
+        command += ["--config", str(config)]
+        if not speech:
+            command.append("--no-speech")
+        # The daemon's log, kept: a daemon that does not read its board says why there
+        # (``log_tail``; a file, not a pipe that nobody drains while it runs)
+        self.log_path = work / f"daemon-{time.monotonic_ns()}.log"
+        self.started = time.monotonic()
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                preexec_fn=functools.partial(enter, group),
+            )
+        self.group = group
+        if isinstance(group, ProcessGroups):
+            group.watch(self.process.pid)
+        #: (wall time, monotonic time, event) of every feed line
+        self.events: list[tuple[float, float, dict[str, Any]]] = []
+        self.changed = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            wall, mono = time.time(), time.monotonic()
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                with self.changed:
+                    self.events.append((wall, mono, event))
+                    self.changed.notify_all()
+
+    def wait_ready(self, timeout: float) -> float:
+        self.notify.settimeout(timeout)
+        while True:
+            if "READY=1" in self.notify.recv(4096).decode().split("\n"):
+                return time.monotonic() - self.started
+
+    def wait_started(self, timeout: float) -> float:
+        """Seconds from start until the speech and the live page, which start after
+        READY, are up too (the STATUS= line no longer says "starting")."""
+        self.notify.settimeout(timeout)
+        while True:
+            lines = self.notify.recv(4096).decode().split("\n")
+            status = [line for line in lines if line.startswith("STATUS=")]
+            if status and "starting" not in status[-1]:
+                return time.monotonic() - self.started
+
+    def wait_for(
+        self, predicate: Any, timeout: float
+    ) -> tuple[float, float, dict[str, Any]] | None:
+        """The first (wall, monotonic, event) of the feed that ``predicate`` takes,
+        waiting up to ``timeout``; None if none came."""
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while True:
+                found = next((entry for entry in self.events if predicate(entry[2])), None)
+                if found is not None:
+                    return found
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self.process.poll() is not None:
+                    return None
+                self.changed.wait(min(remaining, 0.5))
+
+    def moves(self) -> list[str]:
+        """The game's moves as the feed has them now (a take-back drops the later)."""
+        played: dict[int, str] = {}
+        with self.changed:
+            for _, _, event in self.events:
+                if event.get("type") == "move":
+                    ply = int(event["ply"])
+                    played = {p: u for p, u in played.items() if p < ply}
+                    played[ply] = str(event["uci"])
+        return [played[p] for p in sorted(played)]
+
+    def boards_read(self, boards: int, timeout: float) -> int:
+        """Waits until ``boards`` boards have been read (their first ``game_start``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.changed:
+                read = {
+                    str(e.get("board"))
+                    for _, _, e in self.events
+                    if e.get("type") in ("game_start", "game_resumed")
+                }
+            if len(read) >= boards or time.monotonic() > deadline:
+                return len(read)
+            time.sleep(0.2)
+
+    def not_read(self) -> str:
+        """Why the board was not read, for the notes: whether the daemon is still
+        running (else its exit status), the last lines of its log and of its feed."""
+        code = self.process.poll()
+        age = f"{time.monotonic() - self.started:.0f} s after its start"
+        state = (
+            f"still running {age}; its threads: {thread_states(self.pid)}"
+            if code is None
+            else f"exited with status {code}, {age}"
+        )
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines()[-12:]
+        except OSError:
+            lines = ["(no log)"]
+        with self.changed:
+            feed = [json.dumps(e) for _, _, e in self.events[-5:]]
+        return (
+            f"the daemon never read the board ({state}); its log's last lines:\n      "
+            + "\n      ".join(lines)
+            + "\n    its feed's last events:\n      "
+            + ("\n      ".join(feed) or "(none)")
+        )
+
+    def player_log_times(self) -> tuple[list[float], list[float]]:
+        """When each phrase was first heard, and when each (but the last) ended."""
+        from benchmarks.latency import read_player_log
+
+        return read_player_log(self.player_log)
+
+    def stop(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        if isinstance(self.group, ProcessGroups):
+            self.group.unwatch()
+        self.notify.close()
+
+
+def unit_config(work: Path, base: Path | None, settings: dict[str, dict[str, Any]]) -> Path:
+    """The daemon's configuration file, as the unit reads one (``--config``): ``base``
+    (else the shipped ``config/dgt-bridge.yaml``) with the benchmark's ``settings``
+    merged in, section by section. Not ``DGT_BRIDGE_*`` environment overrides: the
+    unit sets none, and an override makes the daemon import PyYAML (2.2 MB of PSS) to
+    parse its value even when the file's parsed tree is cached."""
+    import yaml
+
+    base = base or ROOT / "config" / "dgt-bridge.yaml"
+    tree = yaml.safe_load(base.read_text(encoding="utf-8")) or {}
+    for section, keys in settings.items():
+        tree[section] = {**(tree.get(section) or {}), **keys}
+    path = work / f"dgt-bridge-{time.monotonic_ns()}.yaml"
+    path.write_text(yaml.safe_dump(tree, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return path
+
+
+#: The unit the Pi runs the daemon with.
+UNIT = ROOT / "systemd" / "dgt-bridge.service"
+
+
+def unit_settings() -> dict[str, str]:
+    """The unit's ``Environment=`` variables (``PYTHONOPTIMIZE=2`` ...), read from
+    the unit itself, so that the benchmark follows it when it changes."""
+    found: dict[str, str] = {}
+    for line in UNIT.read_text(encoding="utf-8").splitlines():
+        if line.startswith("Environment="):
+            name, _, value = line.removeprefix("Environment=").partition("=")
+            found[name.strip()] = value.strip()
+    return found
+
+
+def unit_environment(work: Path) -> dict[str, str]:
+    """The environment systemd/dgt-bridge.service gives the daemon: its
+    ``Environment=`` lines, its cache directory (``CacheDirectory=``, where the
+    parsed configuration is kept), no ``DGT_BRIDGE_*`` overrides."""
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("DGT_BRIDGE_")}
+    # An installed daemon starts from bytecode (pip compiles it at install); this
+    # tree's, compiled by compile_sources(), is read, not compiled at every start.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(unit_settings())
+    env.update({"CACHE_DIRECTORY": str(work / "cache"), "PYTHONPATH": str(ROOT)})
+    return env
+
+
+def warm_cache(config: Path, env: dict[str, str]) -> None:
+    """Parses the configuration (and its vocabulary) once into the cache directory, as
+    the Pi's daemon did at its first start: every later start reads the parsed tree
+    back without PyYAML (daemon/yamlcache.py). Outside the CPU group."""
+    subprocess.run(
+        [sys.executable, "-m", "daemon", "check-config", str(config)],
+        cwd=ROOT, env=env, capture_output=True, timeout=120, check=True,
+    )  # fmt: skip
+
+
+#: ``speech.synthesis`` of the daemons started (``--synthesis``: thread or process).
+SYNTHESIS = ["thread"]
+
+
+def compile_sources() -> None:
+    """Compiles the daemon's modules to bytecode (``__pycache__``), plain and for
+    ``-OO`` (the unit's ``PYTHONOPTIMIZE=2``), and the venv's for ``-OO``, as
+    ``pip install`` and ``systemd/install.sh`` do for an installed daemon: without it
+    (``PYTHONDONTWRITEBYTECODE`` is set here) every start compiled some 70 modules
+    from source, 0.1 s of CPU at full speed, which a Pi's installed daemon does not
+    spend."""
+    import compileall
+    import importlib.util
+
+    for package in ("daemon", "drivers"):
+        compileall.compile_dir(ROOT / package, quiet=1, optimize=[0, 2])
+    for library in DAEMON_LIBRARIES:
+        spec = importlib.util.find_spec(library)
+        if spec is not None and spec.origin:
+            origin = Path(spec.origin)
+            if origin.name == "__init__.py":
+                compileall.compile_dir(origin.parent, quiet=1, optimize=2)
+            else:
+                compileall.compile_file(origin, quiet=1, optimize=2)
+
+
+#: The libraries the daemon and its worker import (their -OO bytecode is compiled).
+DAEMON_LIBRARIES = (
+    "aiohappyeyeballs", "aiohttp", "aiosignal", "attr", "chess", "frozenlist", "idna",
+    "multidict", "paho", "propcache", "pyttsx3", "serial", "typing_extensions", "yaml",
+    "yarl",
+)  # fmt: skip

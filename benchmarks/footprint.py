@@ -37,7 +37,7 @@ import chess
 import chess.pgn
 
 from benchmarks.common import GAMES_PGN, footer, header
-from benchmarks.pibudget import BudgetDaemon
+from benchmarks.daemonrun import BudgetDaemon
 from benchmarks.processes import RECORD_PLAYER, cpu_seconds, descendants, is_connected, rss_mb
 from drivers.dgt.emulator import BoardEmulator
 from drivers.handling import ALL, Hands, Timing

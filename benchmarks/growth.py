@@ -31,8 +31,8 @@ from pathlib import Path
 import chess
 
 from benchmarks.common import GAMES_PGN, footer, header
-from benchmarks.pibudget import BudgetDaemon, compile_sources, tree_pss
-from benchmarks.processes import private_mb
+from benchmarks.daemonrun import BudgetDaemon, compile_sources
+from benchmarks.processes import private_mb, tree_pss
 from drivers.dgt.emulator import BoardEmulator
 from drivers.gamelogs import distinct_openings
 from drivers.handling import ALL, Hands, Timing

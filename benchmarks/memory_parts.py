@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="the same (it is quick)")
     parser.parse_args(argv)
     header("where the daemon's memory goes, part by part")
-    from benchmarks.pibudget import compile_sources
+    from benchmarks.daemonrun import compile_sources
 
     compile_sources()
     with tempfile.TemporaryDirectory(prefix="dgt-memory-parts-") as cache:

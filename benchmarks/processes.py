@@ -1,10 +1,17 @@
 """The daemon's processes as the benchmarks see them, from ``/proc``: the tree, its
-CPU and memory, free ports; shared by ``footprint``, ``pibudget`` and ``growth``."""
+threads, CPU and memory (RSS, PSS, the tree's own pages), free ports; shared by
+``footprint``, ``pibudget``, ``growth`` and the CPU groups."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import socket
+import subprocess
+import time
+from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,25 +26,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def descendants(pid: int) -> list[int]:
-    """The process and all its children, grandchildren... (from /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        todo += children.get(current, [])
-    return found
 
 
 def proc_mb(pid: int, file: str, key: str) -> float:
@@ -120,3 +108,150 @@ def own_pages_mb(pids: list[int]) -> float | None:
             return None
         frames |= found
     return len(frames) * PAGE_SIZE / 2**20
+
+
+def thread_states(pid: int) -> str:
+    """Each thread's name, state and where the kernel has it waiting
+    (``/proc/PID/task/TID/stat`` and ``wchan``): a hung daemon's threads all asleep in
+    ``futex_wait`` is a deadlock, one running is a daemon that is busy."""
+    found = []
+    with contextlib.suppress(OSError):
+        for task in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+            with contextlib.suppress(OSError):
+                stat = Path(f"/proc/{pid}/task/{task}/stat").read_text()
+                name, state = stat[stat.index("(") + 1 : stat.rindex(")")], stat.split(") ")[1][0]
+                wchan = Path(f"/proc/{pid}/task/{task}/wchan").read_text().strip() or "-"
+                found.append(f"{name} {state} {wchan}")
+    return ", ".join(found) or "none"
+
+
+def descendants(pid: int) -> list[int]:
+    """The process and all its children, grandchildren... from
+    ``/proc/PID/task/TID/children`` (no scan of all of /proc: the CPU groups and the
+    sampler ask every few milliseconds)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{current}/task"):
+                with contextlib.suppress(OSError):
+                    todo += [int(c) for c in Path(f"/proc/{current}/task/{task}/children")
+                             .read_text().split()]  # fmt: skip
+    return found
+
+
+def synthesis_threads(pid: int) -> list[int]:
+    """The thread ids of the daemon's pyttsx3 synthesis thread and of the threads it
+    started (libespeak-ng's, which inherit its name)."""
+    from daemon.speech.synthesis import OS_THREAD_NAME
+
+    found = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                comm = Path(f"/proc/{pid}/task/{task}/comm").read_bytes().strip()
+                if comm == OS_THREAD_NAME:
+                    found.append(int(task))
+    return found
+
+
+# -- memory -----------------------------------------------------------------------------
+
+
+def pss_mb(pid: int) -> float:
+    return proc_mb(pid, "smaps_rollup", "Pss:")
+
+
+def command_name(pid: int) -> str:
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "?"
+    text = " ".join(a.decode(errors="replace") for a in args if a)
+    if "record_stream_player" in text:
+        return STAND_IN
+    return "speech worker" if "pyttsx3_worker" in text else "daemon" if "daemon" in text else text
+
+
+#: The benchmark's stand-in for the running player (Python: not what a Pi would run).
+STAND_IN = "player stand-in"
+
+
+@contextlib.contextmanager
+def real_player() -> Iterator[int | None]:
+    """A real ``aplay -D null`` fed raw PCM on a pipe, as the daemon runs it (its pid;
+    None without aplay)."""
+    argv = ["aplay", "-q", "-D", "null", "-t", "raw", "-f", "S16_LE", "-r", "22050", "-c", "1"]
+    try:
+        player = subprocess.Popen(argv, stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        yield None
+        return
+    try:
+        assert player.stdin is not None
+        player.stdin.write(bytes(22050))
+        player.stdin.flush()
+        time.sleep(0.5)
+        yield player.pid
+    finally:
+        player.kill()
+        player.wait()
+
+
+@functools.cache
+def player_pss() -> float:
+    """PSS of a real streaming ``aplay`` (the stand-in's replacement in the tree)."""
+    with real_player() as pid:
+        return 0.0 if pid is None else pss_mb(pid)
+
+
+def tree_pss(pid: int) -> tuple[float, dict[str, float]]:
+    """PSS summed over the process tree, and by process kind (the player's stand-in
+    replaced by a real aplay's figure)."""
+    parts: dict[str, float] = defaultdict(float)
+    for member in descendants(pid):
+        parts[command_name(member)] += pss_mb(member)
+    if parts.pop(STAND_IN, None) is not None:
+        parts["player (aplay)"] = player_pss()
+    return sum(parts.values()), dict(parts)
+
+
+def tree_own_pages(pid: int) -> float | None:
+    """The tree's memory with each physical page counted once (``own_pages_mb``):
+    its PSS were it alone on the machine, as the daemon is on a Pi, where no other
+    Python program shares libpython's pages with it. The stand-in is replaced by a
+    real aplay, run meanwhile."""
+    members = [m for m in descendants(pid) if command_name(m) != STAND_IN]
+    with real_player() as player:
+        return own_pages_mb(members + ([player] if player else []))
+
+
+def task_run_ns(pid: int) -> dict[int, int]:
+    """Nanoseconds each thread of ``pid`` has run (``/proc/PID/task/TID/schedstat``)."""
+    run: dict[int, int] = {}
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(f"/proc/{pid}/task/{task}/schedstat").read_text()
+                run[int(task)] = int(stat.split()[0])
+    return run
+
+
+def cpu_share(pid: int, seconds: float) -> tuple[float, dict[str, float]]:
+    """CPU seconds per second of the process tree over ``seconds``, and by process
+    kind. From each thread's run time in ns (schedstat), not utime + stime: those
+    count in 10 ms ticks, and an idle daemon at the Zero 2 W budget's 2% runs 0.14%
+    of a core, 40 ms in a 30 s window: four ticks, read to +-1 per process."""
+    family = descendants(pid)
+    kinds = {member: command_name(member) for member in family}
+    before = {member: task_run_ns(member) for member in family}
+    started = time.monotonic()
+    time.sleep(seconds)
+    elapsed = time.monotonic() - started
+    parts: dict[str, float] = defaultdict(float)
+    for member in family:
+        old = before[member]
+        ran = sum(ns - old.get(task, 0) for task, ns in task_run_ns(member).items())
+        parts[kinds[member]] += ran / 1e9 / elapsed
+    return sum(parts.values()), dict(parts)

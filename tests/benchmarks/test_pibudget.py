@@ -22,16 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.pibudget import (
-    BudgetDaemon,
-    CpuGroup,
-    ProcessGroups,
-    can_use_cgroups,
-    nbody,
-    nbody_seconds_per_step,
-    thread_states,
-    tree_of,
-)
+from benchmarks.cpugroups import CpuGroup, ProcessGroups, can_use_cgroups
+from benchmarks.daemonrun import BudgetDaemon
+from benchmarks.nbody import nbody, nbody_seconds_per_step
+from benchmarks.processes import descendants, thread_states
 
 
 def test_the_calibration_program_is_the_n_body_of_the_benchmarks_game() -> None:
@@ -79,7 +73,7 @@ def test_each_process_of_the_tree_gets_a_group_of_its_own_with_the_same_quota() 
         ).read_text()
     finally:
         if parent is not None:
-            for pid in tree_of(parent.pid)[::-1]:
+            for pid in descendants(parent.pid)[::-1]:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             parent.wait()
