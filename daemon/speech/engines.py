@@ -452,7 +452,7 @@ class Pyttsx3Engine(_WavEngine):
             async with player.phrase(self.sample_rate) as phrase:
 
                 async def on_pcm(data: bytes) -> None:
-                    await phrase.feed(array.array("h", data))
+                    await phrase.write(array.array("h", data))
 
                 await self._synthesize(
                     spoken, rate, on_pcm=on_pcm, heard=lambda: phrase.first_at is not None

@@ -78,7 +78,7 @@ class Trimmer:
         self.held = array.array("h")
         self.frames = 0  # frames passed on
 
-    def feed(self, samples: array.array) -> array.array:
+    def trim(self, samples: array.array) -> array.array:
         """What of ``samples`` can be played now."""
         bounds = _loud(samples, self.channels)
         if bounds is None:
@@ -255,7 +255,7 @@ class StreamPlayer:
         if channels != 1:
             raise PlaybackError(f"a {channels}-channel WAV for a {self.channels}-channel player")
         async with self.phrase(rate) as phrase:
-            await phrase.feed(samples, trim=False)
+            await phrase.write(samples, trim=False)
 
     async def _play_samples(self, samples: array.array) -> None:
         try:
@@ -284,13 +284,15 @@ class Phrase:
         await self.player.open(self.rate)
         return self
 
-    async def feed(self, mono: array.array, trim: bool = True) -> None:
-        out = self.trimmer.feed(mono) if trim else mono
+    async def write(self, mono: array.array, trim: bool = True) -> None:
+        """The phrase's next samples (mono), trimmed unless ``trim`` is False, onto
+        its channel of the player."""
+        out = self.trimmer.trim(mono) if trim else mono
         if not trim:
             self.trimmer.frames += len(mono)
-        await self._write(out)
+        await self._to_player(out)
 
-    async def _write(self, mono: array.array) -> None:
+    async def _to_player(self, mono: array.array) -> None:
         if not mono:
             return
         if self.first_at is None:
@@ -308,10 +310,10 @@ class Phrase:
                 await self.player.cut()
             return
         try:
-            await self._write(self.trimmer.end())
+            await self._to_player(self.trimmer.end())
             heard_at = self.player.ends_at
             silence = array.array("h", bytes(2 * int(FLUSH * self.rate)))
-            await self._write(silence)
+            await self._to_player(silence)
             await self.player.played(heard_at)
         except asyncio.CancelledError:
             await self.player.cut()

@@ -50,7 +50,7 @@ def test_the_silence_around_a_phrase_is_cut_as_it_streams_and_the_pauses_inside_
     chunks = [silence, silence + word, silence, word, silence, silence]
     out = array.array("h")
     for chunk in chunks:
-        out += trimmer.feed(chunk)
+        out += trimmer.trim(chunk)
     out += trimmer.end()
     loud = [i for i, v in enumerate(out) if v]
     # Of 3200 samples of silence before the first word, LEAD is kept (the search
