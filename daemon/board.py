@@ -289,13 +289,16 @@ class Board:
         """The page and MQTT show an event once it is on the card (with a disk
         writer: ``Journal.when_durable``), so a move a viewer or the relay has seen
         survives a power cut; the speech and the feed have it at once."""
+        data = event.to_dict()
+        if self.pipeline is not None and self.pipeline.arbiter_deciding:
+            data["arbiter"] = True  # the arbiter's: signed for the relay (arbitersig)
         journal = self.game.journal
         if journal is None or journal.writer is None:
-            self._show(event.to_dict())
+            self._show(data)
             return
         self._page_seq += 1
         seq = self._page_seq
-        self._page_waiting.append((seq, event.to_dict()))
+        self._page_waiting.append((seq, data))
         journal.when_durable(lambda: self._show_up_to(seq))
 
     def _show_up_to(self, seq: int) -> None:

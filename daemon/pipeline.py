@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from daemon.events import ClockUpdate, Colour, DomainEvent, Notice, from_dict
 from daemon.formatting import describe
 from daemon.lazy import logger
-from drivers.sensors import BoardDump, ConnectionChange, SensorEvent
+from drivers.sensors import BoardDump, ConnectionChange, Request, SensorEvent
 
 if TYPE_CHECKING:
     from daemon.compose import BoardParts
@@ -248,6 +248,10 @@ class BoardPipeline:
         self.board_connected = False  # the board has been read since start or a loss
         self._timer: Cancellable | None = None
         self._sync = JournalSync(journal, self.output) if journal is not None else None
+        #: True while the core decides on an arbiter's request (a web control with
+        #: the token): what it decides then is the arbiter's, and the MQTT edge
+        #: signs it for the relay (daemon/broadcast/arbitersig.py)
+        self.arbiter_deciding = False
 
     def now(self) -> float:
         return self.scheduler.now()
@@ -261,7 +265,11 @@ class BoardPipeline:
             self._connection(event)
         elif isinstance(event, BoardDump) and not self.board_connected:
             self._connection(ConnectionChange(event.t, "connected"))
-        self.publish(self._decided(self.core.feed, event))
+        self.arbiter_deciding = isinstance(event, Request)
+        try:
+            self.publish(self._decided(self.core.feed, event))
+        finally:
+            self.arbiter_deciding = False
         self._drain_clock_reports()
         self._schedule_tick()
 

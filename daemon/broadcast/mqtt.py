@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
 import re
 import time
@@ -46,7 +47,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
-from daemon.broadcast import strictjson
+from daemon.broadcast import arbitersig, strictjson
 from daemon.broadcast.hub import Hub
 from daemon.broadcast.settings import BroadcastSettings, MqttSettings
 
@@ -139,6 +140,7 @@ class MqttPublisher:
         self.problem = ""  # why the broker does not get the events, if it does not
         self.restarts = 0  # clients started again after a dead thread or no acks
         self.unacked: dict[int, tuple[float, bytes]] = {}  # mid -> (handed at, event)
+        self.clock = time.monotonic  # the watchdog's time (a test gives its own)
         self._timer: Any = None
         self.stopping = False  # our own goodbye: its disconnect is no loss
         self.waiting: deque[bytes] = deque()  # events paho had no room for
@@ -195,7 +197,7 @@ class MqttPublisher:
         oldest = min((at for at, _ in list(self.unacked.values())), default=None)
         if thread is None or not thread.is_alive():
             self._restart("the MQTT client's thread died; started again")
-        elif oldest is not None and time.monotonic() - oldest > ACK_TIMEOUT:
+        elif oldest is not None and self.clock() - oldest > ACK_TIMEOUT:
             self._restart(f"no acknowledgement for {ACK_TIMEOUT:.0f} s; started again")
         elif self.connected:
             if self.problem and not self.unacked:
@@ -281,12 +283,22 @@ class MqttPublisher:
             }
             self.last_seq = seq
             payload = strictjson.dumps(envelope, separators=(",", ":")).encode()
+            if event.get("arbiter") is True and self.mqtt.arbiter_key:
+                payload = self._signed(payload, self.mqtt.arbiter_key)
             self._send_event(payload)
         elif self.connected:  # the link or battery changed
             self.client.publish(
                 self.topics["status"], self._status_payload(online=True), qos=1, retain=True
             )
         self._publish_state(state)
+
+    @staticmethod
+    def _signed(payload: bytes, key: str) -> bytes:
+        """An arbiter's event with its signature (``arbitersig``), signed as the
+        relay will read it: from the JSON as sent (strictjson made NaN null)."""
+        envelope = json.loads(payload)
+        envelope["sig"] = arbitersig.sign(envelope, key)
+        return json.dumps(envelope, separators=(",", ":"), allow_nan=False).encode()
 
     def _send_event(self, payload: bytes) -> None:
         if self.waiting:
@@ -303,7 +315,7 @@ class MqttPublisher:
         info = self.client.publish(self.topics["events"], payload, qos=1)
         if info.rc in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
             self.published += 1
-            self.unacked[info.mid] = (time.monotonic(), payload)
+            self.unacked[info.mid] = (self.clock(), payload)
             return True  # paho holds it until the broker acknowledges it
         return False
 

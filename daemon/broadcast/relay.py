@@ -27,6 +27,7 @@ TLS and ACL (``config/mosquitto/``) decide who may write a board's topics.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
@@ -37,6 +38,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from aiohttp import web
 
+from daemon.broadcast import arbitersig
 from daemon.broadcast.hub import BOARD_ID, Hub
 from daemon.broadcast.lichess import RELAY_SETTLE, LichessPusher
 from daemon.broadcast.listen import WebServer
@@ -47,7 +49,7 @@ from daemon.broadcast.relaycheck import (
     check_state,
     check_status,
 )
-from daemon.broadcast.relayrules import EXTRA_TAGS, GameRules, canonical_state
+from daemon.broadcast.relayrules import EXTRA_TAGS, GameRules, HeldForArbiter, canonical_state
 from daemon.broadcast.settings import BroadcastSettings, LichessSettings, MqttSettings
 from daemon.broadcast.web import GUARD_KEY, build_app, json_response
 from daemon.gamerecord import GameHeaders
@@ -69,34 +71,87 @@ def seq_bound() -> int:
     return int((time.time() - EPOCH_2020) * 1000) + 86_400_000
 
 
+#: Seqs remembered per board (applied, and what followed each), to tell a
+#: duplicate from a fork; far more than the events between two states.
+MEMORY = 4096
+
+
 @dataclass
 class BoardSync:
     """How far one board's record is known to be complete, for one origin.
 
     ``last`` is the ``seq`` of the last event folded into the record (or of the
     state loaded), None while the relay holds no base for this origin yet.
-    ``held`` maps an event's ``prev`` to ``(seq, event)`` for events after a hole.
+    ``held`` maps an event's ``prev`` to ``(seq, event, signed)`` for events after
+    a hole. ``followed`` remembers, for each recent seq, the seq taken right after
+    it: the daemon numbers a board's events as one chain, so a second event naming
+    the same ``prev`` is a fork (one of them forged, with the board's public origin).
+    ``resync`` is set on a fork: the record waits for a state whose ``seq`` is one of
+    the events held since, i.e. the daemon's own state after its own event.
     """
 
     origin: str
     last: int | None = None
-    held: dict[int, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    held: dict[int, tuple[int, dict[str, Any], bool]] = field(default_factory=dict)
+    followed: dict[int, int] = field(default_factory=dict)
+    preceded: dict[int, int | None] = field(default_factory=dict)  # seq -> the one before
+    top: int = 0  # the highest seq taken for this origin
+    resync: bool = False
 
-    def hold(self, prev: int, seq: int, event: dict[str, Any]) -> None:
-        self.held[prev] = (seq, event)
+    def hold(self, prev: int, seq: int, event: dict[str, Any], signed: bool = False) -> None:
+        self.held[prev] = (seq, event, signed)
         while len(self.held) > MAX_HELD:
             del self.held[min(self.held)]
             log.error("relay: too many events after a hole; the oldest was dropped")
+
+    def took(self, seq: int, *, event: bool = True) -> None:
+        """``seq`` (an event, or with ``event=False`` a state) is now the last one
+        folded into the record. Only events chain: a state may come before the
+        events it covers (retained, on a reconnect) and is no fork of them."""
+        if self.last != seq:
+            if self.last is not None and event:
+                self.followed[self.last] = seq
+            self.preceded[seq] = self.last
+            for memory in (self.followed, self.preceded):
+                while len(memory) > MEMORY:
+                    del memory[next(iter(memory))]
+        self.last, self.top = seq, max(self.top, seq)
+
+    def taken(self, seq: int) -> bool:
+        """``seq`` was folded into the record already (a duplicate)."""
+        return seq == self.last or seq in self.preceded
+
+    def forks(self, seq: int, prev: int | None) -> bool:
+        """Another event than ``seq`` was taken right after ``prev``."""
+        return prev is not None and self.followed.get(prev, seq) != seq
 
     def forget_through(self, seq: int) -> None:
         """Drop what a state up to ``seq`` already covers."""
         self.held = {p: held for p, held in self.held.items() if held[0] > seq}
 
-    def next_ready(self) -> tuple[int, dict[str, Any]] | None:
+    def next_ready(self) -> tuple[int, dict[str, Any], bool] | None:
         """The held event that follows the last one applied, if it came."""
         if self.last is None:
             return None
         return self.held.pop(self.last, None)
+
+    def holds_seq(self, seq: int) -> bool:
+        return any(held[0] == seq for held in self.held.values())
+
+
+@dataclass
+class HeldRestart:
+    """A new game a board started over its finished one without the arbiter: its
+    events and latest state are checked and kept here, never shown, until the
+    arbiter starts a game (a signed ``game_start``)."""
+
+    rules: GameRules
+    events: int = 0
+    since: float = field(default_factory=time.time)
+
+    def status(self) -> dict[str, Any]:
+        return {"plies": len(self.rules.board.move_stack), "events": self.events,
+                "result": self.rules.result}  # fmt: skip
 
 
 class Relay:
@@ -140,6 +195,9 @@ class Relay:
         self.games: dict[str, GameRules] = {}  # what the relay believes of each game
         self.live: set[tuple[str, str]] = set()  # (board, origin) heard live this round
         self.pending: dict[str, dict[str, Any]] = {}  # a retained state not yet live
+        #: a board's new game over its finished one, not the arbiter's: held, not shown
+        self.restarts: dict[str, HeldRestart] = {}
+        self.arbiter_key = mqtt_settings.arbiter_key if mqtt_settings else None
         self.duplicates = 0
         self.connected = False
         self.refusal = ""  # why the broker refused us, if it did
@@ -185,9 +243,18 @@ class Relay:
         with self._lock:
             rejected = dict(self.rejected)
             boards: dict[str, dict[str, Any]] = {
-                board: {"origin": sync.origin, "last_seq": sync.last, "held": len(sync.held)}
+                board: {
+                    "origin": sync.origin,
+                    "last_seq": sync.last,
+                    "held": len(sync.held),
+                    "resync": sync.resync,
+                }
                 for board, sync in self.sync.items()
             }
+            for board, restart in self.restarts.items():
+                boards.setdefault(board, {"origin": None, "last_seq": None, "held": 0})[
+                    "restart_held"
+                ] = restart.status()
         for (board, reason), count in rejected.items():
             entry = boards.setdefault(board, {"origin": None, "last_seq": None, "held": 0})
             entry.setdefault("rejected", {})[reason] = count
@@ -267,7 +334,8 @@ class Relay:
                 origin, seq, prev, event = check_envelope(payload, board)
                 self._check_seq(seq, prev)
                 self._went_live(board, origin)
-                self._on_events(board, origin, seq, prev, event)
+                signed = self._arbiter_signed(payload, board, event)
+                self._on_events(board, origin, seq, prev, event, signed)
             elif leaf == "state":
                 state = check_state(payload, board)
                 self._check_seq(int(state.get("seq") or 0), None)
@@ -290,6 +358,20 @@ class Relay:
         except Exception:  # a check missed something: drop it, keep the relay up
             log.exception("relay: a message for board %s could not be applied", board)
             self._reject(board, "could not be applied")
+
+    def _arbiter_signed(self, payload: bytes, board: str, event: dict[str, Any]) -> bool:
+        """An arbiter's event signed with the key the relay shares with the daemon
+        (``arbitersig``): it may change a result or start a game over a finished one."""
+        if event.get("arbiter") is not True:
+            return False
+        envelope = json.loads(payload)
+        if "sig" not in envelope:
+            return False  # a daemon without the key: taken as the board's own
+        if envelope.get("board") == board and arbitersig.signed(envelope, self.arbiter_key):
+            return True
+        self._reject(board, "the arbiter's signature does not match (--arbiter-key-file "
+                            "and broadcast.mqtt.arbiter_key must be the same)")  # fmt: skip
+        return False
 
     @staticmethod
     def _check_seq(seq: int, prev: int | None) -> None:
@@ -314,10 +396,7 @@ class Relay:
     def _older_run(self, sync: BoardSync | None, origin: str, seq: int) -> bool:
         """A message of another run than the one shown, numbered before what is
         shown: an older run's (a replay), never to replace the newer one."""
-        return (
-            sync is not None and sync.origin != origin and sync.last is not None
-            and seq <= sync.last
-        )  # fmt: skip
+        return sync is not None and sync.origin != origin and 0 < seq <= sync.top
 
     def _on_state(self, board: str, state: dict[str, Any]) -> None:
         origin, seq = str(state.get("origin", "")), int(state.get("seq") or 0)
@@ -325,27 +404,49 @@ class Relay:
             sync = self.sync.get(board)
             if self._older_run(sync, origin, seq):
                 raise Rejected("a state of an older run")
-            if sync and sync.origin == origin and sync.last is not None and sync.last >= seq:
+            same_run = sync is not None and sync.origin == origin
+            if same_run and sync is not None and sync.resync:
+                if not sync.holds_seq(seq):
+                    # after a fork only the daemon's own state, the one after an
+                    # event held since, is believed
+                    raise Rejected("a state not after an event held since a fork")
+            elif same_run and sync is not None and sync.last is not None and sync.last >= seq:
                 # The record is complete up to a later event already; but the names
                 # (set at the board, or changed for the next game) come with states only.
-                if sync.last == seq:
+                if sync.last == seq and board not in self.restarts:
                     headers = self._house_headers(board, state)["headers"]
                     self.hub._call(self._take_headers, board, headers)
                 return
             # only now: a state that is loaded must be a real game, by the rules
             rules = GameRules.from_state(state)
             held = self.games.get(board)
-            if held and held.result and held.same_game(rules) and rules.result != held.result:
-                raise Rejected("the result is final once given")
-            canonical, left_out = canonical_state(state, rules)
-            canonical = self._house_headers(board, canonical)
+            restart = held is not None and held.result is not None
+            if restart and held is not None and held.same_game(rules):
+                if rules.result != held.result:
+                    raise Rejected("the result is final once given (the arbiter's console "
+                                   "changes it)")  # fmt: skip
+                restart = False
+            if not restart:
+                canonical, left_out = canonical_state(state, rules)
+                canonical = self._house_headers(board, canonical)
             if sync is None or sync.origin != origin:
                 sync = self.sync[board] = BoardSync(origin)
-            self.games[board] = rules
-            sync.last = seq
+            sync.took(seq, event=False)
+            sync.resync = False
             sync.forget_through(seq)
-            self.hub.load_state(board, canonical)
+            if restart:
+                # another game than the finished one shown: the board's own restart
+                # (or a replay to another result), kept for the arbiter
+                new = board not in self.restarts
+                self.restarts[board] = HeldRestart(rules)
+                left_out = []
+            else:
+                self.games[board] = rules
+                self.hub.load_state(board, canonical)
             self._apply_held(board, sync)
+        if restart and new:
+            self._reject(board, "a new game over a finished one, not the arbiter's: held "
+                                "for the arbiter")  # fmt: skip
         for tag in left_out:
             self._reject(board, f"the tag {tag[:40]!r} is not one a board may set")
 
@@ -370,7 +471,13 @@ class Relay:
             self.hub.changed(board)
 
     def _on_events(
-        self, board: str, origin: str, seq: int, prev: int | None, event: dict[str, Any]
+        self,
+        board: str,
+        origin: str,
+        seq: int,
+        prev: int | None,
+        event: dict[str, Any],
+        signed: bool = False,
     ) -> None:
         with self._lock:
             sync = self.sync.get(board)
@@ -378,36 +485,85 @@ class Relay:
                 raise Rejected("an event of an older run")
             if sync is None or sync.origin != origin:
                 sync = self.sync[board] = BoardSync(origin)
-            if sync.last is None and prev in (0, None):
+            if sync.last is None and not sync.resync and prev in (0, None):
                 # The first event of a daemon's run (or from a publisher that does
                 # not say): it continues what we show. Any later one waits for its state.
                 sync.last = 0
-            if sync.last is not None and seq <= sync.last:
+            if sync.taken(seq):
                 self.duplicates += 1
                 return
-            if sync.last is None or (prev is not None and prev != sync.last):
-                sync.hold(prev if prev is not None else seq, seq, event)
+            stale = sync.last is not None and seq < sync.last
+            if sync.forks(seq, prev) or (stale and self._beyond(board, event)):
+                # Two events name the same one before them, or a move the game
+                # does not hold yet comes numbered before what was taken: one of
+                # them was forged (the origin is public), numbered far ahead.
+                # Whichever was taken, the daemon's next state after its own event
+                # says where the record stands: wait for it, so that a forged seq
+                # cannot make every real event "old".
+                sync.last, sync.resync = None, True
+                sync.hold(prev if prev is not None else seq, seq, event, signed)
+                raise Rejected("two events follow the same one (one forged?): "
+                               "waiting for the board's next state")  # fmt: skip
+            if stale:
+                self.duplicates += 1  # covered by a state loaded already
                 return
-            self._game(board).take(event)  # Rejected: not by the rules, nothing moves
-            sync.last = seq
-            self.hub.publish(board, event)
+            if sync.last is None or (prev is not None and prev != sync.last):
+                sync.hold(prev if prev is not None else seq, seq, event, signed)
+                return
+            self._apply(board, sync, seq, event, signed)  # Rejected: nothing moves
             self._apply_held(board, sync)
+
+    def _beyond(self, board: str, event: dict[str, Any]) -> bool:
+        """A move after the last one of the game held: not covered by any state
+        taken (a state covering it would hold it)."""
+        restart = self.restarts.get(board)
+        rules = restart.rules if restart is not None else self.games.get(board)
+        ply = event.get("ply")
+        return (
+            event.get("type") == "move" and rules is not None and isinstance(ply, int)
+            and not event.get("correction") and ply > len(rules.board.move_stack)
+        )  # fmt: skip
 
     def _game(self, board: str) -> GameRules:
         if board not in self.games:
             self.games[board] = GameRules()
         return self.games[board]
 
+    def _apply(
+        self, board: str, sync: BoardSync, seq: int, event: dict[str, Any], signed: bool
+    ) -> None:
+        """One event that follows the record, by the rules of the game held (or of
+        a restart held for the arbiter); ``Rejected`` when they refuse it."""
+        if not signed:
+            event.pop("arbiter", None)
+        kind = event.get("type")
+        restart = self.restarts.get(board)
+        if restart is not None and not (signed and kind == "game_start"):
+            restart.rules.take(event, signed=signed or kind == "game_start")
+            restart.events += 1
+            sync.took(seq)
+            return
+        try:
+            self._game(board).take(event, signed=signed)
+        except HeldForArbiter:
+            restart = self.restarts[board] = HeldRestart(GameRules())
+            restart.rules.take(event, signed=True)
+            restart.events = 1
+            sync.took(seq)
+            raise
+        if kind == "game_start":
+            self.restarts.pop(board, None)
+        sync.took(seq)
+        self.hub.publish(board, event)
+
     def _apply_held(self, board: str, sync: BoardSync) -> None:
         while (ready := sync.next_ready()) is not None:
-            seq, event = ready
-            sync.last = seq
+            seq, event, signed = ready
             try:
-                self._game(board).take(event)
+                self._apply(board, sync, seq, event, signed)
             except Rejected as exc:
+                sync.took(seq)  # refused, but the chain goes on after it
                 self._reject(board, str(exc))
-                continue
-            self.hub.publish(board, event)
 
     def _on_status(self, board: str, status: dict[str, Any]) -> None:
         online = bool(status.get("online"))

@@ -18,6 +18,7 @@ from typing import Any
 
 import chess
 
+from daemon.broadcast.controls import ARTICLE
 from daemon.broadcast.relaycheck import SIDES, Rejected
 from daemon.gamerecord import PGN_RESULTS
 
@@ -41,6 +42,11 @@ EXTRA_TAGS = frozenset(
         "Termination", "Mode", "EventDate", "Section", "Stage",
     }
 )  # fmt: skip
+
+
+class HeldForArbiter(Rejected):
+    """A new game over a finished one that no arbiter signed: kept aside by the
+    relay (``Relay.restarts``), not shown, until the arbiter starts a game."""
 
 
 def _placement(fen: str) -> str:
@@ -115,13 +121,22 @@ class GameRules:
 
     # -- events -------------------------------------------------------------------
 
-    def take(self, event: dict[str, Any]) -> None:
-        """Apply ``event`` to the game held, or ``Rejected`` (nothing changed)."""
+    def take(self, event: dict[str, Any], *, signed: bool = False) -> None:
+        """Apply ``event`` to the game held, or ``Rejected`` (nothing changed).
+
+        ``signed``: the arbiter's (``arbitersig``). Only the arbiter changes a
+        result once given, and only the arbiter starts a game over a finished one:
+        a board's own restart (the pieces set up again after the game, or a login
+        replaying the game to another result) is ``HeldForArbiter``."""
         kind = event.get("type")
         t = event.get("t")
         if kind == "game_start":
             chess960 = bool(event.get("chess960"))
             board = start_board(event.get("fen"), chess960)
+            if self.result is not None and not signed:
+                raise HeldForArbiter(
+                    "a new game over a finished one, not the arbiter's: held for the arbiter"
+                )
             # a new game: the same object made afresh, as the relay holds it by reference
             self.__init__(board.fen(), chess960)  # type: ignore[misc]
         elif kind == "move":
@@ -140,8 +155,8 @@ class GameRules:
             result = event.get("result")
             if result not in PGN_RESULTS or result == "*":
                 raise Rejected("game_end.result is not a result")
-            if self.result is not None and result != self.result:
-                raise Rejected("the result is final once given")
+            if self.result is not None and result != self.result and not signed:
+                raise Rejected("the result is final once given (the arbiter's console changes it)")
             if not isinstance(event.get("reason", ""), str | None):
                 raise Rejected("game_end.reason is not a text")
             self.result = result
@@ -211,6 +226,9 @@ class GameRules:
             raise Rejected("penalty.seconds is not a number")
         if not 0 < seconds <= MAX_PENALTY:
             raise Rejected("penalty.seconds is out of range")
+        article = event.get("article")
+        if article is not None and not (isinstance(article, str) and ARTICLE.fullmatch(article)):
+            raise Rejected("penalty.article is not an article of the Laws (such as 7.4b)")
         self.credit[to] += float(seconds)
         clock = self._pair(event.get("clock"), t)
         if clock is not None:
@@ -246,6 +264,9 @@ def _irregularity(event: dict[str, Any]) -> None:
     for key in ("kind", "article", "detail"):
         if not isinstance(event.get(key, ""), str):
             raise Rejected(f"irregularity.{key} is not a text")
+    article = event.get("article")
+    if article and not ARTICLE.fullmatch(article):
+        raise Rejected("irregularity.article is not an article of the Laws (such as 7.4)")
     if event.get("by") not in (None, *SIDES):
         raise Rejected("irregularity.by is not white, black or null")
     squares = event.get("squares") or []
@@ -323,7 +344,7 @@ def canonical_state(state: dict[str, Any], rules: GameRules) -> tuple[dict[str, 
         GameRules().take({"type": "penalty", **penalty, "clock": None})
         penalties.append({
             "to": penalty["to"], "seconds": float(penalty["seconds"]),
-            "article": _text_or_none(penalty.get("article"), 16) or "",
+            "article": penalty.get("article") or "",
             "t": _number_or_none(penalty.get("t")) or 0.0,
         })  # fmt: skip
     given_status = state.get("status")

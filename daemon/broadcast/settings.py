@@ -69,6 +69,12 @@ class MqttSettings(Record):
     buffer: int = 10000
     """Events kept until the broker acknowledges them; while the broker is away,
     the oldest beyond this are lost (and counted)."""
+    arbiter_key: str | None = None
+    """A secret shared with the relay (``dgt-bridge relay --arbiter-key-file``):
+    the events an arbiter's request made (a result corrected, a new game after a
+    finished one) are signed with it, so the relay takes them from this daemon
+    and from no one else holding the board's broker login. Unset: the relay
+    keeps a result once given and holds a new game over a finished one."""
 
 
 @dataclass(eq=False, repr=False, slots=True)

@@ -17,6 +17,7 @@ from daemon.broadcast.settings import LichessSettings, MqttSettings
 
 PASSWORD_ENV = "DGT_BRIDGE_RELAY_PASSWORD"
 LICHESS_TOKEN_ENV = "DGT_BRIDGE_LICHESS_TOKEN"
+ARBITER_KEY_ENV = "DGT_BRIDGE_ARBITER_KEY"
 
 
 class SetupError(ValueError):
@@ -82,6 +83,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help=f"a file holding the password (or set {PASSWORD_ENV}; never on the command line)",
     )
+    secure.add_argument(
+        "--arbiter-key-file",
+        default=None,
+        metavar="FILE",
+        help="a file holding the daemons' broadcast.mqtt.arbiter_key (or set "
+        f"{ARBITER_KEY_ENV}): only events signed with it change a result or start a "
+        "game over a finished one",
+    )
     secure.add_argument("--tls", action="store_true", help="TLS to the broker (port 8883)")
     secure.add_argument("--ca", default="", metavar="FILE", help="CA of the broker (implies --tls)")
     secure.add_argument("--cert", default="", metavar="FILE", help="client certificate (PEM)")
@@ -138,6 +147,7 @@ def _mqtt_settings(args: argparse.Namespace) -> MqttSettings:
         ca_file=args.ca,
         cert_file=args.cert,
         key_file=args.key,
+        arbiter_key=_secret(args.arbiter_key_file, "--arbiter-key-file", ARBITER_KEY_ENV),
     )
 
 

@@ -60,12 +60,12 @@ def _moves(relay: Relay, board: str) -> list[str]:
     return [m.uci for m in feed.record.moves] if feed else []
 
 
-async def _pages_answer(relay: Relay) -> dict[str, int]:
+async def _pages_answer(relay: Relay, boards: tuple[str, ...] = ("1", "2")) -> dict[str, int]:
     base = f"http://127.0.0.1:{relay.port}"
     statuses = {}
+    per_board = [f"{page}{board}" for board in boards for page in ("/?board=", "/board.svg?board=")]
     async with aiohttp.ClientSession() as session:
-        for path in ("/", "/?board=1", "/?board=2", "/state.json", "/board.svg?board=1",
-                     "/board.svg?board=2", "/game.pgn", "/relay.json"):  # fmt: skip
+        for path in ("/", "/state.json", "/game.pgn", "/relay.json", *per_board):
             async with session.get(base + path) as response:
                 await response.read()
                 statuses[path] = response.status
@@ -341,4 +341,150 @@ async def test_no_message_hypothesis_makes_breaks_a_game_or_a_page(hall):
     assert _moves(relay, "2") == OPERA_GAME[:4]
     moves = _moves(relay, "1")
     assert moves in (OPERA_GAME[:6], OPERA_GAME[:7]), moves
+    assert set((await _pages_answer(relay)).values()) == {200}
+
+
+# -- a result forged by a restart, and the arbiter's signed decisions ---------------------
+
+KEY = "the hall's arbiter key"
+
+
+def _signed_board(port: int, board: str, key: str | None = KEY) -> Broadcaster:
+    return Broadcaster(BroadcastSettings(
+        enabled=False, round="3",
+        boards=[BoardSettings(id=board, white=f"White {board}", black=f"Black {board}")],
+        mqtt=MqttSettings(enabled=True, host="127.0.0.1", port=port, tournament=TOURNAMENT,
+                          arbiter_key=key),
+    ))  # fmt: skip
+
+
+@pytest.fixture
+async def finished(own_broker):
+    """A relay sharing the arbiter key with board 1's daemon; board 1 has played six
+    plies and its game has ended 1-0."""
+    relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "3", address="127.0.0.1", port=0,
+                  mqtt_settings=MqttSettings(arbiter_key=KEY))  # fmt: skip
+    one = _signed_board(own_broker.port, "1")
+    await relay.start()
+    await one.start()
+    attacker = Attacker(own_broker.port)
+    try:
+        for event in game_feed(OPERA_GAME[:6]):
+            one.publish("1", event)
+        one.publish("1", {"type": "game_end", "t": 70.0, "result": "1-0", "reason": "resignation"})
+        assert await _wait(lambda: _result(relay) == "1-0"), relay.status()
+        yield relay, one, attacker
+    finally:
+        attacker.close()
+        await one.stop()
+        await relay.stop()
+
+
+def _result(relay: Relay) -> str | None:
+    feed = relay.hub.boards.get("1")
+    return feed.record.result if feed else None
+
+
+def _shows_the_finished_game(relay: Relay) -> None:
+    record = relay.hub.boards["1"].record
+    assert _moves(relay, "1") == OPERA_GAME[:6]
+    assert record.result == "1-0"
+    assert '[Result "1-0"]' in relay.hub.pgn(["1"])
+
+
+async def test_a_restart_over_a_finished_game_is_held_for_the_arbiter(finished):
+    """The board's own game_start after the end (or its login replaying the game to
+    another result, events and a state) is not shown: the finished game and its
+    result stay, and /relay.json says a restart is held."""
+    relay, one, attacker = finished
+    replayed = game_feed(OPERA_GAME[:4])
+    for event in replayed:  # the board's own restart, through its daemon's publisher
+        one.publish("1", event)
+    one.publish("1", {"type": "game_end", "t": 90.0, "result": "0-1", "reason": "resignation"})
+
+    def held(plies: int, result: str) -> bool:
+        restart = relay.status()["boards"]["1"].get("restart_held") or {}
+        return restart.get("plies") == plies and restart.get("result") == result
+
+    assert await _wait(lambda: held(4, "0-1")), relay.status()
+    _shows_the_finished_game(relay)
+    # and the login's own: a state of another game, with another result
+    forged = _state(relay, "1", moves=[], result="1/2-1/2", result_reason="agreement")
+    await attacker.send(f"{BASE}/1/state", forged)
+    assert await _wait(lambda: held(0, "1/2-1/2")), relay.status()
+    _shows_the_finished_game(relay)
+    assert set((await _pages_answer(relay, ("1",))).values()) == {200}
+    assert relay.status()["boards"]["1"]["rejected"] == {
+        "a new game over a finished one, not the arbiter's: held for the arbiter": 1
+    }
+
+
+async def test_only_the_arbiter_s_signed_decisions_change_a_result_or_start_a_game(finished):
+    """The daemon signs what an arbiter's request made (``"arbiter": true``): its
+    result correction and its new game are taken; the same with no signature, or
+    signed with another key, is not."""
+    from daemon.broadcast import arbitersig
+
+    relay, one, attacker = finished
+    flipped = {"type": "game_end", "t": 80.0, "result": "0-1", "reason": "arbiter",
+               "arbiter": True}  # fmt: skip
+    unsigned = _envelope(relay, "1", flipped)
+    wrong = {**unsigned, "sig": arbitersig.sign(unsigned, "another key")}
+    await attacker.send(f"{BASE}/1/events", unsigned)
+    await attacker.send(f"{BASE}/1/events", wrong)
+    assert await _wait(lambda: relay.status()["rejected"] >= 3), relay.status()
+    _shows_the_finished_game(relay)
+    one.publish("1", flipped)  # the arbiter's console on the daemon: signed
+    assert await _wait(lambda: relay.hub.boards["1"].record.result == "0-1"), relay.status()
+    assert '[Result "0-1"]' in relay.hub.pgn(["1"])
+    # the arbiter's new game is shown at once, and its moves follow
+    one.publish("1", {**game_feed([])[0], "t": 100.0, "arbiter": True})
+    for event in game_feed(OPERA_GAME[:2])[1:]:
+        one.publish("1", event)
+    assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:2]), relay.status()
+    assert relay.hub.boards["1"].record.result is None
+    assert "restart_held" not in relay.status()["boards"]["1"]
+
+
+async def test_the_arbiter_s_new_game_releases_a_held_restart(finished):
+    relay, one, _attacker = finished
+    for event in game_feed(OPERA_GAME[:2]):  # pieces set up again, two moves played
+        one.publish("1", event)
+    assert await _wait(lambda: "restart_held" in relay.status()["boards"]["1"]), relay.status()
+    _shows_the_finished_game(relay)
+    one.publish("1", {**game_feed([])[0], "t": 100.0, "arbiter": True})
+    for event in game_feed(OPERA_GAME[:3])[1:]:
+        one.publish("1", event)
+    assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:3]), relay.status()
+    assert relay.hub.boards["1"].record.result is None
+
+
+# -- a forged event far ahead never freezes the real feed ----------------------------------
+
+
+def _forged_ahead(relay: Relay, kind: str) -> tuple[str, dict]:
+    """A message the rules allow, numbered far ahead but within every bound."""
+    shown = relay.status()["boards"]["1"]
+    ahead = shown["last_seq"] + 900_000
+    if kind == "state":
+        return "state", _state(relay, "1", seq=ahead)
+    if kind == "the real next move":
+        event = game_feed(OPERA_GAME[:7])[-2]  # the move the board is about to make
+    else:
+        event = {"type": "game_resumed", "t": 65.0, "ply": 6, "fen": _fen_after(OPERA_GAME[:6])}
+    return "events", _envelope(relay, "1", event, seq=ahead)
+
+
+@pytest.mark.parametrize("kind", ["the real next move", "a legal resume", "state"])
+async def test_a_forged_seq_far_ahead_does_not_freeze_the_real_feed(hall, kind):
+    """With the board's public origin and a seq 900,000 ahead (within the step and
+    the run's bound), a message the rules allow is taken; the real daemon's next
+    events, numbered below it, still reach the page."""
+    relay, one, attacker = hall
+    leaf, forged = _forged_ahead(relay, kind)
+    await attacker.send(f"{BASE}/1/{leaf}", forged)
+    assert await _wait(lambda: relay.status()["boards"]["1"]["last_seq"] == forged["seq"])
+    for event in game_feed(OPERA_GAME[:10])[-8:]:
+        one.publish("1", event)
+    assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:10], 10), relay.status()
     assert set((await _pages_answer(relay)).values()) == {200}
