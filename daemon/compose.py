@@ -67,6 +67,7 @@ def build_core(settings: Settings, vocabulary: Vocabulary | None = None) -> Rule
         settings.rules,
         describe_move=describer,
         time_control=clock.parsed_time_control,
+        report_touches=bool(speech.tell_touches) or settings.rules.report_touches,
     )
     if clock.device == "none":
         rules = replace(rules, use_clock=False)

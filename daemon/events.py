@@ -242,6 +242,18 @@ class Notice(DomainEvent):
 
 
 @dataclass(eq=False, repr=False)
+class Touch(DomainEvent):
+    """The player to move touched one of his own pieces and put it back on its
+    square, no move made (``rules.report_touches``; Appendix E.9.e: the blind
+    player is told). Under 4.3a it may bind him: a piece that can move must."""
+
+    by: Colour
+    square: str
+    piece: str  # FEN letter
+    type: ClassVar[str] = "touch"
+
+
+@dataclass(eq=False, repr=False)
 class ClockSides(DomainEvent):
     """Which clock side is White's, as the daemon learnt it (``clock.sides: auto``).
 

@@ -80,6 +80,7 @@ from daemon.events import (
     Penalty,
     PositionRestored,
     Takeback,
+    Touch,
 )
 from daemon.rules import corrections
 from daemon.rules.flags import fallen_flags, flag_ruling
@@ -377,20 +378,43 @@ class RulesCore:
             self._game.lifts.append(Lift(event.t, self._true_square(raw_square), chr(before)))
             del self._game.lifts[:-_MAX_LIFTS]
         elif event.piece is not None:
-            self._mark_returned(event.t, self._true_square(raw_square), event.piece)
+            returned = self._mark_returned(event.t, self._true_square(raw_square), event.piece)
+            if returned is not None and self.settings.report_touches:
+                self._report_touch(event.t, returned, out)
         self._view.raw[raw_square] = after
         if self._reach.outage is not None:  # what the board shows after the outage, in order
             self._reach.outage = (*self._reach.outage, placement_from_key(bytes(self._view.raw)))
         self._on_board_change(event.t, out)
 
-    def _mark_returned(self, t: float, square: int, piece: str) -> None:
-        """The piece lifted last from ``square`` stands there again (a brush, an adjustment)."""
+    def _mark_returned(self, t: float, square: int, piece: str) -> Lift | None:
+        """The piece lifted last from ``square`` stands there again (a brush, an
+        adjustment): that lift, or None."""
         for index in range(len(self._game.lifts) - 1, max(-1, len(self._game.lifts) - 9), -1):
             lift = self._game.lifts[index]
             if lift.square == square:
                 if lift.piece == piece and lift.returned is None:
                     self._game.lifts[index] = Lift(lift.t, lift.square, lift.piece, returned=t)
-                return
+                    return lift
+                return None
+        return None
+
+    def _report_touch(self, t: float, lift: Lift, out: list[DomainEvent]) -> None:
+        """E.9.e: the player to move put back a piece of his own he had lifted in this
+        turn, and it could have moved (4.3a may bind him): a ``touch`` event."""
+        node = self._game.node
+        if node is None or not self._state.in_game or self._state.phase is Phase.OVER:
+            return
+        seen = node.seen_at if node.seen_at is not None else 0.0
+        if lift.t < max(seen, self._game.touch_floor or 0.0):
+            return  # lifted before the last move (or before a restart): not this turn's
+        board = node.board
+        colour = chess.WHITE if lift.piece.isupper() else chess.BLACK
+        if colour != board.turn:
+            return
+        if not any(move.from_square == lift.square for move in board.legal_moves):
+            return  # a piece that cannot move binds nobody (4.5)
+        out.append(Touch(t, "white" if colour else "black", chess.square_name(lift.square),
+                         lift.piece))  # fmt: skip
 
     def _on_board_change(self, t: float, out: list[DomainEvent]) -> None:
         self._view.changed_at = t

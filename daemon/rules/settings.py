@@ -35,6 +35,9 @@ class RulesSettings(Record):
 
     ``result_on_board``: both kings set on the centre squares end the game with
     the result they signal (DGT's convention, as LiveChess and picochess read it).
+    ``report_touches``: a ``touch`` event when the player to move lifts one of his
+    own pieces that can move and puts it back, no move made (4.3a may bind him;
+    the speech's ``tell_touches``, Appendix E.9.e, sets it).
     """
 
     mode: Literal["tournament", "casual"] = "tournament"
@@ -46,6 +49,7 @@ class RulesSettings(Record):
     time_control: TimeControl | None = None
     laws: Literal["2009", "current", 2009] = "2009"
     result_on_board: bool = True
+    report_touches: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in ("tournament", "casual"):

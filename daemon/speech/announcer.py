@@ -32,6 +32,7 @@ from daemon.events import (
     Irregularity,
     Move,
     Takeback,
+    Touch,
     from_dict,
 )
 from daemon.gamerecord import GameRecord
@@ -56,6 +57,7 @@ EVENT_KINDS: dict[str, Kind] = {
     "connection": "important",
     "position_restored": "info",
     "draw_claimable": "info",
+    "touch": "info",  # E.9.e: stale once a move is made
 }
 
 OutcomeSink = Callable[[dict[str, Any]], None]
@@ -151,8 +153,10 @@ class Announcer:
             case Move(by=by):
                 self.schedule.note_move(self.clock(), self._spoken_in(by))
                 self.schedule.touched(str(by))
-        if event.type not in self.settings.announce:
+        if event.type not in self.settings.announce and not self._told(event):
             return
+        if isinstance(event, Touch) and (not self.settings.tell_touches or self._own(data)):
+            return  # E.9.e: the other player's touches, and only when asked for
         match event:
             case Move(by=by, ply=ply, speech=speech, correction=correction):
                 if by not in self.settings.sides:
@@ -218,6 +222,10 @@ class Announcer:
                 supersedes=supersedes,
             )
         )
+
+    def _told(self, event: DomainEvent) -> bool:
+        """E.9.e (``tell_touches``): touches and flags are said whatever ``announce``."""
+        return bool(self.settings.tell_touches) and event.type in ("touch", "flag")
 
     def _own(self, event: dict[str, Any]) -> bool:
         """An irregularity of the player this output speaks to: said whole, before any

@@ -313,6 +313,11 @@ def event_text(
         if event.get("both") or not event.get("side"):
             return vocabulary.message("flag_both")
         return vocabulary.message("flag_draw" if event.get("draw") else "flag", side=side)
+    if kind == "touch":  # E.9.e: "Weiß: Springer Gustav eins berührt"
+        by = str(event.get("by") or "")
+        piece = piece_name(str(event.get("piece") or "P"), vocabulary, by)
+        where = vocabulary.square(str(event.get("square") or "a1"))
+        return vocabulary.message("touched", side=vocabulary.colour(by), piece=f"{piece} {where}")
     if kind == "draw_claimable":
         return vocabulary.message(
             "draw_claimable", reason=vocabulary.reason(str(event.get("reason") or ""))

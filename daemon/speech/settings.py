@@ -13,6 +13,7 @@ from drivers.records import FrozenRecord
 #: Event types the announcer can speak (the ``type`` of event-feed dicts).
 SPEAKABLE_EVENTS = (
     "move",
+    "touch",
     "irregularity",
     "position_restored",
     "takeback",
@@ -134,6 +135,9 @@ class SpeechSettings(FrozenRecord):
         E.9.d asks for (the moves completed and the time used by both players).
     outputs: one entry per player's earphone (``OutputSettings``); empty: one
         output for everything.
+    tell_touches: Appendix E.9.e: the blind player is told when the other player
+        touched one of his own pieces and put it back (a touch that may bind him,
+        4.3a) and when a flag falls, whatever ``announce`` says.
     """
 
     engine: str = "auto"
@@ -158,6 +162,7 @@ class SpeechSettings(FrozenRecord):
     repeat_window: float = 4.0
     repeat_moves: int = 4
     time_left: bool = False
+    tell_touches: bool = False
     outputs: tuple[OutputSettings, ...] = ()
     _listener: str = ""  # set by ``per_output``: the player of this output
 

@@ -90,6 +90,7 @@ MESSAGES: dict[str, frozenset[str]] = {
         "result_black_wins": (),
         "result_draw": (),
         "flag": ("side",),
+        "touched": ("side", "piece"),  # E.9.e: the other player touched his own piece
         "flag_both": (),
         "flag_draw": ("side",),
         "draw_claimable": ("reason",),
