@@ -6,7 +6,7 @@
 Four passes, each through the rules core exactly as the daemon feeds it:
 
 1. mixed: every game of ``../shared/data/games.pgn`` played by the human-handling
-   model (``drivers.handling``, every clean style mixed), with and without a clock;
+   model (``drivers.simulators.handling``, every clean style mixed), with and without a clock;
 2. by style: one style at a time (the move in that style wherever it applies, plain
    moves elsewhere), so a regression shows which handling it comes from;
 3. by irregularity: each irregularity of the rules tests' generator injected into real
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from benchmarks.common import GAMES_PGN, footer, header
 from daemon.rules import RulesSettings
 from daemon.simulation import run
-from drivers.gamelogs import (
+from drivers.simulators.gamelogs import (
     CLOCK_ONLY,
     EXPECTED,
     INJECTIONS,
@@ -49,8 +49,8 @@ from drivers.gamelogs import (
     read_games,
     set_position_request,
 )
-from drivers.handling import ALL, human_sensor_log
-from drivers.handling_cases import HANDLING_CASES, Case, handling_case, handling_ply
+from drivers.simulators.handling import ALL, human_sensor_log
+from drivers.simulators.handling_cases import HANDLING_CASES, Case, handling_case, handling_ply
 
 
 @dataclass

@@ -36,9 +36,9 @@ from drivers.dgt.protocol import (
     codes_from_placement,
     square_index,
 )
-from drivers.gamelogs import distinct_openings
-from drivers.handling import human_sensor_log
 from drivers.sensors import ClockReport, SquareChange
+from drivers.simulators.gamelogs import distinct_openings
+from drivers.simulators.handling import human_sensor_log
 
 BYTE = 10 / 9600  # seconds a byte takes on the line
 TURNAROUND = 0.002  # a board's, before it answers

@@ -1,7 +1,7 @@
 """Fault trials on a chain of boards in DGT bus mode (``benchmarks.faults`` kinds
 ``chain_kill``, ``chain_pull``, ``chain_corrupt``; issue 29).
 
-Four boards on the emulated chain (``drivers.dgt.busemulator``), each playing its own
+Four boards on the emulated chain (``drivers.simulators.busemulator``), each playing its own
 real game by human hands, read by ``dgt-bridge run`` in its own process with a
 ``boards:`` configuration. The fault, at a random moment of the round:
 
@@ -27,8 +27,8 @@ from typing import Any
 import chess
 
 from benchmarks.daemonrun import RunningDaemon, daemon_env, pgn_moves, shipped_games
-from drivers.dgt.busemulator import BusChainEmulator
-from drivers.handling import human_sensor_log
+from drivers.simulators.busemulator import BusChainEmulator
+from drivers.simulators.handling import human_sensor_log
 
 #: The boards play this much faster than human hands (the daemon's own start-up is
 #: real seconds: at 10x it is half a minute of the games).

@@ -41,8 +41,8 @@ def game_log(directory: Path) -> Path:
         return CAPTURE_LOG
     import chess
 
-    from drivers.handling import human_sensor_log
     from drivers.sensorlog import write_event
+    from drivers.simulators.handling import human_sensor_log
 
     board = chess.Board()
     opening = "e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5a4 g8f6 e1g1 f8e7 f1e1 b7b5 a4b3 d7d6"

@@ -4,7 +4,7 @@
 
 Replays sensor logs through ``RulesCore.feed`` (and ``tick`` when a settle timer is
 due, as the daemon's timer does): the real DGT capture (with its clock, and again
-without) and real games played by the human-handling model (``drivers.handling``,
+without) and real games played by the human-handling model (``drivers.simulators.handling``,
 half of them with a clock). The logs are made before the clock starts; only the
 core's own work is timed, one call at a time.
 
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 from benchmarks.common import CAPTURE_LOG, GAMES_PGN, footer, header, percentile
 from daemon.rules import RulesCore, RulesSettings
-from drivers.gamelogs import read_games, set_position_request
-from drivers.handling import human_sensor_log
 from drivers.sensorlog import read_log
 from drivers.sensors import SensorEvent
+from drivers.simulators.gamelogs import read_games, set_position_request
+from drivers.simulators.handling import human_sensor_log
 
 BOARD_LIMIT = 9600 / 10 / 5  # updates a second: 10 bits a byte on the line, 5 bytes each
 

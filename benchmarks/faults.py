@@ -1,6 +1,6 @@
 """Fault trials as a trusted system runs them: ``dgt-bridge run`` against the emulator.
 
-Every trial plays real games by human hands (``drivers.handling``) on the emulated
+Every trial plays real games by human hands (``drivers.simulators.handling``) on the emulated
 DGT board and DGT 3000 against the daemon in its own process (``python -m daemon
 run``, the shipped configuration, ``clock.sides: auto``), does something bad to it,
 and checks what a trusted system must guarantee: every move of the game in the
@@ -73,9 +73,9 @@ from benchmarks.daemonrun import (
     shipped_games,
 )
 from drivers.dgt import protocol
-from drivers.dgt.emulator import BoardEmulator
-from drivers.handling import Timing, human_sensor_log
 from drivers.sensors import BoardDump, ClockReport, SensorEvent
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.handling import Timing, human_sensor_log
 
 SPEED = 10.0  # the hands play this much faster than real time...
 SETTLE = 0.6 / SPEED  # ...and the rules core's settle time shrinks alike

@@ -39,8 +39,8 @@ import chess.pgn
 from benchmarks.common import GAMES_PGN, footer, header
 from benchmarks.daemonrun import BudgetDaemon
 from benchmarks.processes import RECORD_PLAYER, cpu_seconds, descendants, is_connected, rss_mb
-from drivers.dgt.emulator import BoardEmulator
-from drivers.handling import ALL, Hands, Timing
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.handling import ALL, Hands, Timing
 
 #: Quick hands: the game is there to fill the daemon's memory, not to time anything.
 QUICK_HANDS = Timing(think=(0.3, 0.6), before_press=(0.1, 0.2))

@@ -6,7 +6,7 @@ One ``dgt-bridge run`` (``python -m daemon run``, speech with pyttsx3 and its wo
 the player ``benchmarks/record_player.sh``, the live page on 127.0.0.1) reads the board
 emulator on a pseudo-terminal for the whole day. The emulator plays ``--games`` real
 games of ``../shared/data/games.pgn`` one after the other, each ``--plies`` plies with a
-DGT clock, as human hands would (``drivers.handling``), and between two games the
+DGT clock, as human hands would (``drivers.simulators.handling``), and between two games the
 players clear the board and set the pieces up again, which the rules core takes as a
 new game (art. 7.1). The hands are ``--speed`` times quicker than the model's own.
 
@@ -33,10 +33,10 @@ import chess
 from benchmarks.common import GAMES_PGN, footer, header
 from benchmarks.daemonrun import BudgetDaemon, compile_sources
 from benchmarks.processes import private_mb, tree_pss
-from drivers.dgt.emulator import BoardEmulator
-from drivers.gamelogs import distinct_openings
-from drivers.handling import ALL, Hands, Timing
 from drivers.sensors import SensorEvent
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.gamelogs import distinct_openings
+from drivers.simulators.handling import ALL, Hands, Timing
 
 QUICK_HANDS = Timing(think=(0.3, 0.6), before_press=(0.1, 0.2))
 

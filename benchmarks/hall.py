@@ -37,12 +37,12 @@ from benchmarks.common import GAMES_PGN, footer, header, percentile
 from daemon.app import Daemon
 from daemon.config import load_text
 from drivers.dgt.bus import BusTimings
-from drivers.dgt.busemulator import BusChainEmulator
-from drivers.dgt.emulator import BoardEmulator
-from drivers.dgt.hallfaults import HallFaults
-from drivers.gamelogs import distinct_openings
-from drivers.handling import human_sensor_log
 from drivers.sensors import ClockReport, SensorEvent, SquareChange
+from drivers.simulators.busemulator import BusChainEmulator
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.gamelogs import distinct_openings
+from drivers.simulators.hallfaults import HallFaults
+from drivers.simulators.handling import human_sensor_log
 
 LINE_BYTES_PER_SECOND = 9600 / 10
 

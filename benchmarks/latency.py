@@ -2,8 +2,8 @@
 
     python -m benchmarks.latency [--moves N] [--engine pyttsx3|espeak-ng] [--quick]
 
-The board emulator (``drivers.dgt.emulator``) sits on a pseudo-terminal and plays a
-real game as human hands would (``drivers.handling``); the daemon (``daemon.app``,
+The board emulator (``drivers.simulators.emulator``) sits on a pseudo-terminal and plays a
+real game as human hands would (``drivers.simulators.handling``); the daemon (``daemon.app``,
 the same object ``dgt-bridge run`` builds, from the shipped configuration) reads it
 through the serial link, the rules core decides, and the announcer speaks with the
 configured engine. Measured per move:
@@ -47,9 +47,9 @@ from benchmarks.common import GAMES_PGN, ROOT, footer, header, percentile, sprea
 from daemon import resources
 from daemon.app import Daemon
 from daemon.config import load_file
-from drivers.dgt.emulator import BoardEmulator
-from drivers.handling import ALL, Hands, Timing
 from drivers.sensors import SensorEvent
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.handling import ALL, Hands, Timing
 
 RECORD_PLAYER = ROOT / "benchmarks" / "record_player.sh"
 RECORD_STREAM_PLAYER = ROOT / "benchmarks" / "record_stream_player.py"

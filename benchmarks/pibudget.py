@@ -282,8 +282,8 @@ def _latencies(figures: Figures, daemon: BudgetDaemon, emulator: Any, plan: Any,
 def measure_bus(budget: Budget, figures: Figures, boards: int, plies: int) -> None:
     """One daemon, ``boards`` boards on one bus chain, a real game each at blitz pace."""
     from benchmarks.hall import _final, _lags
-    from drivers.gamelogs import distinct_openings
-    from drivers.handling import human_sensor_log
+    from drivers.simulators.gamelogs import distinct_openings
+    from drivers.simulators.handling import human_sensor_log
 
     games = distinct_openings(GAMES_PGN, boards, plies)
     logs = [

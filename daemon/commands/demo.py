@@ -7,7 +7,7 @@ sits on a pseudo-terminal and the daemon reads it through the same serial link a
 real board; nothing is short-circuited, so the demo also shows that the whole chain
 works on this machine.
 
-The game is played as human hands would play it (``drivers.handling``), with a clock
+The game is played as human hands would play it (``drivers.simulators.handling``), with a clock
 press after each move, plus two irregularities made on purpose: an illegal move that
 is pressed and then taken back (7.4), and a piece of the side not on move knocked
 off its square and put back (7.3).
@@ -135,7 +135,7 @@ def load_demo_game(number: int) -> DemoGame:
 
 def demo_sensor_log(game: chess.pgn.Game, seed: int) -> list[Any]:
     """The game as human hands play it on a board with a clock, with two irregularities."""
-    from drivers.handling import ALL, Hands
+    from drivers.simulators.handling import ALL, Hands
 
     hands = Hands(
         game.board(),
@@ -413,7 +413,7 @@ async def _wait_until(printer: _Printer, condition: Any, timeout: float) -> bool
 async def _demo(args: argparse.Namespace, chosen: DemoGame) -> int:
     from daemon.app import Daemon, setup_logging
     from daemon.config import ConfigError, load_file
-    from drivers.dgt.emulator import BoardEmulator
+    from drivers.simulators.emulator import BoardEmulator
 
     try:
         settings = load_file(resources.default_config_file(), os.environ)

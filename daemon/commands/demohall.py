@@ -3,7 +3,7 @@
 The single-board demo shows one game; an organiser deciding whether to run a round
 on it wants to see the hall: the wall screen (``/?wall=fit``) with every board, the
 names, the clocks. Here N emulated boards stand on one DGT bus chain (the club's
-daisy chain, ``drivers/dgt/busemulator.py``, at the line's real 9600 baud), each
+daisy chain, ``drivers/simulators/busemulator.py``, at the line's real 9600 baud), each
 playing a shipped game as human hands would (board i the next game of the file,
 round and round, each with hands of its own), and the real daemon reads the chain
 exactly as it reads a real one, with a journal and a PGN per board. Nothing is
@@ -148,8 +148,8 @@ async def run_hall(args: argparse.Namespace, port: int, stop: Any) -> int:
     from daemon.app import Daemon
     from daemon.commands.emulate import chain_serials
     from daemon.config import ConfigError
-    from drivers.dgt.busemulator import BusChainEmulator
-    from drivers.handling import human_sensor_log
+    from drivers.simulators.busemulator import BusChainEmulator
+    from drivers.simulators.handling import human_sensor_log
 
     games = hall_games(args.boards, args.game, args.half_moves)
     serials = chain_serials(args.boards, FIRST_SERIAL)

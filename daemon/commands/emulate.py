@@ -5,7 +5,7 @@ the port path, then serves it until Ctrl-C, optionally playing a sensor log (a
 recorded game) or a PGN file's games as human hands would move the pieces.
 
 ``--bus N`` makes it a chain of N boards in DGT bus mode on one port (the club's
-daisy chain, ``drivers/dgt/busemulator.py``): each board plays its own game of the
+daisy chain, ``drivers/simulators/busemulator.py``): each board plays its own game of the
 PGN file, and the organiser rehearses the faults of an evening on it (a board pulled
 out of the chain and put back, corrupted replies), given with ``--fault`` or typed
 while it runs. It prints the ``boards:`` list for the daemon's configuration.
@@ -23,7 +23,7 @@ DEFAULT_FIRST_SERIAL = 1025
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from drivers.dgt.hallfaults import CHAIN_FAULTS_HELP
+    from drivers.simulators.hallfaults import CHAIN_FAULTS_HELP
 
     parser = subparsers.add_parser(
         "emulate",
@@ -71,8 +71,8 @@ def _fail(message: str) -> int:
 
 
 def emulate(args: argparse.Namespace) -> int:
-    from drivers.dgt.emulator import READER_SETTLE, BoardEmulator
     from drivers.sensorlog import SensorLogError, read_log
+    from drivers.simulators.emulator import READER_SETTLE, BoardEmulator
 
     if args.speed <= 0:
         return _fail("--speed must be positive")
@@ -129,9 +129,9 @@ def chain_serials(count: int, first: int) -> list[str]:
 
 def _emulate_bus(args: argparse.Namespace, log: list[Any]) -> int:
     from drivers.dgt import buscodec
-    from drivers.dgt.busemulator import BusChainEmulator
-    from drivers.dgt.emulator import READER_SETTLE
-    from drivers.dgt.hallfaults import ChainFault, FaultError
+    from drivers.simulators.busemulator import BusChainEmulator
+    from drivers.simulators.emulator import READER_SETTLE
+    from drivers.simulators.hallfaults import ChainFault, FaultError
 
     serials = chain_serials(args.bus, args.first_serial)
     try:
@@ -190,7 +190,7 @@ def _game_logs(path: str, count: int) -> list[list[Any]]:
     """Board i's sensor log: game i of the file (repeating), moved by human hands."""
     import chess.pgn
 
-    from drivers.dgt.emulator import game_events
+    from drivers.simulators.emulator import game_events
 
     games: list[chess.pgn.Game] = []
     with open(path, encoding="utf-8") as handle:
@@ -217,7 +217,7 @@ def _timed_faults(chain: Any, faults: list[Any], stop: threading.Event, lock: An
 
 def _read_faults(chain: Any, size: int, stop: threading.Event, lock: Any) -> None:
     """Faults typed on standard input, one a line, carried out at once."""
-    from drivers.dgt.hallfaults import ChainFault, FaultError
+    from drivers.simulators.hallfaults import ChainFault, FaultError
 
     try:
         for line in sys.stdin:

@@ -14,8 +14,8 @@ from mqtt_helpers import wait_until
 from daemon.app import Daemon
 from daemon.broadcast.relay import Relay
 from daemon.config import load_text
-from drivers.dgt.emulator import BoardEmulator
-from drivers.handling import human_sensor_log
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.handling import human_sensor_log
 
 GAMES = {
     "2": ("e2e4", "e7e5", "g1f3", "b8c6"),

@@ -29,10 +29,10 @@ from daemon.events import GameStart, Move
 from daemon.rules import RulesCore, RulesSettings
 from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter, move_text_3000
 from drivers.dgt import protocol
-from drivers.dgt.emulator import START_PLACEMENT, BoardEmulator
 from drivers.dgt.link import BoardLink
-from drivers.handling import Timing, human_sensor_log
 from drivers.sensors import ClockReport
+from drivers.simulators.emulator import START_PLACEMENT, BoardEmulator
+from drivers.simulators.handling import Timing, human_sensor_log
 from drivers.timecontrol import parse_time_control
 
 TURNED_START = protocol.placement_from_codes(

@@ -16,8 +16,8 @@ import pytest
 
 from benchmarks.daemonrun import shipped_games
 from drivers.clock.dgt3000 import DgtClockInterpreter
-from drivers.handling import Hands, human_sensor_log
 from drivers.sensors import BoardDump, ClockReport, SensorEvent
+from drivers.simulators.handling import Hands, human_sensor_log
 from tests.clock.clock_pipeline import ClockPipeline, bwtime
 
 START = chess.Board().board_fen()

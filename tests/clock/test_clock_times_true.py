@@ -29,9 +29,9 @@ from daemon.config import load_file
 from daemon.gamerecord import GameRecord, format_clock
 from daemon.speech.answers import answer
 from daemon.speech.vocabulary import load_vocabulary
-from drivers.dgt.emulator import BoardEmulator
-from drivers.handling import Timing, human_sensor_log
 from drivers.sensors import ClockReport
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.handling import Timing, human_sensor_log
 
 pytestmark = pytest.mark.slow
 

@@ -12,10 +12,10 @@ from daemon.app import Daemon, describe_event, journal_history, turned_round
 from daemon.config import load_text
 from daemon.events import EVENT_TYPES, Irregularity, Move, from_dict
 from daemon.formatting import describe
-from drivers.dgt.emulator import BoardEmulator
 from drivers.dgt.protocol import Clock
-from drivers.handling import human_sensor_log
 from drivers.sensors import BoardDump, ClockReport, SquareChange
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.handling import human_sensor_log
 
 #: What the sensors of a board standing turned round report for the start position.
 TURNED_START = "RNBKQBNR/PPPPPPPP/8/8/8/8/pppppppp/rnbkqbnr"

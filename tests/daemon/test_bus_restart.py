@@ -14,10 +14,10 @@ import chess
 import pytest
 
 from benchmarks.daemonrun import RunningDaemon, daemon_env, pgn_moves
-from drivers.dgt.busemulator import BusChainEmulator
-from drivers.dgt.emulator import BoardEmulator
-from drivers.gamelogs import distinct_openings
-from drivers.handling import human_sensor_log
+from drivers.simulators.busemulator import BusChainEmulator
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.gamelogs import distinct_openings
+from drivers.simulators.handling import human_sensor_log
 
 SPEED = 2.0  # the boards play twice as fast as human hands (the daemon's own start-up
 # is real seconds: faster, it is minutes of the games, with more moves than a log holds)

@@ -128,8 +128,8 @@ def test_replay_into_head_stops_quietly(tmp_path: Path) -> None:
 
 
 def test_record_into_head_stops_quietly(tmp_path: Path) -> None:
-    from drivers.dgt.emulator import BoardEmulator
     from drivers.sensors import SquareChange
+    from drivers.simulators.emulator import BoardEmulator
 
     with BoardEmulator(tmp_path) as board:
         record = command("record", "--port", board.port_path, "-", cwd=tmp_path)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from benchmarks.daemonrun import RunningDaemon, pgn_moves, press_indices
 from benchmarks.daemonrun import daemon_env as run_env
-from drivers.dgt.emulator import BoardEmulator
-from drivers.handling import Timing, human_sensor_log
 from drivers.sensors import BoardDump, ClockReport
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.handling import Timing, human_sensor_log
 from tests.daemon.test_resume import shipped_game
 
 SPEED = 20.0

@@ -21,9 +21,9 @@ from daemon.app import Daemon
 from daemon.cli import main
 from daemon.config import load_file
 from daemon.pipeline import SimulatedScheduler
-from drivers.handling import human_sensor_log
 from drivers.sensorlog import read_log, write_event
 from drivers.sensors import SensorEvent
+from drivers.simulators.handling import human_sensor_log
 
 #: Keys that change what the core decides or how a move is phrased.
 CONFIGS = {

@@ -17,11 +17,11 @@ from daemon.app import Daemon
 from daemon.config import load_text
 from daemon.notify import Notifier
 from drivers.dgt.bus import BusTimings
-from drivers.dgt.busemulator import BusChainEmulator
-from drivers.dgt.emulator import BoardEmulator
-from drivers.dgt.hallfaults import HallFaults
-from drivers.gamelogs import distinct_openings
-from drivers.handling import human_sensor_log
+from drivers.simulators.busemulator import BusChainEmulator
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.gamelogs import distinct_openings
+from drivers.simulators.hallfaults import HallFaults
+from drivers.simulators.handling import human_sensor_log
 
 SPEED = 3.0
 BUS_SERIALS = ["01025", "01026", "01027"]

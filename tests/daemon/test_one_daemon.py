@@ -24,8 +24,8 @@ from daemon import compose, memory
 from daemon.app import Daemon
 from daemon.config import load_text
 from daemon.notify import Notifier
-from drivers.dgt.emulator import BoardEmulator
-from drivers.handling import human_sensor_log
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.handling import human_sensor_log
 
 HALL = (
     "rules:\n  settle_time: 0.3\n"

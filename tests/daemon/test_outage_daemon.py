@@ -13,8 +13,8 @@ import chess
 import pytest
 
 from benchmarks.daemonrun import RunningDaemon, clock_tick, pgn_moves, press_indices
-from drivers.dgt.emulator import BoardEmulator
-from drivers.handling import human_sensor_log
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.handling import human_sensor_log
 from tests.daemon.test_clock_sides_daemon import BRISK, SPEED, daemon_env
 
 RUY_LOPEZ = [

@@ -15,8 +15,8 @@ from daemon.config import load_text
 from daemon.gamerecord import GameHeaders
 from daemon.journal import Journal, find_unfinished
 from daemon.rules.core import RulesCore
-from drivers.dgt.emulator import BoardEmulator
 from drivers.sensors import BoardDump, Request
+from drivers.simulators.emulator import BoardEmulator
 
 TOKEN = "arbiter-token"
 START = chess.Board().board_fen()

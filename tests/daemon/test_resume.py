@@ -20,9 +20,9 @@ from benchmarks.daemonrun import (
     press_indices,
     shipped_games,
 )
-from drivers.dgt.emulator import BoardEmulator
-from drivers.handling import human_sensor_log
 from drivers.sensors import ClockReport
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.handling import human_sensor_log
 
 SPEED = 8.0  # the emulator plays 8 times faster than human hands...
 SETTLE = 0.6 / SPEED  # ...so the rules core's settle time shrinks alike

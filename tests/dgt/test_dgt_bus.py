@@ -207,7 +207,7 @@ def test_a_broadcast_ping_finds_a_board_added_to_the_chain():
 def test_devices_lists_the_boards_of_a_chain_ready_for_the_configuration(tmp_path, capsys):
     from daemon.cli import main
     from daemon.config import load_text
-    from drivers.dgt.busemulator import BusChainEmulator
+    from drivers.simulators.busemulator import BusChainEmulator
 
     with BusChainEmulator(tmp_path, serials=["01025", "00417", "20001"], seed=1) as chain:
         assert main(["devices", "--bus", "--port", chain.port_path]) == 0

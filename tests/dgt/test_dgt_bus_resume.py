@@ -20,10 +20,10 @@ from drivers.dgt.bus import (
     BusTimings,
 )
 from drivers.dgt.buscodec import BusCommand, BusReplyId
-from drivers.dgt.busemulator import BusChainEmulator
 from drivers.dgt.buslink import BusLink
 from drivers.dgt.protocol import EeMoves, EePieceChange, codes_from_placement, square_index
 from drivers.sensors import BoardDump, BoardHeard, ConnectionChange, SensorEvent, SquareChange
+from drivers.simulators.busemulator import BusChainEmulator
 from tests.dgt.test_dgt_bus import START, Chain, run
 
 START_PLACEMENT = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"

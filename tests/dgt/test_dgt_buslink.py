@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from drivers.dgt.bus import BusTimings
-from drivers.dgt.busemulator import BusChainEmulator
 from drivers.dgt.buslink import BusLink
+from drivers.simulators.busemulator import BusChainEmulator
 
 
 async def _until(condition, timeout: float = 20.0) -> bool:

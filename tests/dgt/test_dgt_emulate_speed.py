@@ -18,8 +18,8 @@ import pytest
 
 from daemon.app import Daemon
 from daemon.config import load_text
-from drivers.dgt.emulator import played_offsets
 from drivers.sensors import BoardDump, SquareChange
+from drivers.simulators.emulator import played_offsets
 
 pytestmark = pytest.mark.slow
 

@@ -8,9 +8,9 @@ import chess
 import chess.pgn
 from dgt_helpers import FAST, until
 
-from drivers.dgt.emulator import START_PLACEMENT, BoardEmulator
 from drivers.dgt.link import BoardLink
 from drivers.sensors import BoardDump, ClockReport, SquareChange
+from drivers.simulators.emulator import START_PLACEMENT, BoardEmulator
 
 
 def first_game(shared, source: str) -> chess.pgn.Game:

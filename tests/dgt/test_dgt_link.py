@@ -10,7 +10,6 @@ import pytest
 from dgt_helpers import FAST, until
 
 from drivers.dgt import protocol
-from drivers.dgt.emulator import START_PLACEMENT, BoardEmulator
 from drivers.dgt.link import BoardLink, ClockCommandError
 from drivers.sensors import (
     BoardDump,
@@ -21,6 +20,7 @@ from drivers.sensors import (
     MagicPiece,
     SquareChange,
 )
+from drivers.simulators.emulator import START_PLACEMENT, BoardEmulator
 
 
 class Rig:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from drivers.dgt import ports
-from drivers.dgt.emulator import BoardEmulator
+from drivers.simulators.emulator import BoardEmulator
 
 
 def fake_usb_tty(sysfs_root, name: str, vendor: str) -> None:

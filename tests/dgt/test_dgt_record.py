@@ -12,9 +12,9 @@ from pathlib import Path
 
 from daemon.commands.record import record_to
 from daemon.config import load_text
-from drivers.dgt.emulator import BoardEmulator
 from drivers.sensorlog import read_events, read_log
 from drivers.sensors import BoardDump, ClockReport, ConnectionChange, SquareChange
+from drivers.simulators.emulator import BoardEmulator
 
 ROOT = Path(__file__).resolve().parents[2]
 

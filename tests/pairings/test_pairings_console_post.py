@@ -15,7 +15,7 @@ import pytest
 
 from daemon.app import Daemon
 from daemon.config import load_text
-from drivers.dgt.emulator import BoardEmulator
+from drivers.simulators.emulator import BoardEmulator
 
 TOKEN = "arbiter-token"
 TRF = (Path(__file__).parent / "samples" / "club-round3.trf").read_text(encoding="utf-8")

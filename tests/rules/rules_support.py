@@ -10,7 +10,8 @@ import chess.pgn
 from daemon.events import DomainEvent
 from daemon.rules import RulesSettings
 from daemon.simulation import run
-from drivers.gamelogs import (
+from drivers.sensors import BoardDump, ClockReport, Request, SensorEvent, SquareChange
+from drivers.simulators.gamelogs import (
     CLEAN,
     CLOCK_ONLY,
     EXPECTED,
@@ -23,7 +24,6 @@ from drivers.gamelogs import (
     read_games,
     set_position_request,
 )
-from drivers.sensors import BoardDump, ClockReport, Request, SensorEvent, SquareChange
 
 __all__ = [
     "CLEAN",

@@ -12,8 +12,8 @@ import pytest
 from rules_support import kinds, lawful_moves, played, run, set_position_request
 
 from daemon.rules import RulesSettings
-from drivers.handling import Timing, human_sensor_log
 from drivers.sensorlog import read_log
+from drivers.simulators.handling import Timing, human_sensor_log
 
 GAMES = 1000
 

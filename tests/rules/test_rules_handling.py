@@ -8,8 +8,8 @@ import chess
 from rules_support import kinds, played, run
 
 from daemon.rules import RulesSettings
-from drivers.handling import ALL, IRREGULAR, human_sensor_log
 from drivers.sensors import BoardDump, ClockReport, SquareChange
+from drivers.simulators.handling import ALL, IRREGULAR, human_sensor_log
 
 SCHOLAR = ["e2e4", "e7e5", "d1h5", "b8c6", "f1c4", "g8f6", "h5f7"]
 

@@ -8,7 +8,7 @@ import pytest
 from rules_support import kinds, of_type, played, run
 
 from daemon.rules import RulesSettings
-from drivers.handling_cases import HANDLING_CASES, handling_case, handling_ply
+from drivers.simulators.handling_cases import HANDLING_CASES, handling_case, handling_ply
 
 GAMES_PER_CASE = 2
 

@@ -17,7 +17,6 @@ import chess
 import pytest
 
 from daemon.rules import RulesSettings
-from drivers.handling import Hands, human_sensor_log
 from drivers.sensorlog import read_events
 from drivers.sensors import (
     BoardDump,
@@ -27,6 +26,7 @@ from drivers.sensors import (
     SensorEvent,
     SquareChange,
 )
+from drivers.simulators.handling import Hands, human_sensor_log
 from tests.rules.rules_support import kinds, of_type, played, run
 
 RUY_LOPEZ = "e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5a4 g8f6 e1g1 f8e7 f1e1 b7b5 a4b3 d7d6"

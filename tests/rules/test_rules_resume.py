@@ -17,8 +17,8 @@ from rules_support import Script, kinds, lawful_moves, of_type, played, read_gam
 
 from daemon.events import DomainEvent
 from daemon.rules import RulesCore, RulesSettings
-from drivers.handling import human_sensor_log
 from drivers.sensors import BoardDump, ClockReport, SensorEvent, SquareChange
+from drivers.simulators.handling import human_sensor_log
 
 NO_CLOCK = RulesSettings(use_clock=False)
 OPENING = ["e2e4", "e7e5", "g1f3", "b8c6"]

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import chess
 
-from drivers.gamelogs import CLEAN, Game, lawful_moves
-from drivers.handling import Hands
 from drivers.sensors import SensorEvent
+from drivers.simulators.gamelogs import CLEAN, Game, lawful_moves
+from drivers.simulators.handling import Hands
 
 HANDLING_CASES = (
     "touch_own_pieces",

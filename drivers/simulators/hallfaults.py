@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from drivers.dgt.busemulator import BusChainEmulator
-from drivers.dgt.emulator import BoardEmulator
+from drivers.simulators.busemulator import BusChainEmulator
+from drivers.simulators.emulator import BoardEmulator
 
 #: A stray half-message on a USB line (a field update cut short).
 GARBAGE = b"\x01\x86\x00\x93"

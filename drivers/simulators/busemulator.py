@@ -43,13 +43,6 @@ from pathlib import Path
 
 from drivers.dgt import buscodec, protocol
 from drivers.dgt.buscodec import BusCommand, BusReplyId, BusRequest
-from drivers.dgt.emulator import (
-    START_PLACEMENT,
-    BoardEmulator,
-    EmulatedClock,
-    played_offsets,
-    wait_for_master,
-)
 from drivers.dgt.protocol import EeClockTime
 from drivers.sensors import (
     BoardDump,
@@ -58,6 +51,13 @@ from drivers.sensors import (
     MagicPiece,
     SensorEvent,
     SquareChange,
+)
+from drivers.simulators.emulator import (
+    START_PLACEMENT,
+    BoardEmulator,
+    EmulatedClock,
+    played_offsets,
+    wait_for_master,
 )
 
 #: Bit times per byte on the line (start, 8 data, stop).

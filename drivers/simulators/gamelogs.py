@@ -2,7 +2,7 @@
 
 What the rules tests and the accuracy benchmark feed the rules core: a game read from
 PGN (``read_games``), the moves the Laws let stand (``lawful_moves``), the sensor log
-of two humans playing it (``drivers.handling``) with one irregularity of Article 4 or
+of two humans playing it (``drivers.simulators.handling``) with one irregularity of Article 4 or
 7 injected at a chosen ply (``injected_log``), and which irregularity the core must
 then report (``EXPECTED``). It only makes sensor events; no chess rules are decided
 here, so it lives with the drivers and the package's users (tests, benchmarks) import
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import chess
 import chess.pgn
 
-from drivers.handling import ALL, Hands
 from drivers.sensors import BoardDump, Request, SensorEvent
+from drivers.simulators.handling import ALL, Hands
 
 
 @dataclass

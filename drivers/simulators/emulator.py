@@ -79,8 +79,8 @@ def played_offsets(
 def game_events(
     game: chess.pgn.Game, *, seed: int = 0, with_clock: bool = True, start_time: float = 0.0
 ) -> list[SensorEvent]:
-    """The sensor log of a PGN game moved by human hands (``drivers.handling``)."""
-    from drivers.handling import human_sensor_log
+    """The sensor log of a PGN game moved by human hands (``drivers.simulators.handling``)."""
+    from drivers.simulators.handling import human_sensor_log
 
     return human_sensor_log(
         game.board(),
@@ -363,7 +363,7 @@ class BoardEmulator:
         with_clock: bool = True,
     ) -> list[SensorEvent]:
         """Play a game as two humans would move the pieces (the human-handling
-        model of ``drivers.handling``); returns the sensor events played."""
+        model of ``drivers.simulators.handling``); returns the sensor events played."""
         events = game_events(game, seed=seed, with_clock=with_clock)
         self.play(events, speed)
         return events
