@@ -120,3 +120,27 @@ async def test_a_bad_pairings_post_is_refused_with_its_reason(daemon) -> None:
             assert (got, message in answer["error"]) == (status, True), (body, answer)
     await asyncio.sleep(0.2)
     assert all(unit.journal.record.headers.white == "?" for unit in daemon.boards.values())
+
+
+async def test_on_a_relay_the_pairings_name_its_boards_display() -> None:
+    """A relay has no rules core: its display takes the names, as its "players"."""
+    from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings
+
+    relay = Broadcaster(BroadcastSettings(
+        address="127.0.0.1", port=0, token=TOKEN, boards=[BoardSettings(id=b) for b in "12"],
+    ))  # fmt: skip
+    await relay.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            status, answer = await _post(
+                session, f"http://127.0.0.1:{relay.port}/control/pairings", {"file": TRF}
+            )
+        assert status == 200 and answer["accepted"], answer
+        headers = relay.hub.boards["2"].record.headers
+        assert (headers.white, headers.black, headers.round) == (
+            "Dreev, Aleksey",
+            "Hou, Yifan",
+            "3",
+        )
+    finally:
+        await relay.stop()
