@@ -194,7 +194,9 @@ summary { min-height: 44px; line-height: 44px; cursor: pointer; font-weight: bol
     <select id="pen-to" aria-label="to"><option value="white">to White</option>
       <option value="black">to Black</option></select>
     <input id="pen-seconds" type="number" min="1" max="3600" value="60" aria-label="seconds">
-    <input id="pen-article" value="7.4b" aria-label="article">
+    <input id="pen-article" value="7.4b" aria-label="article" maxlength="12"
+      pattern="(?:[1-9]|1[0-2]|[A-I])(?:\\.\\d{1,2}){0,3}[a-z]?" autocapitalize="off"
+      autocomplete="off" spellcheck="false">
   </div>
   <div class="row"><button class="wide" id="pen-custom">Give this time</button></div>
   <ol id="penalties"></ol>
@@ -253,9 +255,9 @@ summary { min-height: 44px; line-height: 44px; cursor: pointer; font-weight: bol
 
   <h2>Players and round</h2>
   <div class="row">
-    <input id="white" aria-label="White" placeholder="White">
-    <input id="black" aria-label="Black" placeholder="Black">
-    <input id="round" aria-label="Round" placeholder="Round">
+    <input id="white" aria-label="White" placeholder="White" maxlength="100">
+    <input id="black" aria-label="Black" placeholder="Black" maxlength="100">
+    <input id="round" aria-label="Round" placeholder="Round" maxlength="20">
     <button id="players">Set players and round</button>
   </div>
 
@@ -518,7 +520,8 @@ for (const b of document.querySelectorAll("[data-penalty]")) {
 }
 $("pen-custom").addEventListener("click", () => {
   const seconds = Number($("pen-seconds").value);
-  act("penalty", {to: $("pen-to").value, seconds: seconds, article: $("pen-article").value},
+  act("penalty", {to: $("pen-to").value, seconds: seconds,
+    article: $("pen-article").value.trim().slice(0, 12)},
     "Penalty sent: +" + fmt(seconds) + " to " + $("pen-to").value);
 });
 for (const b of document.querySelectorAll("[data-result]")) {

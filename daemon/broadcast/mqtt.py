@@ -141,6 +141,10 @@ class MqttPublisher:
         self.restarts = 0  # clients started again after a dead thread or no acks
         self.unacked: dict[int, tuple[float, bytes]] = {}  # mid -> (handed at, event)
         self.clock = time.monotonic  # the watchdog's time (a test gives its own)
+        #: called on the loop when ``summary()`` changes (``systemctl status`` then
+        #: says it at once, not at its next 30 s refresh)
+        self.on_health: Any = None
+        self._said = ""
         self._timer: Any = None
         self.stopping = False  # our own goodbye: its disconnect is no loss
         self.waiting: deque[bytes] = deque()  # events paho had no room for
@@ -186,6 +190,14 @@ class MqttPublisher:
         if problem != self.problem:
             self.problem = problem
             self.hub.set_status(self.board_id, detail=f"MQTT: {problem}" if problem else "")
+        self._health_changed()
+
+    def _health_changed(self) -> None:
+        """On the loop: tell ``on_health`` when the summary is not what it last heard."""
+        summary = self.summary()
+        if self.on_health is not None and summary != self._said:
+            self._said = summary
+            self.on_health()
 
     def _beat(self) -> None:
         """On the loop, every ``HEARTBEAT``: a live status, and the watchdog. A
@@ -251,6 +263,7 @@ class MqttPublisher:
         self.connected = True
         log.info("MQTT: board %s connected to %s", self.board_id, self.mqtt.host)
         self.hub._call(self._publish_latest)
+        self.hub._call(self._health_changed)
 
     def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any,
                        properties: Any) -> None:  # fmt: skip
@@ -258,6 +271,7 @@ class MqttPublisher:
         if self.stopping:  # the daemon stops: not a warning at every shutdown
             log.info("MQTT: board %s disconnected from %s", self.board_id, self.mqtt.host)
             return
+        self.hub._call(self._health_changed)
         log.warning("MQTT: board %s lost the broker (%s); buffering", self.board_id, reason)
 
     def _on_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason: Any,

@@ -96,6 +96,7 @@ class Broadcaster:
                 self.mqtt.append(publisher)
                 if self.notifier is not None:  # systemctl status: a stuck client shows
                     self.notifier.add_detail(f"mqtt {board_id}", publisher.summary)
+                    publisher.on_health = self.notifier.refresh  # at once, not in 30 s
         if self.settings.lichess.enabled:
             from daemon.broadcast.lichess import LichessPusher
 

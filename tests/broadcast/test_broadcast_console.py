@@ -151,7 +151,6 @@ async def test_an_arbiter_logs_in_on_a_phone_gives_a_penalty_and_the_spectators_
                                      "the penalty in the console")  # fmt: skip
             assert seen["penalties"][0].startswith("7.4b: +2:00 to black"), seen["penalties"]
             assert "Penalty sent: +2:00 to black" in seen["feedback"]
-
             # The spectators' page shows it; back on the console, still logged in.
             await tools.call("Page.navigate", url=f"{table.url}/")
             seen = await tools.until(lambda d: d["live"] and d["note"], "the penalty for all",
@@ -159,6 +158,17 @@ async def test_an_arbiter_logs_in_on_a_phone_gives_a_penalty_and_the_spectators_
             assert seen["note"] == "Penalty 7.4b: +2:00 to Black"
             await tools.call("Page.navigate", url=f"{table.url}/arbiter")
             await tools.until(lambda d: d["console"] and d["penalties"], "the console again")
+            # an article typed with blanks around it (a phone's keyboard adds one)
+            # is sent trimmed, not refused; the field holds no more than an article
+            await tools.evaluate(
+                'JSON.stringify((document.getElementById("pen-article").value = " 9.5b ", '
+                'document.getElementById("pen-seconds").value = "30", '
+                'document.getElementById("pen-custom").click()))'
+            )  # fmt: skip
+            seen = await tools.until(lambda d: len(d["penalties"]) == 2, "the typed penalty")
+            assert seen["penalties"][1].startswith("9.5b: +0:30 to white"), seen["penalties"]
+            field = 'JSON.stringify(document.getElementById("pen-article").maxLength)'
+            assert await tools.evaluate(field) == 12
 
             await tools.evaluate(
                 'JSON.stringify((document.getElementById("white").value = "Paul Morphy", '
@@ -185,7 +195,7 @@ async def test_an_arbiter_logs_in_on_a_phone_gives_a_penalty_and_the_spectators_
             assert "Paul Morphy" in seen["names"] and "Round 2.1" in seen["title"]
             assert seen["note"].startswith("1-0"), "the confirmed result for the spectators"
         record = table.broadcaster.hub.boards["1"].record
-        assert [p["article"] for p in record.penalties] == ["7.4b"]
+        assert [p["article"] for p in record.penalties] == ["7.4b", "9.5b"]
         assert record.penalties[0]["to"] == "black" and record.penalties[0]["seconds"] == 120
     finally:
         await table.broadcaster.stop()

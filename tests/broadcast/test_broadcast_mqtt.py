@@ -411,3 +411,75 @@ async def test_a_dead_paho_thread_is_shown_and_the_client_started_again(broker, 
     finally:
         recorder.close()
         await broadcaster.stop()
+
+
+class StatusLines:
+    """What ``systemctl status`` would show, each time the daemon sends it."""
+
+    def __init__(self) -> None:
+        self.details: dict = {}
+        self.sent: list[str] = []
+
+    def add_detail(self, name: str, describe) -> None:
+        self.details[name] = describe
+
+    def refresh(self) -> bool:
+        self.sent.append("; ".join(describe() for describe in self.details.values()))
+        return True
+
+
+async def test_a_publisher_unacknowledged_for_60_s_is_shown_and_started_again(
+    own_broker, monkeypatch
+):
+    """A broker that takes the events but never acknowledges them (here: stopped
+    with SIGSTOP) is noticed after 60 s of the watchdog's clock, not before: the
+    board's status says it, the client is started again, and once the broker
+    answers every event reaches it in order. Simulated time: the watchdog's clock
+    is the test's, moved by hand."""
+    import os
+    import signal
+
+    from daemon.broadcast import mqtt as mqtt_module
+
+    monkeypatch.setattr(mqtt_module, "HEARTBEAT", 0.1)
+    status = StatusLines()
+    broadcaster = Broadcaster(_settings(own_broker.port, "acks", ["1"]), notifier=status)
+    await broadcaster.start()
+    publisher = broadcaster.mqtt[0]
+    now = [1000.0]
+    publisher.clock = lambda: now[0]
+    recorder = await asyncio.to_thread(Recorder, own_broker.port, "dgt-bridge/acks/3/1/events")
+    broker = own_broker.process
+    try:
+        assert await _wait(lambda: publisher.connected, 10)
+        broker.send_signal(signal.SIGSTOP)
+        feed = game_feed(OPERA_GAME[:4])
+        for event in feed:
+            broadcaster.publish("1", event)
+        assert await _wait(lambda: len(publisher.unacked) == len(feed), 5), publisher.unacked
+        now[0] += 59.0  # not yet: a slow broker is no stuck one
+        await asyncio.sleep(0.5)
+        assert publisher.restarts == 0 and broadcaster.hub.boards["1"].status.detail == ""
+        now[0] += 2.0
+        assert await _wait(lambda: publisher.restarts == 1, 5)
+        detail = broadcaster.hub.boards["1"].status.detail
+        assert "no acknowledgement for 60 s" in detail, detail
+        assert "no acknowledgement for 60 s" in publisher.summary()
+        # systemctl status says it at once (its own refresh is every 30 s)
+        assert any("no acknowledgement for 60 s" in line for line in status.sent), status.sent
+        await asyncio.sleep(0.5)
+        assert publisher.restarts == 1  # once: the events wait for the new client
+        broker.send_signal(signal.SIGCONT)
+
+        def in_order() -> list[str]:
+            envelopes = {e["seq"]: e["event"] for e in recorder.events()}
+            return [envelopes[s].get("uci") for s in sorted(envelopes) if "uci" in envelopes[s]]
+
+        assert await _wait(lambda: in_order() == OPERA_GAME[:4], 10), in_order()
+        assert await _wait(lambda: broadcaster.hub.boards["1"].status.detail == "", 5)
+        assert await _wait(lambda: status.sent[-1] == "MQTT board 1: connected", 5), status.sent
+    finally:
+        if broker is not None and broker.poll() is None:
+            os.kill(broker.pid, signal.SIGCONT)
+        recorder.close()
+        await broadcaster.stop()

@@ -102,6 +102,8 @@ def _attacks(relay: Relay) -> dict[str, list[tuple[str, object]]]:
             "fen": _fen_after(OPERA_GAME[:6]), "by": "white", "speech": ""}  # fmt: skip
     fake_fen = {**move, "uci": "d4e5", "san": "dxe5", "fen": NINE_QUEENS}
     state = _state(relay, "1")
+    penalty = {"type": "penalty", "t": 101.0, "to": "white", "seconds": 60.0,
+               "article": "7.4b\n<b>"}  # fmt: skip
     return {
         "illegal king move": [("events", _envelope(relay, "1", move))],
         "fen that does not follow": [("events", _envelope(relay, "1", fake_fen))],
@@ -143,6 +145,10 @@ def _attacks(relay: Relay) -> dict[str, list[tuple[str, object]]]:
             ("state", {**state, "result_reason": 7}),
             ("state", {**state, "flag": {"side": "purple"}}),
         ],
+        "an article with a newline": [
+            ("events", _envelope(relay, "1", penalty)),
+            ("state", {**state, "penalties": [{**penalty, "article": "7.4b\n"}]}),
+        ],
         "seq 2^53 with the public origin": [
             (
                 "events",
@@ -182,7 +188,7 @@ async def hall(own_broker):
 
 ATTACKS = ["illegal king move", "fen that does not follow", "clock 30 days up",
            "nine-queen start", "broken fen, flag, result_reason",
-           "seq 2^53 with the public origin"]  # fmt: skip
+           "an article with a newline", "seq 2^53 with the public origin"]  # fmt: skip
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
