@@ -62,6 +62,7 @@ from daemon.diskwriter import DiskWriter
 from daemon.events import BoardsAgree, Colour, DomainEvent, Irregularity
 from daemon.formatting import describe_event
 from daemon.gcfreeze import freeze_startup
+from daemon.handin import HAND_IN, HandIn
 from daemon.lifecycle import Lifecycle, quietly
 from daemon.notify import Notifier
 from daemon.pipeline import Cancellable, FeedWriter, LoopScheduler, Scheduler
@@ -151,10 +152,22 @@ class Daemon(Lifecycle):
         # every board's fsync and PGN rewrite, off the event loop (an SD card's fsync
         # takes 20-200 ms; ``daemon.diskwriter``)
         self.disk_writer = DiskWriter()
+        journal_dirs: dict[str, Path] = {}
         for entry in self.entries:
             journal_dir = Path(entry.journal) if entry.journal else self.storage_dir
             if self.named and not entry.journal:
                 journal_dir = self.storage_dir / f"board-{entry.id}"
+            if not entry.same_game_as:
+                journal_dirs[entry.id] = journal_dir
+        # each finished game named by round, board and players, and the round's file
+        self.handin = HandIn(
+            self.storage_dir / HAND_IN,
+            journal_dirs,
+            writer=self.disk_writer,
+            fsync=settings.storage.fsync,
+        )
+        for entry in self.entries:
+            journal_dir = journal_dirs.get(entry.id, self.storage_dir)
             self.boards[entry.id] = Board(
                 entry,
                 settings,
@@ -169,6 +182,7 @@ class Daemon(Lifecycle):
                 speech_starting=speech and entry.speak,
                 page_starting=settings.broadcast.enabled,
                 disk_writer=self.disk_writer,
+                handin=self.handin,
             )
         for entry in self.entries:
             if entry.same_game_as:

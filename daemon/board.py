@@ -43,7 +43,7 @@ from daemon.clockdisplay import ClockDisplay
 from daemon.config import BoardEntry, BoardSettings, Settings
 from daemon.events import DomainEvent, Irregularity
 from daemon.formatting import describe
-from daemon.journal import Journal, find_unfinished
+from daemon.journal import PGN_TYPES, Journal, find_unfinished
 from daemon.memory import release_freed_memory
 from daemon.pipeline import BoardPipeline, FeedWriter, Output, Scheduler
 from daemon.speech.phoneline import PhoneLine
@@ -51,6 +51,7 @@ from drivers.sensors import ConnectionChange, SensorEvent
 
 if TYPE_CHECKING:
     from daemon.diskwriter import DiskWriter
+    from daemon.handin import HandIn
     from daemon.speech.vocabulary import Vocabulary
     from daemon.twoboards import TwoBoardGame
 
@@ -108,6 +109,7 @@ class Board:
         speech_starting: bool = False,
         page_starting: bool = False,
         disk_writer: DiskWriter | None = None,
+        handin: HandIn | None = None,
     ) -> None:
         self.entry = entry
         self.id = entry.id
@@ -143,7 +145,7 @@ class Board:
             return  # read through its game's pipeline (``bind``)
         self.journal = Journal(
             journal_dir,
-            headers=compose.build_headers(self.settings),
+            headers=compose.build_headers(self.settings, entry.id),
             fsync=self.settings.storage.fsync,
             pgn_every=self.settings.storage.pgn_every,
             writer=disk_writer,
@@ -154,6 +156,9 @@ class Board:
         if feed is not None:
             outputs.append(self._to_feed)
         outputs += [self._to_log, self._to_speech, self._to_page, _after_game]
+        self._handin = handin
+        if handin is not None:
+            outputs.append(self._to_handin)
         if on_event is not None:
             outputs.append(self._to_caller)
         self.pipeline = BoardPipeline(
@@ -240,6 +245,15 @@ class Board:
         return compose.build_clock_interpreter(self.settings)
 
     @property
+    def penalty_clock(self) -> str:
+        """Why a penalty's time goes on this board's clock by hand (the console says
+        so with the penalty's answer): the daemon puts no penalty on a clock, and a
+        board on a DGT bus chain could not have its clock set at all."""
+        if self.entry.bus_port:
+            return "this board is on a DGT bus chain: bus mode cannot set the clock"
+        return "the daemon does not put a penalty's time on the clock"
+
+    @property
     def battery(self) -> float | None:
         """The link's last battery report (a Bluetooth board), for the page."""
         battery = getattr(self.link, "battery", None)
@@ -312,6 +326,13 @@ class Board:
         elif self._page_backlog is not None:
             self._page_backlog.append(data)  # the page is starting
 
+    def _to_handin(self, event: DomainEvent) -> None:
+        """The files an organiser hands in (``daemon.handin``) hear each change of the
+        game's PGN: a game ended, or one corrected or renamed after its end."""
+        assert self._handin is not None and self.journal is not None
+        if event.type in PGN_TYPES:
+            self._handin.game_changed(self.id, self.journal)
+
     def _to_caller(self, event: DomainEvent) -> None:
         assert self._on_event is not None
         self._on_event(self._line(event))
@@ -364,6 +385,9 @@ class Board:
     def hand_to_page(self, hub: Any) -> None:
         """The page is up: this game's known events and what it missed, in order."""
         events, self._page_backlog = self._page_backlog or [], None
+        page = getattr(hub, "hub", hub)  # a Broadcaster's hub, or a Hub itself
+        if hasattr(page, "note_clock") and self.pipeline is not None:
+            page.note_clock(self.id, self.penalty_clock)
         if hub is not None and self.pipeline is not None:
             for event in journal_history(self.known) + events:
                 hub.publish(self.id, event)

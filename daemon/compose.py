@@ -198,18 +198,41 @@ def build_link(
 # --- the outputs ---------------------------------------------------------------------------------
 
 
-def build_headers(settings: Settings) -> GameHeaders:
-    """The PGN headers of the games this daemon records (from ``game:``)."""
+#: The PGN tags of the tournament, named once in ``broadcast:`` (``game:``'s keys of the
+#: same names are deprecated: still read where ``broadcast:`` leaves them "?").
+TOURNAMENT_KEYS = ("event", "site", "round")
+
+
+def tournament_value(settings: Settings, key: str) -> str:
+    """``broadcast.<key>`` where set, else the deprecated ``game.<key>``, else "?": the
+    one rule the page, the journal's PGN on disk, MQTT and lichess all read by."""
+    broadcast = getattr(settings.broadcast, key, "?")
+    if broadcast not in ("?", "", None):
+        return str(broadcast)
+    game = getattr(settings.game, key, "?")
+    return str(game) if game not in ("", None) else "?"
+
+
+def build_headers(settings: Settings, board_id: str | None = None) -> GameHeaders:
+    """The PGN headers of one board's games on disk: Event, Site, Date and Round as the
+    page has them (``broadcast:``, the board's card's own round first), the players of
+    ``game:`` (the board's own, see ``daemon.board.board_settings``) and a ``Board`` tag,
+    so a game's file on disk and ``/game.pgn`` say the same (issue 29)."""
     from daemon.gamerecord import GameHeaders, today_pgn_date
 
     game = settings.game
+    board = board_id or configured_board_id(settings)
+    cards = getattr(settings.broadcast, "boards", None) or []
+    card = next((c for c in cards if getattr(c, "id", None) == board), None)
+    round_ = getattr(card, "round", "") or tournament_value(settings, "round")
     return GameHeaders(
-        event=game.event,
-        site=game.site,
-        date=today_pgn_date(),
-        round=game.round,
+        event=tournament_value(settings, "event"),
+        site=tournament_value(settings, "site"),
+        date=getattr(settings.broadcast, "date", "") or today_pgn_date(),
+        round=round_,
         white=game.white,
         black=game.black,
+        extra={"Board": board},
     )
 
 
@@ -308,9 +331,10 @@ async def start_broadcast(
 
 
 def _fill_broadcast_headers(broadcast: Any, game: Any) -> None:
-    """The ``game:`` section names the event and players; the broadcast's own keys win
-    where set, so a hall configured for the broadcast keeps its names."""
-    for key in ("event", "site", "round"):
+    """The ``game:`` section names the players of a single board; its event, site and
+    round (deprecated: ``broadcast:`` names them) are read where the broadcast's own
+    keys are "?", by the same rule as the journal's (``tournament_value``)."""
+    for key in TOURNAMENT_KEYS:
         if getattr(broadcast, key, "?") in ("?", "") and getattr(game, key) not in ("?", ""):
             setattr(broadcast, key, getattr(game, key))
     boards = getattr(broadcast, "boards", None)

@@ -35,6 +35,9 @@ class DiskJob:
     pgn_path: Path | None = None
     pgn_text: str | None = None
     fsync: bool = True  # whether the PGN's rewrite fsyncs (``storage.fsync``)
+    #: other disk work in the same order (the hand-in files, ``daemon.handin``); a
+    #: later job of the same key replaces it (each does the whole work afresh)
+    work: Callable[[], None] | None = None
     done: list[Callable[[OSError | None], None]] = field(default_factory=list)
 
     def take_in(self, later: DiskJob) -> bool:
@@ -48,6 +51,8 @@ class DiskJob:
                 os.close(later.fd)  # one fsync of the same file covers both
         if later.pgn_text is not None:
             self.pgn_path, self.pgn_text = later.pgn_path, later.pgn_text
+        if later.work is not None:
+            self.work = later.work
         self.done += later.done
         return True
 
@@ -57,6 +62,8 @@ class DiskJob:
                 os.fsync(self.fd)
             if self.pgn_path is not None and self.pgn_text is not None:
                 write_atomically(self.pgn_path, self.pgn_text, fsync=self.fsync)
+            if self.work is not None:
+                self.work()
         finally:
             if self.fd is not None:
                 with contextlib.suppress(OSError):

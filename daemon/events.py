@@ -104,6 +104,9 @@ class Move(DomainEvent):
     speech: str  # the phrase to announce, official spellings
     clock: dict[str, float] | None = None  # {"white": s, "black": s} at completion
     correction: bool = False  # replaces an earlier move with the same ply
+    #: the arbiter typed it in (enter_moves, choose_line, add_game): ``clock`` is the
+    #: one known at its ply (a press seen then), or None: no time is known for it
+    entered: bool = False
     type: ClassVar[str] = "move"
 
 

@@ -27,6 +27,9 @@ Rules of the fold:
   (``recovery_lines``) until a move, a takeback, a new game or the position restored.
 - a ``move`` with ``correction`` and no ``clock`` (the arbiter's ``correct_move``
   replays the later moves) keeps the clock of the move it replaces at that ply.
+- a ``move`` ``entered`` by the arbiter (``enter_moves``, ``choose_line``,
+  ``add_game``) has its own ``clock`` or none: never the latest clock, which is the
+  time the arbiter typed it, not the time it was played.
 - ``game_resumed`` after a daemon restart: if the record does not hold those
   moves (a display that joined late), the resumed position becomes the start.
 """
@@ -281,7 +284,8 @@ class GameRecord:
                 clock = self._superseded.get(ply)
         else:
             self._superseded = {}
-        clock = clock or _clock_pair(self.clock)
+        if not event.get("entered"):  # a move typed in has the clock known at it, or none
+            clock = clock or _clock_pair(self.clock)
         move = RecordedMove(
             ply=ply,
             uci=str(event["uci"]),
@@ -442,7 +446,7 @@ class GameRecord:
         a correction, another game)."""
         replayed = self._replayed
         if replayed is None or not replayed.holds_start_of(self):
-            replayed = self._replayed = _Replay(self.start_fen, self.chess960)
+            replayed = self._replayed = _Replay(self.start_fen, self.chess960, self.penalties)
         replayed.extend(self.moves)
         return replayed
 
@@ -532,9 +536,15 @@ class _Replay:
     ``Game.accept(StringExporter(...))`` writes for the same moves, line breaks
     included: the exporter is fed the same calls in the same order."""
 
-    def __init__(self, start_fen: str, chess960: bool) -> None:
+    def __init__(
+        self, start_fen: str, chess960: bool, penalties: list[dict[str, Any]] | None = None
+    ) -> None:
         self.start_fen = start_fen
         self.chess960 = chess960
+        # the record's penalties (its own list, which grows): each becomes a comment
+        # where it was given, after the last move before it (its ``t``)
+        self.penalties = penalties if penalties is not None else []
+        self._penalties_said = 0
         self.board = chess.Board(start_fen, chess960=chess960)
         self.moves: list[RecordedMove] = []  # the recorded moves fed, legal or not
         self.stopped = False  # a move did not replay: nothing after it is pushed
@@ -550,6 +560,8 @@ class _Replay:
     def holds_start_of(self, record: GameRecord) -> bool:
         """Whether every move fed is still the record's, in its place."""
         if (self.start_fen, self.chess960) != (record.start_fen, record.chess960):
+            return False
+        if self.penalties is not record.penalties:  # another game's (a new game_start)
             return False
         moves = record.moves
         fed = self.moves
@@ -569,18 +581,46 @@ class _Replay:
         if parsed is None or not self.board.is_legal(parsed):
             self.stopped = True
             return
+        self._say_penalties(self._exporter, before=move.t)
         self._exporter.visit_move(self.board, parsed)
         self.board.push(parsed)
         if move.clock and move.by in move.clock:
             self._exporter.visit_comment(f"[%clk {format_clock(move.clock[move.by])}]")
 
+    def _say_penalties(self, exporter: Any, before: float | None) -> None:
+        """The penalties given before ``before`` (None: all) not yet in the movetext,
+        as comments: ``{ Penalty 9.5b: +3:00 to White }`` (the page's words). Into a
+        copy of the exporter (the game's end so far) they are not counted as said."""
+        said = self._penalties_said
+        for penalty in self.penalties[said:]:
+            t = _as_float(penalty.get("t"))
+            if before is not None and t is not None and t >= before:
+                break
+            exporter.visit_comment(penalty_comment(penalty))
+            said += 1
+        if exporter is self._exporter:
+            self._penalties_said = said
+
     def movetext(self, result: str) -> str:
-        """The moves so far and ``result``, as the exporter ends a game."""
+        """The moves so far and ``result``, as the exporter ends a game (with the
+        penalties given since the last move)."""
         ending = copy.copy(self._exporter)
         ending.lines = list(self._exporter.lines)
+        if not self.stopped:
+            self._say_penalties(ending, before=None)
         ending.visit_result(result)
         ending.end_game()
         return ending.result()
+
+
+def penalty_comment(penalty: dict[str, Any]) -> str:
+    """A penalty as the PGN says it, in the page's words: "Penalty 9.5b: +3:00 to
+    White" (the time the arbiter added to that player's clock)."""
+    seconds = _as_float(penalty.get("seconds")) or 0.0
+    minutes, secs = divmod(max(0, round(seconds)), 60)
+    article = clean_tag_value(penalty.get("article") or "")
+    to = "Black" if penalty.get("to") == "black" else "White"
+    return f"Penalty{' ' + article if article else ''}: +{minutes}:{secs:02d} to {to}"
 
 
 def today_pgn_date(today: _dt.date | None = None) -> str:

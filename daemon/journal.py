@@ -51,7 +51,7 @@ DURABLE_TYPES = frozenset(
 )
 #: Events after which the PGN beside the journal is rewritten.
 PGN_TYPES = frozenset(
-    {"game_start", "move", "takeback", "game_end", "game_resumed", "flag", "players"}
+    {"game_start", "move", "takeback", "game_end", "game_resumed", "flag", "players", "penalty"}
 )
 
 JOURNAL_SUFFIX = ".jsonl"

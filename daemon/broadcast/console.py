@@ -506,7 +506,8 @@ function plyOf(id) {
 async function act(action, body, done) {
   const before = refusals;
   const answer = await post(action, body);
-  if (answer && refusals === before) say(done, true);
+  // a penalty on a board whose clock the daemon cannot set: what to do by hand
+  if (answer && refusals === before) say(done + (answer.clock ? ". " + answer.clock : ""), true);
 }
 $("login").addEventListener("submit", e => { e.preventDefault(); login($("token").value);
   $("token").value = ""; });

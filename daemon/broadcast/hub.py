@@ -118,6 +118,9 @@ class BoardFeed:
     record: GameRecord
     status: BoardStatus = field(default_factory=BoardStatus)
     seq: int = 0  # the last feed event of this board
+    #: why a penalty's time must be put on this board's clock by hand (the daemon's
+    #: word, ``Board.penalty_clock``); empty: not said (a relay's board)
+    clock_by_hand: str = ""
 
 
 class Subscriber:
@@ -284,6 +287,11 @@ class Hub:
         headers = feed.record.headers
         feed.settings.white, feed.settings.black = headers.white, headers.black
         feed.settings.round = headers.round
+
+    def note_clock(self, board_id: str, why: str) -> None:
+        """Say why this board's clock takes a penalty by hand (the penalty's answer)."""
+        if board_id in self.boards:
+            self.boards[board_id].clock_by_hand = why
 
     def orientation(self, board_id: str) -> str:
         board = self.boards[board_id].settings

@@ -406,6 +406,10 @@ async def control(request: web.Request) -> web.Response:
         log.exception("the request callback failed")
         return _error(500, f"the daemon could not take the request: {exc}")
     answer = {"accepted": True, "board": board_id, "action": action, "args": sensor_request.args}
+    if action == "penalty":
+        by_hand = penalty_by_hand(hub.boards[board_id].clock_by_hand, sensor_request.args)
+        if by_hand:
+            answer["clock"] = by_hand
     if planned is not None:
         answer["plan"] = planned
     return json_response(answer, status=202)
@@ -438,6 +442,17 @@ async def _pairings(request: web.Request, hub: Hub, raw: bytes) -> web.Response:
         log.exception("the request callback failed")
         return _error(500, f"the daemon could not take the request: {exc}")
     return json_response({"accepted": True, "action": "pairings", **answer}, status=202)
+
+
+def penalty_by_hand(why: str, args: dict[str, Any]) -> str:
+    """What the arbiter must do on the clock after a penalty, when the daemon cannot
+    (``why``: a board on a bus chain, or no clock the daemon sets): "Set the clock by
+    hand: +3:00 on White's clock (...)". Empty when nothing is said."""
+    if not why:
+        return ""
+    seconds = round(float(args.get("seconds", 120)))
+    to = "Black" if args.get("to") == "black" else "White"
+    return f"Set the clock by hand: +{seconds // 60}:{seconds % 60:02d} on {to}'s clock ({why})"
 
 
 @web.middleware

@@ -34,6 +34,8 @@ def check_config(args: argparse.Namespace) -> int:
         print(f"{args.file}: INVALID", file=sys.stderr)
         return 2
     print(f"{args.file}: OK")
+    for warning in settings.warnings:
+        print(f"{args.file}: warning: {warning}")
     from daemon.speech.checks import speech_warnings
 
     for warning in speech_warnings(settings.speech):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import sys
 from typing import Any, TextIO
 
@@ -74,6 +75,8 @@ def _make_daemon(args: argparse.Namespace, stack: contextlib.ExitStack) -> Any:
     elif args.events:
         events_out = stack.enter_context(open(args.events, "a", encoding="utf-8"))  # noqa: SIM115
     setup_logging(log_stream, verbose=args.verbose)
+    for warning in settings.warnings:  # a deprecated key: still read, said at each start
+        logging.getLogger("dgt-bridge").warning("%s: %s", settings.source, warning)
     try:  # one daemon for one board (board:) or many (boards:)
         return Daemon(
             settings,

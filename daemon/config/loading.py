@@ -61,6 +61,7 @@ def load_text(
         values[name] = binder.bind(section, value_node, name)
     settings = Settings(**values, source=source)
     _bind_board_overrides(settings, root, binder)
+    _one_place_for_the_tournament(settings, root, binder)
     _check_references(settings, root, binder)
     if parsed and not overrides(environ):  # the file's own tree, which loaded
         keep_tree(text, root, binder.scalar)
@@ -105,6 +106,41 @@ def _last_wins(pairs: list[tuple[Node, Node]], binder: Binder) -> list[tuple[Nod
     for key_node, value_node in pairs:
         out[binder.scalar(key_node)] = (key_node, value_node)
     return list(out.values())
+
+
+#: ``game:``'s keys that ``broadcast:`` names now (issue 29), and what each is.
+_TOURNAMENT_KEYS = {"event": "the event", "site": "the site", "round": "the round"}
+
+
+def _one_place_for_the_tournament(settings: Settings, root: Node, binder: Binder) -> None:
+    """Event, Site and Round are named once, in ``broadcast:``: the page, the PGN files
+    on disk, MQTT and lichess read them there (``pairings`` writes ``broadcast.round``).
+    ``game.event``/``site``/``round`` are deprecated: still read (a warning says where
+    to move them) when ``broadcast:`` leaves the key "?", refused when both name it
+    differently, since the page and the files on disk would then disagree."""
+    broadcast = settings.broadcast
+    if broadcast is None:
+        return
+    for key, what in _TOURNAMENT_KEYS.items():
+        old = getattr(settings.game, key)
+        if old in ("?", ""):
+            continue
+        new = getattr(broadcast, key, "?")
+        if new not in ("?", "") and new != old:
+            node = node_at(root, ("game", key))
+            raise binder.error(
+                node,
+                f"game.{key}",
+                f"{old!r} but broadcast.{key} is {new!r}: {what} is named once, in "
+                f"broadcast.{key} (the page, the PGN files, MQTT and lichess read it "
+                f"there); remove game.{key}",
+            )
+        if new in ("?", ""):
+            setattr(broadcast, key, old)
+        settings.warnings.append(
+            f"game.{key} is deprecated: write {what} as broadcast.{key} ({old!r}); "
+            f"read from game.{key} for now"
+        )
 
 
 def _check_references(settings: Settings, root: Node, binder: Binder) -> None:

@@ -49,7 +49,9 @@ class BoardSettings(Record):
 
 @dataclass(eq=False, repr=False)
 class GameSettings(Record):
-    """The PGN header of the games played (the Seven Tag Roster's fixed part)."""
+    """The players of the single board (PGN White and Black). ``event``, ``site`` and
+    ``round`` are deprecated: ``broadcast:`` names them (``daemon.config.loading``,
+    ``one_place_for_the_tournament``)."""
 
     event: str = "?"
     site: str = "?"
@@ -196,6 +198,9 @@ class Settings(Record):
     storage: StorageSettings = field(default_factory=StorageSettings)
     boards: list[BoardEntry] = field(default_factory=list)
     source: str = "<defaults>"
+    #: what the file says that still works but should be written otherwise (a
+    #: deprecated key); ``run`` logs them, ``check-config`` prints them
+    warnings: list[str] = field(default_factory=list, compare=False, repr=False)
 
 
 def board_entries(

@@ -136,6 +136,7 @@ from drivers.sensors import (
 
 COLOUR_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 _MAX_LIFTS = 256  # the touch windows look back over a few moves at most
+MAX_PRESSES = 600  # the presses kept for moves typed in later (a game's plies at most)
 #: How long after a move decided on the settle time the same hand may still change
 #: it (a slow slide, the king after the rook): a hand that goes on moving does so at
 #: once; later, a piece of the side not on move that moves was knocked (7.3).
@@ -863,7 +864,12 @@ class RulesCore:
         node_child: Node | None = None,
         touch_check: bool = True,
         press: bool = False,
+        entered: bool = False,
+        entered_clock: dict[str, float] | None = None,
     ) -> None:
+        """One move into the game. ``entered``: the arbiter typed it in (its clock is
+        ``entered_clock``, the one known at its ply, or none; never the time of the
+        request, which is no time of the move)."""
         node = self._game.node
         assert node is not None
         board = node.board
@@ -888,6 +894,7 @@ class RulesCore:
             child.seen_at = self._view.changed_at  # a correction or a request: seen just now
         child.current_at = t
         child.pressed_at = t if press else None
+        self._game.presses = []  # the presses so far are this move's and those before it
         out.append(
             Move(
                 t,
@@ -898,8 +905,9 @@ class RulesCore:
                 # COLOUR_NAMES holds only "white" and "black" (typed as str there).
                 by=mover,  # type: ignore[arg-type]
                 speech=speech,
-                clock=self._clock_dict(),
+                clock=entered_clock if entered else self._clock_dict(),
                 correction=correction,
+                entered=entered,
             )
         )
         unseen = any(node is n for n in self._game.touches_unknown)
@@ -1395,6 +1403,10 @@ class RulesCore:
             out.append(ClockUpdate(event.t, event.white, event.black, event.running))
         before = previous[2] if previous else None
         node = self._game.node
+        if self._state.in_game and before and event.running and before != event.running:
+            presses = self._game.presses  # the clocks at a press, for moves typed in later
+            presses.append((event.t, {"white": event.white, "black": event.black}, event.running))
+            del presses[:-MAX_PRESSES]
         if self._game.resume_clock_open and event.running and node is not None:
             # the first report after a restart: the opponent's clock running means the
             # player on move pressed while the daemon was down; that press is spent

@@ -538,9 +538,20 @@ def _carry_out(
         if change.action == "takeback_to":
             out.append(Takeback(t, change.keep + 1, target.board.fen()))
     correction = change.action == "correct_move"
-    for move in change.moves:
+    entered = change.action in ("enter_moves", "choose_line")
+    clocks = _clocks_at_presses(core, change) if entered else []
+    for index, move in enumerate(change.moves):
         first = len(out)
-        core._commit(t, move, out, settled=False, correction=correction, touch_check=False)
+        core._commit(
+            t,
+            move,
+            out,
+            settled=False,
+            correction=correction,
+            touch_check=False,
+            entered=entered,
+            entered_clock=clocks[index] if index < len(clocks) else None,
+        )
         if correction:  # a move replayed keeps the clock of its completion (the record's)
             out[first:] = [
                 replace(event, clock=None) if isinstance(event, Move) else event
@@ -560,6 +571,26 @@ def _carry_out(
     if was_over and change.action != "takeback_to" and core._state.phase is not Phase.OVER:
         core._state.enter(Trigger.END)  # the game had ended: corrected, it stays ended
         core._deadline = None
+
+
+def _clocks_at_presses(core: RulesCore, change: Plan) -> list[dict[str, float]]:
+    """The clock at each move the arbiter types in, as known: the clock presses seen
+    since the last move the board gave, one per ply in order, for as long as each
+    press started the clock of the side that did not just move (a press out of turn
+    and every later one are no time of those moves: they get none)."""
+    node = core._game.node
+    if node is None or change.keep != node.ply:
+        return []  # the game was taken back first: the presses are not of these plies
+    clocks: list[dict[str, float]] = []
+    position = node.board.copy(stack=False)
+    presses = list(core._game.presses)
+    for move, (_, clock, running) in zip(change.moves, presses, strict=False):
+        mover = "white" if position.turn == chess.WHITE else "black"
+        if running == mover:
+            break
+        clocks.append(dict(clock))
+        position.push(move)
+    return clocks
 
 
 def _position_from_board(
@@ -587,8 +618,8 @@ def _add_game(core: RulesCore, t: float, game: AddedGame, out: list[DomainEvent]
     core._start_game(t, game.board.copy(), core._view.flipped, out, chess960=game.board.chess960)
     if game.players:
         out.append(Players(t, **game.players))
-    for move in game.moves:
-        core._commit(t, move, out, settled=False, touch_check=False)
+    for move in game.moves:  # a game typed in: no time is known for its moves
+        core._commit(t, move, out, settled=False, touch_check=False, entered=True)
     node = core._game.node
     assert node is not None  # _start_game made the game's first node
     if core._state.phase is not Phase.OVER and game.result:

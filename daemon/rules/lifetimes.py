@@ -48,6 +48,10 @@ class GameMemory:
     #: a position reached by a move made while the board was away: when the previous
     #: mover's hand let go is unknown, so his re-centring is no touch
     release_unknown: Node | None = None
+    #: the clocks at each press since the last move committed, oldest first: (time,
+    #: both clocks, whose clock runs after it); the moves the arbiter types in for
+    #: those presses get their times (``daemon.rules.corrections``)
+    presses: list[tuple[float, dict[str, float], str]] = field(default_factory=list)
 
     @classmethod
     def starting(cls, root: Node) -> GameMemory:

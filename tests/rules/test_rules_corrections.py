@@ -105,6 +105,42 @@ def test_moves_entered_from_a_scoresheet_are_played_and_the_board_then_goes_on()
     assert kinds(out) == []
 
 
+def test_moves_typed_in_get_the_clock_of_their_own_press_or_none() -> None:
+    """[%clk] of a move typed in is the clock when it was played: the presses seen
+    since the board's last move, one per ply; past them no time is known, and none is
+    written (not the time the arbiter typed it)."""
+    from daemon.gamerecord import replay
+
+    script = game(clock=True)
+    for frm, to in OPENING[:2]:
+        script.move(frm, to).press()
+    script.wait(5).press().wait(7).press()  # Nf3 and Nc6 played, the board missed them
+    script.wait(30).request("enter_moves", san="2. Nf3 Nc6 3. Bb5").wait(0.1)
+    out = run(script.events, settings(True))
+    moves = of_type(out, "move")
+    assert [m.uci for m in moves] == ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5"]  # type: ignore[attr-defined]
+    assert [m.entered for m in moves] == [False, False, True, True, True]  # type: ignore[attr-defined]
+    assert [m.clock for m in moves[2:]] == [  # type: ignore[attr-defined]
+        {"white": 296.0, "black": 298.0},
+        {"white": 296.0, "black": 296.0},
+        None,
+    ]
+    pgn = " ".join(replay([e.to_dict() for e in out]).pgn().split())
+    assert "2. Nf3 { [%clk 0:04:56] } 2... Nc6 { [%clk 0:04:56] } 3. Bb5 *" in pgn
+
+
+def test_a_game_typed_in_has_no_clock() -> None:
+    script = game(clock=True)
+    script.move("e2", "e4").press().wait(3)
+    script.request("add_game", pgn="1. d4 d5 2. c4 1-0").wait(0.1)
+    out = run(script.events, settings(True))
+    added = of_type(out, "move")[1:]
+    assert [m.clock for m in added] == [None, None, None]  # type: ignore[attr-defined]
+    from daemon.gamerecord import replay
+
+    assert "[%clk" not in replay([e.to_dict() for e in out]).pgn()
+
+
 def test_a_preview_changes_nothing() -> None:
     script = opening()
     script.request("enter_moves", san="3...a6", preview=True).wait(0.1)
