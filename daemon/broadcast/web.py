@@ -359,13 +359,11 @@ async def control(request: web.Request) -> web.Response:
         return too_large
     try:
         async with asyncio.timeout(settings.body_timeout):
-            raw = await request.read()
-    except web.HTTPRequestEntityTooLarge:
+            raw = await _read_body(request, limit)
+    except _TooLarge:
         return too_large
     except TimeoutError:
         return _error(408, f"the body did not arrive within {settings.body_timeout:g} s")
-    if len(raw) > limit:  # the app takes a pairings file's size for every action
-        return too_large
     if action == "pairings":
         return await _pairings(request, hub, raw)
     try:
@@ -413,6 +411,24 @@ async def control(request: web.Request) -> web.Response:
     if planned is not None:
         answer["plan"] = planned
     return json_response(answer, status=202)
+
+
+class _TooLarge(Exception):
+    """A control's body went past its action's limit."""
+
+
+async def _read_body(request: web.Request, limit: int) -> bytes:
+    """The body, read only up to ``limit`` (the app's ``client_max_size`` stays
+    ``max_body`` for every other route: only a control, its token checked, may be
+    a pairings file's size)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_chunked(65536):
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def _pairings(request: web.Request, hub: Hub, raw: bytes) -> web.Response:
@@ -495,7 +511,7 @@ def build_app(
     """The aiohttp application over a hub (the daemon's, or a relay's); ``phones``:
     the blind players' phone pages (the daemon's, ``daemon.broadcast.phone``)."""
     app = web.Application(
-        client_max_size=max(1024, _body_limit("pairings", hub.settings.max_body)),
+        client_max_size=max(1024, hub.settings.max_body),
         middlewares=[_count_requests, _no_tracebacks],
     )
     security.install(app)

@@ -118,6 +118,13 @@ async def test_a_bad_pairings_post_is_refused_with_its_reason(daemon) -> None:
         for body, status, message in BAD:
             got, answer = await _post(session, daemon.http_url + "control/pairings", body)
             assert (got, message in answer["error"]) == (status, True), (body, answer)
+        # A pairings file's size is for this control only: every other keeps max_body.
+        big = {"white": "x" * 100_000}
+        got, answer = await _post(session, daemon.http_url + "control/players?board=1", big)
+        assert got == 413 and "16384" in answer["error"], answer
+        got, answer = await _post(session, daemon.http_url + "control/pairings",
+                                  {"file": TRF + "\n" * 700_000})  # fmt: skip
+        assert got == 413 and "600000" in answer["error"], answer
     await asyncio.sleep(0.2)
     assert all(unit.journal.record.headers.white == "?" for unit in daemon.boards.values())
 
