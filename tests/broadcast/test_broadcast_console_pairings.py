@@ -27,10 +27,18 @@ PROBE = """(() => {
     title: $("title").textContent,
     feedback: $("feedback").textContent,
     preview: !$("pairings-preview").classList.contains("hidden"),
+    open: $("pairings-box").open,
     summary: $("pairings-summary").textContent,
     rows: [...document.querySelectorAll("#pairings-list li")].map(e => e.textContent),
     clocks: [...document.querySelectorAll(".clock .name")].map(e => e.textContent),
     overflow: document.documentElement.scrollWidth - window.innerWidth,
+    // the pairings' controls a thumb taps: inside the width, tall enough
+    cramped: [...document.querySelectorAll("#pairings-box input, #pairings-box textarea, " +
+        "#pairings-box button, #pairings-preview button")]
+      .filter(e => e.offsetParent !== null)
+      .filter(e => { const r = e.getBoundingClientRect();
+        return r.left < 0 || r.right > window.innerWidth || r.height < 40; })
+      .map(e => e.id),
   });
 })()"""
 
@@ -93,6 +101,7 @@ async def test_the_arbiter_loads_the_rounds_pairings_on_a_phone_previews_and_nam
             await tools.until(lambda d: d["console"] and d["title"].startswith("Board 2"),
                               "board 2's console")  # fmt: skip
 
+            await _click(tools, "#pairings-box summary")  # the arbiter opens the section
             # Not a pairings file: refused with its reason, no preview, nothing named.
             await tools.evaluate(
                 'JSON.stringify(document.getElementById("pairings-text").value = '
@@ -113,6 +122,7 @@ async def test_the_arbiter_loads_the_rounds_pairings_on_a_phone_previews_and_nam
                 "Board 4: not a board of this daemon, left out",
             ]
             assert seen["overflow"] <= 0, "the preview fits a phone"
+            assert seen["open"] and seen["cramped"] == [], "every control big enough to tap"
             assert hub.boards["2"].record.headers.white == "?", "a preview changes nothing"
 
             await _click(tools, "#pairings-apply")
