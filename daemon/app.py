@@ -61,12 +61,12 @@ from daemon.config import BoardEntry, Settings, board_entries
 from daemon.diskwriter import DiskWriter
 from daemon.events import BoardsAgree, Colour, DomainEvent, Irregularity
 from daemon.formatting import describe_event
-from daemon.gcfreeze import freeze_startup
 from daemon.handin import HAND_IN, HandIn
-from daemon.lifecycle import Lifecycle, quietly
-from daemon.notify import Notifier
 from daemon.pipeline import Cancellable, FeedWriter, LoopScheduler, Scheduler
-from daemon.status import DaemonStatus
+from daemon.service.gcfreeze import freeze_startup
+from daemon.service.lifecycle import Lifecycle, quietly
+from daemon.service.notify import Notifier
+from daemon.service.status import DaemonStatus
 from drivers.sensors import ConnectionChange, SensorEvent
 
 __all__ = [

@@ -9,7 +9,7 @@ by the same ``players`` request the console's "Set players and round" sends, so 
 a daemon it goes through the rules core (a ``players`` event: the page, the live
 PGN, MQTT and the journal's PGN on disk), and on a relay the display takes it.
 
-The file is read by ``daemon.pairingfiles``, as ``dgt-bridge pairings`` reads it:
+The file is read by ``daemon.pairings.files``, as ``dgt-bridge pairings`` reads it:
 the console and the command cannot disagree about a file.
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 
 from daemon.broadcast.controls import ControlError, build_request
 from daemon.broadcast.hub import Hub
-from daemon.pairingconfig import board_id
-from daemon.pairingfiles import PairingsError, RoundPairings, read_pairings
+from daemon.pairings.configfile import board_id
+from daemon.pairings.files import PairingsError, RoundPairings, read_pairings
 from drivers.sensors import Request
 
 

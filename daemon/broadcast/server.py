@@ -56,7 +56,7 @@ class Broadcaster:
         self.port: int | None = None
         self.urls: list[str] = []
         """Every URL the page is reached at (the network's addresses first)."""
-        self.notifier = notifier  # daemon.notify.Notifier: the limits in systemctl status
+        self.notifier = notifier  # daemon.service.notify.Notifier: the limits in systemctl status
         self.server: WebServer | None = None
         self._status_task: asyncio.Task[None] | None = None
         self.mqtt: list[Any] = []  # MqttPublisher, one per board

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import urllib.error
 
-    from daemon.pairingfiles import RoundPairings
+    from daemon.pairings.files import RoundPairings
 
 PROG = "dgt-bridge pairings"
 
@@ -61,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def pairings(args: argparse.Namespace) -> int:
-    from daemon.pairingfiles import PairingsError, read_pairings
+    from daemon.pairings.files import PairingsError, read_pairings
 
     path = Path(args.file)
     try:
@@ -72,7 +72,7 @@ def pairings(args: argparse.Namespace) -> int:
         read = read_pairings(data, round_number=args.round)
     except PairingsError as error:
         return _fail(f"{args.file}, {error}" if error.line else f"{args.file}: {error}")
-    from daemon.pairingconfig import board_id
+    from daemon.pairings.configfile import board_id
 
     title = f"round {read.round}" + (f" of {read.event}" if read.event else "")
     print(f"{args.file} ({read.kind}): {title}, {len(read.pairings)} boards")
@@ -98,7 +98,7 @@ def _write_config(args: argparse.Namespace, read: RoundPairings) -> int:
     import tempfile
 
     from daemon.config import ConfigError, load_text
-    from daemon.pairingconfig import ConfigEditError, name_boards
+    from daemon.pairings.configfile import ConfigEditError, name_boards
 
     target = Path(args.config)
     try:
@@ -136,7 +136,7 @@ def _send(args: argparse.Namespace, read: RoundPairings) -> int:
     import urllib.parse
     import urllib.request
 
-    from daemon.pairingconfig import board_id
+    from daemon.pairings.configfile import board_id
 
     token = args.token
     if args.token_file:

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, TextIO
 
-from daemon.gcfreeze import building
+from daemon.service.gcfreeze import building
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -64,7 +64,7 @@ def replay_feed(
     """Feed every event to a board pipeline built from ``settings`` (sleeping until
     its time when ``sleep`` is given, else on simulated time), then let its timers
     run out; the feed goes to ``out`` as JSON lines. ``built`` is called once the
-    pipeline is made (the command's building is done: ``daemon.gcfreeze``)."""
+    pipeline is made (the command's building is done: ``daemon.service.gcfreeze``)."""
     from daemon.compose import build_board_parts, configured_board_id
     from daemon.pipeline import BoardPipeline, FeedWriter, SimulatedScheduler
 

@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from daemon.gcfreeze import building
+    from daemon.service.gcfreeze import building
 
     with contextlib.ExitStack() as stack:
         # Start-up makes what lives as long as the daemon and frees no cycles: no

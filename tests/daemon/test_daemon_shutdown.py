@@ -10,7 +10,7 @@ import chess
 
 from daemon.app import Daemon
 from daemon.config import load_text
-from daemon.notify import Notifier
+from daemon.service.notify import Notifier
 from drivers.sensors import BoardDump, SquareChange
 
 SETTINGS = (

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from daemon import gcfreeze
+from daemon.service import gcfreeze
 
 
 @pytest.fixture

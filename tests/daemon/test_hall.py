@@ -15,7 +15,7 @@ import chess
 
 from daemon.app import Daemon
 from daemon.config import load_text
-from daemon.notify import Notifier
+from daemon.service.notify import Notifier
 from drivers.dgt.bus import BusTimings
 from drivers.simulators.busemulator import BusChainEmulator
 from drivers.simulators.emulator import BoardEmulator

@@ -23,7 +23,7 @@ import pytest
 from daemon import compose, memory
 from daemon.app import Daemon
 from daemon.config import load_text
-from daemon.notify import Notifier
+from daemon.service.notify import Notifier
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.handling import human_sensor_log
 

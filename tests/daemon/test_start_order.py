@@ -20,7 +20,7 @@ import pytest
 from daemon import compose
 from daemon.app import Daemon
 from daemon.config import load_text
-from daemon.notify import Notifier
+from daemon.service.notify import Notifier
 from drivers.sensors import BoardDump, SquareChange
 
 SETTINGS = (

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.pairingfiles import Pairing, PairingsError, read_pairings
+from daemon.pairings.files import Pairing, PairingsError, read_pairings
 
 SAMPLES = Path(__file__).parent / "samples"
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from daemon.pairingfiles import Pairing
+from daemon.pairings.files import Pairing
 
 
 class ConfigEditError(ValueError):

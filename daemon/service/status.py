@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from daemon.notify import Notifier
+from daemon.service.notify import Notifier
 from drivers.sensors import ConnectionChange
 
 if TYPE_CHECKING:
