@@ -260,7 +260,7 @@ class _Board:
     needs_version: bool = True
     absent_reported: bool = False
     held: list[FieldUpdate | EeClockTime] = field(default_factory=list)
-    clock_now: bool = False  # a lever was pressed: its clock first, then the held changes
+    clock_now: bool = False  # a press and no reading to tell it with: the clock first
     reading: ClockTimes | None = None  # the clock as it last stood (read, or pressed since)
     asked_at: float = 0.0  # when its changes were last asked for: they happened before
     then_after_changes: BusCommand | None = None  # asked for with these changes
@@ -701,11 +701,13 @@ class BusPoller:
                 return [BoardContents(address, now, dump, after_return, True, backlog)]
             return [BoardContents(address, now, dump, after_return)]
         if reply.reply_id == BusReplyId.BWTIME:
-            board.clock_now = False
+            asked, board.clock_now = board.clock_now, False
             reading = decode_bwtime(reply.data)
             if isinstance(reading, ClockTimes) and not reading.no_clock:
                 board.reading = reading
-            return [BoardClock(address, now, reading), *self._release(board, now)]
+            # The held changes (and the press that waited for this reading) were made
+            # before it was asked for: they go first, the clock as it stands now last.
+            return [*self._release(board, now, clock_read=asked), BoardClock(address, now, reading)]
         if reply.reply_id == BusReplyId.FROM_START:
             if not board.needs_log:
                 return []  # a late copy of a log already given up on
@@ -717,7 +719,7 @@ class BusPoller:
                 return [BoardVersion(address, now, reply.data[0], reply.data[1])]
         return []
 
-    def _release(self, board: _Board, now: float) -> list[BusEvent]:
+    def _release(self, board: _Board, now: float, clock_read: bool = False) -> list[BusEvent]:
         """The changes held for a board, in the order the player made them, with each
         lever press in the list as a clock reading of its own, so the rules core hears
         piece, press, piece.
@@ -729,7 +731,11 @@ class BusPoller:
         presses were lost and the moves never decided (a 12-board chain under load lost
         the last two plies of a game that way). The clock is read soon after, for the
         other side's time. Only before the first reading of a board (the other side's
-        time unknown) is the clock asked at once and the changes after the press held.
+        time unknown: a board found after a restart, whose first list may hold two
+        presses) is the clock asked at once, the press and the changes after it held;
+        the press is then told with that reading (``clock_read``), never dropped: a
+        restarted daemon that lost it heard White's press as none, and decided every
+        later move one press late (issue 29). A board with no clock to read drops it.
 
         The changes are stamped with the time they were asked for: they happened
         before it, however long the reply took (a poll slowed by the line or the
@@ -743,8 +749,10 @@ class BusPoller:
                 continue
             pressed = _pressed(board.reading, change)
             if pressed is None:
-                board.clock_now = True
-                continue
+                if not clock_read:
+                    board.held.insert(0, change)  # told once the clock is read
+                    board.clock_now = True
+                continue  # read, and no clock there to tell it with
             if updates:
                 events.append(BoardChanges(board.address, board.asked_at, tuple(updates)))
                 updates = []

@@ -101,6 +101,11 @@ class BusBoard:
     settling: tuple[BoardContents, list[str]] | None = None
     settle_timer: asyncio.TimerHandle | None = None
     settle_until: float = 0.0
+    #: when its rest was to be confirmed: a poll sent after it, answered with no
+    #: change, ends the settling (a quiet line is no quiet board)
+    settle_probe: float | None = None
+    #: changes it sent while its log was being read, for the settling that follows
+    pending_updates: list[FieldUpdate] = field(default_factory=list)
     #: a log that did not lead to its dump (a change made between the two), and the
     #: changes since: tried again once the board rests
     unfit_log: list[EeEvent] | None = None
@@ -406,6 +411,7 @@ class BusLink:
                 self._emit(board, board.shadow.dump(t, dump, force=after_return))
             case BoardLog(t=t, data=data):
                 pending, board.pending = board.pending, None
+                updates, board.pending_updates = tuple(board.pending_updates), []
                 if pending is None:
                     return
                 history = None
@@ -415,11 +421,23 @@ class BusLink:
                     history = self._log_history(board, events, pending.dump.codes)
                     board.unfit_log = events if history is None else None
                 self._settle(board, replace(pending, t=t), history or [])
+                if updates:
+                    self._settle_changes(board, updates)
+            case BoardAnswered() if board.settling is not None:
+                # a poll sent after its rest was to be confirmed (bus_event.t: the
+                # poller's own time), and no change came with it: it rests
+                probe = board.settle_probe
+                if (probe is not None and bus_event.t >= probe) or (
+                    time.monotonic() >= board.settle_until
+                ):
+                    self._settled(board)
             case BoardAnswered(t=t):
                 if board.connected:
                     self._emit(board, [BoardHeard(t)])
             case BoardChanges(updates=updates) if board.settling is not None:
                 self._settle_changes(board, updates)
+            case BoardChanges(updates=updates) if board.pending is not None:
+                board.pending_updates.extend(updates)
             case BoardChanges(t=t, updates=updates):
                 if board.connected:
                     for update in updates:
@@ -439,7 +457,8 @@ class BusLink:
         """A board found showing another position than it did: the game went on
         meanwhile, and may still be going on (a player's hand mid-move). Its dump is
         held, what it passes through added to the history, until its changes rest
-        for ``settle_quiet`` (at most ``settle_longest``): the rules core then hears
+        for ``settle_quiet`` and a poll after that finds none (at most
+        ``settle_longest``, then at its next answer): the rules core then hears
         one settled picture with everything since, not a picture caught mid-move
         whose history ends moves before the board it then sees."""
         log.info(
@@ -472,11 +491,27 @@ class BusLink:
     def _arm_settle(self, board: BusBoard) -> None:
         if board.settle_timer is not None:
             board.settle_timer.cancel()
+        board.settle_probe = None
         delay = max(0.0, min(self.settle_quiet, board.settle_until - time.monotonic()))
-        board.settle_timer = asyncio.get_running_loop().call_later(delay, self._settled, board)
+        board.settle_timer = asyncio.get_running_loop().call_later(delay, self._confirm_rest, board)
+
+    def _confirm_rest(self, board: BusBoard) -> None:
+        """No change came for ``settle_quiet``; but the line may have been busy with
+        other boards (their logs, a discovery ping) and this board not polled at all:
+        a poll sent from now on, answered with no change, ends the settling. Settled
+        on the timer alone, a board polled only after it missed the change made
+        between its kept list and its dump, and its log then led nowhere."""
+        board.settle_timer = None
+        if board.settling is None:
+            return
+        board.settle_probe = time.monotonic()
+        self.probe(board.address)
 
     def _settled(self, board: BusBoard) -> None:
-        board.settle_timer = None
+        if board.settle_timer is not None:
+            board.settle_timer.cancel()
+            board.settle_timer = None
+        board.settle_probe = None
         if board.settling is None:
             return
         contents, history = board.settling
@@ -501,6 +536,8 @@ class BusLink:
     def _end_settling(self, board: BusBoard) -> None:
         board.settling = None
         board.unfit_log = None
+        board.settle_probe = None
+        board.pending_updates = []
         if board.settle_timer is not None:
             board.settle_timer.cancel()
             board.settle_timer = None

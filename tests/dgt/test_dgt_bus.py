@@ -370,6 +370,33 @@ def test_two_moves_in_one_change_list_are_both_decided_by_their_presses():
     assert times == sorted(times) and times[0] < t - 0.4, "stamped when asked for, in order"
 
 
+def test_presses_in_the_first_change_list_after_a_restart_are_all_heard():
+    """A restarted daemon finds a board whose game went on meanwhile: its first change
+    list holds White's move, his press, Black's reply and her press, before the
+    poller ever read this clock. The press waiting for the clock was dropped, and
+    the clock read then already showed White to move again: the rules core missed a
+    press and decided every later move one press late, the last two plies never
+    (issue 29). Each press is heard, in order, and the clock as read comes last."""
+    timings = BusTimings(discovery_interval=0)
+    poller, chain = BusPoller([1], timings, discover=False), ChainWithClock([1])
+    shadow, interpreter = BoardShadow(), SimpleClockInterpreter()
+    events, t = [], 0.0
+    while not any(isinstance(e, BoardContents) for e in events):  # found, dumped
+        more, t = run(poller, chain, t, 0.01)
+        events += more
+    assert ("SEND_CLK", 1) not in chain.sent, "the clock not read yet"
+    sensor_events(events, shadow, interpreter)
+    chain.play(1, "e2", "e4", "P")  # both moves before the first poll of the round
+    chain.play(1, "e7", "e5", "p")
+    events, t = run(poller, chain, t, 0.5)
+    sensed = sensor_events(events, shadow, interpreter)
+    heard = [e.running if isinstance(e, ClockReport) else e.square for e in sensed]
+    assert heard[:6] == ["e2", "e4", "black", "e7", "e5", "white"], "each piece, each press"
+    assert set(heard[6:]) == {"white"}, "then the clock as read, never an older side"
+    times = [e.t for e in sensed]
+    assert times == sorted(times), "in order"
+
+
 # -- the poll order: a press awaited is read first -------------------------------------
 
 #: One byte on a 9600-baud line (10 bits), and a board's turnaround.

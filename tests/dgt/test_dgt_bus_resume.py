@@ -294,3 +294,57 @@ def test_the_emulated_log_since_the_start_holds_what_was_sent_not_what_is_kept()
     board.set_code(square_index("e4"), 1)  # still to be sent with SEND_CHANGES
     events = EeMoves(board.from_start()).events()
     assert [(e.square, e.code) for e in events if isinstance(e, EePieceChange)] == [(52, 0)]
+
+
+class ChangeAfterTheKeptList(BusChainEmulator):
+    """A chain on which a piece is lifted just after each board sends what it kept
+    (``lifts``): the change is in its dump, but neither in that list nor in its log
+    since the start (which holds what was sent), only in its next change list."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.lifts: dict[int, str] = {}
+
+    def _reply(self, board, command):
+        reply = super()._reply(board, command)
+        index = self.boards.index(board)
+        if command == BusCommand.SEND_CHANGES and index in self.lifts:
+            board.set_code(square_index(self.lifts.pop(index)), 0)
+        return reply
+
+
+async def test_a_change_between_the_kept_list_and_the_dump_is_waited_for_on_a_busy_line(
+    tmp_path: Path,
+) -> None:
+    """The daemon is killed; 1. e4 e5 is played on both boards; the restarted link
+    finds them, and on each White's knight is lifted between its kept list and its
+    dump. Neither the list nor the log leads to the dump: the link settles on the log
+    and the changes after it. The other board's long log (an evening's) then held the
+    line longer than the settling's 0.5 s of quiet: the board, never polled meanwhile,
+    was settled with no history, and the game resumed on a search (after a longer
+    outage, a lost game). The rest is confirmed by a poll."""
+    with ChangeAfterTheKeptList(tmp_path, serials=["01025", "01026"]) as chain:
+        for board in chain.boards:  # an evening of adjusted pieces: a long log
+            board.log_ee(bus.encode_changes([(0, 0), (0, 8)] * 200))
+        await _read(chain, None, _dumps)
+        for index in (0, 1):
+            _play(chain, index, [("e2", "e4", "P"), ("e7", "e5", "p")])  # the daemon is down
+        chain.lifts = {0: "g1", 1: "g1"}
+        events: dict[int, list[SensorEvent]] = {1025: [], 1026: []}
+        link = BusLink(chain.port_path, timings=TIMINGS, discover=False)
+        for address, into in events.items():
+            link.add_board(address, into.append)
+            link.expect_placements(address, [START_PLACEMENT])
+        task = asyncio.create_task(link.run())
+        try:
+            assert await _until(lambda: all(_dumps(e) for e in events.values())), events
+        finally:
+            link.close()
+            await asyncio.wait_for(task, 10)
+    lifted = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKB1R"
+    for address, into in events.items():
+        dump = _dumps(into)[0]
+        assert dump.placement == lifted
+        assert dump.history and dump.history[-1] == lifted, address
+        assert AFTER_E4 in dump.history and AFTER_E4_E5 in dump.history
+        assert link.boards[address].log_reads == 1
