@@ -620,6 +620,11 @@ $("pairings-check").addEventListener("click", async () => {
     li.textContent = "Board " + id + ": not a board of this daemon, left out";
     list.appendChild(li);
   }
+  for (const name of p.byes) {
+    const li = document.createElement("li");
+    li.textContent = "No board: " + name;
+    list.appendChild(li);
+  }
   pairings = body;
   $("pairings-preview").classList.remove("hidden");
   say("", true);

@@ -120,6 +120,7 @@ async def test_the_arbiter_loads_the_rounds_pairings_on_a_phone_previews_and_nam
                 "Board 2: Dreev, Aleksey – Hou, Yifan",
                 "Board 3: Lindqvist, Åke – Müller, Käthe",  # Latin-1 read as such
                 "Board 4: not a board of this daemon, left out",
+                "No board: Bye, Late Entry",
             ]
             assert seen["overflow"] <= 0, "the preview fits a phone"
             assert seen["open"] and seen["cramped"] == [], "every control big enough to tap"
