@@ -34,7 +34,6 @@ It reuses the single-board emulator's pty plumbing and serving thread.
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections.abc import Iterable
@@ -272,18 +271,12 @@ class BusChainEmulator(BoardEmulator):
             self._play_due_boards()
             self._send_due_replies()
 
-    def _read(self, master: int) -> None:
-        try:
-            data = os.read(master, 4096)
-        except OSError:
-            return
-        with self._lock:
-            if self._master != master:
-                return
-            self.bytes_on_line += len(data)
-            for request in self._bus_parser.feed(data):
-                self.bus_received.append(request)
-                self._answer_bus(request)
+    def _heard(self, data: bytes) -> None:
+        """The PC's bytes on the chain, under the lock: each command to its board."""
+        self.bytes_on_line += len(data)
+        for request in self._bus_parser.feed(data):
+            self.bus_received.append(request)
+            self._answer_bus(request)
 
     def _play_due_boards(self) -> None:
         while True:

@@ -432,12 +432,15 @@ class BoardEmulator:
         except OSError:
             return
         with self._lock:
-            if self._master != master:
-                return
-            for command in self._parser.feed(data):
-                self.received.append(command)
-                if not self.silent:
-                    self._answer(command)
+            if self._master == master:  # not a port closed meanwhile
+                self._heard(data)
+
+    def _heard(self, data: bytes) -> None:
+        """The PC's bytes, under the lock: each command noted and answered."""
+        for command in self._parser.feed(data):
+            self.received.append(command)
+            if not self.silent:
+                self._answer(command)
 
     def _play_due(self) -> None:
         while True:
