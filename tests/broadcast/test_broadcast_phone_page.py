@@ -86,7 +86,7 @@ async def _click(tools: DevTools, selector: str) -> None:
     await tools.evaluate(f"JSON.stringify(document.querySelector({json.dumps(selector)}).click())")
 
 
-async def _unnamed_controls(tools: DevTools) -> list[str]:
+async def _unnamed_controls(tools: DevTools, at_least: int = 9) -> list[str]:
     """Every focusable control (buttons, fields) of the accessibility tree without a name."""
     tree = await tools.call("Accessibility.getFullAXTree")
     controls = [
@@ -96,7 +96,7 @@ async def _unnamed_controls(tools: DevTools) -> list[str]:
         and node.get("role", {}).get("value")
         in ("button", "textbox", "checkbox", "combobox", "link")
     ]
-    assert len(controls) >= 9, [n.get("role") for n in controls]
+    assert len(controls) >= at_least, [n.get("role") for n in controls]
     return [
         json.dumps(node.get("role")) for node in controls if not node.get("name", {}).get("value")
     ]
@@ -128,6 +128,7 @@ async def test_each_phone_says_the_moves_and_only_its_own_answers(tmp_path) -> N
         black.probe = PROBE
         await _open(black, url + "/l")  # the code field, as the player types it
         await black.until(lambda d: d["href"].endswith("/l"), "the code page")
+        assert await _unnamed_controls(black, at_least=2) == []  # the field and its button
         await black.evaluate(
             f'JSON.stringify((document.getElementById("code").value = "{codes["black"]}",'
             ' document.querySelector("form").requestSubmit()))'

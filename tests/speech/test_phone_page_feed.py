@@ -105,6 +105,13 @@ async def test_phrases_reach_the_players_page_and_his_answers_only_his(tmp_path)
                 f"{url}/control/check", json={}, headers={"Authorization": f"Bearer {TOKEN}"}
             ) as r:
                 assert (await r.json())["phones"] == {"1": code}
+            page_url = f"{url}/listen?board=1&side=black&code={code['black']}"
+            async with session.get(page_url) as r:  # offline in the hall: nothing from elsewhere
+                html = await r.text()
+                assert (
+                    r.status == 200 and "default-src 'none'" in r.headers["Content-Security-Policy"]
+                )
+            assert "http" not in html and " src=" not in html and "<link" not in html
             pages = {}
             for side in ("white", "black"):
                 query = f"?board=1&side={side}&code={code[side]}"
