@@ -131,6 +131,9 @@ class Irregularity(DomainEvent):
 @dataclass(eq=False, repr=False)
 class PositionRestored(DomainEvent):
     fen: str
+    #: the arbiter accepted the board as it stands (``accept_position``): ``fen`` is
+    #: the game's position from here, whatever the moves before led to
+    accepted: bool = False
     type: ClassVar[str] = "position_restored"
 
 

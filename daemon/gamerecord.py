@@ -19,7 +19,11 @@ Rules of the fold:
   ply (a correction) replaces it and drops every later one. A following move
   also closes an open irregularity (the game went on, so it was put right).
 - ``takeback`` with ply *n* removes the move with that ply and every later one.
-- ``irregularity`` opens; ``position_restored`` closes it.
+- ``irregularity`` opens; ``position_restored`` closes it. One ``accepted`` by the
+  arbiter (``accept_position``) that differs from the record's position makes its
+  ``fen`` the game's start from here (``start_ply``: its ply), and the moves before
+  it a line kept in ``earlier`` (the PGN's first comment): no PGN reader replays a
+  game whose pieces changed without a move.
 - ``clock`` is the latest clock; each move keeps the clock at its completion
   (the move's own ``clock``, or failing that the latest clock seen).
 - ``game_end`` sets the result; a later ``game_start`` clears it.
@@ -182,6 +186,9 @@ class GameRecord:
     ) -> None:
         self.headers = headers or GameHeaders()
         self.start_fen = start_fen
+        self.start_ply = 0  # the ply of start_fen (a position accepted in mid-game)
+        #: the moves before each position the arbiter accepted, as SAN lines
+        self.earlier: list[str] = []
         self.chess960 = False
         self.flipped = False
         self.moves: list[RecordedMove] = []
@@ -213,6 +220,9 @@ class GameRecord:
         record = cls(headers, start_fen=str(state.get("start_fen") or chess.STARTING_FEN))
         record.chess960 = bool(state.get("chess960"))
         record.flipped = bool(state.get("flipped"))
+        start_ply = state.get("start_ply")
+        record.start_ply = start_ply if isinstance(start_ply, int) and start_ply > 0 else 0
+        record.earlier = [str(line) for line in state.get("earlier") or []]
         for move in state.get("moves") or []:
             record.moves.append(
                 RecordedMove(
@@ -259,6 +269,8 @@ class GameRecord:
         fen = str(event.get("fen") or chess.STARTING_FEN)
         chess.Board(fen, chess960=bool(event.get("chess960")))  # validates
         self.start_fen = fen
+        self.start_ply = 0
+        self.earlier = []
         self.chess960 = bool(event.get("chess960", False))
         self.flipped = bool(event.get("flipped", False))
         self.moves = []
@@ -316,8 +328,28 @@ class GameRecord:
         self.irregularity = {k: copy.deepcopy(v) for k, v in event.items() if k != "type"}
 
     def _position_restored(self, event: dict[str, Any], t: float) -> None:
+        if event.get("accepted"):
+            self._accept(str(event["fen"]))
         self.irregularity = None
         self.recovery_lines = []  # the board is back where the record is: nothing to pick
+
+    def _accept(self, fen: str) -> None:
+        """The arbiter took the board as it stands: from here the game starts at
+        ``fen`` (at the ply it had), the moves before it kept as a line."""
+        accepted = chess.Board(fen, chess960=self.chess960)  # validates
+        now = self.board()
+        if (accepted.board_fen(), accepted.turn) == (now.board_fen(), now.turn):
+            return  # the board shows the game's own position: nothing changes
+        replayed = self.replayed_board()
+        if replayed.move_stack:
+            root = replayed.root()
+            line = root.variation_san(replayed.move_stack)
+            self.earlier.append(f"{line} (ply {self.ply})")
+        self.start_ply = self.ply
+        self.start_fen = fen
+        self.moves = []
+        self._position_fen = None
+        self._superseded = {}
 
     def _clock(self, event: dict[str, Any], t: float) -> None:
         pair = _clock_pair(event)
@@ -368,10 +400,11 @@ class GameRecord:
 
     def _game_resumed(self, event: dict[str, Any], t: float) -> None:
         ply, fen = int(event["ply"]), str(event["fen"])
-        if len(self.moves) == ply and (not self.moves or self.moves[-1].ply == ply):
+        if self.start_ply + len(self.moves) == ply and self.ply == ply:
             return  # we hold exactly those moves already
         chess.Board(fen)  # validates
         self.start_fen = fen
+        self.start_ply = ply
         self.moves = []
         self._position_fen = None
 
@@ -403,8 +436,9 @@ class GameRecord:
 
     @property
     def ply(self) -> int:
-        """The number of the last half-move played (0 before the first)."""
-        return self.moves[-1].ply if self.moves else 0
+        """The number of the last half-move played (0 before the first; the ply of
+        the start position when the record starts in mid-game)."""
+        return self.moves[-1].ply if self.moves else self.start_ply
 
     def board(self) -> chess.Board:
         """The current position with its move stack, for SAN, SVG and PGN.
@@ -446,7 +480,9 @@ class GameRecord:
         a correction, another game)."""
         replayed = self._replayed
         if replayed is None or not replayed.holds_start_of(self):
-            replayed = self._replayed = _Replay(self.start_fen, self.chess960, self.penalties)
+            replayed = self._replayed = _Replay(
+                self.start_fen, self.chess960, self.penalties, self.earlier
+            )
         replayed.extend(self.moves)
         return replayed
 
@@ -505,6 +541,8 @@ class GameRecord:
         return {
             "headers": self.headers.to_dict(),
             "start_fen": self.start_fen,
+            "start_ply": self.start_ply,
+            "earlier": list(self.earlier),
             "fen": board.fen(),
             "turn": "white" if board.turn == chess.WHITE else "black",
             "ply": self.ply,
@@ -537,7 +575,11 @@ class _Replay:
     included: the exporter is fed the same calls in the same order."""
 
     def __init__(
-        self, start_fen: str, chess960: bool, penalties: list[dict[str, Any]] | None = None
+        self,
+        start_fen: str,
+        chess960: bool,
+        penalties: list[dict[str, Any]] | None = None,
+        earlier: list[str] | None = None,
     ) -> None:
         self.start_fen = start_fen
         self.chess960 = chess960
@@ -556,12 +598,19 @@ class _Replay:
         self._exporter = StringExporter(headers=False, variations=False, comments=True)
         self._exporter.begin_game()
         self._exporter.end_headers()
+        self.earlier = list(earlier or [])
+        for line in self.earlier:  # the moves before a position the arbiter accepted
+            self._exporter.visit_comment(
+                f"The arbiter accepted the position on the board after: {line}"
+            )
 
     def holds_start_of(self, record: GameRecord) -> bool:
         """Whether every move fed is still the record's, in its place."""
         if (self.start_fen, self.chess960) != (record.start_fen, record.chess960):
             return False
         if self.penalties is not record.penalties:  # another game's (a new game_start)
+            return False
+        if self.earlier != record.earlier:
             return False
         moves = record.moves
         fed = self.moves

@@ -68,10 +68,12 @@ class ResumePoint:
     illegal_counts: dict[str, int]
     last_t: float
     events: list[dict[str, Any]] = field(repr=False)
+    #: the ply of ``start_fen``: not 0 when the arbiter accepted a position in mid-game
+    start_ply: int = 0
 
     @property
     def ply(self) -> int:
-        return len(self.uci_moves)
+        return self.start_ply + len(self.uci_moves)
 
     @property
     def clock_white_side(self) -> Literal["left", "right"] | None:
@@ -135,6 +137,7 @@ def resume_point(path: Path) -> ResumePoint | None:
         illegal_counts=counts,
         last_t=last_t,
         events=events,
+        start_ply=record.start_ply,
     )
 
 

@@ -302,6 +302,7 @@ class BoardPipeline:
             point.uci_moves,
             point.illegal_counts,
             chess960=point.chess960,
+            start_ply=point.start_ply,
         )
         self._resume_clock(point)
         self.publish(events)
@@ -328,8 +329,11 @@ class BoardPipeline:
             return
         import chess
 
-        first_white = chess.Board(point.start_fen, chess960=point.chess960).turn == chess.WHITE
-        plies = len(point.uci_moves)
+        # the game's first move was White's unless it began from a FEN with Black to
+        # move; a position accepted in mid-game (``start_ply``) keeps the count going
+        at_start = chess.Board(point.start_fen, chess960=point.chess960).turn == chess.WHITE
+        first_white = at_start == (point.start_ply % 2 == 0)
+        plies = point.start_ply + len(point.uci_moves)
         first_moves, second_moves = (plies + 1) // 2, plies // 2
         white, black = (first_moves, second_moves) if first_white else (second_moves, first_moves)
         white_to_move = first_white == (plies % 2 == 0)

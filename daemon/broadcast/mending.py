@@ -35,7 +35,7 @@ def _game(record: GameRecord) -> tuple[chess.Board, list[chess.Move], int] | Non
             check.push(move)
     except ValueError:
         return None
-    base = record.moves[0].ply - 1 if record.moves else 0
+    base = record.moves[0].ply - 1 if record.moves else record.start_ply
     return board, moves, base
 
 

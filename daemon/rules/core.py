@@ -329,15 +329,17 @@ class RulesCore:
         illegal_counts: dict[str, int] | None = None,
         *,
         chess960: bool | None = None,
+        start_ply: int = 0,
     ) -> list[DomainEvent]:
-        """Rebuild a game from the journal without announcing it again.
+        """Rebuild a game from the journal without announcing it again. ``start_ply``:
+        the ply of ``start_fen`` (the arbiter accepted that position in mid-game).
 
         The next board picture decides: GameResumed when it agrees, else a
         displaced_pieces irregularity with the restore list, and the core waits.
         ``chess960`` None: a Chess960 start position counts as one when allowed.
         """
         board = self._new_board(start_fen, chess960)
-        node = Node.root(board)
+        node = Node.root(board, ply=start_ply)
         self._start_tree(node)
         for uci in uci_moves:
             move = node.board.parse_uci(uci)
@@ -1538,7 +1540,7 @@ class RulesCore:
         root = Node.root(board, ply=node.ply)
         self._set_current(root)
         self._game.repetitions = Counter({root.identity(): 1})
-        out.append(PositionRestored(t, board.fen()))
+        out.append(PositionRestored(t, board.fen(), accepted=True))
 
     def _correct_last_move(self, t: float, uci: str, out: list[DomainEvent]) -> None:
         node = self._game.node

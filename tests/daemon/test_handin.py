@@ -247,3 +247,47 @@ def test_a_penalty_is_a_comment_in_the_pgn_and_a_bus_board_s_clock_is_set_by_han
     )
     assert "bus" not in hall.hub.boards["2"].clock_by_hand
     hall.close()
+
+
+def test_a_position_the_arbiter_accepts_reaches_the_page_and_the_pgn_and_a_restart(
+    tmp_path: Path,
+) -> None:
+    """accept_position: the board as it stands (a7 pawn gone after 1. e4 e5) is the
+    game's position from here, on the page, in the PGN on disk (a FEN start, the
+    moves before it in the first comment) and after a restart; plies go on."""
+    hall = Hall(PENALTY_HALL, tmp_path)
+    hall.play("2", ["e2e4", "e7e5"])
+    position = chess.Board()
+    for uci in ("e2e4", "e7e5"):
+        position.push_uci(uci)
+    position.remove_piece_at(chess.A7)
+    hall.at("2", lambda t: BoardDump(t, position.board_fen()))  # a pawn knocked off
+    hall.request("2", "accept_position", {})
+    accepted = position.fen()
+    page = hall.hub.boards["2"].record
+    assert page.board().fen() == accepted and page.ply == 2
+    position.push_uci("g1f3")
+    hall.at("2", lambda t: BoardDump(t, position.board_fen()))
+    journal = hall.daemon.boards["2"].journal
+    on_disk = journal.pgn_path.read_text(encoding="utf-8")
+    game = chess.pgn.read_game(io.StringIO(on_disk))
+    assert game is not None and game.headers["FEN"] == accepted
+    assert game.comment == "The arbiter accepted the position on the board after: 1. e4 e5 (ply 2)"
+    assert [m.uci() for m in game.mainline_moves()] == ["g1f3"]
+    assert game.end().board().fen() == position.fen()
+    assert hall.hub.pgn(["2"]).split("\n\n", 1)[1] == on_disk.split("\n\n", 1)[1]
+    moves = [e for e in hall.hub.history if e[2].get("type") == "move"]
+    assert moves[-1][2]["ply"] == 3 and moves[-1][2]["san"] == "Nf3"
+    hall.close()
+
+    # A restart: the game goes on from the accepted position, at ply 4.
+    hall = Hall(PENALTY_HALL, tmp_path, t=1000.0)
+    hall.at("2", lambda t: BoardDump(t, position.board_fen()))
+    position.push_uci("b8c6")
+    hall.at("2", lambda t: BoardDump(t, position.board_fen()))
+    on_disk = hall.daemon.boards["2"].journal.pgn_path.read_text(encoding="utf-8")
+    game = chess.pgn.read_game(io.StringIO(on_disk))
+    assert game is not None and [m.uci() for m in game.mainline_moves()] == ["g1f3", "b8c6"]
+    assert hall.daemon.boards["2"].journal.record.ply == 4
+    assert hall.hub.boards["2"].record.board().fen() == position.fen()
+    hall.close()
