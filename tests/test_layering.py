@@ -3,7 +3,11 @@
 - ``drivers/`` never imports ``daemon/`` (not even inside a function): the drivers
   are reusable without the daemon, and the daemon's changes never break them;
 - no two modules import each other, directly or round a longer loop;
-- ``benchmarks/`` import the package, never ``tests/``.
+- ``benchmarks/`` import the package, never ``tests/``;
+- the codecs, the bus poller and the rules core are sans-I/O: no port, clock,
+  thread or event loop of their own, so they are tested on simulated time;
+- the simulators (``drivers/simulators/``) are loaded only by the commands that
+  emulate a board: the daemon on a real board never imports an emulator.
 """
 
 from __future__ import annotations
@@ -118,3 +122,36 @@ def test_benchmarks_use_the_package_not_the_tests() -> None:
         imported = imports_of(path, name)
         assert not {i for i in imported if i.split(".")[0] in ("tests", "rules_support")}, name
         assert "sys.path" not in source, f"{name} changes sys.path"
+
+
+#: What reads a port, a clock or a file, or waits: none of it in a sans-I/O module.
+IO_MODULES = frozenset(
+    {"os", "time", "socket", "select", "selectors", "serial", "asyncio", "threading",
+     "subprocess", "termios", "tty", "pty", "fcntl"}
+)  # fmt: skip
+SANS_IO = ("drivers.dgt.protocol", "drivers.dgt.buscodec", "drivers.dgt.bus", "daemon.rules")
+
+
+def test_the_codecs_the_bus_poller_and_the_rules_core_do_no_io() -> None:
+    found = {}
+    for package in ("drivers", "daemon"):
+        for name, path in modules(package).items():
+            if name in SANS_IO or name.startswith("daemon.rules."):
+                io = sorted({i.split(".")[0] for i in imports_of(path, name)} & IO_MODULES)
+                if io:
+                    found[name] = io
+    assert found == {}
+
+
+def test_only_the_commands_that_emulate_a_board_import_the_simulators() -> None:
+    found = {}
+    for package in ("drivers", "daemon"):
+        for name, path in modules(package).items():
+            if name.startswith(("drivers.simulators", "daemon.commands.")):
+                continue
+            simulated = sorted(
+                i for i in imports_of(path, name) if i.startswith("drivers.simulators")
+            )
+            if simulated:
+                found[name] = simulated
+    assert found == {}
