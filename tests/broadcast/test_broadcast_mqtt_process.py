@@ -1,10 +1,14 @@
-"""The shipped daemon *process* publishing a whole real game over plain MQTT.
+"""The shipped daemon *process* publishing a real game over MQTT to the real relay.
 
 A test process has ``ssl`` imported already (aiohttp's client imports it), so only
 the daemon's own process shows what a memory trick on ``ssl`` does to paho: plain
 MQTT died after about a dozen events (issue 24). Here the real ``dgt-bridge run``
 reads the real DGT capture from the emulator on a pseudo-terminal and publishes to
-a real Mosquitto; every move it decided must arrive at the broker, in order.
+a real Mosquitto (plain, and the shipped TLS configuration); every move it decided
+must reach the relay through the broker, in order. The plain case is the issue-24
+check: the relay can only hold every move if the daemon's plain client lived
+through all of the game's events (a separate broker-only run proved nothing more
+and cost 40 s of the suite).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.broadcast.mqtt_helpers import MOSQUITTO, Broker, Recorder, wait_until
+from tests.broadcast.mqtt_helpers import MOSQUITTO, Broker, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,13 +59,8 @@ def _moves(lines: list[dict]) -> list[str]:
     return [event["uci"] for event in lines if event.get("type") == "move"]
 
 
-def _published_moves(recorder: Recorder) -> list[str]:
-    """The moves in the board's published envelopes, each event once, by seq."""
-    envelopes = {envelope["seq"]: envelope["event"] for envelope in recorder.events()}
-    return _moves([envelopes[seq] for seq in sorted(envelopes)])
-
-
-PLIES = 24  # the daemon's process died after about a dozen events
+PLIES = 16  # the daemon's process died after about a dozen events: 16 plies are 35 events
+# in the feed (15 moves, 18 clock reports), some 9 moves of them after the broker restart
 
 
 def _opening_of_the_capture(shared: Path, out: Path) -> Path:
@@ -84,60 +83,6 @@ def _opening_of_the_capture(shared: Path, out: Path) -> Path:
         kept.append(line)
     out.write_text("\n".join(kept) + "\n")
     return out
-
-
-def test_the_daemon_process_publishes_every_move_of_a_real_game_over_plain_mqtt(tmp_path, shared):
-    capture = _opening_of_the_capture(shared, tmp_path / "opening.jsonl")
-    broker = Broker(tmp_path)
-    broker.start()
-    recorder = Recorder(broker.port, "dgt-bridge/#")
-    config = tmp_path / "dgt-bridge.yaml"
-    config.write_text(
-        "broadcast:\n"
-        "  enabled: true\n"
-        "  address: 127.0.0.1\n"
-        "  port: 0\n"
-        "  mqtt:\n"
-        "    enabled: true\n"
-        "    host: 127.0.0.1\n"
-        f"    port: {broker.port}\n"
-        "    tournament: club\n"
-        "    keepalive: 5\n"
-    )
-    emulator = _command(
-        "emulate", "--log", str(capture), "--speed", "10", "--delay", "3",
-        "--dir", str(tmp_path / "board"), cwd=tmp_path,
-    )  # fmt: skip
-    daemon = None
-    try:
-        port = emulator.stdout.readline().strip()
-        assert port, emulator.stderr.read()
-        daemon = _command(
-            "run", "--config", str(config), "--port", port, "--no-speech",
-            "--storage", str(tmp_path / "games"), "--events", str(tmp_path / "feed.jsonl"),
-            cwd=tmp_path,
-        )  # fmt: skip
-        feed = tmp_path / "feed.jsonl"
-
-        def decided() -> list[str]:
-            assert daemon.poll() is None, daemon.stderr.read()
-            if not feed.exists():
-                return []
-            return _moves([json.loads(line) for line in feed.read_text().splitlines() if line])
-
-        # the daemon decides every ply, and the broker has each of them, in order
-        assert wait_until(lambda: len(decided()) >= PLIES - 1, timeout=120), decided()
-        assert wait_until(lambda: _published_moves(recorder) == decided(), timeout=20), (
-            _published_moves(recorder),
-            decided(),
-        )
-        assert daemon.poll() is None, daemon.stderr.read()
-    finally:
-        recorder.close()
-        _stop(daemon, emulator)
-        broker.stop()
-    log = daemon.stderr.read() + daemon.stdout.read() if daemon else ""
-    assert "Traceback" not in log, log
 
 
 @pytest.mark.parametrize("secure", [False, True], ids=["plain", "tls"])
