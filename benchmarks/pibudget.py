@@ -84,7 +84,14 @@ Measured at each budget (the ``full`` budget is this machine without a quota):
   replies came too late for the poller's 80 ms and boards were lost);
 - with ``--boards N``: one daemon with N boards on one DGT bus chain (9600 baud), a
   different real game each at blitz pace (3+2), every move exact, press -> ``move``
-  event p99 per budget.
+  event p99 per budget;
+- every shipped feature alive (``benchmarks/alive.py``; pass/fail, not timed): the
+  one-board daemons run with the page and MQTT on (plain, to a real Mosquitto, as a
+  hall runs them), and in the game the real relay (``dgt-bridge relay``) must hold
+  every move, a viewer of the page must have had every move from ``/events``, and
+  every move's phrase must have been heard. A budget whose game misses any of these
+  fails the run (exit status 1), whatever its figures: issue 19's ``ssl`` trick met its
+  figures with plain MQTT dead.
 
 Targets (at the Pi Zero 2 W budget): press -> move p99 < 50 ms; press -> speech p99
 < 250 ms; READY < 5 s; idle CPU < 2% of the budget; 12 bus boards exact with lag p99
@@ -96,6 +103,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import signal
 import statistics
 import sys
@@ -109,9 +117,11 @@ from typing import Any
 
 import chess
 
+from benchmarks import alive
+from benchmarks.alive import Check, Features
 from benchmarks.common import GAMES_PGN, footer, header, load_average, percentile
 from benchmarks.cpugroups import Budget, ProcessGroups, can_use_cgroups, cpu_group
-from benchmarks.daemonrun import SYNTHESIS, BudgetDaemon, compile_sources
+from benchmarks.daemonrun import SYNTHESIS, BudgetDaemon, compile_sources, unit_config
 from benchmarks.latency import (
     StampingEmulator,
     first_game_with,
@@ -162,6 +172,8 @@ class Figures:
     notes: list[str] = field(default_factory=list)
     #: the 1-minute load average when each measure ended, by measure
     loads: dict[str, float] = field(default_factory=dict)
+    #: each shipped feature's verdict on the game (benchmarks.alive): MQTT, page, speech
+    alive: list[Check] = field(default_factory=list)
 
     def noted(self, measure: str) -> None:
         """Notes the machine's load beside ``measure`` (the figures depend on it)."""
@@ -173,13 +185,28 @@ class Figures:
 
 
 def measure_single(budget: Budget, figures: Figures, plies: int, starts: int, idle: float) -> None:
-    """Start-up, idle CPU, PSS and a game with a clock, one board."""
+    """Start-up, idle CPU, PSS and a game with a clock, one board; every daemon with
+    the page and MQTT on (a real Mosquitto), as a hall runs it, and the game's checked
+    for every feature delivered (``benchmarks.alive``)."""
     emulator = StampingEmulator().start()
+    work = Path(tempfile.mkdtemp(prefix="dgt-pibudget-alive-"))
+    features = Features(work).start()
+    if features.problem:
+        figures.notes.append(f"features: {features.problem}")
+
+    def configured(tmp: str, tournament: str) -> Path:
+        """The shipped configuration with the broadcast's MQTT towards the broker."""
+        return unit_config(Path(tmp), None, {"broadcast": features.settings(tournament)})
+
     try:
         with cpu_group(budget) as group:
             for _ in range(starts):
                 with tempfile.TemporaryDirectory(prefix="dgt-pibudget-") as tmp:
-                    daemon = BudgetDaemon(group, Path(tmp), port=emulator.port_path)
+                    # MQTT as in the game, on a topic the relay does not read (each
+                    # start is a new game of its own)
+                    config = configured(tmp, "pibudget-starts")
+                    daemon = BudgetDaemon(group, Path(tmp), port=emulator.port_path,
+                                          config=config)  # fmt: skip
                     try:
                         figures.readies.append(daemon.wait_ready(120))
                         figures.noted("ready")
@@ -191,13 +218,15 @@ def measure_single(budget: Budget, figures: Figures, plies: int, starts: int, id
             plan = plan_game(game, plies, True, seed=7)
             expected = [m.uci() for m in list(game.mainline_moves())[:plies]]
             with tempfile.TemporaryDirectory(prefix="dgt-pibudget-") as tmp:
-                daemon = BudgetDaemon(group, Path(tmp), port=emulator.port_path)
+                config = configured(tmp, alive.TOURNAMENT)
+                daemon = BudgetDaemon(group, Path(tmp), port=emulator.port_path, config=config)
                 try:
                     daemon.wait_ready(120)
                     if not daemon.wait_for(is_connected, 60):
                         figures.notes.append(daemon.not_read())
                         return
                     daemon.wait_started(120)  # idle: with speech and page up
+                    features.watch(daemon.http_port)  # a viewer, as the game begins
                     time.sleep(5.0)  # the speech worker's start, the first clock reports
                     figures.idle_cpu, figures.idle_parts = cpu_share(daemon.pid, idle)
                     figures.noted("idle")
@@ -218,9 +247,12 @@ def measure_single(budget: Budget, figures: Figures, plies: int, starts: int, id
                     figures.own_after = tree_own_pages(daemon.pid)
                     figures.noted("game")
                     _latencies(figures, daemon, emulator, plan, expected, sampler)
+                    figures.alive = features.checks(expected, heard=len(figures.to_speech))
                 finally:
                     daemon.stop()
     finally:
+        features.stop()
+        shutil.rmtree(work, ignore_errors=True)
         emulator.stop()
 
 
@@ -393,6 +425,19 @@ def verdict(value: float, target: float) -> str:
     return "meets" if value < target else "MISSES"
 
 
+def is_alive(figures: Figures) -> bool:
+    """Every shipped feature delivered in the budget's game (none checked: the game
+    did not run, which fails too)."""
+    return bool(figures.alive) and all(check.alive for check in figures.alive)
+
+
+def features_cell(figures: Figures) -> str:
+    if not figures.alive:
+        return "not checked (no game)"
+    dead = [check.feature.split(" ")[0] for check in figures.alive if not check.alive]
+    return "alive" if not dead else "DEAD: " + ", ".join(dead)
+
+
 def report(all_figures: list[Figures], zero: Figures | None) -> None:
     print()
     names = [f.budget.name for f in all_figures]
@@ -446,6 +491,12 @@ def report(all_figures: list[Figures], zero: Figures | None) -> None:
         "meets" if z and not z.wrong and not z.unspoken else "MISSES",
     )
     row(
+        "features alive: MQTT relay holds every move, page served a viewer, speech heard",
+        [features_cell(f) for f in all_figures],
+        "all alive (pass/fail, not timed)",
+        "pass" if all(is_alive(f) for f in all_figures) else "FAIL",
+    )
+    row(
         "start -> READY=1, median (min-max) (s)",
         [
             f"{statistics.median(f.readies):.2f} ({min(f.readies):.2f}-{max(f.readies):.2f})"
@@ -497,6 +548,9 @@ def report(all_figures: list[Figures], zero: Figures | None) -> None:
         share = f.budget.fraction or 1.0
         idle = ", ".join(f"{k} {v / share * 100:.2f}" for k, v in sorted(f.idle_parts.items()))
         print(f"{f.budget.name}: idle CPU by process (% of the budget): {idle}")
+        for check in f.alive:
+            state = "alive" if check.alive else "DEAD"
+            print(f"{f.budget.name}: {check.feature}: {state} ({check.seen})")
         for note in f.notes:
             print(f"{f.budget.name}: NOTE {note}")
     print("\nslow moves (ms run + ms waiting to run, per process, in the window):")
@@ -625,7 +679,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\nverdicts at {zero_figures.budget.label()}")
     report(all_figures, zero_figures)
     footer()
-    failed = any(f.wrong or f.unspoken for f in all_figures)
+    failed = any(f.wrong or f.unspoken or not is_alive(f) for f in all_figures)
     return 1 if failed else 0
 
 

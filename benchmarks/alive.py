@@ -1,0 +1,217 @@
+"""Is every shipped feature still alive in a budget run? (issue 28)
+
+A budget figure counts only if the daemon measured under it still did its whole job:
+issue 19's memory trick on ``ssl`` met its figures while plain MQTT died after a
+dozen events. So a run of ``benchmarks/pibudget.py`` also carries, on its game, the
+outputs a hall uses, and fails unless each delivered:
+
+- **MQTT**: the daemon publishes to a real Mosquitto, and the real relay
+  (``dgt-bridge relay``, its own process) holds every move of the game, in order;
+- **the page**: a viewer opened the live page (``/``, HTML) before the game and had
+  every move from its ``/events`` stream;
+- **speech**: every move's phrase was heard (the first loud sample reached the
+  daemon's player; the caller counts those, see ``pibudget._latencies``).
+
+The broker, the relay and the viewer run outside the CPU group, as other machines
+(or a phone) would. Pass/fail only: nothing here is timed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+MOSQUITTO = shutil.which("mosquitto") or (
+    "/usr/sbin/mosquitto" if Path("/usr/sbin/mosquitto").exists() else None
+)
+TOURNAMENT, ROUND = "pibudget", "1"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _listening(port: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _moves_in(message: Any) -> list[str]:
+    """The move a feed message of the page carries (an event, or an envelope)."""
+    if not isinstance(message, dict):
+        return []
+    event = message.get("event") if isinstance(message.get("event"), dict) else message
+    if event.get("type") == "move" and isinstance(event.get("uci"), str):
+        return [event["uci"]]
+    return []
+
+
+@dataclass
+class Check:
+    """One feature's verdict and what was seen."""
+
+    feature: str
+    alive: bool
+    seen: str
+
+
+@dataclass
+class Viewer:
+    """A browser's part, on a thread: the page's HTML once, then its event stream."""
+
+    url: str
+    page_ok: bool = False
+    moves: list[str] = field(default_factory=list)
+    error: str = ""
+    connected: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> Viewer:
+        threading.Thread(target=self._run, daemon=True).start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            with urllib.request.urlopen(self.url + "/", timeout=30) as response:
+                body = response.read()
+                self.page_ok = response.status == 200 and b"<html" in body.lower()
+            with urllib.request.urlopen(self.url + "/events", timeout=3600) as stream:
+                self.connected.set()
+                for raw in stream:
+                    line = raw.decode(errors="replace").rstrip("\r\n")
+                    if line.startswith("data:"):
+                        with contextlib.suppress(ValueError):
+                            self.moves += _moves_in(json.loads(line[5:]))
+        except OSError as error:  # the daemon stopped, or never served
+            self.error = str(error)
+        finally:
+            self.connected.set()
+
+
+class Features:
+    """The broker and the relay (started by ``start``), the daemon's settings that
+    turn MQTT on towards them, a viewer of its page, and the verdicts."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.port = free_port()
+        self.relay_port = free_port()
+        self.broker: subprocess.Popen[bytes] | None = None
+        self.relay: subprocess.Popen[bytes] | None = None
+        self.viewer: Viewer | None = None
+        self.problem = "" if MOSQUITTO else "mosquitto is not installed"
+
+    def settings(self, tournament: str = TOURNAMENT) -> dict[str, Any]:
+        """The ``broadcast:`` keys of the daemon's configuration (its page is on in the
+        benchmark's own); another ``tournament``: MQTT as on, but not to the relay."""
+        if self.problem:
+            return {"round": ROUND}
+        mqtt = {"enabled": True, "host": "127.0.0.1", "port": self.port,
+                "tournament": tournament}  # fmt: skip
+        return {"round": ROUND, "mqtt": mqtt}
+
+    def start(self) -> Features:
+        if self.problem:
+            return self
+        config = self.work / "mosquitto.conf"
+        config.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n")
+        self.broker = subprocess.Popen(
+            [str(MOSQUITTO), "-c", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        if not _listening(self.port, 20):
+            self.problem = f"mosquitto did not listen on 127.0.0.1:{self.port}"
+            return self
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.relay_log = self.work / "relay.log"
+        with self.relay_log.open("wb") as log:
+            self.relay = subprocess.Popen(
+                [sys.executable, "-m", "daemon", "relay", "--broker", f"127.0.0.1:{self.port}",
+                 "--tournament", TOURNAMENT, "--round", ROUND, "--address", "127.0.0.1",
+                 "--port", str(self.relay_port)],
+                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.work,
+            )  # fmt: skip
+        if not _listening(self.relay_port, 60):
+            self.problem = "the relay did not serve: " + self._relay_tail()
+        return self
+
+    def watch(self, page_port: int) -> None:
+        """A viewer on the daemon's page (call once the page is up, before the game)."""
+        self.viewer = Viewer(f"http://127.0.0.1:{page_port}").start()
+        self.viewer.connected.wait(30)
+
+    def relayed(self) -> list[str]:
+        """The moves of board 1 on the relay's ``/state.json``."""
+        url = f"http://127.0.0.1:{self.relay_port}/state.json"
+        try:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                state = json.loads(response.read())
+        except (OSError, ValueError):
+            return []
+        board = (state.get("boards") or {}).get("1") or {}
+        return [str(m.get("uci")) for m in board.get("moves") or []]
+
+    def checks(self, expected: list[str], heard: int, wait: float = 15.0) -> list[Check]:
+        """Each feature's verdict for a game of ``expected`` moves, ``heard`` of whose
+        phrases were heard; waits up to ``wait`` s for the relay (MQTT is asynchronous)."""
+        deadline = time.monotonic() + wait
+        relayed = self.relayed()
+        while not self.problem and relayed != expected and time.monotonic() < deadline:
+            time.sleep(0.2)
+            relayed = self.relayed()
+        if self.problem:
+            mqtt = Check("MQTT relay holds every move", False, self.problem)
+        else:
+            order = "" if relayed == expected[: len(relayed)] else ", not the game's moves"
+            mqtt = Check(
+                "MQTT relay holds every move",
+                relayed == expected,
+                f"{len(relayed)} of {len(expected)} moves{order}",
+            )
+        viewer = self.viewer
+        if viewer is None:
+            page = Check("page served a viewer", False, "no viewer was started")
+        else:
+            page = Check(
+                "page served a viewer",
+                viewer.page_ok and viewer.moves == expected,
+                f"page {'served' if viewer.page_ok else 'NOT served'}; "
+                f"{len(viewer.moves)} of {len(expected)} moves streamed"
+                + (f"; {viewer.error}" if viewer.error and viewer.moves != expected else ""),
+            )
+        speech = Check("speech heard for every move", heard == len(expected) > 0,
+                       f"{heard} of {len(expected)} phrases heard")  # fmt: skip
+        return [mqtt, page, speech]
+
+    def _relay_tail(self) -> str:
+        with contextlib.suppress(OSError):
+            return " / ".join(self.relay_log.read_text(errors="replace").splitlines()[-3:])
+        return "(no log)"
+
+    def stop(self) -> None:
+        for process in (self.relay, self.broker):
+            if process is not None and process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(5)

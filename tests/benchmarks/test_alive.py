@@ -1,0 +1,51 @@
+"""The budget run's features-alive check (benchmarks/alive.py, issue 28) fails a run
+in which an output did not deliver: a relay short of a move, a viewer that missed one
+or was never served the page, a phrase not heard. Its passing side is shown by
+``python -m benchmarks.pibudget --quick`` (a real Mosquitto, relay and daemon)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.alive import Features, Viewer, _moves_in
+
+GAME = ["e2e4", "e7e5", "g1f3"]
+
+
+def _features(tmp_path: Path, relayed: list[str], streamed: list[str], page: bool) -> Features:
+    features = Features(tmp_path)
+    features.relayed = lambda: relayed  # what the relay's /state.json holds
+    features.viewer = Viewer("http://127.0.0.1:9", page_ok=page, moves=streamed)
+    return features
+
+
+def verdicts(features: Features, heard: int) -> dict[str, bool]:
+    return {c.feature.split(" ")[0]: c.alive for c in features.checks(GAME, heard, wait=0)}
+
+
+def test_every_feature_delivered_is_alive(tmp_path: Path) -> None:
+    features = _features(tmp_path, GAME, GAME, page=True)
+    assert verdicts(features, heard=3) == {"MQTT": True, "page": True, "speech": True}
+
+
+def test_each_output_that_missed_a_move_fails_the_run(tmp_path: Path) -> None:
+    assert not verdicts(_features(tmp_path, GAME[:2], GAME, True), 3)["MQTT"]
+    assert not verdicts(_features(tmp_path, GAME[::-1], GAME, True), 3)["MQTT"]
+    assert not verdicts(_features(tmp_path, GAME, GAME[1:], True), 3)["page"]
+    assert not verdicts(_features(tmp_path, GAME, GAME, False), 3)["page"]  # no page
+    assert not verdicts(_features(tmp_path, GAME, GAME, True), 2)["speech"]
+
+
+def test_a_broker_that_never_ran_is_named(tmp_path: Path) -> None:
+    features = Features(tmp_path)
+    features.problem = "mosquitto is not installed"
+    mqtt = features.checks(GAME, 3, wait=0)[0]
+    assert not mqtt.alive and mqtt.seen == "mosquitto is not installed"
+    assert "mqtt" not in features.settings()  # the daemon is not pointed at no broker
+
+
+def test_the_viewer_reads_moves_from_envelopes_and_bare_events() -> None:
+    assert _moves_in({"seq": 4, "board": "1", "event": {"type": "move", "uci": "e2e4"}}) == ["e2e4"]
+    assert _moves_in({"type": "move", "uci": "e7e5"}) == ["e7e5"]
+    assert _moves_in({"type": "clock", "white": 10}) == []
+    assert _moves_in([1, 2]) == []
