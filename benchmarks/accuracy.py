@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from benchmarks.common import GAMES_PGN, footer, header
 from daemon.rules import RulesSettings
-from daemon.simulation import run
+from daemon.rules.simulation import run
 from drivers.simulators.gamelogs import (
     CLOCK_ONLY,
     EXPECTED,

@@ -9,7 +9,7 @@ import chess.pgn
 
 from daemon.events import DomainEvent
 from daemon.rules import RulesSettings
-from daemon.simulation import run
+from daemon.rules.simulation import run
 from drivers.sensors import BoardDump, ClockReport, Request, SensorEvent, SquareChange
 from drivers.simulators.gamelogs import (
     CLEAN,
