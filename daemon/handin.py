@@ -303,7 +303,7 @@ class HandIn:
             rounds = {(g.event, g.round) for g in live.values()}
             for event, round_ in sorted(rounds):
                 self._write_round(games.values(), event, round_)
-        except OSError as error:
+        except Exception as error:  # never the disk writer's thread: the journals need it
             if not self._failing:
                 log.error("cannot write the hand-in files to %s: %s", self.directory, error)
             self._failing = True

@@ -180,6 +180,7 @@ summary { min-height: 44px; line-height: 44px; cursor: pointer; font-weight: bol
   <p id="feedback" role="status"></p>
 
   <h2>Penalty: time added to the offender's opponent</h2>
+  <p id="pen-clock" class="hidden"></p>
   <div class="row">
     <button data-penalty="white" data-seconds="120" data-article="7.4b">
       7.4b: +2:00 to White</button>
@@ -414,6 +415,10 @@ function render() {
     if (document.activeElement !== input) input.value = h[side] && h[side] !== "?" ? h[side] : "";
   }
   if (document.activeElement !== $("round")) $("round").value = h.round !== "?" ? h.round : "";
+  // the daemon puts no penalty on the clock: the arbiter does, and is told why
+  $("pen-clock").textContent = st.clock_by_hand ?
+    "Add the time on the clock by hand: " + st.clock_by_hand + "." : "";
+  $("pen-clock").classList.toggle("hidden", !st.clock_by_hand);
   const lm = st.last_move;
   $("lastmove").textContent = lm ? "Last move: " + lm.figurine + " (ply " + lm.ply + ")" :
     "No move yet";

@@ -557,6 +557,7 @@ class Hub:
         state["orientation"] = self.orientation(board_id)
         state["status"] = feed.status.to_dict()
         state["seq"] = feed.seq
+        state["clock_by_hand"] = feed.clock_by_hand  # the console's word on penalties
         return state
 
     def snapshot(self, boards: frozenset[str] | None = None) -> Message:

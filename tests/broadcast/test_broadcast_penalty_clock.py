@@ -29,3 +29,7 @@ async def test_the_penalty_s_answer_says_to_set_the_clock_by_hand(live) -> None:
     )
     assert [r.action for _, r in server.requests] == ["penalty", "penalty"]
     assert "answer.clock" in console.CONSOLE  # the console shows it with the penalty
+    async with server.session.get(server.url + "/state.json") as response:
+        state = await response.json()  # ... and under its penalty buttons, at all times
+    assert state["boards"]["1"]["clock_by_hand"] == "bus mode cannot set the clock"
+    assert "st.clock_by_hand" in console.CONSOLE

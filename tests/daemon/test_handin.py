@@ -291,3 +291,21 @@ def test_a_position_the_arbiter_accepts_reaches_the_page_and_the_pgn_and_a_resta
     assert hall.daemon.boards["2"].journal.record.ply == 4
     assert hall.hub.boards["2"].record.board().fen() == position.fen()
     hall.close()
+
+
+def test_a_hand_in_folder_that_cannot_be_written_is_logged_and_tried_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from daemon.handin import HandIn
+
+    blocked = tmp_path / "hand-in"
+    blocked.write_text("not a folder")  # a file where the folder should be
+    handin = HandIn(blocked, {"1": tmp_path / "board-1"}, writer=None, fsync=False)
+    game = HandInGame(str(tmp_path / "board-1" / "a.jsonl"), "1", "E", "3", "A", "B", "1-0",
+                      True, "[Event \"E\"]\n\n1-0\n")  # fmt: skip
+    handin.write({game.key: game})  # no exception: the disk writer's thread goes on
+    assert "cannot write the hand-in files" in caplog.text
+    blocked.unlink()
+    handin.write({game.key: game})
+    assert (blocked / "E" / "round-3.pgn").read_text() == game.pgn
+    assert (blocked / "E" / "round-3-board-01-A-B.pgn").is_file()
