@@ -9,7 +9,11 @@ module decides, without any I/O or clock of its own (time is an argument):
   illegal move, a touch-move or any other irregularity is judged on the board where
   the move is made; the other board is only watched. The core is handed over to the
   other board once that board shows the game's position (the opponent's move has
-  been repeated on it), with a dump of it, so the hand-over is never itself a move.
+  been repeated on it), with a dump of it, so the hand-over is never itself a move;
+  or once it shows that position with one legal move of its player made on it: a
+  board seen again only after that move (the daemon restarted, or the board away
+  while its player repeated and replied) is read there, where the move was made,
+  not watched as a board that lags until the other player repeats it (issue 29).
 - **whether the boards agree**: a board that is not the mover's and does not show the
   game's position is repeating a move. Once that has lasted ``diverge_after``
   seconds (longer than a repetition takes) it is reported: a ``boards_diverged``
@@ -70,6 +74,7 @@ class TwoBoardGame:
         self.clock_board = clock_board or owners["white"]
         self.boards = (owners["white"], owners["black"])
         start = chess.Board()
+        self.game = start  # the game's position with the side to move (its legal moves)
         self.position: chess.BaseBoard = chess.BaseBoard(start.board_fen())
         self.to_move: Colour = "white"
         self.placements: dict[str, chess.BaseBoard] = {
@@ -109,6 +114,7 @@ class TwoBoardGame:
         if not fen:
             return []
         board = chess.Board(fen, chess960=chess960)
+        self.game = board
         self.position = chess.BaseBoard(board.board_fen())
         self.to_move = "white" if board.turn == chess.WHITE else "black"
         return self._hand_over(event.t)
@@ -184,12 +190,29 @@ class TwoBoardGame:
         return "white" if self.owners["white"] == board_id else "black"
 
     def _hand_over(self, t: float) -> list[SensorEvent]:
-        """The mover's board reads the game once it shows the position."""
+        """The mover's board reads the game once it shows the position, or the
+        position with his move made on it (the core then decides that move)."""
         mover = self.owners[self.to_move]
-        if mover == self.source or self.placements[mover] != self.position:
+        if mover == self.source:
+            return []
+        placement = self.placements[mover]
+        if placement != self.position and not self._one_move_on(placement):
             return []
         self.source = mover
-        return [BoardDump(t, self.placements[mover].board_fen())]
+        return [BoardDump(t, placement.board_fen())]
+
+    def _one_move_on(self, placement: chess.BaseBoard) -> bool:
+        """``placement`` is the game's position after one legal move of the side to
+        move."""
+        shown = placement.board_fen()
+        board = self.game.copy(stack=False)
+        for move in board.legal_moves:
+            board.push(move)
+            after = board.board_fen()
+            board.pop()
+            if after == shown:
+                return True
+        return False
 
     def _apply(self, board_id: str, event: SensorEvent) -> None:
         placement = self.placements[board_id]

@@ -141,3 +141,20 @@ def test_an_illegal_move_is_judged_on_the_board_where_it_is_made():
     assert illegal and illegal[0]["by"] == "black"
     # The sighted board saw nothing of it: no divergence is claimed for it.
     assert all(e.get("kind") != "boards_diverged" or e["by"] != "white" for e in pair.feed)
+
+
+def test_a_board_seen_again_only_after_its_players_move_is_read_there():
+    """The blind player's board, out of reach (or a restarted daemon's) while he
+    repeated 1. e4 and replied 1...e5, is seen again showing both: his move is read
+    there at once. Before, the game stayed on the sighted board, the move counted
+    only once repeated there, and his own board was reported as diverging."""
+    pair = started()
+    pair.move(SIGHTED, 3.0, "e2", "e4", "P").at(5.0)
+    after_e5 = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR"
+    pair.sense(BLIND, BoardDump(8.0, after_e5)).at(10.0)
+    assert pair.moves() == ["e2e4", "e7e5"]
+    pair.at(30.0)  # the sighted player takes his time to repeat it: that is his to fix
+    pair.move(SIGHTED, 31.0, "e7", "e5", "p").at(33.0)
+    pair.move(SIGHTED, 34.0, "g1", "f3", "N").at(36.0)
+    assert pair.moves() == ["e2e4", "e7e5", "g1f3"]
+    assert [d["by"] for d in pair.of("boards_diverged")] == ["white"]
