@@ -136,6 +136,8 @@ from drivers.sensors import (
 
 COLOUR_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 _MAX_LIFTS = 256  # the touch windows look back over a few moves at most
+#: placements back from a restart's last one where the move under way may begin
+_UNDER_WAY_LOOKBACK = 8
 MAX_PRESSES = 600  # the presses kept for moves typed in later (a game's plies at most)
 #: How long after a move decided on the settle time the same hand may still change
 #: it (a slow slide, the king after the rook): a hand that goes on moving does so at
@@ -557,6 +559,9 @@ class RulesCore:
         # it when the board showed another position than the journal's) tells them.
         history = self._reach.outage or ()
         for flipped, key in views:
+            if self._recover_under_way(t, key, history, out, flipped):
+                return
+        for flipped, key in views:
             if self._recover(t, key, history, out, resume_flipped=flipped):
                 return
         if self._state.reported is None:
@@ -641,6 +646,50 @@ class RulesCore:
         line = describe_line(board, result.moves)
         out.append(MovesRecovered(t, [m.uci() for m in result.moves], line, result.how))
         return True
+
+    def _recover_under_way(
+        self, t: float, key: bytes, history: tuple[str, ...], out: list[DomainEvent], flipped: bool
+    ) -> bool:
+        """After a restart, the picture decided on may catch the next move under way
+        (a king in the hand, a victim lifted), the moves made meanwhile before it: no
+        line leads to that picture. One line (by the board's log) leads to a position
+        the board showed just before, and the picture is a move under way from there:
+        those moves are recovered, and the move under way completes by the usual
+        rules. Else nothing is done here (``_recover`` judges the picture itself)."""
+        node = self._game.node
+        assert node is not None
+        if not history or explains(node, key):
+            return False
+        if flipped:
+            history = tuple(placement_from_key(turned(key_from_placement(h))) for h in history)
+        shown = placement_from_key(key)
+        if recover(node.board, shown, history=history).how in ("eeprom", "search", "ambiguous"):
+            return False  # lines lead to the picture itself: ``_recover`` decides
+        last = len(history) - 1
+        for index in range(last, max(-1, last - _UNDER_WAY_LOOKBACK), -1):
+            placement = history[index]
+            if placement == shown:
+                continue
+            result = recover(node.board, placement, history=history[: index + 1])
+            if not result.found:
+                continue
+            end = node
+            for move in result.moves:
+                end = end.child(move)
+            if not explains(end, key):
+                continue
+            self._end_resume(t, flipped, out)
+            self._reach.outage = None
+            self._game.touch_floor = t  # touches made while away are unknown (4.3)
+            for move in result.moves:
+                self._commit(t, move, out, settled=False, touch_check=False)
+            line = describe_line(node.board, result.moves)
+            out.append(MovesRecovered(t, [m.uci() for m in result.moves], line, result.how))
+            assert self._game.node is not None
+            self._game.touches_unknown = [self._game.node]  # the move began unseen (4.3)
+            self._on_board_change(t, out)  # the move under way, by the usual rules
+            return True
+        return False
 
     # ------------------------------------------------------------------ decisions
 

@@ -213,3 +213,41 @@ def test_article_4_4_castling_begun_before_the_restart_is_not_called_rook_first(
     assert [e.type for e in out] == ["game_resumed", "move"]
     assert played(out) == ["e1g1"]
     assert kinds(out) == []
+
+
+def _history(journal: Sequence[str], made: Sequence[str]) -> tuple[str, ...]:
+    """The placements a board's log shows for ``made`` after ``journal``: each lift
+    (a victim first), then the piece set down."""
+    board, shown = position(journal), []
+    for uci in made:
+        move = chess.Move.from_uci(uci)
+        placement = chess.BaseBoard(board.board_fen())
+        if board.is_capture(move) and not board.is_en_passant(move):
+            placement.remove_piece_at(move.to_square)
+            shown.append(placement.board_fen())
+        placement.remove_piece_at(move.from_square)
+        shown.append(placement.board_fen())
+        board.push(move)
+        shown.append(board.board_fen())
+    return tuple(shown)
+
+
+def test_the_next_move_under_way_when_the_restart_is_decided_binds_no_alarm():
+    """Four moves were made while the daemon was down, and the board's log gives
+    them with its dump; but White's king is already in the hand for 5. O-O, and the
+    hand rests longer than the settle time. That picture follows no line: the
+    game was alarmed as displaced pieces, asking for the position of four moves
+    before (a lost game on a chain of boards after a SIGKILL, issue 29). The moves
+    are recovered up to the position the log ends on, and the castling under way
+    completes by the usual rules."""
+    journal = OPENING
+    made = ["f1b5", "a7a6", "b5a4", "g8f6"]
+    shown = position([*journal, *made]).board_fen()
+    script = Script(position([*journal, *made]).fen()).wait(1.0)
+    script.events.append(BoardDump(script.t, shown, _history(journal, made)))
+    script.wait(0.2).lift("e1", after=2.0).put("g1", "K").lift("h1").put("f1", "R").settle()
+    _, out = after_restart(journal, script.events)
+    assert kinds(out) == []
+    [recovered] = of_type(out, "moves_recovered")
+    assert (recovered.moves, recovered.how) == (made, "eeprom")
+    assert played(out) == [*made, "e1g1"]
