@@ -288,7 +288,12 @@ async def test_events_published_while_the_broker_is_away_reach_it_in_order(own_b
         recorder.close()
 
 
-async def test_a_relay_started_after_the_game_shows_all_of_it(broker):
+async def test_a_relay_started_after_the_game_shows_all_of_it(broker, monkeypatch):
+    """The relay holds a retained game until it hears the board live (its status
+    heartbeat, 10 s as shipped; 0.3 s here, so the test waits 0.3 s, not 10)."""
+    from daemon.broadcast import mqtt as mqtt_module
+
+    monkeypatch.setattr(mqtt_module, "HEARTBEAT", 0.3)
     tournament = f"late-{uuid.uuid4().hex[:6]}"
     feed = game_feed(OPERA_GAME[:8])
     broadcaster = Broadcaster(_settings(broker.port, tournament, ["1"]))
