@@ -405,7 +405,8 @@ function movesHtml(st) {
 function moveNumber(st, ply) {
   const parts = (st.start_fen || "").split(" ");
   const full = parseInt(parts[5] || "1", 10) || 1;
-  return full + Math.floor((ply - 1 + (parts[1] === "b" ? 1 : 0)) / 2);
+  // start_fen is the position at ply start_ply (an accepted position, a resume)
+  return full + Math.floor((ply - 1 - (st.start_ply || 0) + (parts[1] === "b" ? 1 : 0)) / 2);
 }
 function render(id) {
   const st = states[id];
@@ -620,7 +621,9 @@ def _move_number(state: dict[str, Any], ply: int) -> int:
         full = int(parts[5]) if len(parts) > 5 else 1
     except ValueError:
         full = 1
-    return full + (ply - 1 + (1 if len(parts) > 1 and parts[1] == "b" else 0)) // 2
+    start_ply = state.get("start_ply") or 0  # start_fen's ply (an accepted position)
+    black = 1 if len(parts) > 1 and parts[1] == "b" else 0
+    return full + (ply - 1 - start_ply + black) // 2
 
 
 def _moves(state: dict[str, Any]) -> str:

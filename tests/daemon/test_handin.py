@@ -309,3 +309,27 @@ def test_a_hand_in_folder_that_cannot_be_written_is_logged_and_tried_again(
     handin.write({game.key: game})
     assert (blocked / "E" / "round-3.pgn").read_text() == game.pgn
     assert (blocked / "E" / "round-3-board-01-A-B.pgn").is_file()
+
+
+def test_the_page_numbers_the_moves_after_an_accepted_position_as_the_pgn_does() -> None:
+    from daemon.broadcast.page import PAGE, _move_number
+    from daemon.gamerecord import replay
+
+    record = replay(
+        [
+            {"t": 0, "type": "game_start", "fen": chess.STARTING_FEN},
+            {"t": 1, "type": "move", "ply": 1, "uci": "e2e4", "san": "e4", "by": "white",
+             "fen": "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"},
+            {"t": 2, "type": "move", "ply": 2, "uci": "e7e5", "san": "e5", "by": "black",
+             "fen": "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"},
+            {"t": 3, "type": "position_restored", "accepted": True,
+             "fen": "rnbqkbnr/1ppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"},
+            {"t": 4, "type": "move", "ply": 3, "uci": "g1f3", "san": "Nf3", "by": "white",
+             "fen": "rnbqkbnr/1ppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"},
+        ]
+    )  # fmt: skip
+    state = record.state()
+    assert (state["start_ply"], state["ply"]) == (2, 3)
+    assert _move_number(state, 3) == 2  # 2. Nf3, as the PGN writes it
+    assert "2. Nf3" in " ".join(record.pgn().split())
+    assert "st.start_ply" in PAGE  # the script numbers them as the server's first page
