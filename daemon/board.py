@@ -10,8 +10,9 @@ read, decided, journalled, spoken and shown exactly as the single board is.
 What a board does, in the order the daemon asks for it:
 
 1. ``resume()``: an unfinished game in its journal directory continues (the rules
-   core waits for the board to agree); its events are ``known`` to the speech and
-   the page that start later.
+   core waits for the board to agree); the board's one game record holds it from
+   its start, for the speech and the page that start later, and its events are
+   ``known`` to the page's history.
 2. its link: a USB/serial board gets a ``BoardLink`` of its own (``attach_link``),
    told the resumed position so that moves made while the daemon was down come back
    from the board's EEPROM log; a board on a chain gets its place on the bus's
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -43,8 +43,10 @@ from daemon.clockdisplay import ClockDisplay
 from daemon.config import BoardEntry, BoardSettings, Settings
 from daemon.events import DomainEvent, Irregularity
 from daemon.formatting import describe
+from daemon.gamerecord import GameRecord
 from daemon.journal import PGN_TYPES, Journal, find_unfinished
 from daemon.memory import release_freed_memory
+from daemon.pageview import PageView
 from daemon.pipeline import BoardPipeline, FeedWriter, Output, Scheduler
 from daemon.speech.phoneline import PhoneLine
 from drivers.sensors import ConnectionChange, SensorEvent
@@ -139,16 +141,26 @@ class Board:
         self.pipeline: BoardPipeline | None = None
         #: each player's line to his phone page (``/listen``), a game's board only
         self.phones: dict[str, PhoneLine] = {}
-        self._page_seq = 0  # events handed to the page, counted
-        self._page_waiting: deque[tuple[int, dict[str, Any]]] = deque()  # not yet on card
+        self.page: PageView | None = None  # what the page and MQTT read of the record
+        self.record: GameRecord | None = None  # a bound board reads its game's
         if entry.same_game_as:
             return  # read through its game's pipeline (``bind``)
+        headers = compose.build_headers(self.settings, entry.id)
+        #: the board's game, held once: the journal, speech, page and MQTT read it
+        self.record = GameRecord(replace(headers))
         self.journal = Journal(
             journal_dir,
-            headers=compose.build_headers(self.settings, entry.id),
+            headers=headers,
             fsync=self.settings.storage.fsync,
             pgn_every=self.settings.storage.pgn_every,
             writer=disk_writer,
+            record=self.record,
+        )
+        # The page and MQTT show an event once it is on the card (with a disk writer:
+        # ``Journal.when_durable``), so a move a viewer or the relay has seen survives
+        # a power cut; the speech and the feed have it at once.
+        self.page = PageView(
+            self.record, self._show, self.journal.when_durable if disk_writer else None
         )
         self.phones = {side: PhoneLine(self.id, side) for side in ("white", "black")}
         parts = compose.build_board_parts(self.settings, vocabulary)
@@ -168,7 +180,9 @@ class Board:
             journal=self.journal,
             outputs=outputs,
             on_connection=lambda event: on_connection(self, event),
+            record=self.record,
         )
+        self.pipeline.before_fold = self.page.before_fold
 
     def __repr__(self) -> str:
         return f"Board({self.id!r}, connected={self.connected})"
@@ -193,8 +207,8 @@ class Board:
             self.pipeline.resume(point)
 
     def keep_known(self) -> None:
-        """The game's events so far (a resumed game's), for the speech and the page
-        once they are up; what comes later waits in their backlogs."""
+        """The game's events so far (a resumed game's), for the page's history once
+        it is up; what comes later waits in its backlog."""
         game = self.game.journal
         self.known = list(game.game_events) if game is not None else []
 
@@ -300,24 +314,12 @@ class Board:
             self._speech_backlog.append(event)  # the speech is starting
 
     def _to_page(self, event: DomainEvent) -> None:
-        """The page and MQTT show an event once it is on the card (with a disk
-        writer: ``Journal.when_durable``), so a move a viewer or the relay has seen
-        survives a power cut; the speech and the feed have it at once."""
+        """The page and MQTT: shown once on the card (``daemon.pageview``)."""
+        assert self.page is not None  # an output of this board's own pipeline
         data = event.to_dict()
         if self.pipeline is not None and self.pipeline.arbiter_deciding:
             data["arbiter"] = True  # the arbiter's: signed for the relay (arbitersig)
-        journal = self.game.journal
-        if journal is None or journal.writer is None:
-            self._show(data)
-            return
-        self._page_seq += 1
-        seq = self._page_seq
-        self._page_waiting.append((seq, data))
-        journal.when_durable(lambda: self._show_up_to(seq))
-
-    def _show_up_to(self, seq: int) -> None:
-        while self._page_waiting and self._page_waiting[0][0] <= seq:
-            self._show(self._page_waiting.popleft()[1])
+        self.page.folded(data)
 
     def _show(self, data: dict[str, Any]) -> None:
         hub = self._hub()
@@ -356,11 +358,11 @@ class Board:
             self._speech_outcome,
             seat=seat,
             phones=self.phones,
+            record=self.game.record,  # the game's one record, as far as it is folded
         )
         backlog, self._speech_backlog = self._speech_backlog or [], None
         if announcer is None:
             return None
-        announcer.catch_up(self.known)  # known, not spoken
         for event in backlog:  # in order, before any later event
             announcer.handle(event)
         self.announcer = announcer
@@ -383,12 +385,14 @@ class Board:
         game.journal.append(line)
 
     def hand_to_page(self, hub: Any) -> None:
-        """The page is up: this game's known events and what it missed, in order."""
+        """The page is up: it reads this board's record (named with the page's own
+        headers), and hears the game's known events and what it missed, in order."""
         events, self._page_backlog = self._page_backlog or [], None
         page = getattr(hub, "hub", hub)  # a Broadcaster's hub, or a Hub itself
         if hasattr(page, "note_clock") and self.pipeline is not None:
             page.note_clock(self.id, self.penalty_clock)
-        if hub is not None and self.pipeline is not None:
+        if hub is not None and self.page is not None:
+            self.page.name_games(hub.attach(self.id, self.page.current))
             for event in journal_history(self.known) + events:
                 hub.publish(self.id, event)
 

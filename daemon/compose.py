@@ -23,7 +23,7 @@ from drivers.records import Record
 from drivers.sensors import BoardDump, MagicPiece, SensorEvent, SquareChange
 
 if TYPE_CHECKING:
-    from daemon.gamerecord import GameHeaders
+    from daemon.gamerecord import GameHeaders, GameRecord
     from daemon.speech.announcer import Announcer, AnnouncerGroup
     from daemon.speech.phoneline import PhoneLine
     from daemon.speech.settings import SynthesisSeat
@@ -244,6 +244,7 @@ def build_announcer(
     on_outcome: Callable[[dict[str, Any]], None] | None = None,
     seat: SynthesisSeat | None = None,
     phones: dict[str, PhoneLine] | None = None,
+    record: GameRecord | None = None,
 ) -> Announcer | AnnouncerGroup | None:
     """The speech part's announcer (one per player's earphone when ``speech.outputs``
     names them; engines not yet started), or None (logged) when it cannot be made.
@@ -253,7 +254,8 @@ def build_announcer(
     record (heard, cut, dropped) for the journal; ``seat``: who in this process
     has the synthesis thread already (``SynthesisSeat``; the hall's for its boards);
     ``phones``: the players' lines to their phone pages (side -> ``PhoneLine``), each
-    spoken by an announcer of its own beside the earphones (``daemon.speech.phone``)."""
+    spoken by an announcer of its own beside the earphones (``daemon.speech.phone``);
+    ``record``: the board's one game record, which the announcers read (not fold)."""
     try:
         from daemon.speech.announcer import AnnouncerGroup, build_announcers
 
@@ -264,6 +266,7 @@ def build_announcer(
             text_stream=text_stream,
             on_outcome=on_outcome,
             seat=seat,
+            record=record,
         )
     except Exception as exc:  # the game goes on unspoken, and says so
         logger().error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)
@@ -273,7 +276,9 @@ def build_announcer(
     from daemon.speech.phone import build_phone_announcers
 
     members = announcer.announcers if isinstance(announcer, AnnouncerGroup) else [announcer]
-    on_phones = build_phone_announcers(settings.speech, vocabulary, phones, on_outcome=on_outcome)
+    on_phones = build_phone_announcers(
+        settings.speech, vocabulary, phones, on_outcome=on_outcome, record=record
+    )
     return AnnouncerGroup([*members, *on_phones])
 
 

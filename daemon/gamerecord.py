@@ -36,6 +36,12 @@ Rules of the fold:
   time the arbiter typed it, not the time it was played.
 - ``game_resumed`` after a daemon restart: if the record does not hold those
   moves (a display that joined late), the resumed position becomes the start.
+
+In the daemon each board's game is held once: the board's pipeline folds every
+event into its one record, and the journal (its PGN), the announcer, the page and
+MQTT read that record (``daemon.pageview``: the page and MQTT read it as of the
+last event on the card, a ``snapshot``). A display of boards heard from elsewhere (a
+relay) folds its own.
 """
 
 from __future__ import annotations
@@ -209,8 +215,15 @@ class GameRecord:
         self.recovery_lines: list[str] = []
         #: the clocks of moves a correction replaced, by ply (a replayed move keeps its own)
         self._superseded: dict[int, dict[str, float] | None] = {}
+        #: the names the feed's ``players`` events gave, in force (for a display that
+        #: names the games with headers of its own: ``named_by``)
+        self.named: dict[str, Any] = {}
         self._board_cache: tuple[tuple[Any, ...], chess.Board] | None = None
         self._replayed: _Replay | None = None  # the moves pushed so far, and their PGN
+        #: a snapshot's: the live record's replay and how many of its moves it holds
+        #: (its moves and penalties)
+        self._frozen: tuple[_Replay, int, int] | None = None
+        self._live: GameRecord | None = None  # a snapshot's: the record it was taken of
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> GameRecord:
@@ -248,12 +261,32 @@ class GameRecord:
         record.last_t = _as_float(state.get("t"))
         return record
 
+    def snapshot(self) -> GameRecord:
+        """The game as it stands now, kept while this record folds on: what the page
+        shows until the events after it are on the card (``daemon.pageview``).
+
+        Cheap, taken at every event: the fields are shared, not copied (the fold
+        rebinds them, it never changes one in place, except the lists copied here),
+        and the snapshot reads the moves' board and PGN from this record's replay
+        as it stood (``_Replay.checkpoints``), never replaying the game. A snapshot is
+        read, never folded; rejecting its signalled result rejects the record's."""
+        self.board()  # the position's cache, shared: the snapshot's board() is a copy
+        replay = self._replay()
+        snap = copy.copy(self)
+        snap.moves = list(self.moves)
+        snap.penalties = list(self.penalties)
+        snap.earlier = list(self.earlier)
+        snap._frozen = self._frozen or (replay, len(replay.moves), len(self.penalties))
+        snap._replayed = None  # its own, should it ever need one (``_replay``)
+        snap._live = self._live or self
+        return snap
+
     # -- the fold -------------------------------------------------------------
 
     def apply(self, event: dict[str, Any]) -> None:
         """Fold one event-feed dict in; unknown or malformed events change nothing."""
-        if not isinstance(event, dict):
-            return
+        if not isinstance(event, dict) or self._live is not None:
+            return  # a snapshot is never folded
         handler = _HANDLERS.get(str(event.get("type")))
         if handler is None:
             return
@@ -387,6 +420,12 @@ class GameRecord:
         if not named:
             raise ValueError("players without a name")
         self.headers = dataclasses.replace(self.headers, **named)
+        self.named = {**self.named, **named}
+
+    def named_by(self, headers: GameHeaders) -> None:
+        """Name the games with ``headers`` (a display's own: the page's event, board
+        tag...), the names the feed gave in force over them."""
+        self.headers = dataclasses.replace(headers, **self.named)
 
     def _moves_recovered(self, event: dict[str, Any], t: float) -> None:
         """Several lines lead to what the board shows: offer them to the arbiter."""
@@ -428,6 +467,8 @@ class GameRecord:
         if signal is None:
             return False
         self.rejected_signal = signal["t"]
+        if self._live is not None:  # a snapshot: the game itself no longer offers it
+            self._live.rejected_signal = signal["t"]
         return True
 
     @property
@@ -478,6 +519,11 @@ class GameRecord:
         movetext. Brought up to date by pushing the moves added since the last call;
         replayed from the start only when the moves before them changed (a takeback,
         a correction, another game)."""
+        if self._frozen is not None:
+            replay, fed, given = self._frozen
+            # a snapshot, the record not moved on since
+            if len(replay.moves) == fed and len(replay.penalties) == given:
+                return replay
         replayed = self._replayed
         if replayed is None or not replayed.holds_start_of(self):
             replayed = self._replayed = _Replay(
@@ -526,7 +572,11 @@ class GameRecord:
         and add a forged one (a ``[Result "1-0"]`` mid-game).
         """
         headers = self.pgn_headers(names)
-        movetext = self._replay().movetext(headers["Result"])
+        if self._frozen is not None:  # a snapshot: the replay's text as it stood then
+            replay, upto, given = self._frozen
+            movetext = replay.movetext(headers["Result"], upto, given)
+        else:
+            movetext = self._replay().movetext(headers["Result"])
         tags = "\n".join(pgn_tag(key, value) for key, value in headers.items())
         return f"{tags}\n\n{movetext}\n"
 
@@ -603,6 +653,22 @@ class _Replay:
             self._exporter.visit_comment(
                 f"The arbiter accepted the position on the board after: {line}"
             )
+        #: the exporter as it stood after each move fed (the first: before any), so a
+        #: snapshot of fewer moves writes its text from here (``movetext(upto=)``)
+        self.checkpoints: list[tuple[int, str, bool, int, bool]] = [self._checkpoint()]
+
+    def _checkpoint(self) -> tuple[int, str, bool, int, bool]:
+        """The exporter's state: it only appends lines, so the count of them, the
+        line being written, whether a move number is due, the penalties said and
+        whether the replay stopped say it all."""
+        exporter = self._exporter
+        return (
+            len(exporter.lines),
+            exporter.current_line,
+            exporter.force_movenumber,
+            self._penalties_said,
+            self.stopped,
+        )
 
     def holds_start_of(self, record: GameRecord) -> bool:
         """Whether every move fed is still the record's, in its place."""
@@ -621,6 +687,7 @@ class _Replay:
             self.moves.append(move)
             if not self.stopped:
                 self._push(move)
+            self.checkpoints.append(self._checkpoint())
 
     def _push(self, move: RecordedMove) -> None:
         try:
@@ -636,27 +703,39 @@ class _Replay:
         if move.clock and move.by in move.clock:
             self._exporter.visit_comment(f"[%clk {format_clock(move.clock[move.by])}]")
 
-    def _say_penalties(self, exporter: Any, before: float | None) -> None:
+    def _say_penalties(
+        self, exporter: Any, before: float | None, said: int | None = None, upto: int | None = None
+    ) -> None:
         """The penalties given before ``before`` (None: all) not yet in the movetext,
         as comments: ``{ Penalty 9.5b: +3:00 to White }`` (the page's words). Into a
-        copy of the exporter (the game's end so far) they are not counted as said."""
-        said = self._penalties_said
-        for penalty in self.penalties[said:]:
+        copy of the exporter (the game's end so far) they are not counted as said.
+        ``said``/``upto``: a snapshot's, the first penalties not said and how many
+        it holds."""
+        start = self._penalties_said if said is None else said
+        for penalty in self.penalties[start:upto]:
             t = _as_float(penalty.get("t"))
             if before is not None and t is not None and t >= before:
                 break
             exporter.visit_comment(penalty_comment(penalty))
-            said += 1
+            start += 1
         if exporter is self._exporter:
-            self._penalties_said = said
+            self._penalties_said = start
 
-    def movetext(self, result: str) -> str:
+    def movetext(self, result: str, upto: int | None = None, penalties: int | None = None) -> str:
         """The moves so far and ``result``, as the exporter ends a game (with the
-        penalties given since the last move)."""
+        penalties given since the last move). ``upto``, ``penalties``: a snapshot's
+        text, of the first ``upto`` moves fed and ``penalties`` penalties."""
         ending = copy.copy(self._exporter)
-        ending.lines = list(self._exporter.lines)
-        if not self.stopped:
-            self._say_penalties(ending, before=None)
+        said, stopped = self._penalties_said, self.stopped
+        if upto is None or upto >= len(self.moves):
+            ending.lines = list(self._exporter.lines)
+        else:
+            lines, ending.current_line, ending.force_movenumber, said, stopped = self.checkpoints[
+                upto
+            ]
+            ending.lines = self._exporter.lines[:lines]
+        if not stopped:
+            self._say_penalties(ending, before=None, said=said, upto=penalties)
         ending.visit_result(result)
         ending.end_game()
         return ending.result()

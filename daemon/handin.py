@@ -212,7 +212,7 @@ def of_journal(board: str, journal: Journal) -> HandInGame | None:
     record, path = journal.record, journal.path
     if record is None or path is None:
         return None
-    headers = record.pgn_headers()
+    headers = record.pgn_headers(journal.headers)  # the board's record, the journal's names
     result = record.result if record.result in FINISHED else None
     return HandInGame(
         key=str(path),
@@ -223,7 +223,7 @@ def of_journal(board: str, journal: Journal) -> HandInGame | None:
         black=headers["Black"],
         result=result,
         played=bool(record.moves) or result is not None,
-        pgn=record.pgn() if result is not None else None,
+        pgn=record.pgn(journal.headers) if result is not None else None,
     )
 
 

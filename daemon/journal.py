@@ -76,6 +76,12 @@ class ResumePoint:
         return self.start_ply + len(self.uci_moves)
 
     @property
+    def game_events(self) -> list[dict[str, Any]]:
+        """The journal's events from the unfinished game's start on."""
+        start = max(i for i, e in enumerate(self.events) if e.get("type") == "game_start")
+        return self.events[start:]
+
+    @property
     def clock_white_side(self) -> Literal["left", "right"] | None:
         """White's clock side as the game's journal kept it (``clock_sides``); None
         when it was never learnt or a press contradicted it. A restart reuses it:
@@ -164,9 +170,14 @@ def find_unfinished(directory: Path) -> ResumePoint | None:
 class Journal:
     """Writes the event feed of each game to disk; never raises on a disk error.
 
-    ``record(event)`` is called for every feed event, in order; it returns the
+    ``append(event)`` is called for every feed event, in order; it returns the
     ``notice`` events (storage failed / recovered) the caller should publish like
     any other event, so the people in the room learn that the disk is in trouble.
+
+    ``record``: the board's one game record, which its owner (the board's pipeline)
+    folds before each ``append``; the journal writes its PGN from it, named with the
+    journal's ``headers``. Without one the journal folds a record of its own (a
+    journal used alone: a test, a tool).
     """
 
     def __init__(
@@ -178,8 +189,10 @@ class Journal:
         clock: Callable[[], float] = time.time,
         pgn_every: float = 0.0,
         writer: DiskWriter | None = None,
+        record: GameRecord | None = None,
     ) -> None:
         self.directory = directory
+        self._folds = record is None  # no owner folds the record: the journal does
         # The thread that fsyncs and rewrites the PGN off the event loop (the daemon's;
         # None: at once, in the caller, as replay and the tests do).
         self.writer = writer
@@ -198,7 +211,7 @@ class Journal:
         self.fsync = fsync
         self._clock = clock
         self.path: Path | None = None
-        self._record: GameRecord | None = None
+        self._record: GameRecord | None = record
         self._events: list[dict[str, Any]] = []  # the current game's events, all of them
         self._written = 0  # how many of them are on disk
         self._handle: IO[str] | None = None
@@ -215,10 +228,11 @@ class Journal:
         """Continue writing the unfinished game of ``point`` (after a restart)."""
         self._close_handle()
         self.path = point.path
-        self._record = GameRecord(self.headers)
-        start = max(i for i, e in enumerate(point.events) if e.get("type") == "game_start")
-        for event in point.events[start:]:
-            self._record.apply(event)
+        if self._folds:
+            self._record = GameRecord(self.headers)
+        for event in point.game_events:
+            if self._folds:
+                self._record.apply(event)  # type: ignore[union-attr]  # made just above
             if event.get("type") == "players":  # named before the restart
                 self._keep_names(event)
         self._events = list(point.events)
@@ -232,8 +246,9 @@ class Journal:
 
     @property
     def record(self) -> GameRecord | None:
-        """The current game as folded from its events (PGN, state)."""
-        return self._record
+        """The current game as folded from its events (PGN, state); None before the
+        first game."""
+        return self._record if self.path is not None else None
 
     @property
     def game_events(self) -> list[dict[str, Any]]:
@@ -266,7 +281,8 @@ class Journal:
         if self.path is None or self._record is None:
             return []  # no game yet: the feed on stdout/broadcast still has it
         self._events.append(event)
-        self._record.apply(event)
+        if self._folds:
+            self._record.apply(event)
         if kind == "game_start" and self._named:
             self._name_the_game(event)
         self._fsync_due |= kind in DURABLE_TYPES
@@ -359,7 +375,8 @@ class Journal:
         assert self._record is not None
         names = {"t": start.get("t"), "type": "players", **self._named}
         self._events.append(names)
-        self._record.apply(names)
+        if self._folds:
+            self._record.apply(names)
 
     def close(self) -> None:
         self.sync(whole=True)
@@ -376,7 +393,8 @@ class Journal:
         while (self.directory / f"{stamp}-{number:02d}{JOURNAL_SUFFIX}").exists():
             number += 1
         self.path = self.directory / f"{stamp}-{number:02d}{JOURNAL_SUFFIX}"
-        self._record = GameRecord(self.headers)
+        if self._folds:
+            self._record = GameRecord(self.headers)
         self._events = []
         self._written = 0
         self._rewrite = False
@@ -413,7 +431,7 @@ class Journal:
                             path=self.path,
                             fd=os.dup(self._handle.fileno()) if durable and self.fsync else None,
                             pgn_path=self.path.with_suffix(".pgn") if pgn else None,
-                            pgn_text=self._record.pgn() if pgn else None,
+                            pgn_text=self._record.pgn(self.headers) if pgn else None,
                             fsync=self.fsync,
                         )
                     )
@@ -422,7 +440,7 @@ class Journal:
                 os.fsync(self._handle.fileno())
             if pgn or was_failing:
                 pgn_path = self.path.with_suffix(".pgn")  # self.pgn_path, known here
-                write_atomically(pgn_path, self._record.pgn(), fsync=self.fsync)
+                write_atomically(pgn_path, self._record.pgn(self.headers), fsync=self.fsync)
         except OSError as exc:
             self._close_handle()
             # A half-written line may now end the file: rewrite every event at the next

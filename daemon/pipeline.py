@@ -8,6 +8,10 @@ loop and opens no port, so the same object serves the live daemon (on the asynci
 loop, with the board's link) and ``replay`` (on simulated time): that is why a
 replayed sensor log gives exactly the daemon's feed.
 
+The pipeline keeps the board's one game record (``daemon.gamerecord``): each event is
+folded into it once, before the journal has it, and the journal's PGN, the speech,
+the page and MQTT read that record, never one of their own.
+
 The board id is a parameter: a daemon reading several boards makes one pipeline each.
 """
 
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from daemon.events import ClockUpdate, Colour, DomainEvent, Notice, from_dict
 from daemon.formatting import describe
+from daemon.gamerecord import GameRecord
 from daemon.lazy import logger
 from drivers.sensors import BoardDump, ConnectionChange, Request, SensorEvent
 
@@ -214,12 +219,14 @@ class JournalSync:
 
 
 class BoardPipeline:
-    """One board: sensor events -> orientation -> rules core -> journal -> outputs.
+    """One board: sensor events -> orientation -> rules core -> record -> journal ->
+    outputs.
 
-    ``outputs`` are called in order with every feed event; add to the list to add an
-    output. ``on_connection`` hears whether the board is there (the link's
-    ConnectionChange, and the first dump after start or a loss, since the link
-    reports "connected" only after a loss)."""
+    ``record`` is the board's one game record (the journal's, if it has one): every
+    feed event is folded into it, then handed to the journal and to ``outputs`` in
+    order; add to the list to add an output. ``on_connection`` hears whether the
+    board is there (the link's ConnectionChange, and the first dump after start or a
+    loss, since the link reports "connected" only after a loss)."""
 
     def __init__(
         self,
@@ -230,8 +237,13 @@ class BoardPipeline:
         journal: Journal | None = None,
         outputs: list[Output] | None = None,
         on_connection: Callable[[ConnectionChange], None] | None = None,
+        record: GameRecord | None = None,
     ) -> None:
         self.board_id = board_id
+        self.record = record if record is not None else GameRecord()
+        #: called before the record folds an event (the page keeps what it was shown,
+        #: ``daemon.pageview``)
+        self.before_fold: Callable[[], None] | None = None
         self.core = parts.core
         self.orient = parts.orient
         self.clock_interpreter = parts.clock_interpreter
@@ -296,6 +308,8 @@ class BoardPipeline:
 
     def resume(self, point: ResumePoint) -> None:
         """Continue a journal's unfinished game: the core waits for the board to agree."""
+        for event in point.game_events:  # the record holds the game from its start
+            self.record.apply(event)
         events = self.core.resume(
             self.now(),
             point.start_fen,
@@ -379,26 +393,30 @@ class BoardPipeline:
             self.output(event)
 
     def output(self, event: DomainEvent) -> None:
-        """One event to the journal (disk first, as its JSON line), then to every
-        output in order; what the journal has to report follows it."""
-        notices = self.journal.append(event.to_dict()) if self.journal is not None else []
+        """One event into the record, to the journal (disk first, as its JSON line),
+        then to every output in order; what the journal has to report follows it."""
+        data = event.to_dict()
+        if self.before_fold is not None:
+            self.before_fold()
+        self.record.apply(data)
+        notices = self.journal.append(data) if self.journal is not None else []
         for output in self.outputs:
             output(event)
         if self.clock_interpreter is not None:
-            self._clock_sides(event)
+            self._clock_sides(data)
         if self._sync is not None:
             self._sync.soon()
         for notice in notices:
             self.output(from_dict(notice))
 
-    def _clock_sides(self, event: DomainEvent) -> None:
+    def _clock_sides(self, event: dict[str, Any]) -> None:
         """The clock interpreter learns whose side is whose from the feed's moves
         (``daemon.clocksides``); what it learnt is journalled and published, and the
         clock is reported again under it (fed once this event's outputs are done)."""
         assert self.clock_interpreter is not None
         from daemon.clocksides import after_event  # only with a DGT clock: not in replay
 
-        reports, published = after_event(self.clock_interpreter, event.to_dict())
+        reports, published = after_event(self.clock_interpreter, event)
         if self.clock_writer is not None:
             self.clock_writer.white_side = self.clock_interpreter.white_side
         self._clock_reports.extend(reports)

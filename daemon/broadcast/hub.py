@@ -2,7 +2,9 @@
 
 The daemon calls ``publish`` for every feed event. The hub numbers it (the
 sequence number is the SSE event id), folds it into that board's
-``GameRecord``, keeps it in a bounded history for viewers that resume, and
+``GameRecord`` (a board the daemon ``attach``-ed is read from the daemon's own
+record of it instead, never folded twice), keeps it in a bounded history for
+viewers that resume, and
 offers it to every subscriber: the web app's viewers have it written at once to
 their connection (``viewers.TransportSink``), others get a bounded queue.
 Offering never waits: a viewer too far behind is dropped on the spot (it
@@ -110,17 +112,32 @@ class BoardStatus:
         return {"connected": self.connected, "battery": self.battery, "detail": self.detail}
 
 
-@dataclass(slots=True)
 class BoardFeed:
-    """One board as the hub keeps it."""
+    """One board as the hub keeps it. Its ``record`` is the hub's own (folded from
+    what it hears: a relay's boards), or, once ``source`` is set, the record the
+    daemon's board holds, as the page may show it (``daemon.pageview``)."""
 
-    settings: BoardSettings
-    record: GameRecord
-    status: BoardStatus = field(default_factory=BoardStatus)
-    seq: int = 0  # the last feed event of this board
-    #: why a penalty's time must be put on this board's clock by hand (the daemon's
-    #: word, ``Board.penalty_clock``); empty: not said (a relay's board)
-    clock_by_hand: str = ""
+    __slots__ = ("_record", "clock_by_hand", "seq", "settings", "source", "status")
+
+    def __init__(
+        self, settings: BoardSettings, record: GameRecord, status: BoardStatus | None = None
+    ) -> None:
+        self.settings = settings
+        self._record = record
+        self.source: Callable[[], GameRecord] | None = None
+        self.status = status or BoardStatus()
+        self.seq = 0  # the last feed event of this board
+        #: why a penalty's time must be put on this board's clock by hand (the daemon's
+        #: word, ``Board.penalty_clock``); empty: not said (a relay's board)
+        self.clock_by_hand = ""
+
+    @property
+    def record(self) -> GameRecord:
+        return self.source() if self.source is not None else self._record
+
+    @record.setter
+    def record(self, record: GameRecord) -> None:
+        self._record = record
 
 
 class Subscriber:
@@ -293,6 +310,15 @@ class Hub:
         if board_id in self.boards:
             self.boards[board_id].clock_by_hand = why
 
+    def attach(self, board_id: str, source: Callable[[], GameRecord]) -> GameHeaders:
+        """The daemon's board: the hub reads its game from ``source`` (the board's one
+        record, as the page may show it) and folds none of its own. Returns the
+        headers the page names this board's games with (its event, site, round,
+        players and board tag), for the daemon's record to carry."""
+        feed = self.ensure_board(board_id)
+        feed.source = source
+        return feed._record.headers
+
     def orientation(self, board_id: str) -> str:
         board = self.boards[board_id].settings
         return board.orientation or self.settings.orientation
@@ -325,7 +351,8 @@ class Hub:
         feed = self.ensure_board(board_id)
         self.seq = seq if seq is not None and seq > self.seq else self.seq + 1
         feed.seq = self.seq
-        feed.record.apply(event)
+        if feed.source is None:  # an attached board's record folds in the daemon
+            feed.record.apply(event)
         if event.get("type") == "players":  # the arbiter's names, through the core
             self._keep_names(feed)
         if event.get("type") == "connection" and event.get("state") in ("connected", "lost"):

@@ -12,13 +12,16 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.broadcast.hub import Hub
 from daemon.broadcast.listen import WebServer
 from daemon.broadcast.logthrottle import throttle_library_logs
 from daemon.broadcast.settings import BroadcastSettings
 from daemon.broadcast.web import GUARD_KEY, RequestCallback, build_app
+
+if TYPE_CHECKING:
+    from daemon.gamerecord import GameHeaders, GameRecord
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +72,10 @@ class Broadcaster:
     def publish(self, board_id: str, event: dict[str, Any]) -> None:
         """One feed event; never blocks, whatever the viewers or the broker do."""
         self.hub.publish(board_id, event)
+
+    def attach(self, board_id: str, source: Callable[[], GameRecord]) -> GameHeaders:
+        """The page reads this board's game from the daemon's record (``Hub.attach``)."""
+        return self.hub.attach(board_id, source)
 
     def set_status(
         self,

@@ -1,7 +1,8 @@
 """The announcer: the event feed in, speech out, never in the rules core's way.
 
-``handle(event)`` is called by the daemon for every event-feed dict. It only
-folds the event into its own ``GameRecord``, builds the text (pure functions) and
+``handle(event)`` is called by the daemon for every event of the feed. It only
+reads the board's one ``GameRecord`` (the daemon's pipeline has folded the event
+into it; an announcer used alone folds its own), builds the text (pure functions) and
 offers it to the ``SpeechSchedule``: no I/O, no waiting, and no exception ever
 escapes into the caller. ``run()`` is the one task that speaks, one phrase at a
 time, as the schedule says (moves first and never cut, answers phrase by phrase,
@@ -83,13 +84,18 @@ class Announcer:
         vocabulary: Vocabulary | None = None,
         clock: Callable[[], float] = time.monotonic,
         on_outcome: OutcomeSink | None = None,
+        record: GameRecord | None = None,
     ) -> None:
         self.settings = settings
         self.engine = engine
         self.vocabulary = vocabulary or vocabulary_of(settings)
         self.clock = clock
         self.on_outcome = on_outcome
-        self.record = GameRecord()
+        #: the game as the answers and move phrases read it: the daemon's board's one
+        #: record (folded before the announcer hears an event), or, alone (a tool, a
+        #: test), one the announcer folds itself
+        self.record = record if record is not None else GameRecord()
+        self._folds = record is None
         self.schedule = SpeechSchedule(
             settings.stale_after,
             max_interruptions=settings.max_interruptions,
@@ -122,7 +128,7 @@ class Announcer:
                 self._handle(event)
             elif event.get("type") in EVENT_TYPES:
                 self._handle(from_dict(event, lenient=True))
-            else:  # no event of the feed (a journal's own line): only remembered
+            elif self._folds:  # no event of the feed (a journal's own line): remembered
                 self.record.apply(event)
         except Exception:  # the rules core must never see speech's problems
             kind = event.get("type") if isinstance(event, dict) else type(event).__name__
@@ -145,8 +151,8 @@ class Announcer:
         data = event.to_dict()
         if event.type in ("game_start", "move", "takeback"):
             self._lists.clear()  # the board was right again: a new list is news
-        board_before = self.record.board()  # what a touched piece was, before the move
-        self.record.apply(data)
+        if self._folds:
+            self.record.apply(data)
         match event:
             case ClockUpdate():
                 self._clock_seen_at = self.clock()
@@ -174,7 +180,7 @@ class Announcer:
                     phrase = self.vocabulary.message("move_correction", move=phrase)
                 self._offer(Announcement(next(self._ids), "move", self.clock(), phrase, ply=ply))
                 return
-        text, phrases = event_speech(data, self.vocabulary, self.record.board(), board_before)
+        text, phrases = event_speech(data, self.vocabulary, self.record.board())
         if not phrases:
             return
         takeback = event.ply if isinstance(event, Takeback) else None
@@ -266,7 +272,10 @@ class Announcer:
 
     def catch_up(self, events: list[dict[str, Any]]) -> None:
         """Fold earlier events (a resumed game's journal) without saying them, so
-        "last move" and the next move's phrase know the game from its start."""
+        "last move" and the next move's phrase know the game from its start (a
+        record the daemon folds has them already)."""
+        if not self._folds:
+            return
         for event in events:
             self.record.apply(event)
 
@@ -533,10 +542,12 @@ def build_announcers(
     on_outcome: OutcomeSink | None = None,
     clock: Callable[[], float] = time.monotonic,
     seat: SynthesisSeat | None = None,
+    record: GameRecord | None = None,
 ) -> Announcer | AnnouncerGroup:
     """One announcer per configured output (``speech.outputs``), or the one shared
     announcer when none is configured; engines not yet started (``await start()``).
-    ``seat`` says who has the synthesis thread already (the hall's other boards)."""
+    ``seat`` says who has the synthesis thread already (the hall's other boards);
+    ``record``: the board's one game record, which every output reads."""
     announcers = []
     seat = seat or SynthesisSeat()
     for output in settings.per_output():
@@ -545,6 +556,13 @@ def build_announcers(
             output, output.voice or vocabulary.voice, on_problem=on_problem, text_stream=text_stream
         )
         announcers.append(
-            Announcer(output, engine, vocabulary=vocabulary, clock=clock, on_outcome=on_outcome)
+            Announcer(
+                output,
+                engine,
+                vocabulary=vocabulary,
+                clock=clock,
+                on_outcome=on_outcome,
+                record=record,
+            )
         )
     return announcers[0] if len(announcers) == 1 else AnnouncerGroup(announcers)

@@ -40,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from daemon.gamerecord import GameRecord
 from daemon.speech.announcer import Announcer, OutcomeSink
 from daemon.speech.engines import Delivery
 from daemon.speech.phoneline import PhoneLine
@@ -143,14 +144,18 @@ def build_phone_announcers(
     *,
     on_outcome: OutcomeSink | None = None,
     clock: Callable[[], float] = time.monotonic,
+    record: GameRecord | None = None,
 ) -> list[PhoneAnnouncer]:
-    """One announcer per player's phone line (``lines``: side -> line)."""
+    """One announcer per player's phone line (``lines``: side -> line), reading the
+    board's one game ``record`` as the earphones' do."""
     announcers = []
     for side, line in lines.items():
         own = phone_settings(settings, side)
         outcome = None if on_outcome is None else _labelled(on_outcome, side)
         announcers.append(
-            PhoneAnnouncer(line, own, vocabulary=vocabulary, clock=clock, on_outcome=outcome)
+            PhoneAnnouncer(
+                line, own, vocabulary=vocabulary, clock=clock, on_outcome=outcome, record=record
+            )
         )
     return announcers
 

@@ -274,3 +274,55 @@ async def test_a_single_boards_failed_link_is_started_again_and_the_daemon_lives
     finally:
         daemon.stop()
         await daemon.close()
+
+
+# -- each board's game is held once ----------------------------------------------------------
+
+
+async def test_the_journal_speech_page_and_mqtt_read_the_boards_one_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One game record per board, folded once per event: the PGN on the card, the
+    speech's answers, the page and MQTT (which reads the hub's record) all read it.
+    A second record (the journal's, the announcer's or the page's own fold) would
+    fold the same events again and could drift from it."""
+    from daemon.gamerecord import GameRecord
+
+    folded: set[int] = set()
+    real_apply = GameRecord.apply
+
+    def apply(self: GameRecord, event: dict) -> None:
+        folded.add(id(self))
+        real_apply(self, event)
+
+    monkeypatch.setattr(GameRecord, "apply", apply)
+    spoken = io.StringIO()
+    with BoardEmulator(tmp_path) as emulator:
+        text = HALL.format(port=emulator.port_path, extra=", speak: true")
+        settings = load_text(text + "speech:\n  engine: text\n", "hall.yaml", environ={})
+        daemon = Daemon(settings, storage_dir=tmp_path / "games", resume=False, speech_text=spoken)
+        await daemon.start()
+        try:
+            board = daemon.boards["5"]
+            assert await _until(lambda: board.journal.pgn_path is not None)
+            for square, piece in (("e2", None), ("e4", "P"), ("e7", None), ("e5", "p")):
+                emulator.set_square(square, piece)
+                await asyncio.sleep(0.1)
+            assert await _until(lambda: len(board.record.moves) == 2)
+            page = daemon.hub.hub.boards["5"]
+            assert await _until(lambda: page.record is board.record), "the page reads it"
+            state = await _state(daemon.http_url)
+            assert board.announcer is not None
+            record = board.record
+            assert daemon.journal.record is record
+            assert board.announcer.record is record
+            assert folded == {id(record)}, "only the board's record folds the feed"
+            assert await _until(lambda: "1. e4 e5" in board.journal.pgn_path.read_text())
+            on_card = board.journal.pgn_path.read_text()
+        finally:
+            daemon.stop()
+            await daemon.close()
+    assert [m["uci"] for m in state["boards"]["5"]["moves"]] == ["e2e4", "e7e5"]
+    assert "1. e4 e5" in on_card
+    assert on_card == record.pgn(board.journal.headers)
+    assert daemon.hub.hub.pgn() == record.pgn()  # the page's names
