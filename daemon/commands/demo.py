@@ -250,7 +250,7 @@ def demo(args: argparse.Namespace) -> int:
     if args.speed <= 0:
         print("dgt-bridge demo: --speed must be positive", file=sys.stderr)
         return 2
-    from daemon.commands.demohall import MAX_BOARDS
+    from daemon.commands._demohall import MAX_BOARDS
 
     if args.boards is not None and not 2 <= args.boards <= MAX_BOARDS:
         print(f"dgt-bridge demo: --boards is 2 to {MAX_BOARDS} (a DGT bus chain's boards); "
@@ -287,9 +287,9 @@ def _first_half_moves(game: chess.pgn.Game, count: int) -> chess.pgn.Game:
 
 
 async def _hall(args: argparse.Namespace) -> int:
-    """``--boards N``: the hall demo (``daemon/commands/demohall.py``)."""
+    """``--boards N``: the hall demo (``daemon/commands/_demohall.py``)."""
     from daemon.app import setup_logging
-    from daemon.commands.demohall import run_hall
+    from daemon.commands._demohall import run_hall
 
     setup_logging(sys.stderr)
     import logging
