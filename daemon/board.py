@@ -45,9 +45,9 @@ from daemon.events import DomainEvent, Irregularity
 from daemon.formatting import describe
 from daemon.gamerecord import GameRecord
 from daemon.journal import PGN_TYPES, Journal, find_unfinished
-from daemon.memory import release_freed_memory
 from daemon.pageview import PageView
 from daemon.pipeline import BoardPipeline, FeedWriter, Output, Scheduler
+from daemon.service.memory import release_freed_memory
 from daemon.speech.phoneline import PhoneLine
 from drivers.sensors import ConnectionChange, SensorEvent
 
@@ -415,7 +415,7 @@ class Board:
 
 def _after_game(event: DomainEvent) -> None:
     """A game has ended or the next begun: once every output has had it, the memory
-    the last game needed goes back to the system (``daemon.memory``), so that a day of
+    the last game needed goes back to the system (``daemon.service.memory``), so that a day of
     games on twenty boards does not hold more than the current games' state."""
     if event.type in ("game_end", "game_start"):
         try:

@@ -20,9 +20,10 @@ import chess
 import chess.pgn
 import pytest
 
-from daemon import compose, memory
+from daemon import compose
 from daemon.app import Daemon
 from daemon.config import load_text
+from daemon.service import memory
 from daemon.service.notify import Notifier
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.handling import human_sensor_log
