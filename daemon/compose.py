@@ -23,6 +23,7 @@ from drivers.records import Record
 from drivers.sensors import BoardDump, MagicPiece, SensorEvent, SquareChange
 
 if TYPE_CHECKING:
+    from daemon.clocksides import EvidenceSideMapper
     from daemon.gamerecord import GameHeaders, GameRecord
     from daemon.speech.announcer import Announcer, AnnouncerGroup
     from daemon.speech.phoneline import PhoneLine
@@ -111,12 +112,15 @@ def turned_round(event: SensorEvent) -> SensorEvent:
 
 @dataclass(eq=False, repr=False)
 class BoardParts(Record):
-    """What one board's pipeline is made of, before anything runs."""
+    """What one board's pipeline is made of, before anything runs. ``clock_sides``
+    decides whose clock side is whose (``daemon.clocksides``), for the clock
+    interpreter that reads left and right."""
 
     core: RulesCore
     orient: Callable[[SensorEvent], SensorEvent]
     clock_interpreter: DgtClockInterpreter | None
     clock_writer: ClockWriter | None
+    clock_sides: EvidenceSideMapper | None = None
 
 
 def build_board_parts(
@@ -127,29 +131,38 @@ def build_board_parts(
     ``clock`` False leaves out the DGT clock's interpreter and display: a replay of a
     sensor log has the clock's times already read (and shows nothing on a clock)."""
     core = build_core(settings, vocabulary)
-    interpreter = build_clock_interpreter(settings) if clock else None
-    if interpreter is not None:  # a press is the press of whoever the board shows moving
-        interpreter.board_mover = core.mover_on_board
+    sides = None
+    if clock and settings.clock.device == "dgt":
+        from daemon.clocksides import EvidenceSideMapper
+
+        # a press is the press of whoever the board (the core) shows moving
+        sides = EvidenceSideMapper(settings.clock.sides, core)
     return BoardParts(
         core=core,
         orient=build_orientation(settings),
-        clock_interpreter=interpreter,
+        clock_interpreter=build_clock_interpreter(settings, sides) if sides else None,
         clock_writer=build_clock_writer(settings) if clock else None,
+        clock_sides=sides,
     )
 
 
 # --- the board side: link and clock -----------------------------------------------------------
 
 
-def build_clock_interpreter(settings: Settings) -> DgtClockInterpreter | None:
-    """The DGT clock's BWTIME interpreter (sides, time control), or None when the
-    clock is not a DGT clock on the board (the link then reads times as they come)."""
+def build_clock_interpreter(
+    settings: Settings, sides: EvidenceSideMapper | None = None
+) -> DgtClockInterpreter | None:
+    """The DGT clock's BWTIME interpreter (time control; whose side is whose decided
+    by ``sides``, else only as configured), or None when the clock is not a DGT
+    clock on the board (the link then reads times as they come)."""
     clock = settings.clock
     if clock.device != "dgt":
         return None
     from drivers.clock.dgt3000 import DgtClockInterpreter
 
-    return DgtClockInterpreter(clock.sides, clock.parsed_time_control)
+    return DgtClockInterpreter(
+        sides if sides is not None else clock.sides, clock.parsed_time_control
+    )
 
 
 def build_clock_writer(settings: Settings) -> ClockWriter | None:

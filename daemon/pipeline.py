@@ -247,6 +247,7 @@ class BoardPipeline:
         self.core = parts.core
         self.orient = parts.orient
         self.clock_interpreter = parts.clock_interpreter
+        self.clock_sides = parts.clock_sides
         self.clock_writer = parts.clock_writer
         self._clock_reports: list[SensorEvent] = []  # the interpreter's, for the core
         self.scheduler = scheduler
@@ -402,21 +403,22 @@ class BoardPipeline:
         notices = self.journal.append(data) if self.journal is not None else []
         for output in self.outputs:
             output(event)
-        if self.clock_interpreter is not None:
-            self._clock_sides(data)
+        if self.clock_sides is not None:
+            self._clock_sides(event)
         if self._sync is not None:
             self._sync.soon()
         for notice in notices:
             self.output(from_dict(notice))
 
-    def _clock_sides(self, event: dict[str, Any]) -> None:
-        """The clock interpreter learns whose side is whose from the feed's moves
-        (``daemon.clocksides``); what it learnt is journalled and published, and the
-        clock is reported again under it (fed once this event's outputs are done)."""
-        assert self.clock_interpreter is not None
+    def _clock_sides(self, event: DomainEvent) -> None:
+        """The board's side mapper learns whose clock side is whose from the game's
+        events and the board (``daemon.clocksides``); what it learnt is journalled and
+        published, and the clock is reported again under it (fed once this event's
+        outputs are done)."""
+        assert self.clock_interpreter is not None and self.clock_sides is not None
         from daemon.clocksides import after_event  # only with a DGT clock: not in replay
 
-        reports, published = after_event(self.clock_interpreter, event)
+        reports, published = after_event(self.clock_interpreter, self.clock_sides, event)
         if self.clock_writer is not None:
             self.clock_writer.white_side = self.clock_interpreter.white_side
         self._clock_reports.extend(reports)

@@ -155,3 +155,41 @@ def test_only_the_commands_that_emulate_a_board_import_the_simulators() -> None:
             if simulated:
                 found[name] = simulated
     assert found == {}
+
+
+#: feed event types a driver would have to match on to read the event feed
+_FEED_TYPES = frozenset(
+    {"game_start", "game_resumed", "game_end", "takeback", "position_restored", "clock_sides"}
+)
+
+
+def test_no_driver_reads_the_event_feed_or_decides_whose_clock_side_is_whose() -> None:
+    """Whose clock side is White's is a decision about the game: the daemon's
+    (``daemon.clocksides``, asking the rules core). A driver reads left and right and
+    never matches on the feed's event types, nor is handed the board's mover."""
+    found = []
+    for name, path in modules("drivers").items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in _FEED_TYPES:
+                found.append(f"{name}: {node.value!r}")
+            named = {getattr(node, key, None) for key in ("id", "attr", "arg")}
+            if "board_mover" in named:
+                found.append(f"{name}: board_mover")
+    assert not found, found
+
+
+def test_each_boards_game_has_one_record_type() -> None:
+    """One typed game record (``daemon.gamerecord.GameRecord``), folded once per event
+    by the board's pipeline and read by the journal, the speech, the page and MQTT: no
+    other class of the daemon folds the feed into a game of its own (``apply``
+    beside ``pgn`` or ``state``)."""
+    records = []
+    for name, path in modules("daemon").items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                methods = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+                if "apply" in methods and methods & {"pgn", "state"}:
+                    records.append(f"{name}.{node.name}")
+    assert records == ["daemon.gamerecord.GameRecord"]

@@ -236,7 +236,7 @@ class RulesCore:
 
         The clock asks at each press: a press made while the board shows a player's
         move is that player's, which tells whose clock side is whose
-        (``drivers.clock.sides``) whatever the clock showed before."""
+        (``daemon.clocksides``) whatever the clock showed before."""
         node = self._game.node
         taking_moves = self._state.phase in (Phase.PLAYING, Phase.PRESSED, Phase.IRREGULAR)
         if node is None or not taking_moves or not self._view.known:

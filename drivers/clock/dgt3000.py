@@ -11,10 +11,13 @@ experience, see the shared protocol notes 1.8):
 - while the "no clock connected" bit is set the last good times are kept;
 - a time that jumps up is ignored unless the clock is being set or it is the
   increment of a press (``drivers.clock.tracker``);
-- left and right are mapped to White and Black from evidence, never a guess
-  (``drivers.clock.sides``): until the mapping is known the clock is reported
-  as stopped, so that the rules core decides moves on the settle time instead
-  of waiting for a press it would attribute to the wrong player.
+- left and right are mapped to White and Black by the ``SideMapper`` it is
+  given: the daemon's learns the mapping from evidence, never a guess
+  (``daemon.clocksides``; whose side is whose is a decision about the game, not
+  the clock's). Until the mapping is known the clock is reported as stopped, so
+  that the rules core decides moves on the settle time instead of waiting for
+  a press it would attribute to the wrong player. Alone (no mapper given) only
+  a configured mapping is known.
 
 Writing: :class:`ClockWriter` turns domain events (the event feed's dicts) into
 the clock command frames to send: the move just made as text, and the time
@@ -24,12 +27,18 @@ time, each waiting for its ack.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Literal
 
-from drivers.clock.sides import EvidenceSideMapper, SidesChange
-from drivers.clock.tracker import CONFIRMATIONS, ClockReading, ClockTracker, Side, SideMapping
+from drivers.clock.tracker import (
+    CONFIRMATIONS,
+    ClockReading,
+    ClockTracker,
+    Side,
+    SideMapper,
+    SideMapping,
+)
 from drivers.dgt import protocol
 from drivers.dgt.protocol import ClockAck, ClockSideTime, ClockTimes
 from drivers.sensors import ButtonPress, ClockReport, Colour, SensorEvent
@@ -77,17 +86,18 @@ class DgtClockInterpreter:
     Plug it into the board link (``BoardLink(clock_interpreter=...)``). Tell it
     :meth:`new_game` at each game start (it then learns the sides again); the
     clock's own acks of a set-and-run tell it that the times may go up.
+    ``sides``: the configured mapping, or the mapper that decides it (the daemon's).
     """
 
     def __init__(
         self,
-        sides: SideMapping = "auto",
+        sides: SideMapping | SideMapper = "auto",
         time_control: TimeControl | None = None,
         confirmations: int = CONFIRMATIONS,
-        board_mover: Callable[[], str | None] | None = None,
     ) -> None:
-        self.tracker = ClockTracker(sides, time_control, confirmations)
-        self.sides = EvidenceSideMapper(sides, board_mover)
+        mapper = sides if isinstance(sides, SideMapper) else _Configured(sides)
+        self.tracker = ClockTracker(mapper.mode, time_control, confirmations)
+        self.sides = mapper
         self.tracker.mapper = self.sides
         self.clock_connected: bool | None = None  # None until a clock message came
         self.version: tuple[int, int] | None = None
@@ -101,16 +111,6 @@ class DgtClockInterpreter:
         if self.version is None:
             return None
         return "dgt3000" if self.version[0] == 2 else "xl"
-
-    @property
-    def board_mover(self) -> Callable[[], str | None] | None:
-        """Whose move the board shows (the rules core's ``mover_on_board``): asked at
-        each press, it tells whose side was pressed (``drivers.clock.sides``)."""
-        return self.sides.board_mover
-
-    @board_mover.setter
-    def board_mover(self, query: Callable[[], str | None] | None) -> None:
-        self.sides.board_mover = query
 
     @property
     def white_side(self) -> Side | None:
@@ -134,25 +134,11 @@ class DgtClockInterpreter:
         self.tracker.resume_game(to_move, white_moves, black_moves)
         self.sides.new_game(to_move, known=white_side)
 
-    def observe_event(self, event: Mapping[str, Any]) -> list[SensorEvent]:
-        """Every event-feed dict, in order (the daemon's outputs call it).
-
-        Moves and game starts are the evidence of whose side is whose. When the
-        mapping changes (learnt, or forgotten on a contradiction) the last reading
-        is reported again under it, so the rules core knows at once whose clock
-        runs; :meth:`take_sides_changes` says what changed, for the journal.
-        """
-        if event.get("type") == "game_start":
-            self.new_game()
-        before = self.sides.white_side
-        self.sides.feed_event(event)
-        if self.sides.white_side == before:
-            return []
-        return self._report(max(self._last_t, float(event.get("t") or 0.0)))
-
-    def take_sides_changes(self) -> list[SidesChange]:
-        """The mapping's changes since the last call (learnt, contradicted)."""
-        return self.sides.take_changes()
+    def report_again(self, t: float) -> list[SensorEvent]:
+        """The mapper's mapping changed (learnt, or forgotten on a contradiction):
+        the last reading again under it, so the rules core knows at once whose
+        clock runs."""
+        return self._report(max(self._last_t, t))
 
     def _report(self, t: float) -> list[SensorEvent]:
         """The last accepted reading under the current mapping, when it is news.
@@ -232,6 +218,14 @@ class DgtClockInterpreter:
         if ack.command == protocol.Clock.SETNRUN and ack.ok:
             self.tracker.clock_being_set()
         return []
+
+
+class _Configured(SideMapper):
+    """The configured mapping alone: ``auto`` is never guessed here (the first side
+    seen running proves nothing); only the daemon's mapper learns it."""
+
+    def observe(self, running: Side | None) -> None:
+        """Nothing is learnt from a side running."""
 
 
 # --- writing ----------------------------------------------------------------------

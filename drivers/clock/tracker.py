@@ -67,7 +67,12 @@ def other(side: Side) -> Side:
 
 
 class SideMapper:
-    """Which clock side is White's: fixed by configuration or learnt per game."""
+    """Which clock side is White's: fixed by configuration or learnt per game.
+
+    Whose side is whose is a decision about the game: the daemon hands the DGT
+    clock's interpreter a mapper that learns it from the board and the game's
+    events (``daemon.clocksides``). This one knows only the configuration's fixed
+    mapping and, for a clock read alone (the USB clock), the first side running."""
 
     def __init__(self, mode: SideMapping = "auto") -> None:
         if mode not in ("auto", "left_white", "right_white"):
@@ -92,12 +97,17 @@ class SideMapper:
         if self._white is None and running is not None:
             self._white = running if self._first_mover == "white" else other(running)
 
-    def new_game(self, to_move: Colour = "white") -> None:
+    def new_game(self, to_move: Colour = "white", known: Side | None = None) -> None:
         """Forget a learnt mapping (players may sit the other way in the next game);
-        the next side seen running belongs to ``to_move``."""
+        the next side seen running belongs to ``to_move``. ``known``: the mapping a
+        resumed game's journal kept, in force again."""
         self._first_mover = to_move
         if self.mode == "auto":
-            self._white = None
+            self._white = known
+
+    def reading(self, t: float, running: Side | None) -> None:
+        """Each reading of the clock, before it is reported (a mapper that learns
+        from presses watches them here; this one does not)."""
 
     def colour(self, side: Side) -> Colour:
         """The colour of a side; before anything is known, left is taken as White."""

@@ -3,8 +3,8 @@
 What the daemon wires together (``daemon/app.py``), without a pty or a loop: the
 hands' clock reports become the BWTIME messages a DGT 3000 sends (its left and
 right as the players sit), the clock interpreter maps them, the rules core
-decides, and every feed event goes back to the interpreter through
-``daemon.clocksides`` (the clock reports it asks for are fed next, as the
+decides, and every feed event goes to the daemon's side mapper
+(``daemon.clocksides``) (the clock reports it asks for are fed next, as the
 daemon's ``call_soon`` does). Timers run at their deadlines.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from daemon.clocksides import after_event
+from daemon.clocksides import EvidenceSideMapper, after_event
 from daemon.rules import RulesCore, RulesSettings
 from drivers.clock.dgt3000 import DgtClockInterpreter
 from drivers.dgt import protocol
@@ -53,8 +53,13 @@ class ClockPipeline:
     ) -> None:
         self.white_on_left = white_on_left
         self.core = RulesCore(RulesSettings(settle_time=settle))
-        self.clock = interpreter or DgtClockInterpreter(sides)  # type: ignore[arg-type]
-        self.clock.board_mover = self.core.mover_on_board
+        if interpreter is None:
+            mapper = EvidenceSideMapper(sides, self.core)  # type: ignore[arg-type]
+            interpreter = DgtClockInterpreter(mapper)
+        assert isinstance(interpreter.sides, EvidenceSideMapper)
+        interpreter.sides.board = self.core  # one clock on this table's board
+        self.clock = interpreter
+        self.sides = interpreter.sides
         self.feed: list[dict[str, Any]] = []
         self._queued: list[SensorEvent] = []
         self.t = 0.0
@@ -88,9 +93,8 @@ class ClockPipeline:
 
     def _publish(self, events: list[Any]) -> None:
         for event in events:
-            data = event.to_dict()
-            self.feed.append(data)
-            reports, published = after_event(self.clock, data)
+            self.feed.append(event.to_dict())
+            reports, published = after_event(self.clock, self.sides, event)
             self._queued.extend(reports)
             self._publish(published)
 

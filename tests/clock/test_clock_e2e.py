@@ -5,7 +5,7 @@ move it, with White's clock on the *right*. The board link reads it, the clock
 interpreter (sides learnt, nothing configured) maps the clock's sides to colours,
 and the rules core completes each move when the mover presses the clock (6.7).
 The sides are learnt from the first moves (decided on the settle time, the clock
-counting as stopped until then: ``drivers.clock.sides``); from the third move on
+counting as stopped until then: ``daemon.clocksides``); from the third move on
 every move is completed by its press. After each move the ClockWriter's text
 goes to the clock, one command at a time.
 
@@ -24,7 +24,7 @@ import chess.pgn
 import pytest
 
 from daemon.clockdisplay import schedule_for
-from daemon.clocksides import after_event
+from daemon.clocksides import EvidenceSideMapper, after_event
 from daemon.events import GameStart, Move
 from daemon.rules import RulesCore, RulesSettings
 from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter, move_text_3000
@@ -82,9 +82,9 @@ class Bench:
 
     def __init__(self, emulator: BoardEmulator) -> None:
         self.emulator = emulator
-        self.clock = DgtClockInterpreter(time_control=parse_time_control("90+30"))
         self.core = RulesCore(RulesSettings(settle_time=0.6))
-        self.clock.board_mover = self.core.mover_on_board
+        self.sides = EvidenceSideMapper("auto", self.core)
+        self.clock = DgtClockInterpreter(self.sides, time_control=parse_time_control("90+30"))
         self.writer = ClockWriter("dgt3000", show_moves=True)
         self.started = time.monotonic()
         self.link = BoardLink(
@@ -103,7 +103,7 @@ class Bench:
         for result in self.core.feed(event):
             self.domain.append(result)
             self.caused_by.append((result, event))
-            reports, _ = after_event(self.clock, result.to_dict())  # as the daemon does
+            reports, _ = after_event(self.clock, self.sides, result)  # as the daemon does
             for delay, frame in schedule_for(self.writer, result):
                 if delay == 0:  # the times come back by themselves here
                     self.outbox.put_nowait(frame)
@@ -119,7 +119,7 @@ class Bench:
                 for result in self.core.tick(deadline):
                     self.domain.append(result)
                     self.caused_by.append((result, None))
-                    reports, _ = after_event(self.clock, result.to_dict())
+                    reports, _ = after_event(self.clock, self.sides, result)
                     for delay, frame in schedule_for(self.writer, result):
                         if delay == 0:
                             self.outbox.put_nowait(frame)

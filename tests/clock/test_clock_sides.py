@@ -15,6 +15,8 @@ import chess.pgn
 import pytest
 
 from benchmarks.daemonrun import shipped_games
+from daemon.clocksides import EvidenceSideMapper, after_event
+from daemon.events import GameEnd
 from drivers.clock.dgt3000 import DgtClockInterpreter
 from drivers.sensors import BoardDump, ClockReport, SensorEvent
 from drivers.simulators.handling import Hands, human_sensor_log
@@ -137,7 +139,7 @@ def test_a_tournament_day_twenty_games_back_to_back_every_game_right() -> None:
     so White's clock side alternates, and the clock is still running from the last
     game while the pieces are set up again (nobody resets it)."""
     games = shipped_games()
-    interpreter = DgtClockInterpreter("auto")
+    interpreter = DgtClockInterpreter(EvidenceSideMapper("auto"))
     t = 0.0
     for number in range(20):
         game = games[number % len(games)]
@@ -154,8 +156,9 @@ def test_a_tournament_day_twenty_games_back_to_back_every_game_right() -> None:
         t = log[-1].t + 5.0
         table.advance(t)
         if not table.of("game_end"):  # resigned: the arbiter enters the result
-            table.feed.append({"type": "game_end", "t": t, "result": game.headers["Result"]})
-            interpreter.observe_event(table.feed[-1])
+            end = GameEnd(t, result=game.headers["Result"], reason="arbiter")
+            table.feed.append(end.to_dict())
+            after_event(interpreter, table.sides, end)
         check_every_move_at_its_own_press(table.feed, moves, log)
         white = "left" if number % 2 == 0 else "right"
         assert [e["white"] for e in table.of("clock_sides")] == [white], f"game {number + 1}"
