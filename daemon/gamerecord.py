@@ -744,7 +744,9 @@ class _Replay:
 def penalty_comment(penalty: dict[str, Any]) -> str:
     """A penalty as the PGN says it, in the page's words: "Penalty 9.5b: +3:00 to
     White" (the time the arbiter added to that player's clock)."""
-    seconds = _as_float(penalty.get("seconds")) or 0.0
+    seconds = _as_float(penalty.get("seconds"))
+    if seconds is None or not math.isfinite(seconds):  # an older daemon's NaN: no time
+        seconds = 0.0
     minutes, secs = divmod(max(0, round(seconds)), 60)
     article = clean_tag_value(penalty.get("article") or "")
     to = "Black" if penalty.get("to") == "black" else "White"
