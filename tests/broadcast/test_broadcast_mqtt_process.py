@@ -63,23 +63,37 @@ PLIES = 16  # the daemon's process died after about a dozen events: 16 plies are
 # in the feed (15 moves, 18 clock reports), some 9 moves of them after the broker restart
 
 
+#: The emulator plays the capture this many times faster than its hands moved.
+SPEED = 10
+
+
 def _opening_of_the_capture(shared: Path, out: Path) -> Path:
     """The real capture's first ``PLIES`` plies, each clock report kept only where
     the running side changes (the emulator plays every report that stood a second
-    at nearly real time, so the whole capture would take minutes)."""
+    at nearly real time, so the whole capture would take minutes). The clock's
+    times run ``SPEED`` times slower too (what each side used, divided by it): played
+    faster, the capture's own times fell faster than the time the daemon stamps its
+    events with, and the relay rightly refuses a clock that runs faster than the time
+    elapsed (30 s slack: a broker restart's gap at 10x went past it)."""
     capture = shared / "data" / "dgt-capture-1" / "sensor-log.jsonl"
     kept, running, fields = [], object(), 0
+    start: dict[str, float] = {}
     for line in capture.read_text().splitlines():
         if not line.strip() or line.startswith("#"):
             continue
         event = json.loads(line)
         if "clock" in event:
-            if event["clock"].get("running") == running:
+            clock = event["clock"]
+            if clock.get("running") == running:
                 continue
-            running = event["clock"].get("running")
+            running = clock.get("running")
             fields += 1
             if fields > PLIES + 1:
                 break
+            for side in ("white", "black"):
+                first = start.setdefault(side, clock[side])
+                clock[side] = round(first - (first - clock[side]) / SPEED, 2)
+            line = json.dumps(event)
         kept.append(line)
     out.write_text("\n".join(kept) + "\n")
     return out
@@ -122,7 +136,7 @@ async def test_every_move_reaches_the_relay_in_order_also_after_a_broker_restart
                   mqtt_settings=settings)  # fmt: skip
     await relay.start()
     emulator = _command(
-        "emulate", "--log", str(capture), "--speed", "10", "--delay", "3",
+        "emulate", "--log", str(capture), "--speed", str(SPEED), "--delay", "3",
         "--dir", str(tmp_path / "board"), cwd=tmp_path,
     )  # fmt: skip
     daemon = None
