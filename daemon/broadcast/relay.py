@@ -202,7 +202,7 @@ class Relay:
         self.connected = False
         self.refusal = ""  # why the broker refused us, if it did
         self.rejected: Counter[tuple[str, str]] = Counter()  # (board, reason) -> count
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # _apply_held counts a refusal while it holds it
         self.port: int | None = None
         self.urls: list[str] = []  # every URL the page is reached at
         self._server: WebServer | None = None
