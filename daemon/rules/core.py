@@ -122,6 +122,7 @@ from daemon.rules.state import GameState, Phase, Trigger
 from daemon.rules.touch import touch_ruling
 from daemon.rules.tree import Lift, Node
 from daemon.rules.words import describe_move as fallback_describe
+from daemon.rules.words import san as move_san
 from drivers.sensors import (
     BoardDump,
     BoardHeard,
@@ -165,12 +166,6 @@ KNOCK_WINDOW = 0.5
 
 def _other(colour_name: str) -> str:
     return "black" if colour_name == "white" else "white"
-
-
-def _san(board: chess.Board, move: chess.Move) -> str:
-    """The move's SAN by python-chess's public ``Board.san`` (once per completed move;
-    about 10 us here, no more than its private helper took)."""
-    return board.san(move)
 
 
 class RulesCore:
@@ -930,11 +925,11 @@ class RulesCore:
         if chosen is not None:  # 4.4d: the first piece to touch the square is the choice
             # A promotion choice is a child node, made by its move (never the root).
             child, move = chosen, chosen.move  # type: ignore[assignment]
-        san = _san(board, move)
+        san = move_san(board, move)  # the move's one text; the speech's words take it
         if self._describe is None:
             speech = fallback_describe(board, move, san)
         else:
-            speech = self._describe(board.copy(stack=False), move)
+            speech = self._describe(board.copy(stack=False), move, san)
         if settled:
             child.correctable_until = t + CORRECTION_WINDOW
         elif press:

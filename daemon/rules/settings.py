@@ -45,7 +45,8 @@ class RulesSettings(Record):
     chess960: bool = False
     use_clock: bool = True
     button_actions: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_BUTTON_ACTIONS))
-    describe_move: Callable[[chess.Board, chess.Move], str] | None = None
+    #: (board before the move, the move, its SAN) -> the words said for it
+    describe_move: Callable[[chess.Board, chess.Move, str], str] | None = None
     time_control: TimeControl | None = None
     laws: Literal["2009", "current", 2009] = "2009"
     result_on_board: bool = True

@@ -1,7 +1,13 @@
-"""A plain SAN-to-words fallback for the Move event's ``speech`` field.
+"""A move's text: its SAN, made once, and a plain fallback for its ``speech``.
+
+``san`` is the one place a move is written: the rules core writes each move's SAN
+with it once, into the Move event; the journal's PGN, the page, MQTT and the
+clock's display show that text, and the speech says the same move value in its own
+words (``daemon.speech.tokens`` takes the SAN as given, never writing it again).
 
 The real Appendix E phrasing lives in ``daemon.speech`` and is injected through
-``RulesSettings.describe_move``; this only keeps the feed useful without it.
+``RulesSettings.describe_move`` (called with the board before the move, the move and
+its SAN); ``describe_move`` here only keeps the feed useful without it.
 """
 
 from __future__ import annotations
@@ -11,10 +17,17 @@ import chess
 _PIECE_WORDS = {"K": "king", "Q": "queen", "R": "rook", "B": "bishop", "N": "knight"}
 
 
-def describe_move(board: chess.Board, move: chess.Move, san: str | None = None) -> str:
-    san = san or board.san(move)
+def san(board: chess.Board, move: chess.Move) -> str:
+    """The move's SAN, as PGN writes it: python-chess's public ``Board.san`` (about
+    10 us, once per completed move)."""
+    return board.san(move)
+
+
+def describe_move(board: chess.Board, move: chess.Move, written: str | None = None) -> str:
+    """Plain English words for the move (``written``: its SAN, when made already)."""
+    san_text = written or san(board, move)
     words: list[str] = []
-    body = san.rstrip("+#")
+    body = san_text.rstrip("+#")
     if body.startswith("O-O-O"):
         words.append("castles queenside")
     elif body.startswith("O-O"):
@@ -29,8 +42,8 @@ def describe_move(board: chess.Board, move: chess.Move, san: str | None = None) 
             words.append("en passant")
         if move.promotion:
             words.append("promotes to " + _PIECE_WORDS[chess.piece_symbol(move.promotion).upper()])
-    if san.endswith("#"):
+    if san_text.endswith("#"):
         words.append("checkmate")
-    elif san.endswith("+"):
+    elif san_text.endswith("+"):
         words.append("check")
     return " ".join(words)

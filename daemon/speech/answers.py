@@ -73,7 +73,9 @@ def move_phrase(
     try:
         parsed = chess.Move.from_uci(move.uci)
         if board is not None and board.is_legal(parsed):
-            return phrase_for_move(board, parsed, vocabulary, form=form, say_pawn=say_pawn)
+            return phrase_for_move(
+                board, parsed, vocabulary, form=form, say_pawn=say_pawn, san=move.san
+            )
     except ValueError:
         pass
     return fallback or move.san

@@ -8,15 +8,22 @@ gets ``vocabulary.pronounce(text)``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import lru_cache
+from typing import Protocol
 
 import chess
 
 from daemon.speech.tokens import Token, move_tokens
 from daemon.speech.vocabulary import DEFAULT_VOCABULARY, Vocabulary, load_vocabulary
 
-MoveDescriber = Callable[[chess.Board, chess.Move], str]
+
+class MoveDescriber(Protocol):
+    """``describe(board_before, move, san=None) -> str``: the words for a move (its
+    SAN as the rules core wrote it, when given, said rather than written again)."""
+
+    def __call__(
+        self, board_before: chess.Board, move: chess.Move, san: str | None = None
+    ) -> str: ...
 
 
 def token_words(tokens: list[Token], vocabulary: Vocabulary, *, say_pawn: bool = True) -> str:
@@ -47,9 +54,12 @@ def phrase_for_move(
     *,
     form: str = "short",
     say_pawn: bool = True,
+    san: str | None = None,
 ) -> str:
-    """The written phrase: "Springer Felix drei", "Bauer Eva acht Dame"."""
-    return token_words(move_tokens(board_before, move, form), vocabulary, say_pawn=say_pawn)
+    """The written phrase: "Springer Felix drei", "Bauer Eva acht Dame" (``san``: the
+    move's SAN as the rules core wrote it, said rather than written again)."""
+    tokens = move_tokens(board_before, move, form, san)
+    return token_words(tokens, vocabulary, say_pawn=say_pawn)
 
 
 def make_describer(
@@ -68,8 +78,8 @@ def make_describer(
         else load_vocabulary(vocabulary or DEFAULT_VOCABULARY)
     )
 
-    def describe(board_before: chess.Board, move: chess.Move) -> str:
-        return phrase_for_move(board_before, move, vocab, form=form, say_pawn=say_pawn)
+    def describe(board_before: chess.Board, move: chess.Move, san: str | None = None) -> str:
+        return phrase_for_move(board_before, move, vocab, form=form, say_pawn=say_pawn, san=san)
 
     # The function carries its words, so a caller holding only the describer can
     # phrase the rest alike; a function attribute mypy does not model.
@@ -82,6 +92,6 @@ def _default_describer() -> MoveDescriber:
     return make_describer()
 
 
-def describe_move(board_before: chess.Board, move: chess.Move) -> str:
+def describe_move(board_before: chess.Board, move: chess.Move, san: str | None = None) -> str:
     """The Appendix E short-form phrase, the rules core's default ``describe_move``."""
-    return _default_describer()(board_before, move)
+    return _default_describer()(board_before, move, san)

@@ -14,6 +14,7 @@ from typing import Literal
 
 import chess
 
+from daemon.rules.words import san as written_san
 from drivers.records import FrozenRecord
 
 TokenKind = Literal[
@@ -44,19 +45,32 @@ _SAN = re.compile(
 )
 
 
-def move_tokens(board_before: chess.Board, move: chess.Move, form: str = "short") -> list[Token]:
+def _names(san: str, move: chess.Move) -> bool:
+    """Whether ``san`` can be this move's text: castling, or its target square."""
+    if san.startswith("O-O"):
+        return True
+    match = _SAN.match(san)
+    return match is not None and match["square"] == chess.square_name(move.to_square)
+
+
+def move_tokens(
+    board_before: chess.Board, move: chess.Move, form: str = "short", san: str | None = None
+) -> list[Token]:
     """The tokens of ``move`` played in ``board_before`` (which is not changed).
 
     ``form``: "short" (SAN order: "Springer Felix drei") or "long" (from and to
-    square: "Springer Gustav eins Felix drei"). Raises ValueError for a move that
-    is not legal in the position: a phrase for a move that was not played must
-    never be spoken.
+    square: "Springer Gustav eins Felix drei"). ``san``: the move's SAN as the rules
+    core wrote it (``daemon.rules.words.san``: the feed's and the PGN's), said in
+    this vocabulary's words rather than written again; one that does not name this
+    move is not used. Raises ValueError for a move that is not legal in the
+    position: a phrase for a move that was not played must never be spoken.
     """
     if form not in ("short", "long"):
         raise ValueError(f"form must be 'short' or 'long', not {form!r}")
     if not board_before.is_legal(move):
         raise ValueError(f"{move.uci()} is not legal in {board_before.fen()}")
-    san = board_before.san(move)
+    if san is None or not _names(san, move):
+        san = written_san(board_before, move)
     after = board_before.copy(stack=False)
     after.push(move)
     tokens: list[Token] = []

@@ -252,14 +252,15 @@ def test_magic_pieces_and_connection_changes_are_reported():
 
 
 def test_describe_move_is_injected_into_the_speech_field():
-    def describe(board: chess.Board, move: chess.Move) -> str:
+    def describe(board: chess.Board, move: chess.Move, san: str) -> str:
         board.push(move)  # a careless describer cannot spoil the game
-        return f"<{board.peek().uci()}>"
+        return f"<{board.peek().uci()} {san}>"
 
     settings = RulesSettings(use_clock=False, describe_move=describe)
     script = Script().dump().wait(0.5).move("g1", "f3").settle().move("e7", "e5").settle()
     out = run(script.events, settings)
-    assert [m.speech for m in of_type(out, "move")] == ["<g1f3>", "<e7e5>"]
+    # the words take the move's one SAN, the Move's own
+    assert [m.speech for m in of_type(out, "move")] == ["<g1f3 Nf3>", "<e7e5 e5>"]
     fallback = run(Script().dump().wait(0.5).move("g1", "f3").settle().events, NO_CLOCK)
     assert "knight" in of_type(fallback, "move")[0].speech
 
