@@ -694,27 +694,43 @@ def ee_history(
     """The placements an EEPROM log says the board passed through from ``before``
     (its 64 codes when the link was lost) to ``after`` (its codes now), oldest first.
 
-    The log is a cyclic record of every field change, so the changes since the
-    loss are a tail of it: the longest tail that, applied to ``before``, ends on
-    ``after`` and whose first change follows the last updates the link saw
-    (``recent``, oldest first; the board logged them too; without them, the
-    shortest tail). None when no tail fits (the log wrapped, was cleared, or the
-    board was off meanwhile)."""
+    The log is a cyclic record of every field change, so the changes since the loss
+    are a tail of it. Any tail long enough ends on ``after`` when applied to
+    ``before`` (each square shows its last change), so that does not place the loss:
+    the tail begins where the board, told backwards from ``after`` by the log (each
+    square as its last change before that point set it; one the log had not changed
+    yet, as ``before`` has it), showed ``before``: the latest such point (it may have
+    shown it earlier too) that follows the last updates the link saw (``recent``,
+    oldest first; the board logged them too). Taken as the shortest tail that fits,
+    a lift later covered by another piece fell out of it, and the history began with
+    a piece that had left its square: no line of moves followed it (a restarted
+    daemon lost the game, issue 29). None when no point fits (the log wrapped, was
+    cleared, or the board was off meanwhile)."""
     changes = [(e.square, e.code) for e in events if isinstance(e, EePieceChange)]
     if not changes:
         return None
+    overwritten: list[int | None] = []  # what each change replaced, by the log
+    last: dict[int, int] = {}
+    for square, code in changes:
+        overwritten.append(last.get(square))
+        last[square] = code
+    shown = list(after)  # the board just before changes[start:]
+    differing = sum(1 for a, b in zip(shown, before, strict=True) if a != b)
     k = len(recent)
     found: int | None = None
     for start in range(len(changes), max(-1, len(changes) - EE_HISTORY_LIMIT), -1):
+        if start < len(changes):
+            square = changes[start][0]
+            old = overwritten[start]
+            differing -= shown[square] != before[square]
+            shown[square] = before[square] if old is None else old
+            differing += shown[square] != before[square]
+        if differing:
+            continue
         if recent and (start < k or tuple(changes[start - k : start]) != recent):
             continue
-        codes = list(before)
-        for square, code in changes[start:]:
-            codes[square] = code
-        if tuple(codes) == after:
-            found = start
-            if not recent:
-                break  # no context to place the loss: the latest fitting tail
+        found = start
+        break
     if found is None:
         return None
     codes = list(before)

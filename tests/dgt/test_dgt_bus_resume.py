@@ -21,7 +21,13 @@ from drivers.dgt.bus import (
 )
 from drivers.dgt.buscodec import BusCommand, BusReplyId
 from drivers.dgt.buslink import BusLink
-from drivers.dgt.protocol import EeMoves, EePieceChange, codes_from_placement, square_index
+from drivers.dgt.protocol import (
+    EeMoves,
+    EePieceChange,
+    codes_from_placement,
+    ee_history,
+    square_index,
+)
 from drivers.sensors import BoardDump, BoardHeard, ConnectionChange, SensorEvent, SquareChange
 from drivers.simulators.busemulator import BusChainEmulator
 from tests.dgt.test_dgt_bus import START, Chain, run
@@ -325,7 +331,7 @@ async def test_a_change_between_the_kept_list_and_the_dump_is_waited_for_on_a_bu
     outage, a lost game). The rest is confirmed by a poll."""
     with ChangeAfterTheKeptList(tmp_path, serials=["01025", "01026"]) as chain:
         for board in chain.boards:  # an evening of adjusted pieces: a long log
-            board.log_ee(bus.encode_changes([(0, 0), (0, 8)] * 200))
+            board.log_ee(buscodec.encode_changes([(0, 0), (0, 8)] * 200))
         await _read(chain, None, _dumps)
         for index in (0, 1):
             _play(chain, index, [("e2", "e4", "P"), ("e7", "e5", "p")])  # the daemon is down
@@ -348,3 +354,19 @@ async def test_a_change_between_the_kept_list_and_the_dump_is_waited_for_on_a_bu
         assert dump.history and dump.history[-1] == lifted, address
         assert AFTER_E4 in dump.history and AFTER_E4_E5 in dump.history
         assert link.boards[address].log_reads == 1
+
+
+def test_the_log_places_the_restart_where_the_board_showed_the_journals_position():
+    """1. e4 e5 2. Be2 in the log since the start, the journal at the start position.
+    Every tail from e2's lift on ends on the board when applied to the start, and so
+    does the one from e4 on: e2 is covered by the bishop later. That shortest tail
+    began with a pawn on e2 and on e4, which no line of moves follows (the restarted
+    daemon lost the game). The history begins with e2 lifted."""
+    steps = [("e2", 0), ("e4", 1), ("e7", 0), ("e5", 7), ("f1", 0), ("e2", 4)]
+    data = buscodec.encode_changes([(square_index(s), code) for s, code in steps])
+    after = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPPBPPP/RNBQK1NR"
+    start = tuple(codes_from_placement(START_PLACEMENT))
+    history = ee_history(EeMoves(data).events(), start, tuple(codes_from_placement(after)))
+    assert history is not None and len(history) == len(steps)
+    assert history[0] == "rnbqkbnr/pppppppp/8/8/8/8/PPPP1PPP/RNBQKBNR"
+    assert history[1] == AFTER_E4 and history[-1] == after
