@@ -14,8 +14,8 @@ GAME = ["e2e4", "e7e5", "g1f3"]
 
 def _features(tmp_path: Path, relayed: list[str], streamed: list[str], page: bool) -> Features:
     features = Features(tmp_path)
-    features.relayed = lambda: relayed  # what the relay's /state.json holds
-    features.viewer = Viewer("http://127.0.0.1:9", page_ok=page, moves=streamed)
+    features.relayed = lambda: {"1": relayed}  # what the relay's /state.json holds
+    features.viewer = Viewer("http://127.0.0.1:9", page_ok=page, moves={"1": streamed})
     return features
 
 
@@ -44,8 +44,19 @@ def test_a_broker_that_never_ran_is_named(tmp_path: Path) -> None:
     assert "mqtt" not in features.settings()  # the daemon is not pointed at no broker
 
 
+def test_a_hall_is_alive_only_with_every_board_whole(tmp_path: Path) -> None:
+    games = {"1": GAME, "2": GAME[:2]}
+    features = Features(tmp_path)
+    features.relayed = lambda: {"1": GAME, "2": GAME[:1]}  # board 2 short of a move
+    features.viewer = Viewer("http://127.0.0.1:9", page_ok=True, moves=dict(games))
+    mqtt, page = features.checks(games, heard=None, wait=0)  # no speech in this run
+    assert not mqtt.alive and mqtt.seen == "1 of 2 boards whole, 4 of 5 moves"
+    assert page.alive
+
+
 def test_the_viewer_reads_moves_from_envelopes_and_bare_events() -> None:
-    assert _moves_in({"seq": 4, "board": "1", "event": {"type": "move", "uci": "e2e4"}}) == ["e2e4"]
-    assert _moves_in({"type": "move", "uci": "e7e5"}) == ["e7e5"]
+    envelope = {"seq": 4, "board": "7", "event": {"type": "move", "uci": "e2e4"}}
+    assert _moves_in(envelope) == [("7", "e2e4")]
+    assert _moves_in({"type": "move", "uci": "e7e5"}) == [("1", "e7e5")]
     assert _moves_in({"type": "clock", "white": 10}) == []
     assert _moves_in([1, 2]) == []
