@@ -50,6 +50,15 @@ def test_accuracy_prints_tables_by_style_and_by_irregularity(shared):
     assert re.search(r"corrections \(with a clock\):\s+\d+", out)
 
 
+def test_one_record_folds_each_feed_event_once(shared):
+    """Each board's game is held once (issue 25): a second record folding the feed
+    (the journal's, an announcer's, the page's) would show here."""
+    out = run_benchmark("one_record")
+    folds = re.search(r"record folds: \d+ \(([\d.]+) per feed event\)", out)
+    assert folds and float(folds.group(1)) <= 1.0, out
+    assert re.search(r"CPU: \d+ ms for the game, \d+ us per feed event", out)
+
+
 def test_core_prints_throughput_and_per_event_spread(shared):
     out = run_benchmark("core")
     assert re.search(r"throughput: \d+ sensor events/s", out)
