@@ -1,6 +1,6 @@
 """One board's outputs: how often its game is folded, and the CPU an event costs.
 
-    python -m benchmarks.one_record [--plies N] [--runs N] [--quick]
+    python -m benchmarks.one_record [--plies N] [--runs N] [--disk-writer] [--quick]
 
 One board as the daemon makes it (``daemon.board.Board``: journal, speech with the
 text engine and the two phone pages' announcers, the page's hub without a server),
@@ -8,8 +8,11 @@ fed a shipped standard game played by the human-handling model on simulated time
 It prints how many times a feed event is folded into a game record (issue 25: the
 board's one record, folded once; before, the journal, each announcer and the hub
 folded their own) and the CPU the board's whole path takes per feed event (best
-of the runs: the outputs' work, the journal's writes on a tmpfs-like temporary
-directory included).
+of the runs: the outputs' work and the journal's writes to a temporary directory
+included). ``--disk-writer``: the journal's fsync and PGN on the daemon's disk
+writer, as the daemon runs (here without an event loop its jobs run at once), so
+the page reads the record as of the last event on the card (``daemon.pageview``:
+a snapshot an event).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from benchmarks.common import GAMES_PGN, footer, header
 from daemon.board import Board
 from daemon.broadcast.server import Broadcaster
 from daemon.config import board_entries, load_text
+from daemon.diskwriter import DiskWriter
 from daemon.gamerecord import GameRecord
 from daemon.pipeline import SimulatedScheduler
 from daemon.speech.vocabulary import vocabulary_of
@@ -48,7 +52,9 @@ def standard_game(plies: int) -> list[chess.Move]:
     raise SystemExit(f"no standard game in {GAMES_PGN}")
 
 
-def one_run(moves: list[chess.Move], folds: list[int]) -> tuple[int, float]:
+def one_run(
+    moves: list[chess.Move], folds: list[int], writer: DiskWriter | None
+) -> tuple[int, float]:
     """(feed events, CPU seconds) of one board playing ``moves``."""
     settings = load_text(CONFIG, "one_record.yaml", environ={})
     log = human_sensor_log(chess.Board(), moves, seed=3, with_clock=False)
@@ -65,6 +71,7 @@ def one_run(moves: list[chess.Move], folds: list[int]) -> tuple[int, float]:
             named=False,
             hub=lambda: page,
             on_connection=lambda board, event: None,
+            disk_writer=writer,
         )
         board.make_announcer(vocabulary, io.StringIO(), None, lambda problem: None)
         board.hand_to_page(page)
@@ -85,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--plies", type=int, default=60, help="half-moves of the game")
     parser.add_argument("--runs", type=int, default=5, help="runs; the best CPU is shown")
+    parser.add_argument("--disk-writer", action="store_true", help="as the daemon writes")
     parser.add_argument("--quick", action="store_true", help="10 plies, one run (a smoke test)")
     args = parser.parse_args(argv)
     if args.quick:
@@ -99,10 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     GameRecord.apply = counted  # type: ignore[method-assign]  # counting, this process only
     moves = standard_game(args.plies)
-    results = [one_run(moves, folds) for _ in range(max(1, args.runs))]
+    writer = DiskWriter() if args.disk_writer else None
+    results = [one_run(moves, folds, writer) for _ in range(max(1, args.runs))]
     events = results[-1][0]
     best = min(cpu for _, cpu in results)
-    print(f"one board, {len(moves)} plies: {events} feed events")
+    how = ", the disk writer" if writer else ""
+    print(f"one board, {len(moves)} plies{how}: {events} feed events")
     print(f"record folds: {folds[0]} ({folds[0] / events:.2f} per feed event)")
     print(f"CPU: {best * 1000:.0f} ms for the game, {best / events * 1e6:.0f} us per feed event "
           f"(best of {len(results)})")  # fmt: skip
