@@ -52,3 +52,12 @@ def signed(envelope: dict[str, Any], key: str | None) -> bool:
     except (TypeError, ValueError):  # not JSON as we sign it
         return False
     return hmac.compare_digest(expected, offered)
+
+
+def game_key(start_fen: str, ucis: list[str]) -> str:
+    """A short name of one game (its start placement and moves): a signed event
+    says which game it is about, so a relay holding a board's restart aside applies
+    the arbiter's result to the game the arbiter meant."""
+    placement = " ".join(str(start_fen).split()[:3])
+    text = placement + " " + " ".join(ucis)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

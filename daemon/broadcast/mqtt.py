@@ -298,7 +298,10 @@ class MqttPublisher:
             self.last_seq = seq
             payload = strictjson.dumps(envelope, separators=(",", ":")).encode()
             if event.get("arbiter") is True and self.mqtt.arbiter_key:
-                payload = self._signed(payload, self.mqtt.arbiter_key)
+                game = arbitersig.game_key(
+                    str(state.get("start_fen") or ""), [m["uci"] for m in state.get("moves") or []]
+                )
+                payload = self._signed(payload, self.mqtt.arbiter_key, game)
             self._send_event(payload)
         elif self.connected:  # the link or battery changed
             self.client.publish(
@@ -307,10 +310,12 @@ class MqttPublisher:
         self._publish_state(state)
 
     @staticmethod
-    def _signed(payload: bytes, key: str) -> bytes:
-        """An arbiter's event with its signature (``arbitersig``), signed as the
-        relay will read it: from the JSON as sent (strictjson made NaN null)."""
+    def _signed(payload: bytes, key: str, game: str) -> bytes:
+        """An arbiter's event with the game it is about and its signature
+        (``arbitersig``), signed as the relay will read it: from the JSON as sent
+        (strictjson made NaN null)."""
         envelope = json.loads(payload)
+        envelope["game"] = game
         envelope["sig"] = arbitersig.sign(envelope, key)
         return json.dumps(envelope, separators=(",", ":"), allow_nan=False).encode()
 

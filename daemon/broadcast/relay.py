@@ -27,6 +27,7 @@ TLS and ACL (``config/mosquitto/``) decide who may write a board's topics.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import threading
@@ -76,6 +77,13 @@ def seq_bound() -> int:
 MEMORY = 4096
 
 
+def _digest(event: dict[str, Any]) -> str:
+    """What one event said (its ``arbiter`` mark aside: dropped when unsigned)."""
+    text = json.dumps({k: v for k, v in event.items() if k != "arbiter"}, sort_keys=True,
+                      default=str)  # fmt: skip
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 @dataclass
 class BoardSync:
     """How far one board's record is known to be complete, for one origin.
@@ -92,44 +100,55 @@ class BoardSync:
 
     origin: str
     last: int | None = None
-    held: dict[int, tuple[int, dict[str, Any], bool]] = field(default_factory=dict)
+    held: dict[int, tuple[int, dict[str, Any], str | None]] = field(default_factory=dict)
     followed: dict[int, int] = field(default_factory=dict)
     preceded: dict[int, int | None] = field(default_factory=dict)  # seq -> the one before
+    digests: dict[int, str] = field(default_factory=dict)  # seq -> the event taken under it
     top: int = 0  # the highest seq taken for this origin
     resync: bool = False
 
-    def hold(self, prev: int, seq: int, event: dict[str, Any], signed: bool = False) -> None:
+    def hold(self, prev: int, seq: int, event: dict[str, Any], signed: str | None = None) -> None:
         self.held[prev] = (seq, event, signed)
         while len(self.held) > MAX_HELD:
             del self.held[min(self.held)]
             log.error("relay: too many events after a hole; the oldest was dropped")
 
-    def took(self, seq: int, *, event: bool = True) -> None:
-        """``seq`` (an event, or with ``event=False`` a state) is now the last one
-        folded into the record. Only events chain: a state may come before the
-        events it covers (retained, on a reconnect) and is no fork of them."""
+    def took(self, seq: int, event: dict[str, Any] | None = None) -> None:
+        """``seq`` (an ``event``, or without one a state) is now the last one folded
+        into the record. Only events chain: a state may come before the events it
+        covers (retained, on a reconnect) and is no fork of them."""
         if self.last != seq:
-            if self.last is not None and event:
+            if self.last is not None and event is not None:
                 self.followed[self.last] = seq
             self.preceded[seq] = self.last
-            for memory in (self.followed, self.preceded):
-                while len(memory) > MEMORY:
-                    del memory[next(iter(memory))]
+        if event is not None:
+            self.digests[seq] = _digest(event)
+        for memory in (self.followed, self.preceded, self.digests):
+            while len(memory) > MEMORY:
+                del memory[next(iter(memory))]
         self.last, self.top = seq, max(self.top, seq)
 
-    def taken(self, seq: int) -> bool:
-        """``seq`` was folded into the record already (a duplicate)."""
-        return seq == self.last or seq in self.preceded
+    def taken(self, seq: int, event: dict[str, Any]) -> bool:
+        """``seq`` was folded into the record already, as this very event (a
+        duplicate; another event under a seq taken is a fork, ``forks``)."""
+        known = self.digests.get(seq)
+        same = known is None or known == _digest(event)
+        return same and (seq == self.last or seq in self.preceded)
 
-    def forks(self, seq: int, prev: int | None) -> bool:
-        """Another event than ``seq`` was taken right after ``prev``."""
+    def forks(self, seq: int, prev: int | None, event: dict[str, Any]) -> bool:
+        """Another event than this one was taken under ``seq``, or right after
+        ``prev``: the daemon numbers a board's events as one chain, so one of the
+        two was forged."""
+        known = self.digests.get(seq)
+        if known is not None and known != _digest(event):
+            return True
         return prev is not None and self.followed.get(prev, seq) != seq
 
     def forget_through(self, seq: int) -> None:
         """Drop what a state up to ``seq`` already covers."""
         self.held = {p: held for p, held in self.held.items() if held[0] > seq}
 
-    def next_ready(self) -> tuple[int, dict[str, Any], bool] | None:
+    def next_ready(self) -> tuple[int, dict[str, Any], str | None] | None:
         """The held event that follows the last one applied, if it came."""
         if self.last is None:
             return None
@@ -152,6 +171,11 @@ class HeldRestart:
     def status(self) -> dict[str, Any]:
         return {"plies": len(self.rules.board.move_stack), "events": self.events,
                 "result": self.rules.result}  # fmt: skip
+
+
+def _game_key(rules: GameRules) -> str:
+    """The name a signed event gives the game it is about (``arbitersig.game_key``)."""
+    return arbitersig.game_key(rules.board.root().fen(), [m.uci() for m in rules.board.move_stack])
 
 
 class Relay:
@@ -359,19 +383,21 @@ class Relay:
             log.exception("relay: a message for board %s could not be applied", board)
             self._reject(board, "could not be applied")
 
-    def _arbiter_signed(self, payload: bytes, board: str, event: dict[str, Any]) -> bool:
+    def _arbiter_signed(self, payload: bytes, board: str, event: dict[str, Any]) -> str | None:
         """An arbiter's event signed with the key the relay shares with the daemon
-        (``arbitersig``): it may change a result or start a game over a finished one."""
+        (``arbitersig``): it may change a result or start a game over a finished one.
+        Returns the game it names (``arbitersig.game_key``; "" for none), or None
+        when it is not signed."""
         if event.get("arbiter") is not True:
-            return False
+            return None
         envelope = json.loads(payload)
         if "sig" not in envelope:
-            return False  # a daemon without the key: taken as the board's own
+            return None  # a daemon without the key: taken as the board's own
         if envelope.get("board") == board and arbitersig.signed(envelope, self.arbiter_key):
-            return True
+            return str(envelope.get("game") or "")
         self._reject(board, "the arbiter's signature does not match (--arbiter-key-file "
                             "and broadcast.mqtt.arbiter_key must be the same)")  # fmt: skip
-        return False
+        return None
 
     @staticmethod
     def _check_seq(seq: int, prev: int | None) -> None:
@@ -405,11 +431,14 @@ class Relay:
             if self._older_run(sync, origin, seq):
                 raise Rejected("a state of an older run")
             same_run = sync is not None and sync.origin == origin
+            arbiter = False  # the daemon's own state after the arbiter's signed event
             if same_run and sync is not None and sync.resync:
                 if not sync.holds_seq(seq):
                     # after a fork only the daemon's own state, the one after an
                     # event held since, is believed
                     raise Rejected("a state not after an event held since a fork")
+                arbiter = any(held[2] is not None and held[0] <= seq
+                              for held in sync.held.values())  # fmt: skip
             elif same_run and sync is not None and sync.last is not None and sync.last >= seq:
                 # The record is complete up to a later event already; but the names
                 # (set at the board, or changed for the next game) come with states only.
@@ -420,7 +449,9 @@ class Relay:
             # only now: a state that is loaded must be a real game, by the rules
             rules = GameRules.from_state(state)
             held = self.games.get(board)
-            restart = held is not None and held.result is not None
+            restart = held is not None and held.result is not None and not arbiter
+            if arbiter:
+                self.restarts.pop(board, None)  # the daemon's game, as the arbiter left it
             if restart and held is not None and held.same_game(rules):
                 if rules.result != held.result:
                     raise Rejected("the result is final once given (the arbiter's console "
@@ -431,7 +462,7 @@ class Relay:
                 canonical = self._house_headers(board, canonical)
             if sync is None or sync.origin != origin:
                 sync = self.sync[board] = BoardSync(origin)
-            sync.took(seq, event=False)
+            sync.took(seq)
             sync.resync = False
             sync.forget_through(seq)
             if restart:
@@ -477,7 +508,7 @@ class Relay:
         seq: int,
         prev: int | None,
         event: dict[str, Any],
-        signed: bool = False,
+        signed: str | None = None,
     ) -> None:
         with self._lock:
             sync = self.sync.get(board)
@@ -489,11 +520,11 @@ class Relay:
                 # The first event of a daemon's run (or from a publisher that does
                 # not say): it continues what we show. Any later one waits for its state.
                 sync.last = 0
-            if sync.taken(seq):
+            if sync.taken(seq, event):
                 self.duplicates += 1
                 return
             stale = sync.last is not None and seq < sync.last
-            if sync.forks(seq, prev) or (stale and self._beyond(board, event)):
+            if sync.forks(seq, prev, event) or (stale and self._beyond(board, event)):
                 # Two events name the same one before them, or a move the game
                 # does not hold yet comes numbered before what was taken: one of
                 # them was forged (the origin is public), numbered far ahead.
@@ -530,30 +561,38 @@ class Relay:
         return self.games[board]
 
     def _apply(
-        self, board: str, sync: BoardSync, seq: int, event: dict[str, Any], signed: bool
+        self, board: str, sync: BoardSync, seq: int, event: dict[str, Any], signed: str | None
     ) -> None:
         """One event that follows the record, by the rules of the game held (or of
-        a restart held for the arbiter); ``Rejected`` when they refuse it."""
-        if not signed:
+        a restart held for the arbiter); ``Rejected`` when they refuse it.
+
+        ``signed``: the arbiter's, about the game it names. While a restart is
+        held, the arbiter's new game shows at once, and the arbiter's event about
+        the game shown (a result corrected) is applied to it, not to the restart."""
+        if signed is None:
             event.pop("arbiter", None)
         kind = event.get("type")
         restart = self.restarts.get(board)
-        if restart is not None and not (signed and kind == "game_start"):
-            restart.rules.take(event, signed=signed or kind == "game_start")
+        shown = self._game(board)
+        to_restart = restart is not None and not (
+            signed is not None and (kind == "game_start" or signed == _game_key(shown))
+        )
+        if restart is not None and to_restart:
+            restart.rules.take(event, signed=signed is not None or kind == "game_start")
             restart.events += 1
-            sync.took(seq)
+            sync.took(seq, event)
             return
         try:
-            self._game(board).take(event, signed=signed)
+            shown.take(event, signed=signed is not None)
         except HeldForArbiter:
             restart = self.restarts[board] = HeldRestart(GameRules())
             restart.rules.take(event, signed=True)
             restart.events = 1
-            sync.took(seq)
+            sync.took(seq, event)
             raise
         if kind == "game_start":
             self.restarts.pop(board, None)
-        sync.took(seq)
+        sync.took(seq, event)
         self.hub.publish(board, event)
 
     def _apply_held(self, board: str, sync: BoardSync) -> None:
@@ -562,7 +601,7 @@ class Relay:
             try:
                 self._apply(board, sync, seq, event, signed)
             except Rejected as exc:
-                sync.took(seq)  # refused, but the chain goes on after it
+                sync.took(seq, event)  # refused, but the chain goes on after it
                 self._reject(board, str(exc))
 
     def _on_status(self, board: str, status: dict[str, Any]) -> None:

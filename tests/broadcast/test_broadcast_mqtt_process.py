@@ -175,3 +175,88 @@ async def test_every_move_reaches_the_relay_in_order_also_after_a_broker_restart
         broker.stop()
     log = daemon.stderr.read() + daemon.stdout.read() if daemon else ""
     assert "Traceback" not in log, log
+
+
+async def test_only_the_daemon_process_s_arbiter_changes_a_result_on_the_relay(tmp_path):
+    """Issue 24 through the real ``dgt-bridge run`` on the emulator, a real
+    Mosquitto and the real relay, sharing an arbiter key: the arbiter's result and
+    its correction, POSTed to the daemon with the token, reach the relay signed;
+    the board's login (the public origin, the next seq) flipping the result, with
+    ``"arbiter": true`` unsigned or by replaying the game from a new start, does
+    not, and the relay's pages stay up."""
+    import asyncio
+
+    import aiohttp
+    from mqtt_helpers import free_port
+    from test_broadcast_relay_rules import Attacker
+
+    from daemon.broadcast.relay import Relay
+    from daemon.broadcast.settings import MqttSettings
+
+    key, token, web = "process arbiter key", "process-token", free_port()
+    broker = Broker(tmp_path)
+    broker.start()
+    config = tmp_path / "dgt-bridge.yaml"
+    config.write_text(
+        f"broadcast:\n  enabled: true\n  address: 127.0.0.1\n  port: {web}\n  token: {token}\n"
+        "  round: \"1\"\n"
+        f"  mqtt:\n    enabled: true\n    host: 127.0.0.1\n    port: {broker.port}\n"
+        f"    tournament: club\n    arbiter_key: {key}\n"
+    )
+    relay = Relay("127.0.0.1", broker.port, "club", "1", address="127.0.0.1", port=0,
+                  mqtt_settings=MqttSettings(arbiter_key=key))  # fmt: skip
+    await relay.start()
+    attacker = Attacker(broker.port)
+    emulator = _command("emulate", "--dir", str(tmp_path / "board"), cwd=tmp_path)
+    daemon = None
+
+    def result() -> str | None:
+        board = relay.hub.boards.get("1")
+        return board.record.result if board else None
+
+    async def until(condition, timeout: float = 10) -> bool:
+        return await asyncio.to_thread(wait_until, condition, timeout)
+
+    async def arbiter(result: str) -> None:
+        async with aiohttp.ClientSession() as session, session.post(
+            f"http://127.0.0.1:{web}/control/result", json={"result": result},
+            headers={"Authorization": f"Bearer {token}"},
+        ) as response:  # fmt: skip
+            assert response.status == 202, await response.text()
+
+    def envelope(event: dict, step: int = 1) -> dict:
+        shown = relay.status()["boards"]["1"]
+        return {"origin": shown["origin"], "seq": shown["last_seq"] + step,
+                "prev": shown["last_seq"], "board": "1", "event": event}  # fmt: skip
+
+    try:
+        port = emulator.stdout.readline().strip()
+        assert port, emulator.stderr.read()
+        daemon = _command("run", "--config", str(config), "--port", port, "--no-speech",
+                          "--storage", str(tmp_path / "games"), cwd=tmp_path)  # fmt: skip
+        assert await until(lambda: relay.hub.boards.get("1") is not None, 20), relay.status()
+        await arbiter("1-0")
+        assert await until(lambda: result() == "1-0"), relay.status()
+        flip = {"type": "game_end", "t": 9.0, "result": "0-1", "reason": "arbiter",
+                "arbiter": True}  # fmt: skip
+        await attacker.send("dgt-bridge/club/1/1/events", envelope(flip))
+        restart = {"type": "game_start", "t": 9.5, "fen": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/"
+                   "RNBQKBNR w KQkq - 0 1"}  # fmt: skip
+        await attacker.send("dgt-bridge/club/1/1/events", envelope(restart))
+        await attacker.send("dgt-bridge/club/1/1/events", {**envelope(flip, 2), "prev": None})
+        assert await until(lambda: "restart_held" in relay.status()["boards"]["1"])
+        assert result() == "1-0"
+        await arbiter("0-1")  # the arbiter's correction, on the daemon
+        assert await until(lambda: result() == "0-1"), relay.status()
+        async with aiohttp.ClientSession() as session:
+            for path in ("/", "/state.json", "/game.pgn", "/relay.json", "/board.svg?board=1"):
+                async with session.get(f"http://127.0.0.1:{relay.port}{path}") as response:
+                    assert response.status == 200, path
+        assert daemon.poll() is None, daemon.stderr.read()
+    finally:
+        attacker.close()
+        _stop(daemon, emulator)
+        await relay.stop()
+        broker.stop()
+    log = daemon.stderr.read() + daemon.stdout.read() if daemon else ""
+    assert "Traceback" not in log, log

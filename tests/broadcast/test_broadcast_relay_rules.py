@@ -75,9 +75,16 @@ async def _pages_answer(relay: Relay, boards: tuple[str, ...] = ("1", "2")) -> d
     return statuses
 
 
+def _last_seq(relay: Relay, board: str) -> int:
+    """The seq a board's login would continue from: the last one shown at
+    /relay.json, or while the relay waits after a fork the highest one taken."""
+    shown = relay.status()["boards"][board]["last_seq"]
+    return shown if shown is not None else relay.sync[board].top
+
+
 def _envelope(relay: Relay, board: str, event: dict, **changes: object) -> dict:
     shown = relay.status()["boards"][board]
-    seq = shown["last_seq"]
+    seq = _last_seq(relay, board)
     return {"origin": shown["origin"], "seq": seq + 1, "prev": seq, "board": board,
             "event": event, **changes}  # fmt: skip
 
@@ -85,7 +92,7 @@ def _envelope(relay: Relay, board: str, event: dict, **changes: object) -> dict:
 def _state(relay: Relay, board: str, **changes: object) -> dict:
     state = json.loads(json.dumps(relay.hub.page_state(board)))
     shown = relay.status()["boards"][board]
-    state.update(origin=shown["origin"], seq=shown["last_seq"] + 5, board=board)
+    state.update(origin=shown["origin"], seq=_last_seq(relay, board) + 5, board=board)
     state.update(changes)
     return state
 
@@ -377,7 +384,7 @@ def _materialize(relay: Relay, recipe: dict) -> list[tuple[str, dict]]:
         state["headers"] = {**state["headers"], "extra": recipe["extra"]}
         return [("state", state)]
     shown = relay.status()["boards"]["1"]
-    seq, messages = shown["last_seq"], []
+    seq, messages = _last_seq(relay, "1"), []
     events = []
     if kind == "restart":  # a new game, the line replayed, then the results
         events.append({"type": "game_start", "t": 502.0, "fen": chess.STARTING_FEN})
@@ -607,6 +614,8 @@ def _forged_ahead(relay: Relay, kind: str) -> tuple[str, dict]:
     ahead = shown["last_seq"] + 900_000
     if kind == "state":
         return "state", _state(relay, "1", seq=ahead)
+    if kind == "the real next seq":  # the real next event then comes as a "duplicate"
+        ahead = shown["last_seq"] + 1
     if kind == "the real next move":
         event = game_feed(OPERA_GAME[:7])[-2]  # the move the board is about to make
     else:
@@ -614,7 +623,8 @@ def _forged_ahead(relay: Relay, kind: str) -> tuple[str, dict]:
     return "events", _envelope(relay, "1", event, seq=ahead)
 
 
-@pytest.mark.parametrize("kind", ["the real next move", "a legal resume", "state"])
+@pytest.mark.parametrize("kind", ["the real next move", "a legal resume", "state",
+                                  "the real next seq"])  # fmt: skip
 async def test_a_forged_seq_far_ahead_does_not_freeze_the_real_feed(hall, kind):
     """With the board's public origin and a seq 900,000 ahead (within the step and
     the run's bound), a message the rules allow is taken; the real daemon's next
