@@ -37,7 +37,7 @@ from daemon.events import (
     from_dict,
 )
 from daemon.gamerecord import GameRecord
-from daemon.speech.answers import REQUESTS, answer_phrases, move_phrase
+from daemon.speech.answers import REQUESTS, answer_phrases, joined, move_phrase
 from daemon.speech.engines import Delivery, Engine, SpeechFailure, build_engine
 from daemon.speech.messages import event_speech
 from daemon.speech.schedule import Announcement, Kind, Outcome, Phrase, SpeechSchedule
@@ -318,7 +318,7 @@ class Announcer:
             next(self._ids),
             "answer",
             now,
-            ". ".join(phrase[1] for phrase in phrases),
+            joined(phrases),
             compose=compose,
             # A board reading's phrase names its colour again after a move: short
             # enough for blitz's gaps without "Weiter, Stellung:" before it.
@@ -345,6 +345,8 @@ class Announcer:
 
     def _offer(self, item: Announcement) -> None:
         self.schedule.offer(item, item.created)
+        if self._current is not None and self.schedule.give_way(self.clock()):
+            self._current[1].cancel()  # a reading's phrase beyond the gap: the move first
         self._report()
         self._idle.clear()
         self._start_now()

@@ -125,10 +125,13 @@ def answer(
         recent=recent,
         time_left=time_left,
     )
-    return ". ".join(phrase[1] for phrase in phrases)
+    return joined(phrases)
 
 
-#: A phrase of an answer: (key, text), or (key, text, text after an interruption).
+#: A phrase of an answer: (key, text), or (key, text, text after an interruption), or
+#: (key, text, text after an interruption, text when it follows the phrase before in
+#: one utterance, its separator first: ", Bella zwei"). Only phrases with that
+#: fourth form are ever said together (``SpeechSchedule``).
 Spoken = tuple[str, ...]
 
 
@@ -272,11 +275,6 @@ def _squares_of(board: chess.Board, piece_type: int, colour: bool, vocabulary: V
     return f"{separator} ".join(vocabulary.square(chess.square_name(s)) for s in squares)
 
 
-#: At most this many squares in one phrase of a board reading (a phrase holds up a
-#: move at most once, so it must be short).
-BOARD_CHUNK = 3
-
-
 def board_sides(args: dict[str, Any], by: str | None) -> list[str]:
     """The colours a board reading names, in order: ``order`` "own" (the asker's
     pieces), "opponent", "white" or "black"; else both, the asker's first."""
@@ -291,9 +289,15 @@ def board_sides(args: dict[str, Any], by: str | None) -> list[str]:
 def _board(
     board: chess.Board, vocabulary: Vocabulary, args: dict[str, Any], by: str | None
 ) -> list[Spoken]:
-    """ "Weiß: Koenig Gustav eins", "Tuerme Anna eins, Felix eins", ... per colour,
-    a phrase per piece type (at most ``BOARD_CHUNK`` squares each); ``args`` may ask
-    for one side (``order``), one ``rank`` ("3") or one ``file`` ("e")."""
+    """ "Weiß: Koenig Gustav eins", "Tuerme Anna eins, Felix eins", ... per colour and
+    piece type; ``args`` may ask for one side (``order``), one ``rank`` ("3") or one
+    ``file`` ("e").
+
+    A phrase per square, each with the four forms of ``Spoken``: in fast play the
+    schedule says as many squares in one utterance as the gap between two moves
+    holds (one square, "Weiß: Bauern Bella zwei", fits where three did not, and a
+    reading asked at move 15 of a blitz game ends within it); at leisure it says up
+    to three squares of one piece type together, as before (``Pacing.leisure_chunk``)."""
     separator = vocabulary.words["list_separator"]
     phrases: list[Spoken] = []
     rank, file = str(args.get("rank") or ""), str(args.get("file") or "").lower()
@@ -314,19 +318,31 @@ def _board(
             name = (
                 vocabulary.pieces[letter] if len(squares) == 1 else vocabulary.pieces_plural[letter]
             )
-            for start in range(0, len(squares), BOARD_CHUNK):
-                chunk = squares[start : start + BOARD_CHUNK]
-                where = f"{separator} ".join(vocabulary.square(chess.square_name(s)) for s in chunk)
-                pieces = f"{name} {where}"
+            for index, square in enumerate(squares):
+                where = vocabulary.square(chess.square_name(square))
+                # After an interruption the phrase names its colour and piece again.
                 with_side = vocabulary.message(
-                    "answer_board_side", side=vocabulary.colour(side), pieces=pieces
+                    "answer_board_side", side=vocabulary.colour(side), pieces=f"{name} {where}"
                 )
-                # After an interruption the phrase names its colour again.
-                phrases.append(
-                    (f"{side}:{letter}:{start}", with_side if first_of_side else pieces, with_side)
-                )
+                if index:  # the same piece type goes on: "Bella zwei"
+                    text, tail = where, f"{separator} {where}"
+                elif first_of_side:
+                    text, tail = with_side, f". {with_side}"
+                else:
+                    text = f"{name} {where}"
+                    tail = f". {text}"
+                phrases.append((f"{side}:{letter}:{index}", text, with_side, tail))
                 first_of_side = False
     return phrases
+
+
+def joined(phrases: list[Spoken]) -> str:
+    """An answer's phrases as one text: each goes on with its ``tail`` (its fourth
+    form, separator included) or after a full stop."""
+    if not phrases:
+        return ""
+    rest = (p[3] if len(p) > 3 else f". {p[1]}" for p in phrases[1:])
+    return phrases[0][1] + "".join(rest)
 
 
 def _square(name: str, board: chess.Board, vocabulary: Vocabulary, what: str) -> str:

@@ -19,6 +19,9 @@ A blind player follows the game by ear, so the schedule guarantees, in this orde
    seconds, is dropped and the player hears that it was ("Stellung abgebrochen").
    In fast play the next answer phrase waits until the moves' lag is down again
    (``behind``), so answers take the gaps between moves and never pile lag up.
+   A board reading (``patient``) also goes on beyond the gap: its phrase then
+   gives way to a move at once (``give_way``: cut, the move said without waiting,
+   the phrase said again whole), so it uses the whole time between two moves.
 4. An important message may come in ``parts`` (an irregularity's sentences): a
    move waiting is said at the boundary, then the message goes on, without its
    ``fix_parts`` (the move shows the board was put right).
@@ -97,8 +100,13 @@ class Phrase:
     items: tuple[Announcement, ...]
     composed_at: float
     budget: float | None = None  # seconds it should take (moves in fast play)
-    key: str = ""  # an answer phrase's key
+    key: str = ""  # an answer phrase's key (the last one, when several are said together)
     last: bool = True  # the last phrase of its announcement
+    keys: tuple[str, ...] = ()  # an answer's phrases said in this one utterance
+    #: a board reading's phrase said beyond the gap between moves: a move (or an
+    #: important message) that comes meanwhile cuts it at once, and it is said
+    #: again whole later (``give_way``); never a move's phrase.
+    gives_way: bool = False
 
     @property
     def plies(self) -> tuple[int, ...]:
@@ -139,6 +147,12 @@ class Pacing:
         ones did may wait for an answer phrase to end (see ``gap``). Its own
         phrase, said at ``max_rate`` as a move that waited is, takes 0.5-0.8 s, so
         its lag stays within about 1.3 s.
+    leisure_chunk: at leisure (no ``gap``), at most this many of an answer's phrases
+        of one group ("white:P": White's pawns) in one utterance ("Bauern Anna zwei,
+        Bella zwei, Cesar zwei"); in fast play, as many as the gap holds.
+    give_way_grace: a board reading's phrase said beyond the gap (``give_way``) is
+        not cut for a move when it is due to end within this many seconds: the
+        move waits that little, and the phrase is not said twice.
     """
 
     share: float = 0.5
@@ -150,6 +164,8 @@ class Pacing:
     gap_share: float = 0.9
     lag_target: float = 1.0
     answer_wait: float = 0.6
+    leisure_chunk: int = 3
+    give_way_grace: float = 0.3
 
 
 class SpeechSchedule:
@@ -297,25 +313,67 @@ class SpeechSchedule:
                 self.pending.remove(answer)
                 self.outcomes.append(Outcome("heard", "answer", answer.text, now))
                 continue
-            key, text = remaining[0][0], remaining[0][1]
+            text = remaining[0][1]
             if answer.resume_pending:  # the text after an interruption, "Weiter" first
-                text = f"{answer.resume_text} {remaining[0][-1]}".strip()
-            if not self._fits(text, gap):
+                text = f"{answer.resume_text} {remaining[0][2 if len(remaining[0]) > 2 else 1]}"
+                text = text.strip()
+            gives_way = not self._fits(text, gap)
+            if gives_way and not answer.patient:
                 return None  # waits for a longer gap between moves (``wake_at``)
             answer.resume_pending = False
+            keys, text = self._together(remaining, text, gap)
             return Phrase(
                 "answer",
                 text,
                 (answer,),
                 now,
                 budget=_hurry(gap),
-                key=key,
-                last=len(remaining) == 1,
+                key=keys[-1],
+                last=len(keys) == len(remaining),
+                keys=keys,
+                gives_way=gives_way,
             )
         infos = [i for i in self.pending if i.kind == "info"]
         if infos and self._fits(infos[0].text, gap):
             return Phrase("info", infos[0].text, (infos[0],), now, budget=_hurry(gap))
         return None
+
+    def give_way(self, now: float) -> bool:
+        """Whether the phrase playing is to be cut now: a board reading's phrase said
+        beyond the gap (``Phrase.gives_way``) while a move or an important message
+        waits, unless it is about to end anyway (``give_way_grace``). The move is
+        then said at once, and the phrase again later."""
+        playing = self.playing
+        if playing is None or not playing.gives_way:
+            return False
+        if not any(i.kind in ("move", "important") for i in self.pending):
+            return False
+        ends = playing.composed_at + spoken_seconds(playing.written, self.max_rate)
+        return ends - now > self.pacing.give_way_grace
+
+    def _together(
+        self, remaining: list[tuple[str, ...]], text: str, gap: float | None
+    ) -> tuple[tuple[str, ...], str]:
+        """The answer phrases said in one utterance, from ``remaining[0]`` (said as
+        ``text``) on: in fast play as many as the gap holds (a board reading's squares
+        go on with their fourth form, ", Bella zwei": one square more costs its name
+        only, not a phrase and the colour again), at leisure up to ``leisure_chunk``
+        of one group. Returns their keys and the text."""
+        keys = [remaining[0][0]]
+        group = remaining[0][0].rpartition(":")[0]
+        for phrase in remaining[1:]:
+            if len(phrase) < 4 or not group:
+                break
+            if gap is None and (
+                phrase[0].rpartition(":")[0] != group or len(keys) == self.pacing.leisure_chunk
+            ):
+                break
+            longer = text + phrase[3]
+            if not self._fits(longer, gap):
+                break
+            keys.append(phrase[0])
+            text = longer
+        return tuple(keys), text
 
     def _moves(self, urgent: list[Announcement], now: float) -> Phrase:
         """The moves at the head of ``urgent``, up to ``max_combined``, in one phrase."""
@@ -464,7 +522,12 @@ class SpeechSchedule:
         outcome: OutcomeKind = "heard" if heard else ("cut" if reason == "cut" else "failed")
         if phrase.kind == "answer":
             answer = phrase.items[0]
-            answer.spoken_keys.add(phrase.key)
+            if phrase.gives_way and not heard and reason == "cut":
+                self.outcomes.append(
+                    Outcome("cut", "answer", phrase.written, now, "gave way: said again")
+                )
+                return  # its squares are said again, whole
+            answer.spoken_keys.update(phrase.keys or (phrase.key,))
             if not heard:
                 self.outcomes.append(Outcome(outcome, "answer", phrase.written, now, reason))
             elif phrase.last and answer in self.pending:

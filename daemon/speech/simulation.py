@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -75,6 +75,7 @@ class Run:
     heard: list[Heard] = field(default_factory=list)
     move_times: dict[int, float] = field(default_factory=dict)  # ply -> event time (spoken sides)
     outcomes: list[dict[str, Any]] = field(default_factory=list)
+    cut: list[Heard] = field(default_factory=list)  # reading phrases that gave way, as far as said
 
     def move_end(self, ply: int) -> float | None:
         """When the player had heard the phrase with this move in full."""
@@ -148,6 +149,10 @@ def simulate(
             if event.get("type") == "move" and event.get("by") in settings.sides:
                 run.move_times[int(event["ply"])] = now
             announcer.handle(event)
+            if playing is not None and schedule.give_way(now):  # cut: said again later
+                schedule.done(playing.phrase, now, heard=False, reason="cut")
+                run.cut.append(replace(playing, end=max(now, playing.start)))
+                playing = None
         else:
             break
         if playing is None:

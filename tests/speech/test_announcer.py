@@ -413,3 +413,39 @@ async def test_a_second_press_of_last_move_says_the_last_few_moves(running) -> N
     announcer.handle({"t": 70.0, "type": "info_request", "what": "last"})  # a new first press
     await say_all(announcer, engine)
     assert engine.heard[-1] == "Letzter Zug: Bauer David sechs"
+
+
+async def test_a_board_reading_in_blitz_gives_way_to_a_move_at_once(running) -> None:
+    """Moves 1.2 s apart, both sides said: the reading's next square does not fit
+    what is left of the gap, so it is said beyond it, and the move made meanwhile
+    cuts it at once (the player hears the move now, not after the square), and the
+    square is said again, with its colour, after the move."""
+    now = [0.0]
+    outcomes: list[dict] = []
+    announcer, engine = running(clock=lambda: now[0], on_outcome=outcomes.append)
+    game = Game()
+    announcer.handle(game.start())
+    await started(engine, 1)
+    engine.release()
+    for n, san in enumerate(["e4", "e5", "Nf3", "Nc6"]):
+        now[0] = 1.2 * (n + 1)
+        announcer.handle(game.move(san))
+        await started(engine, n + 2)
+        engine.release()
+    announcer.ask("board", {}, by="white")
+    await started(engine, 6)
+    assert engine.started[-1] == "Weiß: Koenig Eva eins"
+    now[0] = 5.9  # past the gap: the queen is said beyond it
+    engine.release()
+    await started(engine, 7)
+    assert engine.started[-1] == "Dame David eins"
+    now[0] = 6.0
+    announcer.handle(game.move("Bb5"))
+    await started(engine, 8)
+    assert engine.cut == ["Dame David eins"]  # given way at once
+    assert engine.started[-1] == "Laeufer Bella fuenf"
+    engine.release()
+    await started(engine, 9)
+    assert engine.started[-1] == "Weiß: Dame David eins"
+    assert {"type": "speech", "outcome": "cut", "kind": "answer", "text": "Dame David eins",
+            "reason": "gave way: said again"} in outcomes  # fmt: skip

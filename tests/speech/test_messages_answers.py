@@ -9,6 +9,7 @@ from daemon.events import FlagFall, GameEnd, GameResumed, Irregularity, Position
 from daemon.gamerecord import GameRecord
 from daemon.speech.answers import answer, answer_phrases
 from daemon.speech.messages import event_phrases, event_text
+from daemon.speech.schedule import Announcement, SpeechSchedule
 from daemon.speech.vocabulary import load_vocabulary
 
 
@@ -170,16 +171,24 @@ def test_reading_the_board_by_colour_and_piece_type_in_short_phrases(de) -> None
     )
     record.apply({"t": 1, "type": "game_start", "fen": chess.STARTING_FEN})
     phrases = answer_phrases("board", {}, record, de)
-    # Eight pawns are three phrases: no phrase holds a move up for long.
-    assert [p[1] for p in phrases if p[0].startswith("white:P")] == [
+    # A phrase per square, so that one fits a gap between blitz moves; at leisure
+    # the schedule says three pawns together: no phrase holds a move up for long.
+    schedule = SpeechSchedule()
+    schedule.offer(Announcement(1, "answer", 0.0, compose=lambda: phrases, patient=True), 0.0)
+    said = []
+    while (phrase := schedule.next(0.0)) is not None:
+        said.append(phrase.written)
+        schedule.done(phrase, 0.0)
+    assert said[5:8] == [
         "Bauern Anna zwei, Bella zwei, Cesar zwei",
-        "Bauern David zwei, Eva zwei, Felix zwei",
-        "Bauern Gustav zwei, Hector zwei",
+        "David zwei, Eva zwei, Felix zwei",
+        "Gustav zwei, Hector zwei",
     ]
-    # After an interruption a phrase names its colour again.
-    assert (
-        dict((p[0], p[2]) for p in phrases)["black:N:0"]
-        == "Schwarz: Springer Bella acht, Gustav acht"
+    assert " ".join(said).count("Schwarz") == 1
+    # After an interruption a phrase names its colour and piece again.
+    assert dict((p[0], p[2]) for p in phrases)["black:N:1"] == "Schwarz: Springer Gustav acht"
+    assert answer("board", {}, record, de).startswith(
+        "Weiß: Koenig Eva eins. Dame David eins. Tuerme Anna eins, Hector eins."
     )
 
 

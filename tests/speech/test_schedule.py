@@ -307,3 +307,84 @@ def test_a_burst_of_events_is_no_pace() -> None:
     for t in (5.0, 5.01, 5.02, 5.03):  # a resumed game's moves folded at once
         schedule.note_move(t)
     assert schedule.pace is None and schedule.budget(1) is None
+
+
+def reading(phrases: list[tuple[str, ...]], t: float = 0.0) -> Announcement:
+    """A board reading: patient, its phrases with all four forms (``Spoken``)."""
+    return item("answer", "Stellung", t, compose=lambda: phrases, patient=True)
+
+
+SQUARES = [  # (key, text, after an interruption, when it follows in one utterance)
+    ("white:K:0", "Weiß: Koenig Gustav eins", "Weiß: Koenig Gustav eins", ". Weiß: Koenig"),
+    ("white:P:0", "Bauern Anna zwei", "Weiß: Bauern Anna zwei", ". Bauern Anna zwei"),
+    ("white:P:1", "Bella zwei", "Weiß: Bauern Bella zwei", ", Bella zwei"),
+    ("white:P:2", "Cesar zwei", "Weiß: Bauern Cesar zwei", ", Cesar zwei"),
+    ("white:P:3", "David zwei", "Weiß: Bauern David zwei", ", David zwei"),
+]  # fmt: skip
+
+
+def test_a_reading_goes_on_beyond_the_gap_and_gives_way_to_a_move_at_once() -> None:
+    """Blitz, both sides said: the gap after a move holds about one square. A board
+    reading's phrase that does not fit it is still said, but a move that comes
+    meanwhile cuts it at once (the move is never held up by it), and the square is
+    said again whole, with its colour, after the move."""
+    schedule = SpeechSchedule(max_rate=300)
+    for t in (0.0, 1.2, 2.4, 3.6):  # a move every 1.2 s
+        schedule.note_move(t)
+    schedule.offer(reading(SQUARES), 3.6)
+    first = schedule.next(3.7)  # 1.08 - 0.1 + 0.6 s: the king, and no more
+    assert first is not None and first.written == "Weiß: Koenig Gustav eins"
+    assert not first.gives_way and first.keys == ("white:K:0",)
+    schedule.done(first, 4.7)
+    beyond = schedule.next(4.7)  # the next move is due: said all the same
+    assert beyond is not None and beyond.written == "Bauern Anna zwei" and beyond.gives_way
+    schedule.note_move(4.8)
+    schedule.offer(item("move", "Springer Felix drei", t=4.8, ply=8), 4.8)
+    assert schedule.give_way(4.8)  # cut at once: the move first
+    schedule.done(beyond, 4.8, heard=False, reason="cut")
+    move = schedule.next(4.8)
+    assert move is not None and move.written == "Springer Felix drei"
+    schedule.done(move, 5.5)
+    again = schedule.next(5.5)  # the square cut is said again, with its colour
+    assert again is not None and again.written == "Weiß: Bauern Anna zwei"
+    outcomes = [(o.outcome, o.kind) for o in schedule.outcomes]
+    assert ("cut", "answer") in outcomes and ("dropped", "answer") not in outcomes
+
+
+def test_a_reading_phrase_about_to_end_is_not_cut_and_nothing_else_is() -> None:
+    schedule = SpeechSchedule(max_rate=300)
+    for t in (0.0, 1.2, 2.4, 3.6):
+        schedule.note_move(t)
+    schedule.offer(reading(SQUARES[1:]), 3.6)
+    schedule.done(schedule.next(3.7), 4.9)  # type: ignore[arg-type]
+    beyond = schedule.next(4.9)
+    assert beyond is not None and beyond.gives_way
+    schedule.offer(item("move", "Springer Felix drei", t=5.0, ply=8), 5.0)
+    assert schedule.give_way(5.0)
+    ends = 4.9 + spoken_seconds(beyond.written, 300)
+    assert not schedule.give_way(ends - 0.2)  # due to end: the move waits that little
+    clock = SpeechSchedule(max_rate=300)  # any other answer: at phrase boundaries only
+    for t in (0.0, 1.2, 2.4, 3.6):
+        clock.note_move(t)
+    clock.offer(answer([("w", "Weiß: 4 Minuten 27 Sekunden, Schwarz: 3 Minuten")]), 3.6)
+    assert clock.next(3.7) is None
+
+
+def test_a_reading_says_as_many_squares_as_the_gap_holds_and_three_at_leisure() -> None:
+    pawns = [
+        (f"white:P:{n}", text if n else f"Weiß: Bauern {text}", f"Weiß: Bauern {text}",
+         f", {text}" if n else f". Weiß: Bauern {text}")
+        for n, text in enumerate(["Anna zwei", "Bella zwei", "Cesar zwei", "David zwei"])
+    ]  # fmt: skip
+    slow = SpeechSchedule(max_rate=300)
+    slow.offer(reading(pawns), 0.0)
+    said = heard(slow)
+    assert said == ["Weiß: Bauern Anna zwei, Bella zwei, Cesar zwei", "David zwei"]
+    fast = SpeechSchedule(max_rate=300)
+    for t in (0.0, 2.0, 4.0, 6.0):  # 2 s a move: room for three squares, not four
+        fast.note_move(t)
+    fast.offer(reading(pawns), 6.0)
+    phrase = fast.next(6.1)
+    assert phrase is not None and phrase.keys == ("white:P:0", "white:P:1", "white:P:2")
+    assert spoken_seconds(phrase.written, 300) <= fast.gap(6.1)  # type: ignore[operator]
+    assert not phrase.gives_way
