@@ -150,3 +150,14 @@ def test_many_addresses_lets_new_viewers_in_and_compares_few_tokens():
     out = run_benchmark("many_addresses")
     assert "new viewers with a feed: 20 of 20" in out
     assert re.search(r"tokens: 40 addresses x 3 wrong tokens in [\d.]+ s: 20 compared", out)
+
+
+@pytest.mark.skipif(
+    shutil.which("mosquitto") is None or shutil.which("openssl") is None,
+    reason="needs mosquitto and openssl",
+)
+def test_broker_logins_measures_the_shipped_broker_with_a_login_per_board():
+    out = run_benchmark("broker_logins", timeout=60)
+    row = re.search(r"^\s+3\s+[\d.]+\s+([\d.]+)\s+([\d.]+)\s+\d+$", out, re.MULTILINE)
+    assert row, out
+    assert 0 < float(row.group(1)) <= float(row.group(2)), out  # started, then 3 boards on it
