@@ -7,10 +7,12 @@ import asyncio
 from pathlib import Path
 
 import chess
+import pytest
 
 from daemon.app import Daemon
 from daemon.config import load_text
 from daemon.service.notify import Notifier
+from daemon.speech import announcer as announcer_module
 from drivers.sensors import BoardDump, SquareChange
 
 SETTINGS = (
@@ -67,8 +69,14 @@ async def wait_for(condition, seconds: float = 20.0) -> None:
     raise AssertionError("condition not met in time")
 
 
-async def test_shutdown_says_what_is_still_queued(tmp_path: Path) -> None:
+async def test_shutdown_says_what_is_still_queued(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     feed: list[dict] = []
+    speaker = SlowSpeaker(0.8)
+    # the earphone's engine, as the daemon builds it (the phone pages' announcers
+    # beside it have their own engines and no page listening here)
+    monkeypatch.setattr(announcer_module, "build_engine", lambda *a, **k: speaker)
     settings = load_text(SETTINGS, "test.yaml", environ={})
     daemon = Daemon(
         settings,
@@ -79,8 +87,6 @@ async def test_shutdown_says_what_is_still_queued(tmp_path: Path) -> None:
         notifier=StatusLines(),
     )
     await daemon.start()
-    speaker = SlowSpeaker(0.8)
-    daemon.announcer.engine = speaker
     await asyncio.wait_for(speaker.started.wait(), 20)
     play_e4(daemon)
     await wait_for(lambda: any(e["type"] == "move" for e in feed))
