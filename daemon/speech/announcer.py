@@ -40,7 +40,14 @@ from daemon.gamerecord import GameRecord
 from daemon.speech.answers import REQUESTS, answer_phrases, joined, move_phrase
 from daemon.speech.engines import Delivery, Engine, SpeechFailure, build_engine
 from daemon.speech.messages import event_speech
-from daemon.speech.schedule import Announcement, Kind, Outcome, Phrase, SpeechSchedule
+from daemon.speech.schedule import (
+    GAVE_WAY,
+    Announcement,
+    Kind,
+    Outcome,
+    Phrase,
+    SpeechSchedule,
+)
 from daemon.speech.settings import SpeechSettings, SynthesisSeat
 from daemon.speech.vocabulary import Vocabulary, vocabulary_of
 
@@ -382,7 +389,8 @@ class Announcer:
 
     def _report(self) -> None:
         for outcome in self.schedule.outcomes:
-            level = logging.INFO if outcome.outcome in ("heard", "cancelled") else logging.WARNING
+            expected = outcome.outcome in ("heard", "cancelled") or outcome.reason == GAVE_WAY
+            level = logging.INFO if expected else logging.WARNING
             log.log(level, "speech %s: %r %s", outcome.outcome, outcome.text, outcome.reason)
             if self.on_outcome is not None:
                 with contextlib.suppress(Exception):

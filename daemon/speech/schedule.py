@@ -523,9 +523,7 @@ class SpeechSchedule:
         if phrase.kind == "answer":
             answer = phrase.items[0]
             if phrase.gives_way and not heard and reason == "cut":
-                self.outcomes.append(
-                    Outcome("cut", "answer", phrase.written, now, "gave way: said again")
-                )
+                self.outcomes.append(Outcome("cut", "answer", phrase.written, now, GAVE_WAY))
                 return  # its squares are said again, whole
             answer.spoken_keys.update(phrase.keys or (phrase.key,))
             if not heard:
@@ -596,6 +594,10 @@ def quicker_rate(seconds: float, budget: float | None, rate: int, max_rate: int)
     wanted = rate * seconds / budget * 1.05
     return int(min(max_rate, max(rate + RATE_STEP, -(-wanted // RATE_STEP) * RATE_STEP)))
 
+
+#: The reason of a board reading's phrase cut by a move (``give_way``): expected in
+#: fast play, not a fault (logged as information, not as a warning).
+GAVE_WAY = "gave way: said again"
 
 #: Seconds: two moves closer than this on a board are a burst of events, not a pace.
 MIN_INTERVAL = 0.25

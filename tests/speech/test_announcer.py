@@ -415,7 +415,7 @@ async def test_a_second_press_of_last_move_says_the_last_few_moves(running) -> N
     assert engine.heard[-1] == "Letzter Zug: Bauer David sechs"
 
 
-async def test_a_board_reading_in_blitz_gives_way_to_a_move_at_once(running) -> None:
+async def test_a_board_reading_in_blitz_gives_way_to_a_move_at_once(running, caplog) -> None:
     """Moves 1.2 s apart, both sides said: the reading's next square does not fit
     what is left of the gap, so it is said beyond it, and the move made meanwhile
     cuts it at once (the player hears the move now, not after the square), and the
@@ -449,3 +449,4 @@ async def test_a_board_reading_in_blitz_gives_way_to_a_move_at_once(running) -> 
     assert engine.started[-1] == "Weiß: Dame David eins"
     assert {"type": "speech", "outcome": "cut", "kind": "answer", "text": "Dame David eins",
             "reason": "gave way: said again"} in outcomes  # fmt: skip
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]  # expected, no fault
