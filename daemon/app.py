@@ -492,12 +492,19 @@ class Daemon(Lifecycle):
             return None
         return board.phones.get(side)
 
-    def _on_request(self, board_id: str, request: SensorEvent) -> None:
-        """A web control (arbiter): a Request for that board's game, at its time."""
+    def _on_request(self, board_id: str, request: SensorEvent) -> Any:
+        """A web control (arbiter): a Request for that board's game, at its time. A
+        penalty returns what became of it on the clock (awaited by the answer)."""
         board = self.boards.get(board_id)
         if board is None or board.pipeline is None:
-            return
+            return None
+        display = board.clock_display
+        if display is not None:
+            display.penalty = None  # only this request's penalty is its answer
         board.pipeline.submit(replace(request, t=board.scheduler.now()))
+        if getattr(request, "action", None) == "penalty":
+            return board.penalty_answer()
+        return None
 
     # -- close ------------------------------------------------------------------------------------
 

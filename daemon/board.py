@@ -232,7 +232,7 @@ class Board:
         self.link.on_battery = on_battery
         if self.pipeline is not None and self.pipeline.clock_writer is not None:
             self.clock_display = ClockDisplay(
-                self.pipeline.clock_writer, interpreter, lambda: self.link
+                self.pipeline.clock_writer, interpreter, lambda: self.link, self.scheduler.now
             )
             outputs = self.pipeline.outputs
             outputs.insert(outputs.index(self._to_page) + 1, self.clock_display)
@@ -261,11 +261,26 @@ class Board:
     @property
     def penalty_clock(self) -> str:
         """Why a penalty's time goes on this board's clock by hand (the console says
-        so with the penalty's answer): the daemon puts no penalty on a clock, and a
-        board on a DGT bus chain could not have its clock set at all."""
+        so under its penalty buttons and with the penalty's answer); empty when the
+        daemon sets the clock itself (a DGT clock through a single board,
+        ``daemon.clockpenalty``: the answer says whether it could)."""
         if self.entry.bus_port:
             return "this board is on a DGT bus chain: bus mode cannot set the clock"
-        return "the daemon does not put a penalty's time on the clock"
+        device = self.settings.clock.device
+        if device == "usb":
+            return "a USB clock is only read: the daemon cannot set its times"
+        if device != "dgt":
+            return "the daemon reads no clock on this board (clock.device: none)"
+        return ""
+
+    def penalty_answer(self) -> Any:
+        """The penalty just taken, as put on the clock: an awaitable of the
+        console's words (``PenaltyOutcome.to_answer``), or None when this board's
+        clock is not set by the daemon (``penalty_clock`` says why)."""
+        display = self.clock_display
+        if display is None or display.penalty is None:
+            return None
+        return _answer_of(display.penalty)
 
     @property
     def battery(self) -> float | None:
@@ -422,3 +437,8 @@ def _after_game(event: DomainEvent) -> None:
             asyncio.get_running_loop().call_soon(release_freed_memory)
         except RuntimeError:  # no loop (a test feeding the pipeline by hand)
             release_freed_memory()
+
+
+async def _answer_of(task: Any) -> dict[str, str]:
+    """A penalty's setting of the clock, awaited, as the console's words."""
+    return (await asyncio.shield(task)).to_answer()

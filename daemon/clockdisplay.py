@@ -1,7 +1,10 @@
-"""What a DGT clock's display shows: each move's text, then the times again.
+"""What a DGT clock's display shows: each move's text, then the times again; and
+the arbiter's penalty put on the clock (``daemon.clockpenalty``).
 
 An output of the board's pipeline: it only queues frames; one task sends them to the
-board, one at a time, so a slow or absent clock never holds up the next move.
+board, one at a time, so a slow or absent clock never holds up the next move. A
+penalty is its own task (it waits for the clock's ack and next report), its answer
+kept in ``penalty`` for the console's request.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from daemon.events import DomainEvent, GameStart, Move
+from daemon.clockpenalty import ClockReports, PenaltyOutcome, put_on_clock
+from daemon.events import ClockUpdate, DomainEvent, GameStart, Move, Penalty
 
 if TYPE_CHECKING:
     from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
@@ -41,14 +45,25 @@ class ClockDisplay:
         writer: ClockWriter,
         interpreter: DgtClockInterpreter | None,
         link: Callable[[], BoardLink | None],
+        now: Callable[[], float] | None = None,
     ) -> None:
         self.writer = writer
         self.interpreter = interpreter
         self._link = link
+        self._now = now
         self._frames: asyncio.Queue[bytes] = asyncio.Queue()
         self._pending_end: asyncio.TimerHandle | None = None
+        self.reports = ClockReports()
+        #: the last penalty's setting of the clock, under way or done
+        self.penalty: asyncio.Task[PenaltyOutcome] | None = None
 
     def __call__(self, event: DomainEvent) -> None:
+        if isinstance(event, ClockUpdate):
+            self.reports.heard(event)
+            return
+        if isinstance(event, Penalty):
+            self._penalty(event)
+            return
         if isinstance(event, GameStart) and self.interpreter is not None:
             with contextlib.suppress(Exception):
                 self.interpreter.new_game()  # it learns the clock's sides again
@@ -81,7 +96,32 @@ class ClockDisplay:
             except Exception as exc:
                 log.debug("clock command %s not acknowledged: %s", frame.hex(), exc)
 
+    def _penalty(self, penalty: Penalty) -> None:
+        """The arbiter's penalty: the clock set with the time added, in a task of
+        its own (the console's answer waits for it, the game does not)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a test feeding the pipeline by hand)
+            return
+        white_side = getattr(self.interpreter, "white_side", None)
+        now = self._now or loop.time
+        self.penalty = loop.create_task(
+            put_on_clock(penalty, self.reports.last, white_side, self._send, self.reports.next, now)
+        )
+
+    async def _send(self, frame: bytes) -> bool:
+        """One frame sent; True when the clock acknowledged it without error."""
+        link = self._link()
+        if link is None or not link.connected:
+            raise ConnectionError("the board is not connected")
+        if self.interpreter is not None:
+            self.interpreter.clock_being_set()  # its times go up: not a glitch
+        ack = await link.send_clock_command(frame)
+        return bool(ack.ok)
+
     def close(self) -> None:
+        if self.penalty is not None:
+            self.penalty.cancel()
         if self._pending_end is not None:
             self._pending_end.cancel()
             self._pending_end = None

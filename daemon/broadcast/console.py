@@ -415,7 +415,7 @@ function render() {
     if (document.activeElement !== input) input.value = h[side] && h[side] !== "?" ? h[side] : "";
   }
   if (document.activeElement !== $("round")) $("round").value = h.round !== "?" ? h.round : "";
-  // the daemon puts no penalty on the clock: the arbiter does, and is told why
+  // a clock the daemon cannot set (a bus board, a USB clock): the arbiter adds the time
   $("pen-clock").textContent = st.clock_by_hand ?
     "Add the time on the clock by hand: " + st.clock_by_hand + "." : "";
   $("pen-clock").classList.toggle("hidden", !st.clock_by_hand);
@@ -511,7 +511,7 @@ function plyOf(id) {
 async function act(action, body, done) {
   const before = refusals;
   const answer = await post(action, body);
-  // a penalty on a board whose clock the daemon cannot set: what to do by hand
+  // a penalty: the clock as the daemon set it, or what to do on it by hand
   if (answer && refusals === before) say(done + (answer.clock ? ". " + answer.clock : ""), true);
 }
 $("login").addEventListener("submit", e => { e.preventDefault(); login($("token").value);

@@ -399,15 +399,14 @@ async def control(request: web.Request) -> web.Response:
     try:
         outcome = on_request(board_id, sensor_request)
         if inspect.isawaitable(outcome):
-            await outcome
+            outcome = await outcome
     except Exception as exc:
         log.exception("the request callback failed")
         return _error(500, f"the daemon could not take the request: {exc}")
     answer = {"accepted": True, "board": board_id, "action": action, "args": sensor_request.args}
     if action == "penalty":
-        by_hand = penalty_by_hand(hub.boards[board_id].clock_by_hand, sensor_request.args)
-        if by_hand:
-            answer["clock"] = by_hand
+        why = hub.boards[board_id].clock_by_hand
+        answer.update(penalty_clock(outcome, why, sensor_request.args))
     if planned is not None:
         answer["plan"] = planned
     return json_response(answer, status=202)
@@ -458,6 +457,17 @@ async def _pairings(request: web.Request, hub: Hub, raw: bytes) -> web.Response:
         log.exception("the request callback failed")
         return _error(500, f"the daemon could not take the request: {exc}")
     return json_response({"accepted": True, "action": "pairings", **answer}, status=202)
+
+
+def penalty_clock(outcome: Any, why: str, args: dict[str, Any]) -> dict[str, Any]:
+    """What the penalty's answer says of the clock: the daemon's ``outcome`` (a dict:
+    ``clock``, the times it set, or ``by_hand``, why it could not), else the board's
+    standing reason (``why``) to set it by hand; ``clock_set`` says which."""
+    said = outcome if isinstance(outcome, dict) else {}
+    if said.get("clock"):
+        return {"clock": str(said["clock"]), "clock_set": True}
+    by_hand = penalty_by_hand(str(said.get("by_hand") or why), args)
+    return {"clock": by_hand, "clock_set": False} if by_hand else {}
 
 
 def penalty_by_hand(why: str, args: dict[str, Any]) -> str:

@@ -1,0 +1,123 @@
+"""The arbiter's penalty reaches a DGT clock read through a single board (issue 29):
+the daemon sets the emulated DGT 3000 to the last reported times plus the penalty,
+with the same side running, sees the next report show it, and the console's answer
+says the clock was set. When it cannot (whose side is White's not known) the answer
+says to set the clock by hand, and why; a bus board is always told so."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from daemon.app import Daemon
+from daemon.broadcast.web import penalty_clock
+from daemon.config import load_text
+from drivers.simulators.emulator import BoardEmulator
+
+TOKEN = "arbiter-token"
+
+
+async def _until(check: Any, timeout: float = 10.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if check():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+async def _penalty(daemon: Daemon, body: dict[str, Any]) -> dict[str, Any]:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(
+            daemon.http_url + "control/penalty",
+            json=body,
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        ) as response,
+    ):
+        assert response.status == 202, await response.text()
+        return await response.json()
+
+
+def _daemon(tmp_path: Path, emulator: BoardEmulator, sides: str) -> Daemon:
+    settings = load_text(
+        f"broadcast:\n  port: 0\n  address: 127.0.0.1\n  token: {TOKEN}\n"
+        f"clock:\n  sides: {sides}\n  show_moves_on_clock: false\n",
+        "test.yaml",
+        environ={},
+    )
+    return Daemon(
+        settings,
+        port=emulator.port_path,
+        speech=False,
+        storage_dir=tmp_path / "games",
+        resume=False,
+    )
+
+
+async def test_a_penalty_sets_the_emulated_clock_and_the_answer_says_so(tmp_path: Path) -> None:
+    """9.5b: +3:00 to White while White's clock runs (White on the right): the
+    clock's right side goes from about 5:00 to about 8:00 and keeps running, the
+    next report says so, and so does the penalty's answer."""
+    with BoardEmulator(tmp_path, white_on_left=False) as emulator:
+        daemon = _daemon(tmp_path, emulator, "right_white")
+        await daemon.start()
+        try:
+            board = daemon.board
+            await _until(lambda: board.journal is not None and board.journal.pgn_path is not None)
+            emulator.press_lever()  # White's (right) clock runs
+            display = board.clock_display
+            assert display is not None
+            await _until(lambda: (r := display.reports.last) is not None and r.running == "white")
+            before = display.reports.last
+            assert before is not None and before.white <= 300
+            answer = await _penalty(daemon, {"to": "white", "seconds": 180, "article": "9.5b"})
+            assert answer["clock_set"] is True, answer
+            assert answer["clock"].startswith("Clock set: +3:00 to White; White 0:07:5")
+            assert answer["clock"].endswith("Black 0:05:00")
+            assert 470 <= emulator.clock.right <= 480 and emulator.clock.left == 300
+            assert emulator.clock.running and not emulator.clock.left_to_move  # White's runs
+            after = display.reports.last
+            assert after is not None and after.running == "white" and 470 <= after.white <= 480
+        finally:
+            daemon.stop()
+            await daemon.close()
+
+
+async def test_a_penalty_before_the_clock_s_sides_are_known_is_set_by_hand(
+    tmp_path: Path,
+) -> None:
+    """``clock.sides: auto`` and no move yet: whose side is White's is not known, so
+    the clock is left alone and the arbiter is told to set it by hand, and why."""
+    with BoardEmulator(tmp_path) as emulator:
+        daemon = _daemon(tmp_path, emulator, "auto")
+        await daemon.start()
+        try:
+            board = daemon.board
+            await _until(lambda: board.journal is not None and board.journal.pgn_path is not None)
+            display = board.clock_display
+            assert display is not None
+            await _until(lambda: display.reports.last is not None)
+            answer = await _penalty(daemon, {"to": "black", "seconds": 120})
+            assert answer["clock_set"] is False
+            assert answer["clock"] == (
+                "Set the clock by hand: +2:00 on Black's clock "
+                "(which clock side is White's is not known yet (set clock.sides))"
+            )
+            assert emulator.clock.left == emulator.clock.right == 300  # untouched
+        finally:
+            daemon.stop()
+            await daemon.close()
+
+
+def test_a_bus_board_s_penalty_is_still_set_by_hand() -> None:
+    """No outcome from the daemon (a bus board has no clock display): the board's
+    standing reason is the answer."""
+    why = "this board is on a DGT bus chain: bus mode cannot set the clock"
+    assert penalty_clock(None, why, {"to": "white", "seconds": 180}) == {
+        "clock": f"Set the clock by hand: +3:00 on White's clock ({why})",
+        "clock_set": False,
+    }
+    assert penalty_clock(None, "", {"to": "white"}) == {}  # nothing said (a relay's board)
