@@ -80,7 +80,7 @@ def frame_for(
     if last is None:
         return "the clock has not reported its times yet"
     if white_side is None:
-        return "which clock side is White's is not known yet (set clock.sides)"
+        return "which clock side is White's is not known yet: set clock.sides"
     times = new_times(last, penalty)
     return set_and_run(times, running=last.running, white_side=white_side), times
 
@@ -105,9 +105,9 @@ async def put_on_clock(
     frame, times = planned
     try:
         if not await send(frame):
-            return PenaltyOutcome(False, "the clock refused the new times (is it in mode 23?)")
+            return PenaltyOutcome(False, "the clock refused the new times: is it in mode 23?")
     except Exception as exc:
-        return PenaltyOutcome(False, f"the clock did not acknowledge the new times ({exc})")
+        return PenaltyOutcome(False, f"the clock did not acknowledge the new times: {exc}")
     deadline = now() + CONFIRM_SECONDS
     report: ClockUpdate | None = None
     while (left := deadline - now()) > 0:

@@ -201,6 +201,10 @@ class BoardEmulator:
         #: pull the cable the next time the link asks for the EEPROM log (once)
         self.unplug_when_log_asked = False
         self.drop_clock_acks = 0  # how many of the next clock acks to lose
+        #: the DGT 3000 in "mode 23", the only mode that takes a SetNRun; out of it
+        #: (a clock set by hand to a time control of its own) SetNRun gets the
+        #: error ack 0x40 and the times stay as they were
+        self.clock_mode23 = True
         self.display_text = ""
         self.received: list[ReceivedCommand] = []
         self.forbidden_received: list[ReceivedCommand] = []
@@ -515,6 +519,8 @@ class BoardEmulator:
         elif clock_command == Clock.VERSION:
             major, minor = self.clock_version
             ack = (protocol.ACK_OK, Clock.VERSION, (major << 4) | minor, 0)
+        elif clock_command == Clock.SETNRUN and not self.clock_mode23:
+            ack = (protocol.ACK_ERROR, clock_command, 0, 0)
         elif clock_command == Clock.SETNRUN and len(command.payload) == 7:
             p = command.payload
             self._advance_clock()
@@ -539,7 +545,7 @@ class BoardEmulator:
             self.drop_clock_acks -= 1
             return
         self._send(protocol.encode_bwtime_ack(ack))
-        if clock_command == Clock.SETNRUN:
+        if clock_command == Clock.SETNRUN and ack[0] == protocol.ACK_OK:
             self._report_clock(force=True)
 
     # -- sending --------------------------------------------------------------

@@ -104,8 +104,36 @@ async def test_a_penalty_before_the_clock_s_sides_are_known_is_set_by_hand(
             assert answer["clock_set"] is False
             assert answer["clock"] == (
                 "Set the clock by hand: +2:00 on Black's clock "
-                "(which clock side is White's is not known yet (set clock.sides))"
+                "(which clock side is White's is not known yet: set clock.sides)"
             )
+            assert emulator.clock.left == emulator.clock.right == 300  # untouched
+        finally:
+            daemon.stop()
+            await daemon.close()
+
+
+async def test_a_clock_out_of_mode_23_refuses_and_the_answer_says_by_hand(
+    tmp_path: Path,
+) -> None:
+    """The DGT 3000 not in mode 23 answers the set-and-run with an error ack: its
+    times stay, and the arbiter is told to set the clock by hand, and why."""
+    with BoardEmulator(tmp_path, white_on_left=False) as emulator:
+        emulator.clock_mode23 = False
+        daemon = _daemon(tmp_path, emulator, "right_white")
+        await daemon.start()
+        try:
+            board = daemon.board
+            await _until(lambda: board.journal is not None and board.journal.pgn_path is not None)
+            display = board.clock_display
+            assert display is not None
+            await _until(lambda: display.reports.last is not None)
+            answer = await _penalty(daemon, {"to": "white", "seconds": 180, "article": "9.5b"})
+            assert answer == {
+                **answer,
+                "clock_set": False,
+                "clock": "Set the clock by hand: +3:00 on White's clock "
+                "(the clock refused the new times: is it in mode 23?)",
+            }
             assert emulator.clock.left == emulator.clock.right == 300  # untouched
         finally:
             daemon.stop()
