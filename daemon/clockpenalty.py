@@ -109,7 +109,7 @@ async def put_on_clock(
     except Exception as exc:
         return PenaltyOutcome(False, f"the clock did not acknowledge the new times: {exc}")
     deadline = now() + CONFIRM_SECONDS
-    report: ClockUpdate | None = None
+    seen: ClockUpdate | None = None  # the last report that came, not showing them
     while (left := deadline - now()) > 0:
         report = await next_report(left)
         if report is None:
@@ -122,11 +122,12 @@ async def put_on_clock(
                 f"Clock set: +{seconds // 60}:{seconds % 60:02d} to {to}; "
                 f"White {hms(report.white)}, Black {hms(report.black)}",
             )
-    if report is None:
+        seen = report
+    if seen is None:
         return PenaltyOutcome(False, "the clock did not report its times after being set")
     return PenaltyOutcome(
         False,
-        f"the clock shows White {hms(report.white)}, Black {hms(report.black)}, "
+        f"the clock shows White {hms(seen.white)}, Black {hms(seen.black)}, "
         f"not White {hms(times['white'])}, Black {hms(times['black'])}",
     )
 

@@ -14,7 +14,10 @@ import aiohttp
 
 from daemon.app import Daemon
 from daemon.broadcast.web import penalty_clock
+from daemon.clockpenalty import PenaltyOutcome, frame_for, new_times, put_on_clock
 from daemon.config import load_text
+from daemon.events import ClockUpdate, Penalty
+from drivers.clock.dgt3000 import set_and_run
 from drivers.simulators.emulator import BoardEmulator
 
 TOKEN = "arbiter-token"
@@ -149,3 +152,71 @@ def test_a_bus_board_s_penalty_is_still_set_by_hand() -> None:
         "clock_set": False,
     }
     assert penalty_clock(None, "", {"to": "white"}) == {}  # nothing said (a relay's board)
+
+
+def _report(t: float, white: float, black: float, running: str | None) -> ClockUpdate:
+    return ClockUpdate(t, white, black, running)  # type: ignore[arg-type]
+
+
+def test_the_new_times_are_the_last_report_less_what_the_runner_spent_plus_the_penalty() -> None:
+    last = _report(10.0, 300.0, 250.0, "black")
+    penalty = Penalty(13.0, "white", 120.0, "7.4b")
+    assert new_times(last, penalty) == {"white": 420.0, "black": 247.0}
+    stopped = _report(10.0, 300.0, 250.0, None)  # a paused clock lost nothing
+    assert new_times(stopped, penalty) == {"white": 420.0, "black": 250.0}
+
+
+def test_a_paused_clock_is_set_paused_and_an_unknown_side_is_refused() -> None:
+    penalty = Penalty(11.0, "black", 180.0, "9.5b")
+    planned = frame_for(_report(10.0, 300.0, 250.0, None), penalty, "left")
+    assert not isinstance(planned, str)
+    frame, times = planned
+    assert times == {"white": 300, "black": 430}
+    assert frame == set_and_run({"white": 300, "black": 430}, None, "left")
+    assert frame[-2] == 0x04  # the run byte: paused
+    assert frame_for(None, penalty, "left") == "the clock has not reported its times yet"
+    assert "not known" in str(frame_for(_report(10.0, 1, 1, None), penalty, None))
+
+
+async def test_the_clock_must_show_the_new_times_else_it_is_set_by_hand() -> None:
+    """A report a second later that still shows the old times is no success; one
+    that shows the new times (the runner's second gone) is."""
+    last = _report(10.0, 300.0, 250.0, "white")
+    penalty = Penalty(10.0, "white", 180.0, "9.5b")
+    now = [10.0]
+
+    async def ack(frame: bytes) -> bool:
+        return True
+
+    def reports(*queued: ClockUpdate) -> Any:
+        async def next_report(timeout: float) -> ClockUpdate | None:
+            if not queued_list:
+                now[0] += timeout
+                return None
+            report = queued_list.pop(0)
+            now[0] = report.t
+            return report
+
+        queued_list = list(queued)
+        return next_report
+
+    stale = _report(11.0, 299.0, 250.0, "white")
+    outcome = await put_on_clock(penalty, last, "right", ack, reports(stale), lambda: now[0])
+    assert outcome == PenaltyOutcome(
+        False, "the clock shows White 0:04:59, Black 0:04:10, not White 0:08:00, Black 0:04:10"
+    )
+    now[0] = 10.0
+    good = _report(11.0, 479.0, 250.0, "white")
+    outcome = await put_on_clock(penalty, last, "right", ack, reports(stale, good), lambda: now[0])
+    assert outcome.to_answer() == {
+        "clock": "Clock set: +3:00 to White; White 0:07:59, Black 0:04:10"
+    }
+
+    async def silent(frame: bytes) -> bool:
+        raise TimeoutError("no ack for clock command")
+
+    now[0] = 10.0
+    outcome = await put_on_clock(penalty, last, "right", silent, reports(), lambda: now[0])
+    assert outcome.to_answer() == {
+        "by_hand": "the clock did not acknowledge the new times: no ack for clock command"
+    }
