@@ -71,6 +71,23 @@ DISPLAY_ACTIONS: dict[str, Callable[[Hub, str, dict[str, Any]], dict[str, Any]]]
     "reject_signal": _reject_signal,
 }
 FEED_ACTIONS = frozenset({"players"})
+
+
+def _show_held_game(hub: Hub, board_id: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A relay's "New game": the board's new game that the relay held over its
+    finished one (not signed by a daemon's arbiter) is shown from now on."""
+    show = getattr(hub, "show_held_game", None)
+    if show is None or not show(board_id):
+        raise ControlError("new_game: no new game is held for this board (a relay holds a "
+                           "board's new game over a finished one until the arbiter says so)",
+                           None, 409)  # fmt: skip
+    return {}
+
+
+#: What a relay (no rules core) does itself for an action the daemon's core takes.
+RELAY_ACTIONS: dict[str, Callable[[Hub, str, dict[str, Any]], dict[str, Any]]] = {
+    "new_game": _show_held_game,
+}
 #: Controls about the daemon, not a game: they need no ``?board=`` among several.
 BOARDLESS_ACTIONS: dict[str, Callable[[Hub, dict[str, Any]], dict[str, Any]]] = {
     "check": _check,

@@ -195,14 +195,17 @@ class Relay:
         event: str | None = None,
         mqtt_settings: MqttSettings | None = None,
         lichess: LichessSettings | None = None,
+        token: str | None = None,
     ) -> None:
         self.broker, self.broker_port = broker, broker_port
         self.event = event or tournament
         self.round = round_
         self.settings = BroadcastSettings(
-            address=address, port=port, boards=[], event=self.event, round=round_
+            address=address, port=port, boards=[], event=self.event, round=round_, token=token
         )
         self.hub = Hub(self.settings)
+        # the relay's console: "New game" shows a board's new game held for the arbiter
+        self.hub.show_held_game = self.show_held_game  # type: ignore[attr-defined]
         self.hub.sort_boards = True
         self.base = "/".join(topic_level(p) for p in (prefix, tournament, round_))
         self.client = new_client(
@@ -480,6 +483,27 @@ class Relay:
                                 "for the arbiter")  # fmt: skip
         for tag in left_out:
             self._reject(board, f"the tag {tag[:40]!r} is not one a board may set")
+
+    def show_held_game(self, board: str) -> bool:
+        """The arbiter, on the relay's console (``/control/new_game`` with the
+        relay's token): the board's new game held over its finished one is shown
+        from now on. False when none is held."""
+        with self._lock:
+            restart = self.restarts.pop(board, None)
+            if restart is None or board not in self.hub.boards:
+                return False
+            rules = restart.rules
+            record = self.hub.boards[board].record
+            state = {
+                "origin": self.sync[board].origin if board in self.sync else None,
+                "seq": self.sync[board].last if board in self.sync else 0,
+                "headers": record.headers.to_dict(),
+                "moves": [{"t": 0.0, "clock": None} for _ in rules.board.move_stack],
+            }
+            canonical, _ = canonical_state(state, rules)
+            self.games[board] = rules
+            self.hub.load_state(board, self._house_headers(board, canonical))
+        return True
 
     def _house_headers(self, board: str, state: dict[str, Any]) -> dict[str, Any]:
         """The state with the headers the relay owns: one Event and Round for the

@@ -394,6 +394,12 @@ async def control(request: web.Request) -> web.Response:
         except ControlError as exc:
             return _error(exc.status, str(exc), exc.field)
         return json_response({"accepted": True, "board": board_id, "action": action, **answer})
+    if on_request is None and action in console.RELAY_ACTIONS:  # a relay's own
+        try:
+            answer = console.RELAY_ACTIONS[action](hub, board_id, sensor_request.args)
+        except ControlError as exc:
+            return _error(exc.status, str(exc), exc.field)
+        return json_response({"accepted": True, "board": board_id, "action": action, **answer})
     if on_request is None:
         return _error(503, "no rules core is listening for requests")
     try:

@@ -18,6 +18,7 @@ from daemon.broadcast.settings import LichessSettings, MqttSettings
 PASSWORD_ENV = "DGT_BRIDGE_RELAY_PASSWORD"
 LICHESS_TOKEN_ENV = "DGT_BRIDGE_LICHESS_TOKEN"
 ARBITER_KEY_ENV = "DGT_BRIDGE_ARBITER_KEY"
+TOKEN_ENV = "DGT_BRIDGE_RELAY_TOKEN"
 
 
 class SetupError(ValueError):
@@ -82,6 +83,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         metavar="FILE",
         help=f"a file holding the password (or set {PASSWORD_ENV}; never on the command line)",
+    )
+    secure.add_argument(
+        "--token-file",
+        default=None,
+        metavar="FILE",
+        help=f"a file holding the relay's console token (or set {TOKEN_ENV}): /arbiter "
+        "and its controls, such as New game to show a board's new game held over a "
+        "finished one",
     )
     secure.add_argument(
         "--arbiter-key-file",
@@ -156,7 +165,8 @@ async def _serve(args: argparse.Namespace) -> None:
     relay = Relay(host, port, args.tournament, args.round, address=args.address,
                   port=args.port, prefix=args.prefix, client_id=args.client_id,
                   event=args.event, mqtt_settings=_mqtt_settings(args),
-                  lichess=_lichess_settings(args))  # fmt: skip
+                  lichess=_lichess_settings(args),
+                  token=_secret(args.token_file, "--token-file", TOKEN_ENV))  # fmt: skip
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -493,6 +493,7 @@ async def test_no_message_hypothesis_makes_breaks_a_game_or_a_page(hall):
 # -- a result forged by a restart, and the arbiter's signed decisions ---------------------
 
 KEY = "the hall's arbiter key"
+RELAY_TOKEN = "the relay's console token"
 
 
 def _signed_board(port: int, board: str, key: str | None = KEY) -> Broadcaster:
@@ -509,7 +510,7 @@ async def finished(own_broker):
     """A relay sharing the arbiter key with board 1's daemon; board 1 has played six
     plies and its game has ended 1-0."""
     relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "3", address="127.0.0.1", port=0,
-                  mqtt_settings=MqttSettings(arbiter_key=KEY))  # fmt: skip
+                  mqtt_settings=MqttSettings(arbiter_key=KEY), token=RELAY_TOKEN)  # fmt: skip
     one = _signed_board(own_broker.port, "1")
     await relay.start()
     await one.start()
@@ -603,6 +604,31 @@ async def test_the_arbiter_s_new_game_releases_a_held_restart(finished):
         one.publish("1", event)
     assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:3]), relay.status()
     assert relay.hub.boards["1"].record.result is None
+
+
+async def test_the_relay_s_own_console_shows_a_held_new_game(finished):
+    """Without a daemon's signature (a hall without the key), the arbiter shows the
+    board's new game from the relay's console: New game with the relay's token."""
+    relay, one, _attacker = finished
+    url = f"http://127.0.0.1:{relay.port}/control/new_game?board=1"
+    auth = {"Authorization": f"Bearer {RELAY_TOKEN}"}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(url, json={}, headers=auth) as response:
+            assert response.status == 409, await response.text()  # nothing held yet
+        for event in game_feed(OPERA_GAME[:2]):  # the next game, unsigned
+            one.publish("1", event)
+        assert await _wait(lambda: (relay.status()["boards"]["1"].get("restart_held") or {})
+                           .get("plies") == 2), relay.status()  # fmt: skip
+        _shows_the_finished_game(relay)
+        async with session.post(url, json={}) as response:
+            assert response.status in (401, 403), await response.text()  # no token
+        async with session.post(url, json={}, headers=auth) as response:
+            assert response.status == 200, await response.text()  # done, as the display's own
+    assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:2]), relay.status()
+    assert _result(relay) is None
+    for event in game_feed(OPERA_GAME[:4])[-4:]:  # and the game goes on
+        one.publish("1", event)
+    assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:4]), relay.status()
 
 
 # -- a forged event far ahead never freezes the real feed ----------------------------------
