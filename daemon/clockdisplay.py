@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from daemon.clockpenalty import ClockReports, PenaltyOutcome, put_on_clock
+from daemon.clockpenalty import ClockReports, PenaltyOutcome, ReportListener, put_on_clock
 from daemon.events import ClockUpdate, DomainEvent, GameStart, Move, Penalty
 
 if TYPE_CHECKING:
@@ -103,11 +103,17 @@ class ClockDisplay:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop (a test feeding the pipeline by hand)
             return
+        self.penalty = loop.create_task(self._set_clock(penalty, self.reports.listen()))
+
+    async def _set_clock(self, penalty: Penalty, listener: ReportListener) -> PenaltyOutcome:
         white_side = getattr(self.interpreter, "white_side", None)
-        now = self._now or loop.time
-        self.penalty = loop.create_task(
-            put_on_clock(penalty, self.reports.last, white_side, self._send, self.reports.next, now)
-        )
+        now = self._now or asyncio.get_running_loop().time
+        try:
+            return await put_on_clock(
+                penalty, self.reports.last, white_side, self._send, listener.next, now
+            )
+        finally:
+            listener.close()
 
     async def _send(self, frame: bytes) -> bool:
         """One frame sent; True when the clock acknowledged it without error."""

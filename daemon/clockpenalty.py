@@ -133,24 +133,41 @@ async def put_on_clock(
 
 
 class ClockReports:
-    """The last clock report, and a wait for the next one (the clock display hears
-    every ``ClockUpdate`` the board's pipeline publishes)."""
+    """The last clock report, and listeners that hear every later one (the clock
+    display hears every ``ClockUpdate`` the board's pipeline publishes). A listener
+    keeps what came before it was asked: the report a set-and-run makes at once
+    comes with its ack, before the task that sent it runs again."""
 
     def __init__(self) -> None:
         self.last: ClockUpdate | None = None
-        self._waiters: list[asyncio.Future[ClockUpdate]] = []
+        self._listeners: list[ReportListener] = []
 
     def heard(self, report: ClockUpdate) -> None:
         self.last = report
-        waiters, self._waiters = self._waiters, []
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(report)
+        for listener in self._listeners:
+            listener.queue.put_nowait(report)
+
+    def listen(self) -> ReportListener:
+        """A listener for the reports from now on; ``close`` it when done."""
+        listener = ReportListener(self._listeners)
+        self._listeners.append(listener)
+        return listener
+
+
+class ReportListener:
+    """The clock reports heard since it was made, one at a time (``next``)."""
+
+    def __init__(self, listeners: list[ReportListener]) -> None:
+        self.queue: asyncio.Queue[ClockUpdate] = asyncio.Queue()
+        self._listeners = listeners
 
     async def next(self, timeout: float) -> ClockUpdate | None:
-        waiter: asyncio.Future[ClockUpdate] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        """The next report, or None when none comes within ``timeout`` seconds."""
         try:
-            return await asyncio.wait_for(waiter, timeout)
+            return await asyncio.wait_for(self.queue.get(), timeout)
         except TimeoutError:
             return None
+
+    def close(self) -> None:
+        if self in self._listeners:
+            self._listeners.remove(self)

@@ -7,6 +7,7 @@ says to set the clock by hand, and why; a bus board is always told so."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import aiohttp
 
 from daemon.app import Daemon
 from daemon.broadcast.web import penalty_clock
-from daemon.clockpenalty import PenaltyOutcome, frame_for, new_times, put_on_clock
+from daemon.clockpenalty import ClockReports, PenaltyOutcome, frame_for, new_times, put_on_clock
 from daemon.config import load_text
 from daemon.events import ClockUpdate, Penalty
 from drivers.clock.dgt3000 import set_and_run
@@ -78,8 +79,11 @@ async def test_a_penalty_sets_the_emulated_clock_and_the_answer_says_so(tmp_path
             assert before is not None and before.white <= 300
             answer = await _penalty(daemon, {"to": "white", "seconds": 180, "article": "9.5b"})
             assert answer["clock_set"] is True, answer
-            assert answer["clock"].startswith("Clock set: +3:00 to White; White 0:07:5")
-            assert answer["clock"].endswith("Black 0:05:00")
+            said = re.fullmatch(
+                r"Clock set: \+3:00 to White; White 0:0(\d):(\d\d), Black 0:05:00", answer["clock"]
+            )
+            assert said is not None, answer["clock"]
+            assert 470 <= int(said[1]) * 60 + int(said[2]) <= 480  # 5:00 + 3:00, less a few s
             assert 470 <= emulator.clock.right <= 480 and emulator.clock.left == 300
             assert emulator.clock.running and not emulator.clock.left_to_move  # White's runs
             after = display.reports.last
@@ -220,3 +224,18 @@ async def test_the_clock_must_show_the_new_times_else_it_is_set_by_hand() -> Non
     assert outcome.to_answer() == {
         "by_hand": "the clock did not acknowledge the new times: no ack for clock command"
     }
+
+
+async def test_a_report_that_came_with_the_ack_is_not_missed() -> None:
+    """The clock's report right after a set-and-run arrives with its ack, before the
+    task that sent it runs again: the listener keeps it (the answer does not wait a
+    second for the next one)."""
+    reports = ClockReports()
+    listener = reports.listen()
+    reports.heard(_report(1.0, 480.0, 300.0, "white"))
+    report = await listener.next(0.01)
+    assert report is not None and report.white == 480.0
+    assert await listener.next(0.01) is None
+    listener.close()
+    reports.heard(_report(2.0, 479.0, 300.0, "white"))
+    assert listener.queue.empty()  # closed: it hears no more
