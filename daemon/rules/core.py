@@ -61,6 +61,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 import chess
 
@@ -162,6 +163,12 @@ SIGNAL_PATIENCE = 3.0
 #: (or pressed), on a square next to where his hand set the piece down, is that hand
 #: knocking it while withdrawing: a knock (7.3 if it is not put back), no touch (4.3).
 KNOCK_WINDOW = 0.5
+#: Board reports that reach the core at the same time (one DGT bus change list: every
+#: change in it is stamped with the time it was asked for) are that far apart in the
+#: core's time, in the order the board reported them, so that "before" and "after"
+#: (touches against the position shown, the press, the opponent's first touch) keep
+#: the board's order: a microsecond, far below anything a hand or a timer tells.
+ORDER_STEP = 1e-6
 
 
 def _other(colour_name: str) -> str:
@@ -183,6 +190,7 @@ class RulesCore:
         self._clock: tuple[float, float, str | None, tuple[str, ...]] | None = None
         self._chess960 = False
         self._orientation_open = False  # set_position before the board showed it
+        self._reported_at: float | None = None  # the last board report's time (in order)
 
     # ------------------------------------------------------------------ public API
 
@@ -246,7 +254,24 @@ class RulesCore:
         self._run_due(t, out)
         return out
 
+    def _in_order(self, event: SensorEvent) -> SensorEvent:
+        """A piece change or a press reported no later than the board's previous report
+        comes ``ORDER_STEP`` after it: the board made them in the order it reported
+        them. Without it, a change list holding the previous mover's re-centring and
+        the opponent's first lift (a slow poll, a fast reply) gave both one time, and
+        the re-centring, no longer seen before the opponent's own touch, was charged
+        to him as a touched piece (4.3b); a re-centring in the list that completed the
+        opponent's move counted in the position after it (4.3a)."""
+        if not isinstance(event, (SquareChange, ClockReport)):
+            return event
+        last = self._reported_at
+        if last is not None and event.t <= last:
+            event = replace(event, t=last + ORDER_STEP)
+        self._reported_at = event.t
+        return event
+
     def feed(self, event: SensorEvent) -> list[DomainEvent]:
+        event = self._in_order(event)
         out: list[DomainEvent] = []
         if isinstance(event, BoardHeard) or (
             self._reach.heard_at is not None and isinstance(event, (SquareChange, BoardDump))
