@@ -956,7 +956,8 @@ class RulesCore:
         if chosen is not None:  # 4.4d: the first piece to touch the square is the choice
             # A promotion choice is a child node, made by its move (never the root).
             child, move = chosen, chosen.move  # type: ignore[assignment]
-        san = move_san(board, move)  # the move's one text; the speech's words take it
+        # the move's one text; the speech's words take it
+        san = move_san(board, move, child.board, child.has_legal_move())
         if self._describe is None:
             speech = fallback_describe(board, move, san)
         else:

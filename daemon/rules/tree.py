@@ -48,6 +48,7 @@ class Node:
     _children: dict[bytes, chess.Move] | None = None
     _matches: dict[bytes, chess.Move | None] = field(default_factory=dict)
     _legal: dict[bytes, chess.Move] | None = None
+    _any_legal: bool | None = None  # has_legal_move's answer: asked by SAN, the end, is_over
 
     @classmethod
     def root(cls, board: chess.Board, ply: int = 0) -> Node:
@@ -109,7 +110,10 @@ class Node:
         return self._legal
 
     def has_legal_move(self) -> bool:
-        return any(self.board.generate_legal_moves())
+        """Cached: a node's board never changes, and each commit asks it two or three times."""
+        if self._any_legal is None:
+            self._any_legal = any(self.board.generate_legal_moves())
+        return self._any_legal
 
     def child(self, move: chess.Move) -> Node:
         board = self.board.copy(stack=False)
