@@ -85,8 +85,10 @@ class Node:
         turn_letters = _WHITE if board.turn == chess.WHITE else _BLACK
         changed = differing_squares(before, key)
         mask = 0
+        to_mask = 0
         castling_piece = False
         for square in changed:
+            to_mask |= 1 << square
             if before[square] in turn_letters:
                 mask |= 1 << square
                 castling_piece = castling_piece or before[square] in _KING_OR_ROOK
@@ -94,7 +96,10 @@ class Node:
         if 2 <= len(changed) <= 4 and mask:
             if castling_piece:
                 mask |= board.kings & board.occupied_co[board.turn]
-            for move in board.generate_pseudo_legal_moves(from_mask=mask):
+                # a Chess960 castling is king-takes-rook, and the rook can stay put
+                to_mask = chess.BB_ALL
+            # any other move changes its target square: only those moves can match
+            for move in board.generate_pseudo_legal_moves(from_mask=mask, to_mask=to_mask):
                 if child_key(before, board, move) == key and board.is_legal(move):
                     found = move
                     break
