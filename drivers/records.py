@@ -90,9 +90,11 @@ class FrozenRecord(Record):
 
     def __setattr__(self, name: str, value: Any) -> None:
         cls = type(self)
+        names = _FIELD_SETS.get(cls) or _field_set(cls)  # one lookup: every field of every record
         # In the instance dict once set; slotted, an unset slot has no value.
-        already = name in self.__dict__ if cls.__dictoffset__ else hasattr(self, name)
-        if already or name not in _field_set(cls):
+        if name not in names or (
+            name in self.__dict__ if cls.__dictoffset__ else hasattr(self, name)
+        ):
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
         object.__setattr__(self, name, value)
 

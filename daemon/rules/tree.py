@@ -20,7 +20,7 @@ _BLACK = frozenset(b"pnbrqk")
 _KING_OR_ROOK = frozenset(b"KkRr")
 
 
-@dataclass(eq=False, repr=False, slots=True)
+@dataclass(eq=False, repr=False, slots=True, init=False)
 class Lift(FrozenRecord):
     """A piece lifted from a square (4.3: lifted = touched, Appendix E.2.2)."""
 
@@ -28,6 +28,16 @@ class Lift(FrozenRecord):
     square: int
     piece: str  # FEN letter
     returned: float | None = None  # when the same piece stood on the same square again
+
+    def __init__(self, t: float, square: int, piece: str, returned: float | None = None):
+        """Set once, as the generated ``__init__`` would, without ``FrozenRecord``'s
+        checked ``__setattr__`` per field: a lift is made on every lift and every
+        return of a piece, the core's most frequent record (issue 28)."""
+        set_field = object.__setattr__
+        set_field(self, "t", t)
+        set_field(self, "square", square)
+        set_field(self, "piece", piece)
+        set_field(self, "returned", returned)
 
 
 @dataclass(eq=False, slots=True)
