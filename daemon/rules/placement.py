@@ -100,12 +100,18 @@ def colour_of(code: int) -> chess.Color | None:
 
 
 def differing_squares(a: bytes, b: bytes) -> list[int]:
-    """Squares whose contents differ; compares whole ranks first (this is on the hot path)."""
+    """Squares whose contents differ, in square order.
+
+    On every board change (``Node.match``): the two keys are read as one integer
+    each, and their XOR's non-zero bytes are the squares, so the work is per
+    differing square, not per rank (issue 28).
+    """
+    diff = int.from_bytes(a, "little") ^ int.from_bytes(b, "little")
     squares: list[int] = []
-    for start in range(0, 64, 8):
-        end = start + 8
-        if a[start:end] != b[start:end]:
-            squares.extend(s for s in range(start, end) if a[s] != b[s])
+    while diff:
+        square = ((diff & -diff).bit_length() - 1) >> 3
+        squares.append(square)
+        diff &= ~(0xFF << (square << 3))
     return squares
 
 

@@ -107,7 +107,7 @@ class Node:
             if castling_piece:
                 mask |= board.kings & board.occupied_co[board.turn]
                 # a Chess960 castling is king-takes-rook, and the rook can stay put
-                to_mask = chess.BB_ALL
+                to_mask |= board.rooks & board.occupied_co[board.turn]
             # any other move changes its target square: only those moves can match
             for move in board.generate_pseudo_legal_moves(from_mask=mask, to_mask=to_mask):
                 if child_key(before, board, move) == key and board.is_legal(move):
