@@ -48,13 +48,6 @@ def until(condition, timeout: float) -> bool:
     return bool(condition())
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 29, open: in about half the runs one board of four loses its game after "
-    "the restart although the link hands it a history that leads from the journal's "
-    "position to the board (the rules core resumes it a ply early, then alarms), or a "
-    "recovered game misses its last two plies; see notes/busresume.md",
-)
 def test_a_four_board_chain_survives_sigkill_with_moves_made_meanwhile(
     tmp_path: Path, shared: Path
 ) -> None:
