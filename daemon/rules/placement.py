@@ -20,7 +20,6 @@ true or false of the placements alone.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -34,7 +33,6 @@ if TYPE_CHECKING:  # the tree builds on the keys; the shapes only name its nodes
 
 EMPTY = ord(".")
 EMPTY_KEY = b"." * 64
-_RUNS = re.compile(r"\.+")
 _KINGS = frozenset(b"Kk")
 _PAWNS = frozenset(b"Pp")
 _WHITE_LETTERS = frozenset(b"PNBRQK")
@@ -64,8 +62,14 @@ def key_from_board(board: chess.Board) -> bytes:
 
 
 def placement_from_key(key: bytes) -> str:
-    """The FEN placement field of a key (a8 first)."""
-    return "/".join(_fen_row(key[rank * 8 : rank * 8 + 8]) for rank in range(7, -1, -1))
+    """The FEN placement field of a key (a8 first). Every move's FEN is made here."""
+    rows = _ROWS
+    return "/".join(
+        [rows.get(row) or _fen_row(row) for row in (key[start : start + 8] for start in _RANKS)]
+    )
+
+
+_RANKS = range(56, -1, -8)  # each rank's first square, the eighth rank first
 
 
 #: Rows of eight squares met so far, with their FEN text (a rank recurs from move to
@@ -73,13 +77,16 @@ def placement_from_key(key: bytes) -> str:
 #: week meets new rows with every game (about 20), and at the former bound of 100,000
 #: the cache alone would have held 15 MB of a Pi's memory (issue 19); 4096 are 0.6 MB.
 _ROWS: dict[bytes, str] = {}
+_DOT_RUNS = [(str(n), "." * n) for n in range(8, 0, -1)]
 ROWS_KEPT = 4096
 
 
 def _fen_row(row: bytes) -> str:
     text = _ROWS.get(row)
     if text is None:
-        text = _RUNS.sub(lambda run: str(len(run.group())), row.decode("ascii"))
+        text = row.decode("ascii")
+        for length, dots in _DOT_RUNS:  # longest first: each run is replaced whole
+            text = text.replace(dots, length)
         if len(_ROWS) >= ROWS_KEPT:
             _ROWS.clear()
         _ROWS[row] = text

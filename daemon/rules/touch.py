@@ -103,12 +103,16 @@ def touch_ruling(
                 [chess.square_name(rook_from), moved],
                 "rook touched before the king; the castling stands as played",
             )
-    own = [lift for lift in own if not _castling_rook(board, own, lift)]
-    touched = [lift for lift in touched if lift in own or lift in theirs]
     victim = captured_square(board, move)
     part_of_move = {move.from_square, victim}
     if board.is_castling(move):
         part_of_move.add(castling_squares(board, move)[2])
+    if all(lift.square in part_of_move for lift in touched):
+        # only the move's own pieces were touched: the move itself (the usual case,
+        # decided before the castling rook's legal-move test below: issue 28)
+        return None
+    own = [lift for lift in own if not _castling_rook(board, own, lift)]
+    touched = [lift for lift in touched if lift in own or lift in theirs]
     extra = [lift for lift in touched if lift.square not in part_of_move]
     if not extra:
         return None  # only the move's own pieces were touched: the move itself
