@@ -245,7 +245,13 @@ class Board:
         from drivers.dgt.buscodec import bus_address
 
         self.bus_address = bus_address(self.entry.bus_serial)
-        bus.add_board(self.bus_address, submit, self._interpreter(), time_source=self.scheduler.now)
+        bus.add_board(
+            self.bus_address,
+            submit,
+            self._interpreter(),
+            time_source=self.scheduler.now,
+            time_rate=getattr(self.scheduler, "time_scale", 1.0),  # the demo's game time
+        )
         if self.pipeline is not None:
             bus.expect_placements(self.bus_address, self.pipeline.resumed_placements())
             self.pipeline.probe_board = partial(bus.probe, self.bus_address)

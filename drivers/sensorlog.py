@@ -123,7 +123,12 @@ def event_from_dict(obj: dict[str, Any]) -> SensorEvent:
         piece = obj.get("piece")
         if piece is not None and (not isinstance(piece, str) or piece not in PIECE_LETTERS):
             raise ValueError(f"unknown piece {piece!r} (expected one of PNBRQKpnbrqk or null)")
-        return SquareChange(t, _square(obj["square"]), piece)
+        since = obj.get("since")  # a polled board's previous read (optional)
+        if since is not None:
+            if isinstance(since, bool) or not isinstance(since, int | float):
+                raise ValueError(f"'since' must be a number of seconds, not {since!r}")
+            since = min(t, float(since))
+        return SquareChange(t, _square(obj["square"]), piece, since)
     if "clock" in obj:
         clock = obj["clock"]
         if not isinstance(clock, dict):
@@ -177,7 +182,10 @@ def event_to_dict(event: SensorEvent) -> dict[str, Any]:
                 return {"t": t, "board": event.placement, "history": list(event.history)}
             return {"t": t, "board": event.placement}
         case SquareChange():
-            return {"t": t, "square": event.square, "piece": event.piece}
+            line = {"t": t, "square": event.square, "piece": event.piece}
+            if event.since is not None:
+                line["since"] = round(event.since, 6)
+            return line
         case ClockReport():
             clock: dict[str, Any] = {
                 "white": event.white,

@@ -44,6 +44,9 @@ class SquareChange(FrozenRecord):
     t: float
     square: str  # "e4"
     piece: str | None  # FEN letter, or None for empty
+    #: a polled board (the DGT bus): the change was made after this time (the board's
+    #: previous read did not have it), at ``t`` or before; None: made at ``t``
+    since: float | None = None
 
 
 @dataclass(eq=False, repr=False, slots=True)

@@ -410,7 +410,9 @@ class RulesCore:
             self._game.lifts.append(Lift(event.t, self._true_square(raw_square), chr(before)))
             del self._game.lifts[:-_MAX_LIFTS]
         elif event.piece is not None:
-            returned = self._mark_returned(event.t, self._true_square(raw_square), event.piece)
+            # a polled board's put may have been made as early as its previous read
+            back = event.t if event.since is None else min(event.t, event.since)
+            returned = self._mark_returned(back, self._true_square(raw_square), event.piece)
             if returned is not None and self.settings.report_touches:
                 self._report_touch(event.t, returned, out)
         self._view.raw[raw_square] = after
@@ -420,12 +422,16 @@ class RulesCore:
 
     def _mark_returned(self, t: float, square: int, piece: str) -> Lift | None:
         """The piece lifted last from ``square`` stands there again (a brush, an
-        adjustment): that lift, or None."""
+        adjustment) since ``t`` at the earliest (never before the lift): that lift, or
+        None. A DGT bus reads a board every 0.1-0.3 s (several times that in game
+        time in the demo, or on a loaded machine): a re-centring held 0.3 s then read
+        as held 0.6 s, past ``BRUSH_HOLD``, and was charged to the opponent (4.3b)."""
         for index in range(len(self._game.lifts) - 1, max(-1, len(self._game.lifts) - 9), -1):
             lift = self._game.lifts[index]
             if lift.square == square:
                 if lift.piece == piece and lift.returned is None:
-                    self._game.lifts[index] = Lift(lift.t, lift.square, lift.piece, returned=t)
+                    back = max(t, lift.t)
+                    self._game.lifts[index] = Lift(lift.t, lift.square, lift.piece, returned=back)
                     return lift
                 return None
         return None

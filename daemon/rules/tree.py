@@ -27,7 +27,9 @@ class Lift(FrozenRecord):
     t: float
     square: int
     piece: str  # FEN letter
-    returned: float | None = None  # when the same piece stood on the same square again
+    #: when the same piece stood on the same square again (the earliest it may have:
+    #: a polled board's read comes later)
+    returned: float | None = None
 
     def __init__(self, t: float, square: int, piece: str, returned: float | None = None):
         """Set once, as the generated ``__init__`` would, without ``FrozenRecord``'s

@@ -110,9 +110,13 @@ class BoardLost:
 
 @dataclass(frozen=True)
 class BoardChanges:
+    """Changes read from a board at ``t`` (asked then: made before), made after
+    ``since`` (its previous read, which did not have them; None: unknown)."""
+
     address: int
     t: float
     updates: tuple[FieldUpdate, ...]
+    since: float | None = None
 
 
 @dataclass(frozen=True)
@@ -263,6 +267,8 @@ class _Board:
     clock_now: bool = False  # a press and no reading to tell it with: the clock first
     reading: ClockTimes | None = None  # the clock as it last stood (read, or pressed since)
     asked_at: float = 0.0  # when its changes were last asked for: they happened before
+    read_at: float | None = None  # when the changes last read were asked for
+    since: float | None = None  # the read before those: they happened after it
     then_after_changes: BusCommand | None = None  # asked for with these changes
     then: BusCommand | None = None  # due now that the changes are in
     move_under_way: float | None = None  # a piece changed then, no press after it yet
@@ -680,8 +686,12 @@ class BusPoller:
                 board.needs_dump = True  # the list is unreadable: the dump says what is there
                 return [BusProblem(address, now, "unreadable change list")]
             if not changes:
+                board.read_at = None if late else board.asked_at  # none made before it
                 return []
             board.last_change = now
+            # the previous read did not have them (a late reply: which read is unsure)
+            board.since = None if late else board.read_at
+            board.read_at = None if late else board.asked_at
             # A piece moved and no press after it: the press is next (watched).
             pressed_last = isinstance(changes[-1], EeClockTime)
             board.move_under_way = None if pressed_last else board.asked_at
@@ -754,13 +764,15 @@ class BusPoller:
                     board.clock_now = True
                 continue  # read, and no clock there to tell it with
             if updates:
-                events.append(BoardChanges(board.address, board.asked_at, tuple(updates)))
+                events.append(
+                    BoardChanges(board.address, board.asked_at, tuple(updates), board.since)
+                )
                 updates = []
             board.reading = pressed
             board.next_clock = min(board.next_clock, now)
             events.append(BoardClock(board.address, board.asked_at, pressed))
         if updates:
-            events.append(BoardChanges(board.address, board.asked_at, tuple(updates)))
+            events.append(BoardChanges(board.address, board.asked_at, tuple(updates), board.since))
         return events
 
     def _repeat(self, out: _Outstanding, now: float, why: str) -> list[BusEvent]:
@@ -820,6 +832,7 @@ def _catch_up(board: _Board) -> None:
     board.catching_up, board.needs_backlog, board.backlog = True, True, b""
     board.held, board.clock_now, board.move_under_way = [], False, None
     board.then = board.then_after_changes = None
+    board.read_at = board.since = None
 
 
 def _pressed(reading: ClockTimes | None, press: EeClockTime) -> ClockTimes | None:

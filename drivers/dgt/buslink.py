@@ -89,6 +89,8 @@ class BusBoard:
     last_problem: str = ""
     problems: int = 0
     time_source: Callable[[], float] | None = None  # this board's clock (else the link's)
+    #: its clock's seconds in a real second (the demo runs game time faster)
+    time_rate: float = 1.0
     last_t: float | None = None  # the last event's time: a board's events never go back
     #: what it showed before this link (a resumed game's position, both ways round)
     expected: tuple[tuple[int, ...], ...] = ()
@@ -164,11 +166,16 @@ class BusLink:
         on_event: Callable[[SensorEvent], None],
         clock_interpreter: ClockInterpreter | None = None,
         time_source: Callable[[], float] | None = None,
+        time_rate: float = 1.0,
     ) -> BusBoard:
         """Serve the board at ``address``: its events to ``on_event``, stamped by
-        ``time_source`` (each board's game may run on its own clock after a resume)."""
+        ``time_source`` (each board's game may run on its own clock after a resume),
+        whose seconds pass ``time_rate`` times as fast as real ones (a change read
+        0.1 s ago happened 0.4 s ago on a clock at 4x)."""
         interpreter = clock_interpreter or SimpleClockInterpreter()
-        board = BusBoard(address, on_event, interpreter, time_source=time_source)
+        board = BusBoard(
+            address, on_event, interpreter, time_source=time_source, time_rate=time_rate
+        )
         self.boards[address] = board
         self.poller.add(address)
         self._kick.set()
@@ -371,13 +378,17 @@ class BusLink:
         # slow chain brought only now, happened 2 s ago. Never before the board's last
         # event, so the rules core hears the board's events in order.
         # (A board clock set back, as on a resume, starts the order afresh.)
-        age = max(0.0, time.monotonic() - bus_event.t)
-        now = clock()
+        mono, now = time.monotonic(), clock()
+        age = max(0.0, mono - bus_event.t) * board.time_rate
         t = now - age
         if board.last_t is not None and t < board.last_t <= now:
             t = board.last_t
         board.last_t = t
         event = replace(bus_event, t=t)
+        if isinstance(event, BoardChanges) and event.since is not None:
+            # made after the board's previous read: on the board's clock, no later than t
+            since = min(t, now - max(0.0, mono - event.since) * board.time_rate)
+            event = replace(event, since=since)
         match event:
             case BoardFound():
                 # What it showed when last known: before a loss, the shadow; at the
@@ -442,7 +453,7 @@ class BusLink:
                 if board.connected:
                     for update in updates:
                         board.recent.append((update.square, update.code))
-                        self._emit(board, board.shadow.field_update(t, update))
+                        self._emit(board, board.shadow.field_update(t, update, event.since))
             case BoardClock(t=t, clock=reading):
                 if board.connected and not isinstance(reading, InvalidClockData):
                     self._emit(board, board.clock_interpreter.feed(t, reading))

@@ -49,8 +49,11 @@ class BoardShadow:
         events.extend(MagicPiece(t, square, meaning) for square, meaning in message.magic)
         return events
 
-    def field_update(self, t: float, message: FieldUpdate) -> list[SensorEvent]:
-        """One square changed: report it, whatever the shadow thought was there."""
+    def field_update(
+        self, t: float, message: FieldUpdate, since: float | None = None
+    ) -> list[SensorEvent]:
+        """One square changed: report it, whatever the shadow thought was there
+        (``since``: made after that time, a polled board's previous read)."""
         if self.codes is not None:
             codes = list(self.codes)
             codes[message.square] = message.code
@@ -59,4 +62,4 @@ class BoardShadow:
         meaning = MAGIC_BY_CODE.get(message.code)
         if meaning is not None:
             return [MagicPiece(t, name, meaning)]
-        return [SquareChange(t, name, PIECE_BY_CODE.get(message.code))]
+        return [SquareChange(t, name, PIECE_BY_CODE.get(message.code), since)]

@@ -456,3 +456,19 @@ def test_a_board_with_a_move_under_way_is_polled_first_so_its_press_is_read_at_o
     assert max(watched) < 0.13, watched
     assert sum(watched) < sum(in_turn) / 2
     assert min(polls.values()) > 0.5 * max(polls.values()), "no board starves"
+
+
+def test_a_change_list_says_after_which_read_its_changes_were_made():
+    """A change list has no times: a lift read at one poll and its put back at the
+    next was held anywhere from nothing to the time between them. The list says when
+    the read before it was (``since``), so the rules core does not take a re-centring
+    read a poll apart for a piece held that long (4.3)."""
+    poller, chain = BusPoller([1], BusTimings(discovery_interval=0), discover=False), Chain([1])
+    _, t = run(poller, chain, 0.0, 1.5)  # found, caught up, polled in turn
+    made = t
+    chain.move(1, square_index("f5"), 0)
+    events, t = run(poller, chain, t, 0.3)
+    [changes] = [e for e in events if isinstance(e, BoardChanges)]
+    assert changes.since is not None
+    assert changes.since <= made <= changes.t, "made after the read before, asked after"
+    assert changes.t - changes.since <= 0.1, "the reads of one board, one poll apart"

@@ -7,7 +7,10 @@ previous mover's re-centring is no touch of the opponent's (4.3), whatever the s
 
 from __future__ import annotations
 
+import chess
 from rules_support import game, kinds, played, run, settings
+
+from drivers.sensors import SquareChange
 
 
 def opening():
@@ -40,3 +43,31 @@ def test_the_re_centring_in_the_list_that_completes_the_opponents_move_is_no_tou
     out = run(script.events, settings(True))
     assert played(out)[-3:] == ["b1c3", "g7g6", "d2d3"]
     assert kinds(out) == []  # before: 4.3a, "the white knight on c3 ... had to be moved"
+
+
+def recentred_then_nc3(since_put):
+    """3... f5, pressed; black re-centres his pawn: the bus reads the lift, then the
+    put back 0.7 s later (``since_put``: the read before it, which did not have it, or
+    None: a board that says when, as over USB); white plays Nc3 1 s after."""
+    script = opening().lift("f7").put("f5", "p", after=0.1).press().wait(-0.2)
+    lifted = script.t
+    script.lift("f5", after=0.7)
+    since = None if since_put is None else lifted + since_put
+    script.events.append(SquareChange(script.t, "f5", "p", since))
+    script.pieces[chess.parse_square("f5")] = "p"
+    script.wait(1.0).lift("b1").put("c3", "N").press()
+    return run(script.events, settings(True))
+
+
+def test_a_re_centring_whose_put_back_the_bus_reads_a_poll_later_is_no_touch():
+    # held 0.05-0.7 s by the reads: as short as a re-centring (before: 4.3b charged)
+    out = recentred_then_nc3(since_put=0.05)
+    assert played(out)[-2:] == ["f7f5", "b1c3"]
+    assert kinds(out) == []
+
+
+def test_a_piece_held_longer_than_a_re_centring_is_still_a_touch():
+    # the same lift, held 0.7 s for sure: the opponent's touch (4.3b), as before
+    out = recentred_then_nc3(since_put=None)
+    assert played(out)[-2:] == ["f7f5", "b1c3"]
+    assert kinds(out) == [("touch_move", "4.3")]
