@@ -92,9 +92,13 @@ class GameStart(DomainEvent):
     type: ClassVar[str] = "game_start"
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, init=False)
 class Move(DomainEvent):
-    """A completed move (4.6, 6.7). A later Move with the same ply replaces it."""
+    """A completed move (4.6, 6.7). A later Move with the same ply replaces it.
+
+    Its ``__init__`` is written out: the generated one sets each field through
+    ``FrozenRecord.__setattr__``, a tenth of the rules core's cost per move (issue 28).
+    """
 
     ply: int  # 1-based
     uci: str
@@ -108,6 +112,24 @@ class Move(DomainEvent):
     #: one known at its ply (a press seen then), or None: no time is known for it
     entered: bool = False
     type: ClassVar[str] = "move"
+
+    def __init__(
+        self,
+        t: float,
+        ply: int,
+        uci: str,
+        san: str,
+        fen: str,
+        by: Colour,
+        speech: str,
+        clock: dict[str, float] | None = None,
+        correction: bool = False,
+        entered: bool = False,
+    ) -> None:
+        self.__dict__.update(
+            t=t, ply=ply, uci=uci, san=san, fen=fen, by=by, speech=speech, clock=clock,
+            correction=correction, entered=entered,
+        )  # fmt: skip
 
 
 @dataclass(eq=False, repr=False)
@@ -163,12 +185,17 @@ class DrawClaimable(DomainEvent):
     type: ClassVar[str] = "draw_claimable"
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, init=False)
 class ClockUpdate(DomainEvent):
+    """The clock's times; one per clock report (``__init__`` written out, as Move's)."""
+
     white: float
     black: float
     running: Colour | None
     type: ClassVar[str] = "clock"
+
+    def __init__(self, t: float, white: float, black: float, running: Colour | None) -> None:
+        self.__dict__.update(t=t, white=white, black=black, running=running)
 
 
 @dataclass(eq=False, repr=False)

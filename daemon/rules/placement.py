@@ -454,16 +454,25 @@ def _kings_moved_only(before: bytes, key: bytes) -> list[int] | None:
     A king may stand on a centre square, or on its own square, or be in the hand;
     a piece on a centre square may have been taken off to make room.
     """
-    kings = []
-    for square in range(64):
+    # Asked on every unexplained board: only the changed squares are read (issue 28).
+    for square in differing_squares(before, key):
         now, was = key[square], before[square]
         if now in _KINGS:
-            if square not in CENTRE and now != was:
+            if square not in CENTRE:
                 return None
-            kings.append(square)
-        elif now != was and not (now == EMPTY and (was in _KINGS or square in CENTRE)):
+        elif not (now == EMPTY and (was in _KINGS or square in CENTRE)):
             return None
-    return kings
+    return sorted(_squares_of(key, ord("K")) + _squares_of(key, ord("k")))
+
+
+def _squares_of(key: bytes, letter: int) -> list[int]:
+    """The squares holding ``letter``, in square order."""
+    squares = []
+    square = key.find(letter)
+    while square >= 0:
+        squares.append(square)
+        square = key.find(letter, square + 1)
+    return squares
 
 
 def result_signal(before: bytes, key: bytes) -> str | None:
