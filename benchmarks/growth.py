@@ -20,6 +20,7 @@ slope near 0 MB a game) and the journal growing by one game's size a game.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import statistics
 import sys
@@ -27,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import chess
 
@@ -77,6 +79,16 @@ def day_log(games: list[list[chess.Move]]) -> tuple[list[SensorEvent], list[floa
     return hands.events, ends
 
 
+def from_the_start(moves: list[chess.Move]) -> bool:
+    """Whether ``moves`` are legal from the start position."""
+    board = chess.Board()
+    for move in moves:
+        if not board.is_legal(move):
+            return False
+        board.push(move)
+    return True
+
+
 def directory_size(path: Path) -> tuple[int, int]:
     files = [p for p in path.rglob("*") if p.is_file()]
     return sum(p.stat().st_size for p in files), len(files)
@@ -92,63 +104,132 @@ def slope(values: list[float]) -> float:
     return num / sum((x - mean_x) ** 2 for x in xs)
 
 
-def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first: int) -> None:
-    """The same day with the daemon in this process under ``tracemalloc``: what Python
-    holds after game ``first`` and after the last, and the lines whose allocations
-    grew most between the two (a leak of objects shows here; memory the allocator
-    keeps after freeing it does not)."""
+def _rss_mb() -> tuple[float, float]:
+    """This process's resident and private (anonymous, dirty) memory, MB."""
+    fields: dict[str, int] = {}
+    for line in Path("/proc/self/smaps_rollup").read_text().splitlines()[1:]:
+        name, _, rest = line.partition(":")
+        with contextlib.suppress(ValueError, IndexError):
+            fields[name] = int(rest.split()[0])
+    return fields.get("Rss", 0) / 1e3, fields.get("Private_Dirty", 0) / 1e3
+
+
+def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first: int,
+               expected: int, features: bool = True) -> None:  # fmt: skip
+    """The same day with the daemon in this process under ``tracemalloc``: after every
+    game what Python's objects hold (tracemalloc) beside what the process holds (RSS,
+    private dirty). Objects kept per game grow both; memory the allocator keeps after
+    freeing it (fragmentation, free lists) grows RSS alone. Then the allocations that
+    grew from game ``first`` to the last, grouped by traceback.
+
+    With ``features`` the page has a viewer (``curl`` on ``/events``, its own process)
+    and MQTT publishes to a real Mosquitto, as a hall runs; the journal and PGN are on."""
     import asyncio
     import os
+    import shutil
+    import subprocess
     import tracemalloc
 
+    from benchmarks.alive import MOSQUITTO, _listening, free_port
     from daemon.app import Daemon
     from daemon.config import load
 
-    tracemalloc.start(8)
     environ = {k: v for k, v in os.environ.items() if not k.startswith("DGT_BRIDGE_")}
     environ.update({"DGT_BRIDGE_BROADCAST__ADDRESS": "127.0.0.1",
                     "DGT_BRIDGE_BROADCAST__PORT": "0"})  # fmt: skip
-    settings = load(None, environ)
-    snapshots: dict[int, tracemalloc.Snapshot] = {}
+    helpers: list[subprocess.Popen[bytes]] = []
+    with contextlib.ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dgt-growth-traced-")))
+        stack.callback(lambda: [(h.terminate(), h.wait(10)) for h in helpers])
+        if features and MOSQUITTO:
+            port = free_port()
+            (tmp / "mosquitto.conf").write_text(
+                f"listener {port} 127.0.0.1\nallow_anonymous true\n"
+            )
+            helpers.append(subprocess.Popen([MOSQUITTO, "-c", str(tmp / "mosquitto.conf")],
+                                            stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL))  # fmt: skip
+            if _listening(port, 20):
+                environ.update({"DGT_BRIDGE_BROADCAST__MQTT__ENABLED": "true",
+                                "DGT_BRIDGE_BROADCAST__MQTT__HOST": "127.0.0.1",
+                                "DGT_BRIDGE_BROADCAST__MQTT__PORT": str(port),
+                                "DGT_BRIDGE_BROADCAST__MQTT__TOURNAMENT": "growth"})  # fmt: skip
+                print(f"MQTT to mosquitto on 127.0.0.1:{port}")
+        settings = load(None, environ)
+        snapshots: dict[int, tracemalloc.Snapshot] = {}
+        tracemalloc.start(12)
+        stack.callback(tracemalloc.stop)
 
-    async def day(work: Path, port: str, emulator: BoardEmulator) -> None:
-        daemon = Daemon(settings, port=port, storage_dir=work / "games", resume=False,
-                        speech=False)  # fmt: skip
-        await daemon.start()
-        try:
-            emulator.play(events, speed=speed)
-            started = time.monotonic()
-            for number, end in enumerate(ends, start=1):
-                due = started + (end - events[0].t) / speed + 2.0
-                await asyncio.sleep(max(0.0, due - time.monotonic()))
-                if number in (first, len(ends)):
-                    snapshots[number] = tracemalloc.take_snapshot()
+        seen: dict[str, int] = {"game_start": 0, "move": 0}
+
+        def count(event: dict[str, Any]) -> None:
+            kind = event.get("type")
+            if kind in seen:
+                seen[kind] += 1
+
+        async def day(port: str, emulator: BoardEmulator) -> None:
+            daemon = Daemon(settings, port=port, storage_dir=tmp / "games", resume=False,
+                            speech=False, on_event=count)  # fmt: skip
+            await daemon.start()
+            try:
+                for _ in range(200):
+                    if daemon.http_url:
+                        break
+                    await asyncio.sleep(0.1)
+                curl = shutil.which("curl")
+                if features and daemon.http_url and curl:
+                    helpers.append(subprocess.Popen([curl, "-sN", daemon.http_url + "/events"],
+                                                    stdout=subprocess.DEVNULL))  # fmt: skip
+                    print(f"a viewer (curl) on {daemon.http_url}/events")
+                await asyncio.sleep(1.0)
+                emulator.play(events, speed=speed)
+                started = time.monotonic()
+                for number, end in enumerate(ends, start=1):
+                    due = started + (end - events[0].t) / speed + 2.0
+                    await asyncio.sleep(max(0.0, due - time.monotonic()))
+                    if number in (first, len(ends)):
+                        snapshots[number] = tracemalloc.take_snapshot()
                     traced, _ = tracemalloc.get_traced_memory()
-                    print(f"in-process, after game {number}: Python holds {traced / 1e6:.2f} MB",
-                          flush=True)  # fmt: skip
-        finally:
-            daemon.stop()
-            await daemon.close()
+                    rss, dirty = _rss_mb()
+                    print(
+                        f"after game {number:3d}: Python's objects {traced / 1e6:6.3f} MB; "
+                        f"RSS {rss:6.2f} MB, private dirty {dirty:6.2f} MB; games started "
+                        f"{seen['game_start']}, moves {seen['move']}",
+                        flush=True,
+                    )
+            finally:
+                daemon.stop()
+                await daemon.close()
 
-    emulator = BoardEmulator().start()
-    try:
-        with tempfile.TemporaryDirectory(prefix="dgt-growth-traced-") as tmp:
-            asyncio.run(day(Path(tmp), emulator.port_path, emulator))
-    finally:
-        emulator.stop()
-        tracemalloc.stop()
+        emulator = BoardEmulator().start()
+        stack.callback(emulator.stop)
+        asyncio.run(day(emulator.port_path, emulator))
+        # the daemon's journal: every game there, each with its moves
+        pgns = sorted((tmp / "games").rglob("*.pgn"))
+        print(
+            f"storage: {len(pgns)} PGN files; games started {seen['game_start']}, "
+            f"moves {seen['move']} of {expected}"
+        )
     if first in snapshots and len(ends) in snapshots:
-        keep = tracemalloc.Filter(False, tracemalloc.__file__)
-        before = snapshots[first].filter_traces([keep])
-        after = snapshots[len(ends)].filter_traces([keep])
-        grown = after.compare_to(before, "lineno")
+        keep = [tracemalloc.Filter(False, tracemalloc.__file__),
+                tracemalloc.Filter(False, "<frozen importlib._bootstrap*>")]  # fmt: skip
+        before = snapshots[first].filter_traces(keep)
+        after = snapshots[len(ends)].filter_traces(keep)
+        games = len(ends) - first
+        grown = after.compare_to(before, "traceback")
         total = sum(d.size_diff for d in grown)
-        print(f"Python's own allocations from game {first} to {len(ends)}: {total / 1e3:+.1f} kB "
-              f"({total / 1e3 / (len(ends) - first):+.1f} kB a game); the lines that grew most:")
+        print(
+            f"Python's own allocations from game {first} to {len(ends)}: {total / 1e3:+.1f} kB "
+            f"({total / 1e3 / games:+.2f} kB a game); the tracebacks that grew most:"
+        )
+        root = str(Path.cwd()) + "/"
         for diff in sorted(grown, key=lambda d: -d.size_diff)[:12]:
-            frame = diff.traceback[0]
-            print(f"  {diff.size_diff / 1e3:+8.1f} kB {diff.count_diff:+6d} blocks  "
-                  f"{frame.filename.replace(str(Path.cwd()) + '/', '')}:{frame.lineno}")
+            recent = list(reversed(diff.traceback))  # the allocation first, then its callers
+            ours = [f for f in recent[1:] if "site-packages" not in f.filename
+                    and "/lib/python" not in f.filename][:3]  # fmt: skip
+            where = " <- ".join(f"{f.filename.replace(root, '')}:{f.lineno}"
+                                for f in [recent[0], *ours])  # fmt: skip
+            print(f"  {diff.size_diff / 1e3:+8.1f} kB {diff.count_diff:+6d} blocks  {where}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -170,12 +251,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.games, args.plies = 3, 4
     header("a tournament day: games back to back through one daemon")
     compile_sources()  # an installed daemon starts from bytecode
-    games = distinct_openings(GAMES_PGN, args.games, args.plies)
+    # a few of the file's games start from a set-up position (a FEN header): not a
+    # game the players set up from the start position, so left out
+    games = [g for g in distinct_openings(GAMES_PGN, args.games + 20, args.plies)
+             if from_the_start(g)][: args.games]  # fmt: skip
     events, ends = day_log(games)
     duration = (events[-1].t - events[0].t) / args.speed
     print(f"{len(games)} games of {args.plies} plies, {duration:.0f} s at hands x{args.speed:g}")
     if args.trace:
-        traced_day(events, ends, args.speed, min(args.trace, len(ends) - 1))
+        traced_day(
+            events, ends, args.speed, min(args.trace, len(ends) - 1), sum(len(g) for g in games)
+        )
         footer()
         return 0
     emulator = BoardEmulator().start()

@@ -263,9 +263,21 @@ class HandIn:
         if before == game:
             return
         self._live[game.key] = game
+        if before is None:
+            self._forget_unfinished_before(game)
         ended_now = game.result is not None or (before is not None and before.result is not None)
         if ended_now:
             self._submit(dict(self._live))
+
+    def _forget_unfinished_before(self, game: HandInGame) -> None:
+        """Drop the board's earlier games left unfinished: a new game started over
+        them, so they are never handed in, and a day of games set up again without a
+        result would otherwise keep one entry a game (issue 28, ``growth --trace``).
+        Finished games stay: the round's file is written again from them."""
+        for key, earlier in list(self._live.items()):
+            if (earlier.board == game.board and earlier.result is None
+                    and earlier.started < game.started):  # fmt: skip
+                del self._live[key]
 
     def _submit(self, live: dict[str, HandInGame]) -> None:
         job = DiskJob(key=self, path=None, fd=None, work=lambda: self.write(live))

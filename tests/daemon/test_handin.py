@@ -333,3 +333,23 @@ def test_the_page_numbers_the_moves_after_an_accepted_position_as_the_pgn_does()
     assert _move_number(state, 3) == 2  # 2. Nf3, as the PGN writes it
     assert "2. Nf3" in " ".join(record.pgn().split())
     assert "st.start_ply" in PAGE  # the script numbers them as the server's first page
+
+
+def test_a_day_of_games_keeps_the_finished_ones_not_one_entry_a_game(tmp_path: Path) -> None:
+    """A 100-game day held ~0.2 kB more a game (issue 28): the hand-in kept every game
+    a board started, also those set up again without a result, never handed in."""
+    hall = Hall(HALL, tmp_path)
+    hall.play("1", LINES["1"], "1-0")
+    for _ in range(12):  # pieces set up again, a few moves, no result: never handed in
+        hall.play("1", ["e2e4", "e7e5"])
+    hall.play("10", LINES["10"])
+    kept = hall.daemon.handin._live.values()
+    assert sorted((g.board, g.result or "*") for g in kept) == [
+        ("1", "*"),
+        ("1", "1-0"),
+        ("10", "*"),
+    ]
+    folder = tmp_path / "hand-in" / "Hall-Club-Championship"
+    assert (folder / "round-3-board-01-Carlsen-Nepomniachtchi.pgn").is_file()
+    assert [g.headers["Result"] for g in _games(folder / "round-3.pgn")] == ["1-0"]
+    hall.close()
