@@ -123,8 +123,14 @@ def differing_squares(a: bytes, b: bytes) -> list[int]:
 
 
 def is_subset(part: bytes, whole: bytes) -> bool:
-    """Every piece of ``part`` stands on the same square in ``whole`` (pieces lifted)."""
-    return all(p in (EMPTY, w) for p, w in zip(part, whole, strict=True))
+    """Every piece of ``part`` stands on the same square in ``whole`` (pieces lifted).
+
+    Asked for each legal move of unexplained boards: only the differing squares
+    are read (they must be empty in ``part``), not all 64 (issue 28).
+    """
+    if len(part) != len(whole):
+        raise ValueError("keys of different lengths")
+    return all(part[square] == EMPTY for square in differing_squares(part, whole))
 
 
 def castling_squares(board: chess.Board, move: chess.Move) -> tuple[int, int, int, int]:
@@ -320,7 +326,7 @@ def in_progress(node: Node, key: bytes) -> bool:
         victim_square = captured_square(board, move)
         if victim_square is None:
             continue
-        extra = [s for s in range(64) if key[s] != child_key[s]]
+        extra = differing_squares(child_key, key)
         if (
             len(extra) == 1
             and child_key[extra[0]] == EMPTY
@@ -393,7 +399,7 @@ def _wrong_colour_promotion(
 
 
 def _changed(a: bytes, b: bytes) -> Iterable[int]:
-    return (s for s in range(64) if a[s] != b[s])
+    return iter(differing_squares(a, b))
 
 
 def unpromoted_pawn_move(node: Node, key: bytes) -> chess.Move | None:
@@ -531,8 +537,9 @@ def set_up_step(before: bytes, move: chess.Move) -> bool:
 
 def moved_next_door(before: bytes, key: bytes) -> bool:
     """A piece now stands on a square next to the one it left: what a knock does."""
-    placed = [s for s in range(64) if key[s] != before[s] and key[s] != EMPTY]
-    vacated = [s for s in range(64) if key[s] == EMPTY and before[s] != EMPTY]
+    changed = differing_squares(before, key)  # both kinds of square differ
+    placed = [s for s in changed if key[s] != EMPTY]
+    vacated = [s for s in changed if key[s] == EMPTY]
     return any(
         before[v] == key[p] and chess.square_distance(p, v) <= 1 for p in placed for v in vacated
     )
