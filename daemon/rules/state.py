@@ -31,6 +31,10 @@ class Phase(Enum):
     OVER = "over"  # the game ended (5, 6.9, arbiter, a result on the board): no more moves
 
 
+#: the phases in which a game is running (a tuple: compared by identity, no hashing)
+_IN_GAME = (Phase.RESUMING, Phase.PLAYING, Phase.PRESSED, Phase.IRREGULAR)
+
+
 class Trigger(Enum):
     """What happened."""
 
@@ -127,7 +131,7 @@ class GameState(Record):
     @property
     def in_game(self) -> bool:
         """A game is running (moves, flags and lifts count)."""
-        return self.phase in (Phase.RESUMING, Phase.PLAYING, Phase.PRESSED, Phase.IRREGULAR)
+        return self.phase in _IN_GAME
 
     @property
     def press_pending(self) -> bool:

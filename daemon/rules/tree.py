@@ -145,7 +145,7 @@ class Node:
         ep = chess.square_name(board.ep_square) if board.has_legal_en_passant() else "-"  # type: ignore[arg-type]
         return (
             f"{placement_from_key(self.key)} {'w' if board.turn else 'b'} "
-            f"{board.castling_xfen()} {ep} {board.halfmove_clock} {board.fullmove_number}"
+            f"{_castling_field(board)} {ep} {board.halfmove_clock} {board.fullmove_number}"
         )
 
     def is_over(self) -> bool:
@@ -171,3 +171,9 @@ class Node:
             moves.append(node.move)
             node = node.parent
         return moves[::-1]
+
+
+def _castling_field(board: chess.Board) -> str:
+    """The FEN's castling field: python-chess's ``castling_xfen``, asked only when some
+    right is left (it reads each rook; most of a long game has none: issue 28)."""
+    return board.castling_xfen() if board.clean_castling_rights() else "-"
