@@ -96,6 +96,10 @@ class Node:
         before, board = self.key, self.board
         turn_letters = _WHITE if board.turn == chess.WHITE else _BLACK
         changed = differing_squares(before, key)
+        if not 2 <= len(changed) <= 4:  # a lift, or no one move: most board changes
+            if len(matches) < 4096:
+                matches[key] = None
+            return None
         mask = 0
         to_mask = 0
         castling_piece = False
@@ -105,7 +109,7 @@ class Node:
                 mask |= 1 << square
                 castling_piece = castling_piece or before[square] in _KING_OR_ROOK
         found = None
-        if 2 <= len(changed) <= 4 and mask:
+        if mask:
             if castling_piece:
                 mask |= board.kings & board.occupied_co[board.turn]
                 # a Chess960 castling is king-takes-rook, and the rook can stay put
