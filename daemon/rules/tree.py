@@ -116,7 +116,8 @@ class Node:
                 to_mask |= board.rooks & board.occupied_co[board.turn]
             # any other move changes its target square: only those moves can match
             for move in board.generate_pseudo_legal_moves(from_mask=mask, to_mask=to_mask):
-                if child_key(before, board, move) == key and board.is_legal(move):
+                # pseudo-legal already: only the king's safety is left to test
+                if child_key(before, board, move) == key and not board.is_into_check(move):
                     found = move
                     break
         if len(matches) < 4096:
@@ -127,7 +128,8 @@ class Node:
         """Placement after each legal move -> that move (cached)."""
         if self._legal is None:
             board = self.board
-            self._legal = {k: m for k, m in self.children().items() if board.is_legal(m)}
+            # children() holds pseudo-legal moves: is_legal would generate each again
+            self._legal = {k: m for k, m in self.children().items() if not board.is_into_check(m)}
         return self._legal
 
     def has_legal_move(self) -> bool:

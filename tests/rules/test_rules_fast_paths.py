@@ -16,14 +16,15 @@ from daemon.rules.tree import Node
 from daemon.rules.words import san
 
 
-def test_a_moves_san_is_python_chess_san_in_random_games() -> None:
+def test_a_moves_san_and_legal_moves_are_python_chess_s_in_random_games() -> None:
     rng = random.Random(28)
     written = set()
-    for _ in range(60):
+    for _ in range(30):
         board = chess.Board(chess960=False)
         while not board.is_game_over() and board.ply() < 200:
             move = rng.choice(list(board.legal_moves))
             node = Node.root(board)
+            assert set(node.legal_children().values()) == set(board.legal_moves)
             after = node.child(move)
             text = san(node.board, move, after.board, after.has_legal_move())
             assert text == board.san(move), board.fen()
