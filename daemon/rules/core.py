@@ -92,6 +92,7 @@ from daemon.rules.placement import (
     EMPTY,
     MAX_SEEN,
     STANDARD_START_KEY,
+    captured_square,
     castling_squares,
     descends,
     differing_squares,
@@ -1117,6 +1118,12 @@ class RulesCore:
             for lift in self._lifts_between(node.seen_at, child.seen_at)
             if chr(node.key[lift.square]) == lift.piece
         ]
+        if not node.board.is_castling(move):
+            # only the move's own pieces touched (the usual move): nothing to rule on,
+            # as ``touch_ruling`` would find after weighing each lift (issue 28)
+            own_squares = (move.from_square, captured_square(node.board, move))
+            if all(lift.square in own_squares for lift in window):
+                return []
         first_own = next((lift.t for lift in window if lift.piece in mover_letters), None)
         # the pieces his move moves were his own touch, however fast he replied
         moving = {move.from_square}
