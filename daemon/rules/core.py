@@ -408,7 +408,8 @@ class RulesCore:
         if before == after:
             return
         if event.piece is None and self._state.in_game:
-            self._game.lifts.append(Lift(event.t, self._true_square(raw_square), chr(before)))
+            square = self._true_square(raw_square)
+            self._game.lifts.append(Lift(event.t, square, chr(before), since=event.since))
             del self._game.lifts[:-_MAX_LIFTS]
         elif event.piece is not None:
             # a polled board's put may have been made as early as its previous read
@@ -432,7 +433,9 @@ class RulesCore:
             if lift.square == square:
                 if lift.piece == piece and lift.returned is None:
                     back = max(t, lift.t)
-                    self._game.lifts[index] = Lift(lift.t, lift.square, lift.piece, returned=back)
+                    self._game.lifts[index] = Lift(
+                        lift.t, lift.square, lift.piece, returned=back, since=lift.since
+                    )
                     return lift
                 return None
         return None
@@ -1157,7 +1160,10 @@ class RulesCore:
         if move is None or chess.square_distance(lift.square, move.to_square) > 1:
             return False
         acts = [node.seen_at, node.pressed_at]
-        return any(act is not None and 0.0 <= lift.t - act <= KNOCK_WINDOW for act in acts)
+        return any(
+            act is not None and lift.t >= act and lift.earliest - act <= KNOCK_WINDOW
+            for act in acts
+        )
 
     def _knocked(self, node: Node, lift: Lift) -> bool:
         """``_knock``, counted also from the hand's last lift of the move it finished (a
@@ -1181,13 +1187,15 @@ class RulesCore:
         """The previous mover's hand finishing his move, not the opponent's touch.
 
         Counted from the hand's last act of the move: the release, or the press
-        when the clock completed it (the hand goes from the clock back to the piece).
+        when the clock completed it (the hand goes from the clock back to the piece);
+        a polled board's lift from the earliest it may have been made (a lift read a
+        slow poll after the press was not that late).
         """
         released = node.pressed_at or node.seen_at or node.current_at
         return (
             lift.returned is not None
             and lift.returned - lift.t <= BRUSH_HOLD
-            and lift.t - released <= BRUSH_WINDOW
+            and lift.earliest - released <= BRUSH_WINDOW
             and (first_own is None or first_own > lift.t)
         )
 

@@ -30,8 +30,22 @@ class Lift(FrozenRecord):
     #: when the same piece stood on the same square again (the earliest it may have:
     #: a polled board's read comes later)
     returned: float | None = None
+    #: a polled board's lift: made after this (its previous read), at ``t`` or before
+    since: float | None = None
 
-    def __init__(self, t: float, square: int, piece: str, returned: float | None = None):
+    @property
+    def earliest(self) -> float:
+        """The earliest it may have been lifted (``t`` when the board says when)."""
+        return self.t if self.since is None else min(self.t, self.since)
+
+    def __init__(
+        self,
+        t: float,
+        square: int,
+        piece: str,
+        returned: float | None = None,
+        since: float | None = None,
+    ):
         """Set once, as the generated ``__init__`` would, without ``FrozenRecord``'s
         checked ``__setattr__`` per field: a lift is made on every lift and every
         return of a piece, the core's most frequent record (issue 28)."""
@@ -40,6 +54,7 @@ class Lift(FrozenRecord):
         set_field(self, "square", square)
         set_field(self, "piece", piece)
         set_field(self, "returned", returned)
+        set_field(self, "since", since)
 
 
 @dataclass(eq=False, slots=True)

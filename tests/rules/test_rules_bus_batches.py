@@ -71,3 +71,16 @@ def test_a_piece_held_longer_than_a_re_centring_is_still_a_touch():
     out = recentred_then_nc3(since_put=None)
     assert played(out)[-2:] == ["f7f5", "b1c3"]
     assert kinds(out) == [("touch_move", "4.3")]
+
+
+def test_a_re_centring_the_bus_reads_late_after_the_press_is_no_touch():
+    # 3... f5, pressed; the re-centring (lift and put back in one list) read 1.2 s
+    # after the press, made after the read 0.1 s after it (before: 4.3b charged)
+    script = opening().lift("f7").put("f5", "p", after=0.1).press().wait(0.95)
+    read_before = script.t - 1.1
+    for piece in (None, "p"):
+        script.events.append(SquareChange(script.t, "f5", piece, read_before))
+    script.wait(1.0).lift("b1").put("c3", "N").press()
+    out = run(script.events, settings(True))
+    assert played(out)[-2:] == ["f7f5", "b1c3"]
+    assert kinds(out) == []
