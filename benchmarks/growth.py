@@ -246,7 +246,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="instead: the daemon in this process, tracemalloc's growth from game GAME "
         "to the last (no speech)",
     )
+    parser.add_argument(
+        "--rows",
+        type=int,
+        default=0,
+        help="with --trace: the rules core's FEN row cache kept to N rows (an experiment)",
+    )
     args = parser.parse_args(argv)
+    if args.rows:
+        from daemon.rules import placement
+
+        placement.ROWS_KEPT = args.rows
     if args.quick:
         args.games, args.plies = 3, 4
     header("a tournament day: games back to back through one daemon")
