@@ -30,6 +30,7 @@ import chess
 import chess.pgn
 
 from daemon import resources
+from daemon.commands.demo import wait_until
 
 #: The chain's first serial number (``dgt-bridge emulate --bus`` numbers as well).
 FIRST_SERIAL = 1025
@@ -130,19 +131,6 @@ def settings_for_hall(chain_port: str, games: list[HallGame], serials: list[str]
     return settings
 
 
-async def _until(transcript: HallTranscript, condition: Any, timeout: float) -> bool:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        remaining = deadline - loop.time()
-        if remaining <= 0:
-            return False
-        transcript.changed.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(transcript.changed.wait(), min(remaining, 0.5))
-    return True
-
-
 async def run_hall(args: argparse.Namespace, port: int, stop: Any) -> int:
     """The hall demo, start to end: 0 when every board's every move was recognised."""
     from daemon.app import Daemon
@@ -215,8 +203,8 @@ async def _play(
 ) -> int:
     from drivers.sensors import Request
 
-    connected = await _until(
-        transcript, lambda: all(b.connected for b in daemon.boards.values()), 30
+    connected = await wait_until(
+        transcript.changed, lambda: all(b.connected for b in daemon.boards.values()), 30
     )
     if not connected:
         missing = [b.id for b in daemon.boards.values() if not b.connected]
@@ -232,7 +220,7 @@ async def _play(
     deadline = loop.time() + longest / args.speed + 60
     while not chain.wait_played(0) and loop.time() < deadline:
         await asyncio.sleep(0.1)
-    await _until(transcript, lambda: all(g.done() for g in games), 15)
+    await wait_until(transcript.changed, lambda: all(g.done() for g in games), 15)
     for game in games:  # a game the board cannot end (a resignation): its result
         result = game.game.headers.get("Result", "*")
         whole = len(game.moves) == len(list(game.game.mainline_moves()))

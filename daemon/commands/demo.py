@@ -397,16 +397,18 @@ def terminal_vocabulary(environ: Any = None) -> str | None:
     return "en"
 
 
-async def _wait_until(printer: _Printer, condition: Any, timeout: float) -> bool:
+async def wait_until(changed: asyncio.Event, condition: Any, timeout: float) -> bool:
+    """Wait for ``condition()``, looking again each time ``changed`` is set (or every
+    0.5 s): False when ``timeout`` seconds pass first. The demo's printers set it."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
         remaining = deadline - loop.time()
         if remaining <= 0:
             return False
-        printer.changed.clear()
+        changed.clear()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(printer.changed.wait(), min(remaining, 0.5))
+            await asyncio.wait_for(changed.wait(), min(remaining, 0.5))
     return True
 
 
@@ -530,7 +532,7 @@ async def _play(
     """The game on the emulated board, start to end: 0 when every move was recognised."""
     from drivers.sensors import Request
 
-    connected = await _wait_until(printer, lambda: daemon.link.connected, 30)
+    connected = await wait_until(printer.changed, lambda: daemon.link.connected, 30)
     if not connected:
         print("dgt-bridge demo: the daemon did not connect to the emulator", file=sys.stderr)
         return 1
@@ -544,7 +546,9 @@ async def _play(
         await asyncio.sleep(0.1)
     moves = chosen.moves
     played = [m.uci() for m in moves]
-    await _wait_until(printer, lambda: len(printer.moves) >= len(played) or printer.ended, 10)
+    await wait_until(
+        printer.changed, lambda: len(printer.moves) >= len(played) or printer.ended, 10
+    )
     if printer.ended is None:
         result = chosen.game.headers.get("Result", "*")
         if result in ("1-0", "0-1", "1/2-1/2"):
