@@ -30,7 +30,7 @@ import chess
 import chess.pgn
 
 from daemon import resources
-from daemon.commands.demo import wait_until
+from daemon.commands._waiting import wait_until
 
 #: The chain's first serial number (``dgt-bridge emulate --bus`` numbers as well).
 FIRST_SERIAL = 1025

@@ -31,6 +31,7 @@ import chess
 import chess.pgn
 
 from daemon import resources
+from daemon.commands._waiting import wait_until
 
 #: The plies before which the demo's irregularities happen (if the game is that long).
 ILLEGAL_MOVE_BEFORE_PLY = 6
@@ -395,21 +396,6 @@ def terminal_vocabulary(environ: Any = None) -> str | None:
             language = value[:2].lower()
             return {"de": None, "es": "es"}.get(language, "en")
     return "en"
-
-
-async def wait_until(changed: asyncio.Event, condition: Any, timeout: float) -> bool:
-    """Wait for ``condition()``, looking again each time ``changed`` is set (or every
-    0.5 s): False when ``timeout`` seconds pass first. The demo's printers set it."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        remaining = deadline - loop.time()
-        if remaining <= 0:
-            return False
-        changed.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(changed.wait(), min(remaining, 0.5))
-    return True
 
 
 async def _demo(args: argparse.Namespace, chosen: DemoGame) -> int:
