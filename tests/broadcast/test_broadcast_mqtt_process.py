@@ -101,12 +101,22 @@ def _opening_of_the_capture(shared: Path, out: Path) -> Path:
 
 @pytest.mark.parametrize("secure", [False, True], ids=["plain", "tls"])
 async def test_every_move_reaches_the_relay_in_order_also_after_a_broker_restart(
-    tmp_path, shared, secure
+    tmp_path, shared, secure, monkeypatch
 ):
     """The daemon process, a real Mosquitto (plain, or the shipped TLS and ACL
     configuration) and the real relay: every move the daemon decides is on the
-    relay's board, in order, although the broker is restarted in mid-game."""
+    relay's board, in order, although the broker is restarted in mid-game.
+
+    The relay's clock bound (a clock may not fall faster than the time elapsed, 30 s
+    of slack) is widened here: the capture played ten times faster only roughly keeps
+    its clock to the daemon's real time, and in one loaded CI run of 1,448 tests a
+    state after the restart went past the slack. The bound has its own tests
+    (test_broadcast_relay_rules); every other reason to drop a message counts here."""
     import asyncio
+
+    from daemon.broadcast import relayrules
+
+    monkeypatch.setattr(relayrules, "SLACK", 600.0)
 
     from hall_broker import HallBroker
 
@@ -199,7 +209,7 @@ async def test_only_the_daemon_process_s_arbiter_changes_a_result_on_the_relay(t
     config = tmp_path / "dgt-bridge.yaml"
     config.write_text(
         f"broadcast:\n  enabled: true\n  address: 127.0.0.1\n  port: {web}\n  token: {token}\n"
-        "  round: \"1\"\n"
+        '  round: "1"\n'
         f"  mqtt:\n    enabled: true\n    host: 127.0.0.1\n    port: {broker.port}\n"
         f"    tournament: club\n    arbiter_key: {key}\n"
     )
