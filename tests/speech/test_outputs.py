@@ -22,31 +22,13 @@ import pytest
 from daemon.app import Daemon
 from daemon.config import load_text
 from daemon.speech.announcer import AnnouncerGroup, build_announcers
-from daemon.speech.engines import Delivery, EspeakEngine
+from daemon.speech.engines import EspeakEngine
 from daemon.speech.settings import OutputSettings, SpeechSettings
 from daemon.speech.vocabulary import load_vocabulary
 from drivers.sensors import BoardDump, SquareChange
+from tests.speech.recorder import Recorder
 
 WAIT = 20.0
-
-
-class Recorder:
-    """An engine that says each phrase at once and keeps it."""
-
-    name = "recorder"
-
-    def __init__(self) -> None:
-        self.heard: list[str] = []
-
-    async def start(self) -> None:
-        return None
-
-    async def speak(self, written: str, spoken: str, budget: float | None = None) -> Delivery:
-        self.heard.append(written)
-        return Delivery(self.name)
-
-    async def close(self) -> None:
-        return None
 
 
 def move_event(board: chess.Board, san: str) -> dict:

@@ -13,27 +13,10 @@ from daemon.compose import build_core
 from daemon.config import load_text
 from daemon.events import FlagFall
 from daemon.speech.announcer import Announcer
-from daemon.speech.engines import Delivery
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.vocabulary import load_vocabulary
 from drivers.sensors import BoardDump, SquareChange
-
-
-class Recorder:
-    name = "recorder"
-
-    def __init__(self) -> None:
-        self.heard: list[str] = []
-
-    async def start(self) -> None:
-        return None
-
-    async def speak(self, written: str, spoken: str, budget: float | None = None) -> Delivery:
-        self.heard.append(written)
-        return Delivery(self.name)
-
-    async def close(self) -> None:
-        return None
+from tests.speech.recorder import Recorder
 
 
 def core_events(tell: bool, steps: list[tuple[str, str | None]]) -> list:
