@@ -24,8 +24,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-from daemon.events import ClockUpdate, Colour, DomainEvent, Notice, from_dict
-from daemon.formatting import describe
+from daemon.events import Colour, DomainEvent, Notice, from_dict
 from daemon.gamerecord import GameRecord
 from daemon.lazy import logger
 from drivers.sensors import BoardDump, ConnectionChange, Request, SensorEvent
@@ -156,16 +155,6 @@ class FeedWriter:
                 raise
             logger().error("event feed output failed: %s", exc)
             self.stream = None
-
-
-def log_line(event: DomainEvent) -> None:
-    """One line per event in the log; clock times (every second) only on demand."""
-    import logging
-
-    level = logging.DEBUG if isinstance(event, ClockUpdate) else logging.INFO
-    log = logger()
-    if log.isEnabledFor(level):
-        log.log(level, "%s", describe(event))
 
 
 class JournalSync:

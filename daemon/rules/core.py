@@ -179,10 +179,6 @@ KNOCK_WINDOW = 0.5
 ORDER_STEP = 1e-6
 
 
-def _other(colour_name: str) -> str:
-    return "black" if colour_name == "white" else "white"
-
-
 class RulesCore:
     """The Article 4/6/7 state machine. Feed it sensor events; it returns domain events."""
 
