@@ -232,7 +232,11 @@ class Board:
         self.link.on_battery = on_battery
         if self.pipeline is not None and self.pipeline.clock_writer is not None:
             self.clock_display = ClockDisplay(
-                self.pipeline.clock_writer, interpreter, lambda: self.link, self.scheduler.now
+                self.pipeline.clock_writer,
+                interpreter,
+                lambda: self.link,
+                self.scheduler.now,
+                sides=self.pipeline.clock_sides,
             )
             outputs = self.pipeline.outputs
             outputs.insert(outputs.index(self._to_page) + 1, self.clock_display)

@@ -10,7 +10,6 @@ kept in ``penalty`` for the console's request.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -19,6 +18,7 @@ from daemon.clockpenalty import ClockReports, PenaltyOutcome, ReportListener, pu
 from daemon.events import ClockUpdate, DomainEvent, GameStart, Move, Penalty
 
 if TYPE_CHECKING:
+    from daemon.clocksides import SideMapper
     from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
     from drivers.dgt.link import BoardLink
 
@@ -38,7 +38,11 @@ def schedule_for(writer: ClockWriter, event: DomainEvent) -> list[tuple[float, b
 
 
 class ClockDisplay:
-    """Feed events in (``__call__``), clock display commands out (``run``)."""
+    """Feed events in (``__call__``), clock display commands out (``run``).
+
+    ``interpreter``: the clock's driver (its model; a set-and-run's times may go
+    up); ``sides``: whose clock side is whose (a penalty's time goes on White's or
+    Black's side)."""
 
     def __init__(
         self,
@@ -46,9 +50,11 @@ class ClockDisplay:
         interpreter: DgtClockInterpreter | None,
         link: Callable[[], BoardLink | None],
         now: Callable[[], float] | None = None,
+        sides: SideMapper | None = None,
     ) -> None:
         self.writer = writer
         self.interpreter = interpreter
+        self.sides = sides
         self._link = link
         self._now = now
         self._frames: asyncio.Queue[bytes] = asyncio.Queue()
@@ -64,9 +70,6 @@ class ClockDisplay:
         if isinstance(event, Penalty):
             self._penalty(event)
             return
-        if isinstance(event, GameStart) and self.interpreter is not None:
-            with contextlib.suppress(Exception):
-                self.interpreter.new_game()  # it learns the clock's sides again
         model = getattr(self.interpreter, "model", None)
         if model:
             self.writer.model = model
@@ -106,7 +109,7 @@ class ClockDisplay:
         self.penalty = loop.create_task(self._set_clock(penalty, self.reports.listen()))
 
     async def _set_clock(self, penalty: Penalty, listener: ReportListener) -> PenaltyOutcome:
-        white_side = getattr(self.interpreter, "white_side", None)
+        white_side = self.sides.white_side if self.sides is not None else None
         now = self._now or asyncio.get_running_loop().time
         try:
             return await put_on_clock(

@@ -23,7 +23,7 @@ from drivers.records import Record
 from drivers.sensors import BoardDump, MagicPiece, SensorEvent, SquareChange
 
 if TYPE_CHECKING:
-    from daemon.clocksides import EvidenceSideMapper
+    from daemon.clocksides import SideMapper
     from daemon.gamerecord import GameHeaders, GameRecord
     from daemon.speech.announcer import Announcer, AnnouncerGroup
     from daemon.speech.phoneline import PhoneLine
@@ -112,15 +112,15 @@ def turned_round(event: SensorEvent) -> SensorEvent:
 
 @dataclass(eq=False, repr=False)
 class BoardParts(Record):
-    """What one board's pipeline is made of, before anything runs. ``clock_sides``
-    decides whose clock side is whose (``daemon.clocksides``), for the clock
-    interpreter that reads left and right."""
+    """What one board's pipeline is made of, before anything runs. The clock's
+    driver (``clock_interpreter``) reads left and right; ``clock_sides`` decides
+    whose side is whose and makes the core's ClockReports (``daemon.clocksides``)."""
 
     core: RulesCore
     orient: Callable[[SensorEvent], SensorEvent]
     clock_interpreter: DgtClockInterpreter | None
     clock_writer: ClockWriter | None
-    clock_sides: EvidenceSideMapper | None = None
+    clock_sides: SideMapper | None = None
 
 
 def build_board_parts(
@@ -129,40 +129,46 @@ def build_board_parts(
     """The rules core, orientation and clock parts of one board, from its settings.
 
     ``clock`` False leaves out the DGT clock's interpreter and display: a replay of a
-    sensor log has the clock's times already read (and shows nothing on a clock)."""
+    sensor log has the clock's readings already made (and shows nothing on a clock);
+    it still decides whose side is whose, as the daemon did."""
     core = build_core(settings, vocabulary)
-    sides = None
-    if clock and settings.clock.device == "dgt":
-        from daemon.clocksides import EvidenceSideMapper
-
-        # a press is the press of whoever the board (the core) shows moving
-        sides = EvidenceSideMapper(settings.clock.sides, core)
+    interpreter = build_clock_interpreter(settings) if clock else None
     return BoardParts(
         core=core,
         orient=build_orientation(settings),
-        clock_interpreter=build_clock_interpreter(settings, sides) if sides else None,
+        clock_interpreter=interpreter,
         clock_writer=build_clock_writer(settings) if clock else None,
-        clock_sides=sides,
+        clock_sides=build_clock_sides(settings, core, interpreter),
     )
+
+
+def build_clock_sides(
+    settings: Settings, core: RulesCore, interpreter: DgtClockInterpreter | None
+) -> SideMapper | None:
+    """Whose clock side is whose (``clock.sides``), learnt from the presses the board
+    (the core) explains; it tells the clock's driver a game's start and a resumed
+    game's presses. None without a clock (``clock.device: none``): its readings are
+    not the game's."""
+    if settings.clock.device == "none":
+        return None
+    from daemon.clocksides import SideMapper
+
+    return SideMapper(settings.clock.sides, core, interpreter)
 
 
 # --- the board side: link and clock -----------------------------------------------------------
 
 
-def build_clock_interpreter(
-    settings: Settings, sides: EvidenceSideMapper | None = None
-) -> DgtClockInterpreter | None:
-    """The DGT clock's BWTIME interpreter (time control; whose side is whose decided
-    by ``sides``, else only as configured), or None when the clock is not a DGT
-    clock on the board (the link then reads times as they come)."""
+def build_clock_interpreter(settings: Settings) -> DgtClockInterpreter | None:
+    """The DGT clock's BWTIME interpreter (its filters know the time control), or None
+    when the clock is not a DGT clock on the board (the link then reads times as
+    they come)."""
     clock = settings.clock
     if clock.device != "dgt":
         return None
     from drivers.clock.dgt3000 import DgtClockInterpreter
 
-    return DgtClockInterpreter(
-        sides if sides is not None else clock.sides, clock.parsed_time_control
-    )
+    return DgtClockInterpreter(clock.parsed_time_control)
 
 
 def build_clock_writer(settings: Settings) -> ClockWriter | None:

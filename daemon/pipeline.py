@@ -1,12 +1,12 @@
 """One board's pipeline: sensor events in, the rules core's decisions out to every output.
 
 ``BoardPipeline`` is the part of the daemon that exists once per board: it maps the
-board's orientation, feeds the rules core, runs its timers (the settle time) on a
-``Scheduler``, and hands each decided event, in order, to the journal first (disk
-first: a lost move is the worst failure) and then to the outputs. It owns no event
-loop and opens no port, so the same object serves the live daemon (on the asyncio
-loop, with the board's link) and ``replay`` (on simulated time): that is why a
-replayed sensor log gives exactly the daemon's feed.
+board's orientation and the clock's sides (``daemon.clocksides``), feeds the rules
+core, runs its timers (the settle time) on a ``Scheduler``, and hands each decided
+event, in order, to the journal first (disk first: a lost move is the worst failure)
+and then to the outputs. It owns no event loop and opens no port, so the same object
+serves the live daemon (on the asyncio loop, with the board's link) and ``replay`` (on
+simulated time): that is why a replayed sensor log gives exactly the daemon's feed.
 
 The pipeline keeps the board's one game record (``daemon.gamerecord``): each event is
 folded into it once, before the journal has it, and the journal's PGN, the speech,
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from daemon.events import Colour, DomainEvent, Notice, from_dict
 from daemon.gamerecord import GameRecord
 from daemon.lazy import logger
-from drivers.sensors import BoardDump, ConnectionChange, Request, SensorEvent
+from drivers.sensors import BoardDump, ClockReading, ConnectionChange, Request, SensorEvent
 
 if TYPE_CHECKING:
     from daemon.compose import BoardParts
@@ -261,8 +261,30 @@ class BoardPipeline:
     # -- in ---------------------------------------------------------------------------------
 
     def submit(self, event: SensorEvent) -> None:
-        """Feed one sensor event (the link, the web controls, a replay)."""
-        event = self.orient(event)
+        """Feed one sensor event (the link, the web controls, a replay). A clock's
+        reading (left and right) reaches the core as the ClockReports its sides make
+        (none without a clock: ``clock.device: none``)."""
+        if isinstance(event, ClockReading):
+            if self.clock_sides is not None:
+                self._read_clock(event)
+            return
+        self._decide(self.orient(event))
+
+    def _read_clock(self, reading: ClockReading) -> None:
+        """The side mapper asks the board whose press a press is: the core's timers due
+        by the reading's time run first (as the core runs them before any event), so
+        that it asks the board as it stood then, on a loop whose timer is late as in a
+        replay on simulated time."""
+        assert self.clock_sides is not None
+        self.publish(self._decided(self.core.tick, reading.t))
+        self._drain_clock_reports()
+        reports = self.clock_sides.reports_for(reading)
+        for report in reports:
+            self._decide(report)
+        if not reports:
+            self._schedule_tick()
+
+    def _decide(self, event: SensorEvent) -> None:
         if isinstance(event, ConnectionChange):
             self._connection(event)
         elif isinstance(event, BoardDump) and not self.board_connected:
@@ -276,7 +298,7 @@ class BoardPipeline:
         self._schedule_tick()
 
     def _drain_clock_reports(self) -> None:
-        """Clock reports the interpreter made when its sides mapping changed: fed now,
+        """Clock reports the side mapper made when its mapping changed: fed now,
         before the next sensor event (the core must know at once whose time runs)."""
         while self._clock_reports:
             report = self._clock_reports.pop(0)
@@ -327,9 +349,9 @@ class BoardPipeline:
         return [board.board_fen(), turned.board_fen()]
 
     def _resume_clock(self, point: ResumePoint) -> None:
-        """Tell the clock interpreter about the resumed game: who is on move, the move
-        counts (the time control's periods) and the sides its journal kept."""
-        if self.clock_interpreter is None:
+        """Tell the clock's side mapper about the resumed game: the move counts (the
+        time control's periods, for the clock's driver) and the sides its journal kept."""
+        if self.clock_sides is None:
             return
         import chess
 
@@ -345,7 +367,7 @@ class BoardPipeline:
         logger().debug("clock: resumed game, %s to move, moves w%d b%d", to_move, white, black)
         # The journal's sides, never a fresh guess: the player on move may have pressed
         # while the daemon was down.
-        self.clock_interpreter.resume_game(to_move, white, black, white_side=point.clock_white_side)
+        self.clock_sides.resume_game(white, black, white_side=point.clock_white_side)
 
     # -- timers -----------------------------------------------------------------------------
 
@@ -404,12 +426,10 @@ class BoardPipeline:
         events and the board (``daemon.clocksides``); what it learnt is journalled and
         published, and the clock is reported again under it (fed once this event's
         outputs are done)."""
-        assert self.clock_interpreter is not None and self.clock_sides is not None
-        from daemon.clocksides import after_event  # only with a DGT clock: not in replay
-
-        reports, published = after_event(self.clock_interpreter, self.clock_sides, event)
+        assert self.clock_sides is not None
+        reports, published = self.clock_sides.after_event(event)
         if self.clock_writer is not None:
-            self.clock_writer.white_side = self.clock_interpreter.white_side
+            self.clock_writer.white_side = self.clock_sides.white_side
         self._clock_reports.extend(reports)
         for domain_event in published:
             self.output(domain_event)

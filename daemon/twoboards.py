@@ -45,6 +45,7 @@ from drivers.sensors import (
     BoardDump,
     BoardHeard,
     ButtonPress,
+    ClockReading,
     ClockReport,
     ConnectionChange,
     MagicPiece,
@@ -90,7 +91,7 @@ class TwoBoardGame:
         """A board's sensor event; what the game's rules core is to be fed."""
         if board_id not in self.placements:
             return []
-        if isinstance(event, ClockReport | ButtonPress):
+        if isinstance(event, ClockReading | ClockReport | ButtonPress):
             return [event] if board_id == self.clock_board else []
         if isinstance(event, ConnectionChange | BoardHeard):
             return [event] if board_id == self.source else []

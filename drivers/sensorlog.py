@@ -10,7 +10,7 @@ non-decreasing) and exactly one of these keys::
     {"t": 0.0,  "board": "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"}
     {"t": 1.2,  "square": "e2", "piece": null}
     {"t": 1.45, "square": "e4", "piece": "P"}
-    {"t": 1.8,  "clock": {"white": 5398.2, "black": 5400.0, "running": "black"}}
+    {"t": 1.8,  "clock": {"left": 5400.0, "right": 5398.2, "running": "right"}}
     {"t": 2.0,  "button": "plus"}
     {"t": 2.5,  "request": "new_game", "args": {}}
     {"t": 3.0,  "magic": "draw", "square": "e4"}
@@ -19,6 +19,12 @@ non-decreasing) and exactly one of these keys::
 
 A board line after an outage may carry ``"history"``: the placements the
 board's EEPROM log says it passed through while the link was down.
+
+A clock line holds what the clock shows, ``left`` and ``right`` (optional
+``flags``: the sides whose flag is down); the daemon decides whose side is whose
+as it reads the line, live and in a replay alike. A clock line with ``white`` and
+``black`` instead (every log written before the clock reported sides, and a
+hand-written one) is already mapped and goes to the rules core as it is.
 
 Blank lines and lines starting with ``#`` are ignored, so a log can carry a
 comment saying what it reproduces.
@@ -39,6 +45,7 @@ from drivers.sensors import (
     BoardDump,
     BoardHeard,
     ButtonPress,
+    ClockReading,
     ClockReport,
     ConnectionChange,
     MagicPiece,
@@ -132,7 +139,9 @@ def event_from_dict(obj: dict[str, Any]) -> SensorEvent:
     if "clock" in obj:
         clock = obj["clock"]
         if not isinstance(clock, dict):
-            raise ValueError("'clock' must be an object with white, black and running")
+            raise ValueError("'clock' must be an object with left, right and running")
+        if "left" in clock or "right" in clock:
+            return _clock_reading(t, clock)
         running = clock.get("running")
         if running not in ("white", "black", None):
             raise ValueError(f"clock 'running' must be 'white', 'black' or null, not {running!r}")
@@ -173,6 +182,25 @@ def event_from_dict(obj: dict[str, Any]) -> SensorEvent:
     )
 
 
+def _clock_reading(t: float, clock: dict[str, Any]) -> ClockReading:
+    """A clock line in the clock's own terms: left and right."""
+    if "white" in clock or "black" in clock:
+        raise ValueError("a clock line has left and right, or white and black, not both")
+    running = clock.get("running")
+    if running not in ("left", "right", None):
+        raise ValueError(f"clock 'running' must be 'left', 'right' or null, not {running!r}")
+    flags = clock.get("flags", [])
+    if not isinstance(flags, list) or any(f not in ("left", "right") for f in flags):
+        raise ValueError("clock 'flags' must be a list of 'left'/'right'")
+    return ClockReading(
+        t,
+        _seconds(clock.get("left"), "left"),
+        _seconds(clock.get("right"), "right"),
+        running,
+        tuple(side for side in ("left", "right") if side in flags),
+    )
+
+
 def event_to_dict(event: SensorEvent) -> dict[str, Any]:
     """The log line of a sensor event (the inverse of ``event_from_dict``)."""
     t = round(event.t, 6)
@@ -186,6 +214,15 @@ def event_to_dict(event: SensorEvent) -> dict[str, Any]:
             if event.since is not None:
                 line["since"] = round(event.since, 6)
             return line
+        case ClockReading():
+            sides: dict[str, Any] = {
+                "left": event.left,
+                "right": event.right,
+                "running": event.running,
+            }
+            if event.flags:
+                sides["flags"] = list(event.flags)
+            return {"t": t, "clock": sides}
         case ClockReport():
             clock: dict[str, Any] = {
                 "white": event.white,

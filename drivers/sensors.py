@@ -1,7 +1,9 @@
 """Sensor events: what the board and the clock report, and nothing more.
 
-These are the only input of the rules core and exactly the lines of a sensor
-log (see ``drivers.sensorlog``). They carry the time at which they were seen,
+These are what a board's pipeline is fed and exactly the lines of a sensor log
+(see ``drivers.sensorlog``). All but one go to the rules core as they are; a
+clock's ``ClockReading`` (left and right) reaches it as a ``ClockReport`` (White and
+Black) once the daemon has decided whose side is whose. They carry the time at which they were seen,
 in seconds since the log (or the daemon) began, so that everything the rules
 decide can be replayed on simulated time.
 
@@ -18,6 +20,10 @@ from typing import Any, Literal
 from drivers.records import FrozenRecord
 
 Colour = Literal["white", "black"]
+#: A clock's sides as the players sit at it; which is whose is the daemon's decision.
+Side = Literal["left", "right"]
+#: Both sides, left first (the order of a reading's flags).
+SIDES: tuple[Side, ...] = ("left", "right")
 
 #: FEN letters of the twelve real pieces.
 PIECE_LETTERS = frozenset("PNBRQKpnbrqk")
@@ -50,8 +56,22 @@ class SquareChange(FrozenRecord):
 
 
 @dataclass(eq=False, repr=False, slots=True)
+class ClockReading(FrozenRecord):
+    """What a clock shows, in its own terms: the left and the right time, which side
+    runs, which flags are down. A clock knows no colours: the daemon decides whose
+    side is whose (``daemon.clocksides``) and hands the rules core a ClockReport."""
+
+    t: float
+    left: float  # seconds shown on the left display
+    right: float
+    running: Side | None  # whose time runs; None when the clock is stopped
+    flags: tuple[Side, ...] = ()  # sides whose flag the clock shows, left first
+
+
+@dataclass(eq=False, repr=False, slots=True)
 class ClockReport(FrozenRecord):
-    """Both clock times, already mapped from the clock's left/right to colours."""
+    """Both clock times by colour: what the rules core reads. The daemon makes it of
+    a ClockReading; older sensor logs (and hand-written ones) carry it as it is."""
 
     t: float
     white: float  # seconds left
@@ -120,6 +140,7 @@ class BoardHeard(FrozenRecord):
 SensorEvent = (
     BoardDump
     | SquareChange
+    | ClockReading
     | ClockReport
     | ButtonPress
     | Request

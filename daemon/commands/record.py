@@ -81,7 +81,8 @@ async def record_to(
     """Record until ``duration`` seconds passed or SIGINT/SIGTERM; return lines written.
 
     The link and its clock interpreter are the daemon's own (``daemon.compose``), so
-    the log holds the clock times exactly as ``run`` would have seen them."""
+    the log holds the clock's readings (left and right) exactly as ``run`` would have
+    seen them; a replay decides whose side is whose from them as ``run`` did."""
     import asyncio
     import contextlib
     import signal
@@ -93,9 +94,9 @@ async def record_to(
     settings = settings or Settings()
     stop = asyncio.Event()
     writer = LogWriter(stream, on_failure=stop.set)
-    # A rules core reads along, unrecorded: with ``clock.sides: auto`` it tells the
-    # clock interpreter whose press each press is, so the log's colours are learnt
-    # from the board, never guessed (until then the clock reads as stopped).
+    # A rules core reads along, unrecorded, as in ``run``: its game's starts and
+    # resumes reach the clock interpreter's filters (each game's presses and
+    # increment counted afresh), so the log holds what ``run`` would have read.
     parts = build_board_parts(settings)
     scheduler = LoopScheduler()
     pipeline = BoardPipeline("record", parts, scheduler)

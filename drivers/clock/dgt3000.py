@@ -2,22 +2,21 @@
 
 Reading: :class:`DgtClockInterpreter` is the board link's ``clock_interpreter``.
 The link decodes every BWTIME message (``drivers.dgt.protocol``) and hands it
-here; this turns it into ``ClockReport`` and ``ButtonPress`` sensor events, as
+here; this turns it into ``ClockReading`` and ``ButtonPress`` sensor events, as
 defensively as real clocks demand (``dgtbrd.h``'s notes and picochess's
 experience, see the shared protocol notes 1.8):
 
 - all-zero messages are ignored (Bluetooth boards send them after a command);
 - times out of range (hours above 9, minutes or seconds above 59) are ignored;
-- while the "no clock connected" bit is set the last good times are kept;
+- while the "no clock connected" bit is set the last good times are kept, and a
+  clock unplugged while running is reported stopped, once;
 - a time that jumps up is ignored unless the clock is being set or it is the
-  increment of a press (``drivers.clock.tracker``);
-- left and right are mapped to White and Black by the ``SideMapper`` it is
-  given: the daemon's learns the mapping from evidence, never a guess
-  (``daemon.clocksides``; whose side is whose is a decision about the game, not
-  the clock's). Until the mapping is known the clock is reported as stopped, so
-  that the rules core decides moves on the settle time instead of waiting for
-  a press it would attribute to the wrong player. Alone (no mapper given) only
-  a configured mapping is known.
+  increment of a press (``drivers.clock.tracker``).
+
+It reports what the clock knows, left and right: the times, the flags, which side
+runs (a press is the running side changing). Whose side is whose is a decision
+about the game, made by the daemon (``daemon.clocksides``), which tells this
+interpreter a game's start and a resumed game's presses in the clock's terms.
 
 Writing: :class:`ClockWriter` turns domain events (the event feed's dicts) into
 the clock command frames to send: the move just made as text, and the time
@@ -28,20 +27,12 @@ time, each waiting for its ack.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Literal
 
-from drivers.clock.tracker import (
-    CONFIRMATIONS,
-    ClockReading,
-    ClockTracker,
-    Side,
-    SideMapper,
-    SideMapping,
-)
+from drivers.clock.tracker import CONFIRMATIONS, ClockTracker, RawReading
 from drivers.dgt import protocol
 from drivers.dgt.protocol import ClockAck, ClockSideTime, ClockTimes
-from drivers.sensors import ButtonPress, ClockReport, Colour, SensorEvent
+from drivers.sensors import ButtonPress, SensorEvent, Side
 from drivers.timecontrol import TimeControl
 
 ClockModel = Literal["dgt3000", "xl"]
@@ -69,8 +60,8 @@ def running_side(msg: ClockTimes) -> Side | None:
     return "right" if msg.lever_right_high else "left"
 
 
-def reading_from_times(msg: ClockTimes) -> ClockReading:
-    return ClockReading(
+def reading_from_times(msg: ClockTimes) -> RawReading:
+    return RawReading(
         left=float(msg.left.total_seconds),
         right=float(msg.right.total_seconds),
         running=running_side(msg),
@@ -81,29 +72,22 @@ def reading_from_times(msg: ClockTimes) -> ClockReading:
 
 
 class DgtClockInterpreter:
-    """BWTIME (times and acks) in, ClockReport and ButtonPress sensor events out.
+    """BWTIME (times and acks) in, ClockReading and ButtonPress sensor events out.
 
     Plug it into the board link (``BoardLink(clock_interpreter=...)``). Tell it
-    :meth:`new_game` at each game start (it then learns the sides again); the
-    clock's own acks of a set-and-run tell it that the times may go up.
-    ``sides``: the configured mapping, or the mapper that decides it (the daemon's).
+    :meth:`new_game` at each game start and :meth:`count_presses` for a resumed
+    game; the clock's own acks of a set-and-run tell it that the times may go up.
     """
 
     def __init__(
         self,
-        sides: SideMapping | SideMapper = "auto",
         time_control: TimeControl | None = None,
         confirmations: int = CONFIRMATIONS,
     ) -> None:
-        mapper = sides if isinstance(sides, SideMapper) else _Configured(sides)
-        self.tracker = ClockTracker(mapper.mode, time_control, confirmations)
-        self.sides = mapper
-        self.tracker.mapper = self.sides
+        self.tracker = ClockTracker(time_control, confirmations)
         self.clock_connected: bool | None = None  # None until a clock message came
         self.version: tuple[int, int] | None = None
         self.ignored: dict[str, int] = {"all_zero": 0, "out_of_range": 0, "no_clock": 0}
-        self._last_t = 0.0
-        self._last_report: ClockReport | None = None  # the last one handed on
 
     @property
     def model(self) -> ClockModel | None:
@@ -112,68 +96,21 @@ class DgtClockInterpreter:
             return None
         return "dgt3000" if self.version[0] == 2 else "xl"
 
-    @property
-    def white_side(self) -> Side | None:
-        """White's clock side once known (for the ClockWriter's set-and-run)."""
-        return self.tracker.mapper.white_side
-
     def new_game(self) -> None:
-        """A new game: in auto mode the sides are learnt again, from its moves."""
+        """A new game: presses counted from zero, the increment learnt again."""
         self.tracker.new_game()
 
-    def resume_game(
-        self,
-        to_move: Colour,
-        white_moves: int,
-        black_moves: int,
-        white_side: Side | None = None,
-    ) -> None:
-        """A game resumed after a restart: ``white_side`` is the mapping its journal
-        kept (None: learnt again from the next moves; the first side seen running
-        proves nothing, the player may have pressed while the daemon was down)."""
-        self.tracker.resume_game(to_move, white_moves, black_moves)
-        self.sides.new_game(to_move, known=white_side)
-
-    def report_again(self, t: float) -> list[SensorEvent]:
-        """The mapper's mapping changed (learnt, or forgotten on a contradiction):
-        the last reading again under it, so the rules core knows at once whose
-        clock runs."""
-        return self._report(max(self._last_t, t))
-
-    def _report(self, t: float) -> list[SensorEvent]:
-        """The last accepted reading under the current mapping, when it is news.
-
-        Made here, not taken from the tracker, whose reports use a mapping that may
-        have changed since (a report it thinks already sent may never have been)."""
-        reading = self.tracker.last_reading
-        if reading is None:
-            return []
-        report = self._mapped(t, reading)
-        last = self._last_report
-        if last is not None and replace(last, t=t) == report:
-            return []
-        self._last_report = report
-        return [report]
-
-    def _mapped(self, t: float, reading: ClockReading) -> ClockReport:
-        colour = self.sides.colour
-        times = {colour("left"): reading.left, colour("right"): reading.right}
-        known = self.sides.decided
-        flags = tuple(
-            sorted((colour(s) for s in ("left", "right") if reading.flag(s)), reverse=True)
-        )
-        return ClockReport(
-            t=t,
-            white=times["white"],
-            black=times["black"],
-            running=colour(reading.running) if reading.running and known else None,
-            flags=flags if known else (),
-        )
+    def count_presses(self, left: int, right: int) -> None:
+        """A game resumed after a restart: each side's presses so far (the time
+        control's periods fall at the right press)."""
+        self.tracker.count_presses(left, right)
 
     def clock_being_set(self) -> None:
         self.tracker.clock_being_set()
 
-    def feed(self, t: float, msg: ClockTimes | ClockAck) -> list[SensorEvent]:
+    def interpret(self, t: float, msg: ClockTimes | ClockAck) -> list[SensorEvent]:
+        """One decoded BWTIME: the sensor events it makes (a reading when the clock
+        shows anything new, a button press), or none."""
         if isinstance(msg, ClockAck):
             return self._ack(t, msg)
         if not any(msg.raw):
@@ -186,29 +123,12 @@ class DgtClockInterpreter:
             # can no longer come.
             self.ignored["no_clock"] += 1
             was_connected, self.clock_connected = self.clock_connected, False
-            self.sides.reading(t, None)  # its return is no press
-            last = self._last_report
-            if was_connected and last is not None and last.running is not None:
-                self._last_report = replace(last, t=t, running=None, flags=())
-                return [self._last_report]
-            return []
+            return list(self.tracker.clock_lost(t)) if was_connected else []
         if not (side_in_range(msg.left) and side_in_range(msg.right)):
             self.ignored["out_of_range"] += 1
             return []
         self.clock_connected = True
-        self._last_t = t
-        reading = reading_from_times(msg)
-        before, known = self.tracker.last_reading, self.sides.decided
-        self.sides.reading(t, reading.running)  # before the report: a press is asked
-        self.tracker.feed(t, reading)  # about the board as it was when it came
-        if before is not None and self.sides.decided and not known:
-            # Learnt from this very press: the core must see it as the press it is,
-            # from the presser's clock running to the opponent's.
-            self._last_report = self._mapped(t, before)
-            return [self._last_report, *self._report(t)]
-        # While whose clock runs is not known the report says nobody's runs: the core
-        # must not wait for a press it would credit to the wrong player (nor a flag).
-        return list(self._report(t))
+        return list(self.tracker.check(t, reading_from_times(msg)))
 
     def _ack(self, t: float, ack: ClockAck) -> list[SensorEvent]:
         if ack.button is not None:
@@ -218,14 +138,6 @@ class DgtClockInterpreter:
         if ack.command == protocol.Clock.SETNRUN and ack.ok:
             self.tracker.clock_being_set()
         return []
-
-
-class _Configured(SideMapper):
-    """The configured mapping alone: ``auto`` is never guessed here (the first side
-    seen running proves nothing); only the daemon's mapper learns it."""
-
-    def observe(self, running: Side | None) -> None:
-        """Nothing is learnt from a side running."""
 
 
 # --- writing ----------------------------------------------------------------------

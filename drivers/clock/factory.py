@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from drivers.clock.dgt3000 import ClockModel, ClockWriter, DgtClockInterpreter
 from drivers.clock.settings import ClockSettings
-from drivers.clock.tracker import Side
 from drivers.clock.usb import UsbClock
+from drivers.sensors import Side
 
 
 def clock_interpreter(settings: ClockSettings) -> DgtClockInterpreter | None:
@@ -13,14 +13,14 @@ def clock_interpreter(settings: ClockSettings) -> DgtClockInterpreter | None:
     (then the link's own default, or no clock at all)."""
     if settings.device != "dgt":
         return None
-    return DgtClockInterpreter(settings.sides, settings.parsed_time_control)
+    return DgtClockInterpreter(settings.parsed_time_control)
 
 
 def usb_clock(settings: ClockSettings, backend: object | None = None) -> UsbClock | None:
     """The USB clock for ``device: usb``; None otherwise."""
     if settings.device != "usb":
         return None
-    return UsbClock(settings.usb, settings.sides, settings.parsed_time_control, backend=backend)
+    return UsbClock(settings.usb, settings.parsed_time_control, backend=backend)
 
 
 def clock_writer(

@@ -1,13 +1,11 @@
-"""From left/right clock readings to ClockReport sensor events, defensively.
+"""From a clock's raw readings to ClockReading sensor events, defensively.
 
 Every clock source (the DGT clock through the board, a USB clock) turns what
-it reads into a :class:`ClockReading`: the two sides as the clock sees them,
-left and right. :class:`ClockTracker` then does what real clocks demand:
+it reads into a :class:`RawReading`: the two sides as the clock sees them, left
+and right. :class:`ClockTracker` then does what real clocks demand, still in the
+clock's own terms (which side is whose is the daemon's decision,
+``daemon.clocksides``; the board's orientation plays no part either):
 
-- **Side mapping.** The clock knows left and right, not White and Black. White's
-  clock is started first (6.5), so in ``auto`` mode the side that runs first in
-  a game is White's; a configuration override fixes it. The board's
-  orientation plays no part: turning the board round does not move the clock.
 - **Implausible times.** A time that goes up is ignored unless the clock is
   being set (stopped, or a set-and-run was sent) or it is the increment of that
   side's press: what the time control gives, or, with no time control
@@ -17,20 +15,18 @@ left and right. :class:`ClockTracker` then does what real clocks demand:
   flag). A changed time that the clock keeps reporting is accepted once seen
   ``confirmations`` (two) times, so that an unexpected but real change (a
   period's time, an arbiter's correction) costs one reading, never more.
+- **News only.** A reading becomes a ``ClockReading`` event when something in it
+  changed (a time, the side running, a flag).
 
 Pure: time is an argument, nothing here reads a clock or a device.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
 
-from drivers.sensors import ClockReport, Colour
+from drivers.sensors import SIDES, ClockReading, Side
 from drivers.timecontrol import TimeControl
-
-Side = Literal["left", "right"]
-SideMapping = Literal["auto", "left_white", "right_white"]
 
 #: Seconds of slack for a clock's whole-second display and report latency.
 TOLERANCE = 1.5
@@ -45,8 +41,8 @@ CONFIRMATIONS = 2
 
 
 @dataclass(frozen=True, slots=True)
-class ClockReading:
-    """One reading of a clock, in the clock's own terms."""
+class RawReading:
+    """One reading of a clock as it came, before the filters."""
 
     left: float  # seconds shown on the left display
     right: float
@@ -66,57 +62,16 @@ def other(side: Side) -> Side:
     return "right" if side == "left" else "left"
 
 
-class SideMapper:
-    """Which clock side is White's: fixed by configuration or learnt per game.
-
-    Whose side is whose is a decision about the game: the daemon hands the DGT
-    clock's interpreter a mapper that learns it from the board and the game's
-    events (``daemon.clocksides``). This one knows only the configuration's fixed
-    mapping and, for a clock read alone (the USB clock), the first side running."""
-
-    def __init__(self, mode: SideMapping = "auto") -> None:
-        if mode not in ("auto", "left_white", "right_white"):
-            raise ValueError(f"side mapping {mode!r} is not auto, left_white or right_white")
-        self.mode = mode
-        fixed: dict[str, Side] = {"left_white": "left", "right_white": "right"}
-        self._white: Side | None = fixed.get(mode)
-        self._first_mover: Colour = "white"
-
-    @property
-    def white_side(self) -> Side | None:
-        """White's side once known (always, with an override)."""
-        return self._white
-
-    @property
-    def decided(self) -> bool:
-        return self._white is not None
-
-    def observe(self, running: Side | None) -> None:
-        """In auto mode, the first side seen running is the side expected to move:
-        White's at a game's start (6.5), whoever is on move in a resumed game."""
-        if self._white is None and running is not None:
-            self._white = running if self._first_mover == "white" else other(running)
-
-    def new_game(self, to_move: Colour = "white", known: Side | None = None) -> None:
-        """Forget a learnt mapping (players may sit the other way in the next game);
-        the next side seen running belongs to ``to_move``. ``known``: the mapping a
-        resumed game's journal kept, in force again."""
-        self._first_mover = to_move
-        if self.mode == "auto":
-            self._white = known
-
-    def reading(self, t: float, running: Side | None) -> None:
-        """Each reading of the clock, before it is reported (a mapper that learns
-        from presses watches them here; this one does not)."""
-
-    def colour(self, side: Side) -> Colour:
-        """The colour of a side; before anything is known, left is taken as White."""
-        white = self._white or "left"
-        return "white" if side == white else "black"
-
-    def side(self, colour: Colour) -> Side:
-        white: Side = self._white or "left"
-        return white if colour == "white" else other(white)
+def is_new_setup(previous: RawReading | ClockReading, now: RawReading | ClockReading) -> bool:
+    """Both times set up to equal, higher values on a stopped clock: a new game's
+    clock (the daemon forgets a learnt mapping of the sides then, too)."""
+    return (
+        previous.running is None
+        and now.running is None
+        and now.left > previous.left + TOLERANCE
+        and now.right > previous.right + TOLERANCE
+        and abs(now.left - now.right) <= TOLERANCE
+    )
 
 
 @dataclass(slots=True)
@@ -129,18 +84,16 @@ class _Pending:
 
 
 class ClockTracker:
-    """Filters readings and turns them into ClockReport events (see module doc)."""
+    """Filters raw readings and turns them into ClockReading events (see module doc)."""
 
     def __init__(
         self,
-        sides: SideMapping = "auto",
         time_control: TimeControl | None = None,
         confirmations: int = CONFIRMATIONS,
     ) -> None:
-        self.mapper = SideMapper(sides)
         self.time_control = time_control
         self.confirmations = max(1, confirmations)
-        self._last: ClockReading | None = None  # the last accepted reading
+        self._last: RawReading | None = None  # the last accepted reading
         self._last_t: float = 0.0
         self._last_runner: Side | None = None
         self._presses: dict[Side, int] = {"left": 0, "right": 0}
@@ -150,8 +103,7 @@ class ClockTracker:
         self._increment: float | None = None  # learnt, when no time control is known
         self._pending: dict[Side, _Pending | None] = {"left": None, "right": None}
         self._setting = False
-        self._resume_counts: dict[str, int] | None = None
-        self._last_report: ClockReport | None = None
+        self._last_report: ClockReading | None = None  # the last one handed on
         self.rejected = 0  # readings (or sides of them) ignored so far
 
     # --- what the shell tells us ------------------------------------------------
@@ -161,35 +113,24 @@ class ClockTracker:
         self._setting = True
 
     def new_game(self) -> None:
-        """A new game starts: learn the sides again, count presses from zero."""
-        self.mapper.new_game()
+        """A new game starts: count presses from zero, learn the increment again."""
         self._presses = {"left": 0, "right": 0}
         self._press_base = {"left": None, "right": None}
         self._increment = None
         self._last_runner = None
 
-    def resume_game(self, to_move: Colour, white_moves: int, black_moves: int) -> None:
-        """A game resumed mid-way (the daemon restarted): the side running next is
-        ``to_move``'s, not necessarily White's; the move counts place the periods."""
-        self.new_game()
-        self.mapper.new_game(to_move)
-        self._resume_counts = {"white": white_moves, "black": black_moves}
-        self._apply_resume_counts()
-
-    def _apply_resume_counts(self) -> None:
-        counts = self._resume_counts
-        if counts is None or not self.mapper.decided:
-            return
-        for side in ("left", "right"):
-            self._presses[side] = counts[self.mapper.colour(side)]
-        self._resume_counts = None
+    def count_presses(self, left: int, right: int) -> None:
+        """A game resumed mid-way (the daemon restarted): each side's presses so far,
+        so that the time control's periods fall at the right press."""
+        self._presses = {"left": left, "right": right}
 
     @property
-    def last_reading(self) -> ClockReading | None:
+    def last_reading(self) -> RawReading | None:
         return self._last
 
     @property
-    def last_report(self) -> ClockReport | None:
+    def last_report(self) -> ClockReading | None:
+        """The last ClockReading handed on."""
         return self._last_report
 
     def presses(self, side: Side) -> int:
@@ -203,14 +144,15 @@ class ClockTracker:
 
     # --- readings ---------------------------------------------------------------
 
-    def feed(self, t: float, reading: ClockReading) -> list[ClockReport]:
-        """Take one reading; return the ClockReport it makes, if anything changed."""
+    def check(self, t: float, reading: RawReading) -> list[ClockReading]:
+        """Check one reading against the clock's last ones; return the ClockReading
+        it makes when anything in it changed."""
         previous = self._last
         if previous is None:
             accepted = reading
         else:
             self._count_press(t, previous, reading)
-            accepted = ClockReading(
+            accepted = RawReading(
                 left=self._checked_time(t, "left", previous, reading),
                 right=self._checked_time(t, "right", previous, reading),
                 running=reading.running,
@@ -218,7 +160,7 @@ class ClockTracker:
                 right_flag=reading.right_flag,
                 per_move_indicator=reading.per_move_indicator,
             )
-            if self._is_new_setup(previous, accepted):
+            if is_new_setup(previous, accepted):
                 self.new_game()
         if accepted.running is not None:
             self._setting = False
@@ -226,12 +168,19 @@ class ClockTracker:
             self._press_base[accepted.running] = None
         self._last = accepted
         self._last_t = t
-        self.mapper.observe(accepted.running)
-        self._apply_resume_counts()
         return self._report(t, accepted)
 
+    def clock_lost(self, t: float) -> list[ClockReading]:
+        """The clock is gone (unplugged): nobody's time can run any more. Reported
+        stopped once, with the last good times (kept for the filters)."""
+        last = self._last_report
+        if last is None or last.running is None:
+            return []
+        self._last_report = replace(last, t=t, running=None, flags=())
+        return [self._last_report]
+
     def _checked_time(
-        self, t: float, side: Side, previous: ClockReading, reading: ClockReading
+        self, t: float, side: Side, previous: RawReading, reading: RawReading
     ) -> float:
         old = previous.time(side)
         new = reading.time(side)
@@ -260,7 +209,7 @@ class ClockTracker:
         self.rejected += 1
         return old
 
-    def _learn_increment(self, side: Side, new: float, reading: ClockReading) -> None:
+    def _learn_increment(self, side: Side, new: float, reading: RawReading) -> None:
         """A rise taken at ``side``'s press, with no time control configured: the
         first of a game sets the increment; a larger one the clock confirmed (a
         Bronstein delay's full amount, say) raises it, up to the limit."""
@@ -281,8 +230,8 @@ class ClockTracker:
         old: float,
         new: float,
         elapsed: float,
-        previous: ClockReading,
-        reading: ClockReading,
+        previous: RawReading,
+        reading: RawReading,
     ) -> bool:
         if new > old + TOLERANCE:
             if self._setting or (previous.running is None and reading.running is None):
@@ -300,7 +249,7 @@ class ClockTracker:
             return self._setting or (previous.running is None and reading.running is None)
         return True
 
-    def _press_allowance(self, side: Side, reading: ClockReading) -> float:
+    def _press_allowance(self, side: Side, reading: RawReading) -> float:
         """What a press may add: the time control's amount; without one, the
         increment learnt from this game's presses, or (not yet learnt) any
         increment a clock is set to."""
@@ -310,44 +259,17 @@ class ClockTracker:
             return self._increment
         return UNKNOWN_INCREMENT_LIMIT
 
-    def _count_press(self, t: float, previous: ClockReading, reading: ClockReading) -> None:
+    def _count_press(self, t: float, previous: RawReading, reading: RawReading) -> None:
         runner = previous.running or self._last_runner
         if runner is not None and reading.running == other(runner):
             self._presses[runner] += 1
             self._press_base[runner] = previous.time(runner)
             self._press_times[runner] = (self._last_t, t)
 
-    @staticmethod
-    def _is_new_setup(previous: ClockReading, accepted: ClockReading) -> bool:
-        """Both times set up to equal values on a stopped clock: a new game."""
-        return (
-            previous.running is None
-            and accepted.running is None
-            and accepted.left > previous.left + TOLERANCE
-            and accepted.right > previous.right + TOLERANCE
-            and abs(accepted.left - accepted.right) <= TOLERANCE
-        )
-
-    def _report(self, t: float, reading: ClockReading) -> list[ClockReport]:
-        colour = self.mapper.colour
-        times = {colour("left"): reading.left, colour("right"): reading.right}
-        flags = tuple(
-            sorted((colour(s) for s in ("left", "right") if reading.flag(s)), reverse=True)
-        )
-        report = ClockReport(
-            t=t,
-            white=times["white"],
-            black=times["black"],
-            running=colour(reading.running) if reading.running else None,
-            flags=flags,
-        )
-        last = self._last_report
-        if last is not None and (last.white, last.black, last.running, last.flags) == (
-            report.white,
-            report.black,
-            report.running,
-            report.flags,
-        ):
+    def _report(self, t: float, reading: RawReading) -> list[ClockReading]:
+        flags = tuple(side for side in SIDES if reading.flag(side))
+        report = ClockReading(t, reading.left, reading.right, reading.running, flags)
+        if self._last_report is not None and replace(self._last_report, t=t) == report:
             return []
         self._last_report = report
         return [report]

@@ -5,8 +5,9 @@ through the board), so this driver is generic: the clock's vendor id, product
 id, IN endpoint and report layout (where the two times, the lever, the run
 state and the flags are) come from the configuration
 (:class:`~drivers.clock.settings.UsbClockSettings`). Each input report becomes
-a :class:`~drivers.clock.tracker.ClockReading`, and the same tracker as for the
-DGT clock (side mapping, defensive filters) turns it into ClockReport events.
+a :class:`~drivers.clock.tracker.RawReading`, and the same tracker as for the
+DGT clock (defensive filters) turns it into ClockReading events, left and right:
+whose side is whose is the daemon's decision (``daemon.clocksides``).
 
 Decoding is pure (:func:`decode_report`); :class:`UsbClock` is the shell that
 opens the device and reads reports. pyusb calls block, so :meth:`UsbClock.run`
@@ -25,8 +26,8 @@ import usb.core
 import usb.util
 
 from drivers.clock.settings import UsbClockSettings, UsbReportLayout
-from drivers.clock.tracker import ClockReading, ClockTracker, Side, SideMapping
-from drivers.sensors import ClockReport, SensorEvent
+from drivers.clock.tracker import ClockTracker, RawReading
+from drivers.sensors import ClockReading, SensorEvent, Side
 from drivers.timecontrol import TimeControl
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,7 @@ def decode_time(layout: UsbReportLayout, report: bytes, offset: int) -> float | 
     return value / 1000.0 if fmt.endswith("_ms") else float(value)
 
 
-def decode_report(layout: UsbReportLayout, report: bytes) -> ClockReading | None:
+def decode_report(layout: UsbReportLayout, report: bytes) -> RawReading | None:
     """A reading from one input report; None for a short or unreadable report.
 
     The lever bit set means the right side's lever is up, so the right time
@@ -71,7 +72,7 @@ def decode_report(layout: UsbReportLayout, report: bytes) -> ClockReading | None
         return None
     running = layout.running is None or layout.running.read(report)
     side: Side = "right" if layout.lever.read(report) else "left"
-    return ClockReading(
+    return RawReading(
         left=left,
         right=right,
         running=side if running else None,
@@ -81,17 +82,16 @@ def decode_report(layout: UsbReportLayout, report: bytes) -> ClockReading | None
 
 
 class UsbClock:
-    """One USB clock: open it, read its reports, produce ClockReport events."""
+    """One USB clock: open it, read its reports, produce ClockReading events."""
 
     def __init__(
         self,
         settings: UsbClockSettings,
-        sides: SideMapping = "auto",
         time_control: TimeControl | None = None,
         backend: object | None = None,
     ) -> None:
         self.settings = settings
-        self.tracker = ClockTracker(sides, time_control)
+        self.tracker = ClockTracker(time_control)
         self.backend = backend
         self.unreadable_reports = 0
         self._device: usb.core.Device | None = None
@@ -153,17 +153,18 @@ class UsbClock:
             raise UsbClockError(f"the USB clock {self.ids} stopped answering: {error}") from None
         return bytes(data)
 
-    def feed_report(self, t: float, report: bytes) -> list[ClockReport]:
-        """Decode one report and pass it through the tracker (pure apart from state)."""
+    def interpret(self, t: float, report: bytes) -> list[ClockReading]:
+        """Decode one report and check it with the tracker: the reading it makes when
+        the clock shows anything new (pure apart from state)."""
         reading = decode_report(self.settings.layout, report)
         if reading is None:
             self.unreadable_reports += 1
             return []
-        return self.tracker.feed(t, reading)
+        return self.tracker.check(t, reading)
 
     def poll(self, t: float) -> list[SensorEvent]:
         report = self.read_report()
-        return [] if report is None else list(self.feed_report(t, report))
+        return [] if report is None else list(self.interpret(t, report))
 
     async def run(
         self,
@@ -183,7 +184,7 @@ class UsbClock:
                     log.info("USB clock %s open", self.ids)
                 report = await asyncio.to_thread(self.read_report)
                 if report is not None:
-                    for event in self.feed_report(time_source(), report):
+                    for event in self.interpret(time_source(), report):
                         on_event(event)
             except UsbClockError as error:
                 self.close()

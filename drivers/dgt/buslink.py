@@ -456,7 +456,7 @@ class BusLink:
                         self._emit(board, board.shadow.field_update(t, update, event.since))
             case BoardClock(t=t, clock=reading):
                 if board.connected and not isinstance(reading, InvalidClockData):
-                    self._emit(board, board.clock_interpreter.feed(t, reading))
+                    self._emit(board, board.clock_interpreter.interpret(t, reading))
             case BoardVersion(major=major, minor=minor):
                 board.version = (major, minor)
             case BusProblem(detail=detail):

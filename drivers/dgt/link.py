@@ -87,8 +87,8 @@ class BoardLink:
     ``port``: a device path (``/dev/ttyACM0``, a Bluetooth ``/dev/rfcomm0``, an
     emulator's link), or None to auto-detect on every connection attempt.
     ``on_event`` gets every sensor event, in order, on the event loop.
-    ``clock_interpreter`` turns BWTIME messages into clock events (default: left
-    = White, no filtering). ``time_source`` gives event times (default:
+    ``clock_interpreter`` turns BWTIME messages into clock events, left and right
+    (default: every message as it is, no filtering). ``time_source`` gives event times (default:
     monotonic seconds since the link was made).
     """
 
@@ -592,7 +592,7 @@ class BoardLink:
         ):
             self._clock_waiter.set_result(clock)
         if self._connected:
-            self._emit(self.clock_interpreter.feed(self.time_source(), clock))
+            self._emit(self.clock_interpreter.interpret(self.time_source(), clock))
 
     def _emit(self, events: list[SensorEvent]) -> None:
         for event in events:

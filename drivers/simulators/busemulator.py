@@ -45,6 +45,7 @@ from drivers.dgt.buscodec import BusCommand, BusReplyId, BusRequest
 from drivers.dgt.protocol import EeClockTime
 from drivers.sensors import (
     BoardDump,
+    ClockReading,
     ClockReport,
     Colour,
     MagicPiece,
@@ -225,7 +226,7 @@ class BusChainEmulator(BoardEmulator):
             raise ValueError("speed must be positive")
         with self._lock:
             board = self.boards[index]
-            if any(isinstance(e, ClockReport) for e in events):
+            if any(isinstance(e, ClockReport | ClockReading) for e in events):
                 board.clock.free_running = False
             start = time.monotonic()
             offsets = played_offsets(events, speed, hold)
@@ -251,7 +252,7 @@ class BusChainEmulator(BoardEmulator):
                     board.set_code(protocol.square_index(square), code)
                 case MagicPiece(square=square, meaning=meaning):
                     board.set_code(protocol.square_index(square), protocol.CODE_BY_MAGIC[meaning])
-                case ClockReport():
+                case ClockReport() | ClockReading():
                     _apply_clock_report(board, event)
 
     # -- the serving thread (replaces the single board's) ----------------------
@@ -392,9 +393,9 @@ class BusChainEmulator(BoardEmulator):
         self._wake()
 
 
-def _apply_clock_report(board: VirtualBusBoard, report: ClockReport) -> None:
-    """A sensor log's clock reading set on a board's clock (White on the left unless
-    the board says otherwise)."""
+def _apply_clock_report(board: VirtualBusBoard, report: ClockReport | ClockReading) -> None:
+    """A sensor log's clock reading set on a board's clock (by colour: White on the
+    left unless the board says otherwise; left and right: as recorded)."""
     clock, white_left = board.clock, board.white_on_left
     was_running, left_was_to_move = clock.running, clock.left_to_move
     clock.show(report, white_left)

@@ -34,11 +34,14 @@ import chess.pgn
 from drivers.dgt import protocol
 from drivers.dgt.protocol import Clock, Command, ReceivedCommand
 from drivers.sensors import (
+    SIDES,
     BoardDump,
     ButtonPress,
+    ClockReading,
     ClockReport,
     MagicPiece,
     SensorEvent,
+    Side,
     SquareChange,
 )
 
@@ -106,17 +109,17 @@ class EmulatedClock:
     right_flag: bool = False
     free_running: bool = True  # counts down on its own (off while a log drives it)
 
-    def show(self, report: ClockReport, white_left: bool) -> None:
-        """Set the clock to a sensor log's reading (colours to the sides as the board
-        stands): how a replayed log drives the single board's and a chain's clocks."""
-        self.left, self.right = (
-            (report.white, report.black) if white_left else (report.black, report.white)
-        )
-        self.left_flag = ("white" if white_left else "black") in report.flags
-        self.right_flag = ("black" if white_left else "white") in report.flags
-        self.running = report.running is not None
-        if report.running is not None:
-            self.left_to_move = (report.running == "white") == white_left
+    def show(self, report: ClockReport | ClockReading, white_left: bool) -> None:
+        """Set the clock to a sensor log's reading: a recorded one (left and right) as
+        it is, one by colour with White on the side ``white_left`` says: how a
+        replayed log drives the single board's and a chain's clocks."""
+        reading = report if isinstance(report, ClockReading) else as_sides(report, white_left)
+        self.left, self.right = reading.left, reading.right
+        self.left_flag = "left" in reading.flags
+        self.right_flag = "right" in reading.flags
+        self.running = reading.running is not None
+        if reading.running is not None:
+            self.left_to_move = reading.running == "left"
 
     def advance(self, seconds: float) -> None:
         if not (self.running and self.free_running) or seconds <= 0:
@@ -143,6 +146,20 @@ class EmulatedClock:
         )
 
 
+def as_sides(report: ClockReport, white_left: bool) -> ClockReading:
+    """A clock report by colour as a clock shows it, White on the left or the right."""
+    white: Side = "left" if white_left else "right"
+    black: Side = "right" if white_left else "left"
+    side = {"white": white, "black": black}
+    return ClockReading(
+        report.t,
+        report.white if white_left else report.black,
+        report.black if white_left else report.white,
+        side[report.running] if report.running else None,
+        tuple(sorted((side[colour] for colour in report.flags), key=SIDES.index)),
+    )
+
+
 def wait_for_master(wake_r: int, master: int | None, timeout: float) -> bool:
     """An emulator's serving thread sleeps here until the pseudo-terminal has bytes,
     a wake-up byte comes (drained here), or ``timeout``: True when the master side
@@ -163,8 +180,9 @@ class BoardEmulator:
 
     ``directory`` holds the stable symlink ``link_name`` -> current pty slave
     (a fresh temporary directory by default). ``white_on_left`` says which clock
-    side a sensor log's White maps to when the emulator turns ClockReports into
-    BWTIME messages.
+    side a sensor log's White maps to when the emulator turns ClockReports (by
+    colour) into BWTIME messages; a recorded ClockReading (left and right) is shown
+    as it is.
     """
 
     def __init__(
@@ -339,14 +357,14 @@ class BoardEmulator:
 
         BoardDump becomes the field updates of setting up that position (see
         ``arrange``; ``set_board`` changes pieces silently), SquareChange and
-        MagicPiece become field updates, ClockReport becomes a
+        MagicPiece become field updates, ClockReport or ClockReading becomes a
         BWTIME (and stops the clock's own countdown), ButtonPress a button ack.
         """
         events = list(events)
         if speed <= 0:
             raise ValueError("speed must be positive")
         with self._lock:
-            if any(isinstance(e, ClockReport) for e in events):
+            if any(isinstance(e, ClockReport | ClockReading) for e in events):
                 self.clock.free_running = False
             start = time.monotonic()
             offsets = played_offsets(events, speed, hold)
@@ -397,12 +415,12 @@ class BoardEmulator:
                     self.set_square(square, piece)
                 case MagicPiece(square=square, meaning=meaning):
                     self._set_code(protocol.square_index(square), protocol.CODE_BY_MAGIC[meaning])
-                case ClockReport():
+                case ClockReport() | ClockReading():
                     self._apply_clock_report(event)
                 case ButtonPress(button=button):
                     self.press_button(button)
 
-    def _apply_clock_report(self, report: ClockReport) -> None:
+    def _apply_clock_report(self, report: ClockReport | ClockReading) -> None:
         self.clock.show(report, self.white_on_left)
         self._last_tick = time.monotonic()
         self._report_clock(force=False)

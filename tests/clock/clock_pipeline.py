@@ -1,11 +1,12 @@
-"""The daemon's clock path on simulated time: hands -> BWTIME -> interpreter -> core.
+"""The daemon's clock path on simulated time: hands -> BWTIME -> interpreter -> sides -> core.
 
-What the daemon wires together (``daemon/app.py``), without a pty or a loop: the
-hands' clock reports become the BWTIME messages a DGT 3000 sends (its left and
-right as the players sit), the clock interpreter maps them, the rules core
-decides, and every feed event goes to the daemon's side mapper
-(``daemon.clocksides``) (the clock reports it asks for are fed next, as the
-daemon's ``call_soon`` does). Timers run at their deadlines.
+What the daemon wires together (``daemon.compose``, ``daemon.pipeline``), without a
+pty or a loop: the hands' clock reports become the BWTIME messages a DGT 3000 sends
+(its left and right as the players sit), the clock interpreter reads them (left and
+right), the board's pipeline has its side mapper (``daemon.clocksides``) make them
+the core's ClockReports, the rules core decides, and every feed event goes back to
+the side mapper (the clock reports it asks for are fed next, as the daemon's
+pipeline does). Timers run at their deadlines.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from daemon.clocksides import EvidenceSideMapper, after_event
+from daemon.clocksides import SideMapper
+from daemon.compose import BoardParts
+from daemon.events import DomainEvent
+from daemon.pipeline import BoardPipeline, SimulatedScheduler
 from daemon.rules import RulesCore, RulesSettings
 from drivers.clock.dgt3000 import DgtClockInterpreter
 from drivers.dgt import protocol
@@ -41,7 +45,10 @@ def bwtime(report: ClockReport, white_on_left: bool) -> protocol.ClockTimes:
 
 
 class ClockPipeline:
-    """One board's clock path; ``feed`` holds every feed event, in order."""
+    """One board's clock path; ``feed`` holds every feed event, in order.
+
+    ``sides``: the configured mapping; ``mapper``: a side mapper (with its clock's
+    interpreter) kept from an earlier table (the next game at the same clock)."""
 
     def __init__(
         self,
@@ -49,20 +56,24 @@ class ClockPipeline:
         white_on_left: bool = True,
         sides: str = "auto",
         settle: float = 0.6,
-        interpreter: DgtClockInterpreter | None = None,
+        mapper: SideMapper | None = None,
     ) -> None:
         self.white_on_left = white_on_left
         self.core = RulesCore(RulesSettings(settle_time=settle))
-        if interpreter is None:
-            mapper = EvidenceSideMapper(sides, self.core)  # type: ignore[arg-type]
-            interpreter = DgtClockInterpreter(mapper)
-        assert isinstance(interpreter.sides, EvidenceSideMapper)
-        interpreter.sides.board = self.core  # one clock on this table's board
-        self.clock = interpreter
-        self.sides = interpreter.sides
+        if mapper is None:
+            mapper = SideMapper(sides, self.core, DgtClockInterpreter())  # type: ignore[arg-type]
+        mapper.board = self.core  # one clock on this table's board
+        assert isinstance(mapper.clock, DgtClockInterpreter)
+        self.clock: DgtClockInterpreter = mapper.clock
+        self.sides = mapper
         self.feed: list[dict[str, Any]] = []
-        self._queued: list[SensorEvent] = []
+        self.scheduler = SimulatedScheduler()
+        parts = BoardParts(self.core, lambda event: event, self.clock, None, mapper)
+        self.pipeline = BoardPipeline("1", parts, self.scheduler, outputs=[self._heard])
         self.t = 0.0
+
+    def _heard(self, event: DomainEvent) -> None:
+        self.feed.append(event.to_dict())
 
     def play(self, events: list[SensorEvent]) -> None:
         for event in events:
@@ -72,31 +83,14 @@ class ClockPipeline:
         self.advance(event.t)
         self.t = event.t
         if isinstance(event, ClockReport):
-            for mapped in self.clock.feed(event.t, bwtime(event, self.white_on_left)):
-                self._to_core(mapped)
+            for read in self.clock.interpret(event.t, bwtime(event, self.white_on_left)):
+                self.pipeline.submit(read)
         else:
-            self._to_core(event)
+            self.pipeline.submit(event)
 
     def advance(self, t: float) -> None:
         """Run the core's timers due before ``t`` at their own times."""
-        while (deadline := self.core.next_deadline()) is not None and deadline <= t:
-            self._publish(self.core.tick(deadline))
-            self._drain()
-
-    def _to_core(self, event: SensorEvent) -> None:
-        self._publish(self.core.feed(event))
-        self._drain()
-
-    def _drain(self) -> None:
-        while self._queued:
-            self._publish(self.core.feed(self._queued.pop(0)))
-
-    def _publish(self, events: list[Any]) -> None:
-        for event in events:
-            self.feed.append(event.to_dict())
-            reports, published = after_event(self.clock, self.sides, event)
-            self._queued.extend(reports)
-            self._publish(published)
+        self.scheduler.run_before(t)
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [e for e in self.feed if e["type"] == kind]

@@ -2,8 +2,9 @@
 
 The emulator (a DGT board on a pseudo-terminal) plays a real game as human hands
 move it, with White's clock on the *right*. The board link reads it, the clock
-interpreter (sides learnt, nothing configured) maps the clock's sides to colours,
-and the rules core completes each move when the mover presses the clock (6.7).
+interpreter reads the clock's left and right, the board's side mapper (sides
+learnt, nothing configured) makes them colours, and the rules core completes each
+move when the mover presses the clock (6.7).
 The sides are learnt from the first moves (decided on the settle time, the clock
 counting as stopped until then: ``daemon.clocksides``); from the third move on
 every move is completed by its press. After each move the ClockWriter's text
@@ -17,20 +18,21 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
 
 import chess
 import chess.pgn
 import pytest
 
 from daemon.clockdisplay import schedule_for
-from daemon.clocksides import EvidenceSideMapper, after_event
+from daemon.clocksides import SideMapper
+from daemon.compose import BoardParts
 from daemon.events import GameStart, Move
+from daemon.pipeline import BoardPipeline, LoopScheduler
 from daemon.rules import RulesCore, RulesSettings
 from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter, move_text_3000
 from drivers.dgt import protocol
 from drivers.dgt.link import BoardLink
-from drivers.sensors import ClockReport
+from drivers.sensors import ClockReading, ClockReport
 from drivers.simulators.emulator import START_PLACEMENT, BoardEmulator
 from drivers.simulators.handling import Timing, human_sensor_log
 from drivers.timecontrol import parse_time_control
@@ -78,56 +80,44 @@ def a_real_game(shared, plies: int) -> chess.pgn.Game:
 
 
 class Bench:
-    """The emulator, the link with the DGT clock interpreter, the rules core."""
+    """The emulator, the link with the DGT clock interpreter, the board's pipeline
+    (its side mapper and rules core) on the loop, as the daemon wires them."""
 
     def __init__(self, emulator: BoardEmulator) -> None:
         self.emulator = emulator
         self.core = RulesCore(RulesSettings(settle_time=0.6))
-        self.sides = EvidenceSideMapper("auto", self.core)
-        self.clock = DgtClockInterpreter(self.sides, time_control=parse_time_control("90+30"))
+        self.clock = DgtClockInterpreter(time_control=parse_time_control("90+30"))
+        self.sides = SideMapper("auto", self.core, self.clock)
         self.writer = ClockWriter("dgt3000", show_moves=True)
-        self.started = time.monotonic()
+        self.scheduler = LoopScheduler(SPEED)
+        parts = BoardParts(self.core, lambda event: event, self.clock, self.writer, self.sides)
+        self.pipeline = BoardPipeline("1", parts, self.scheduler, outputs=[self.decided])
         self.link = BoardLink(
             emulator.port_path,
             self.on_sensor,
             clock_interpreter=self.clock,
-            time_source=self.link_time,
+            time_source=self.scheduler.now,
             **FAST_LINK,
         )
         self.domain: list = []
         self.caused_by: list[tuple[object, object]] = []  # (domain event, sensor event)
+        self._cause: object = None  # the sensor event being decided on (None: a timer)
         self.outbox: asyncio.Queue[bytes] = asyncio.Queue()
         self.acks: list = []
 
     def on_sensor(self, event) -> None:
-        for result in self.core.feed(event):
-            self.domain.append(result)
-            self.caused_by.append((result, event))
-            reports, _ = after_event(self.clock, self.sides, result)  # as the daemon does
-            for delay, frame in schedule_for(self.writer, result):
-                if delay == 0:  # the times come back by themselves here
-                    self.outbox.put_nowait(frame)
-            for report in reports:
-                asyncio.get_running_loop().call_soon(self.on_sensor, report)
+        self._cause = event
+        try:
+            self.pipeline.submit(event)
+        finally:
+            self._cause = None
 
-    async def run_timers(self) -> None:
-        """The settle time, as the daemon's timer runs it (game time)."""
-        while True:
-            await asyncio.sleep(0.01)
-            deadline = self.core.next_deadline()
-            if deadline is not None and self.link_time() >= deadline:
-                for result in self.core.tick(deadline):
-                    self.domain.append(result)
-                    self.caused_by.append((result, None))
-                    reports, _ = after_event(self.clock, self.sides, result)
-                    for delay, frame in schedule_for(self.writer, result):
-                        if delay == 0:
-                            self.outbox.put_nowait(frame)
-                    for report in reports:
-                        self.on_sensor(report)
-
-    def link_time(self) -> float:
-        return (time.monotonic() - self.started) * SPEED
+    def decided(self, event) -> None:
+        self.domain.append(event)
+        self.caused_by.append((event, self._cause))
+        for delay, frame in schedule_for(self.writer, event):
+            if delay == 0:  # the times come back by themselves here
+                self.outbox.put_nowait(frame)
 
     async def send_clock_commands(self) -> None:
         while True:
@@ -149,7 +139,6 @@ async def play(shared, plies: int, flipped: bool) -> tuple[Bench, list, chess.pg
         bench = Bench(emulator)
         link_task = asyncio.create_task(bench.link.run())
         writer_task = asyncio.create_task(bench.send_clock_commands())
-        timer_task = asyncio.create_task(bench.run_timers())
         try:
             await until(lambda: bench.link.connected)
             emulator.play(events, speed=SPEED)
@@ -159,7 +148,7 @@ async def play(shared, plies: int, flipped: bool) -> tuple[Bench, list, chess.pg
             await until(lambda: bench.outbox.empty() and len(bench.acks) >= plies, timeout=30)
         finally:
             writer_task.cancel()
-            timer_task.cancel()
+            bench.pipeline.close()
             bench.link.close()
             await link_task
         display = emulator.display_text
@@ -171,16 +160,18 @@ def check_game(bench: Bench, events: list, game: chess.pgn.Game, plies: int, dis
     moves = bench.moves()
     assert [m.uci for m in moves if not m.correction] == expected
     # Every move after the first two (they teach the sides) was completed by its
-    # mover's press (a ClockReport handing the run to the opponent), never by time.
+    # mover's press (the clock's reading handing the run to the opponent), never by time.
     for move, cause in bench.caused_by:
         if isinstance(move, Move) and move.ply > 2:
-            assert isinstance(cause, ClockReport), (move, cause)
-            assert cause.running == ("black" if move.by == "white" else "white")
+            assert isinstance(cause, ClockReading) and cause.running, (move, cause)
+            opponent = "black" if move.by == "white" else "white"
+            assert bench.sides.colour(cause.running) == opponent
     # White's clock is on the right, and nothing said so: learnt from the first moves.
-    assert bench.clock.tracker.mapper.white_side == "right"
+    assert bench.sides.white_side == "right"
     # The colours of the times are right: the last report is the hands' last one.
     truth = [e for e in events if isinstance(e, ClockReport)][-1]
-    last = bench.clock.tracker.last_report
+    last = bench.sides.last_report
+    assert last is not None
     assert (last.white, last.black) == (math.ceil(truth.white), math.ceil(truth.black))
     # Each move's clock times belong to the right player.
     whites = {math.ceil(e.white) for e in events if isinstance(e, ClockReport)}
@@ -215,10 +206,11 @@ async def test_set_and_run_puts_the_time_control_on_the_clock():
     with BoardEmulator(white_on_left=False) as emulator:
         emulator.clock.left = emulator.clock.right = 42.0
         reports: list = []
-        interpreter = DgtClockInterpreter(sides="right_white", time_control=tc)
+        interpreter = DgtClockInterpreter(time_control=tc)
+        sides = SideMapper("right_white", clock=interpreter)
         link = BoardLink(
             emulator.port_path,
-            lambda e: reports.append(e) if isinstance(e, ClockReport) else None,
+            lambda e: reports.extend(sides.reports_for(e)) if isinstance(e, ClockReading) else None,
             clock_interpreter=interpreter,
             **FAST_LINK,
         )

@@ -11,63 +11,63 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.clock.tracker import ClockReading, ClockTracker
+from drivers.clock.tracker import ClockTracker, RawReading
 
 
-def reading(left: float, right: float, runs: str | None) -> ClockReading:
+def reading(left: float, right: float, runs: str | None) -> RawReading:
     """What a clock without its time-per-move indicator shows (the emulator, a USB clock)."""
-    return ClockReading(left=left, right=right, running=runs)  # type: ignore[arg-type]
+    return RawReading(left=left, right=right, running=runs)  # type: ignore[arg-type]
 
 
-def white_black(tracker: ClockTracker) -> tuple[float, float]:
+def left_right(tracker: ClockTracker) -> tuple[float, float]:
     report = tracker.last_report
     assert report is not None
-    return report.white, report.black
+    return report.left, report.right
 
 
 def test_the_first_press_shows_its_increment_at_once_and_it_is_learnt() -> None:
-    tracker = ClockTracker("left_white")
-    tracker.feed(0.0, reading(5400, 5400, "left"))
-    tracker.feed(1.0, reading(5399, 5400, "left"))
-    tracker.feed(1.4, reading(5429, 5400, "right"))  # 5399 - 0.4 + 30, as the clock shows it
-    assert white_black(tracker) == (5429, 5400)
+    tracker = ClockTracker()
+    tracker.check(0.0, reading(5400, 5400, "left"))
+    tracker.check(1.0, reading(5399, 5400, "left"))
+    tracker.check(1.4, reading(5429, 5400, "right"))  # 5399 - 0.4 + 30, as the clock shows it
+    assert left_right(tracker) == (5429, 5400)
     assert tracker.learnt_increment == 30
-    tracker.feed(2.4, reading(5429, 5399, "right"))
-    tracker.feed(3.0, reading(5429, 5429, "left"))
-    assert white_black(tracker) == (5429, 5429)
+    tracker.check(2.4, reading(5429, 5399, "right"))
+    tracker.check(3.0, reading(5429, 5429, "left"))
+    assert left_right(tracker) == (5429, 5429)
     assert tracker.rejected == 0
 
 
 def test_more_than_the_learnt_increment_at_a_press_waits_for_a_second_reading() -> None:
-    tracker = ClockTracker("left_white")
-    tracker.feed(0.0, reading(300, 300, "left"))
-    tracker.feed(1.0, reading(302, 300, "right"))  # 299 + 3: learnt
-    tracker.feed(2.0, reading(302, 299, "right"))
-    tracker.feed(3.0, reading(302, 320, "left"))  # 298 + 3 expected, 22 more shown
-    assert white_black(tracker) == (302, 299)
-    tracker.feed(4.0, reading(301, 320, "left"))  # the clock keeps showing it: real
-    assert white_black(tracker) == (301, 320)
+    tracker = ClockTracker()
+    tracker.check(0.0, reading(300, 300, "left"))
+    tracker.check(1.0, reading(302, 300, "right"))  # 299 + 3: learnt
+    tracker.check(2.0, reading(302, 299, "right"))
+    tracker.check(3.0, reading(302, 320, "left"))  # 298 + 3 expected, 22 more shown
+    assert left_right(tracker) == (302, 299)
+    tracker.check(4.0, reading(301, 320, "left"))  # the clock keeps showing it: real
+    assert left_right(tracker) == (301, 320)
 
 
 def test_time_the_arbiter_adds_to_a_running_clock_is_taken_once_seen_twice() -> None:
-    tracker = ClockTracker("left_white", time_control=None)
-    tracker.feed(0.0, reading(600, 600, "left"))
-    tracker.feed(1.0, reading(599, 720, "left"))  # two minutes to Black (7.5.5)
-    assert white_black(tracker) == (599, 600)
-    tracker.feed(2.0, reading(598, 720, "left"))
-    assert white_black(tracker) == (598, 720)
+    tracker = ClockTracker(time_control=None)
+    tracker.check(0.0, reading(600, 600, "left"))
+    tracker.check(1.0, reading(599, 720, "left"))  # two minutes to Black (7.5.5)
+    assert left_right(tracker) == (599, 600)
+    tracker.check(2.0, reading(598, 720, "left"))
+    assert left_right(tracker) == (598, 720)
 
 
 def test_a_new_game_learns_its_own_increment() -> None:
-    tracker = ClockTracker("left_white")
-    tracker.feed(0.0, reading(300, 300, "left"))
-    tracker.feed(1.0, reading(302, 300, "right"))  # +3
+    tracker = ClockTracker()
+    tracker.check(0.0, reading(300, 300, "left"))
+    tracker.check(1.0, reading(302, 300, "right"))  # +3
     assert tracker.learnt_increment == 3
     tracker.new_game()
-    tracker.feed(2.0, reading(900, 900, None))  # set up 15+10
-    tracker.feed(3.0, reading(900, 900, "left"))
-    tracker.feed(4.0, reading(909, 900, "right"))  # 899 + 10
-    assert white_black(tracker) == (909, 900)
+    tracker.check(2.0, reading(900, 900, None))  # set up 15+10
+    tracker.check(3.0, reading(900, 900, "left"))
+    tracker.check(4.0, reading(909, 900, "right"))  # 899 + 10
+    assert left_right(tracker) == (909, 900)
     assert tracker.learnt_increment == 10
 
 
@@ -81,7 +81,7 @@ def test_once_learnt_a_single_glitch_never_shows(thinks, where, delta, side) -> 
     """A 5+3 game with no time control configured and one corrupted reading after the
     first press (which taught the increment): no report carries it, and every true
     time comes through."""
-    tracker = ClockTracker("left_white")
+    tracker = ClockTracker()
     times = {"left": 303, "right": 303}
     runner = "left"
     readings: list[tuple[float, dict[str, int], str]] = [(0.0, dict(times), runner)]
@@ -103,10 +103,10 @@ def test_once_learnt_a_single_glitch_never_shows(thinks, where, delta, side) -> 
         if i == glitch_at:
             bad = dict(shown)
             bad[side] = max(0, bad[side] + delta)
-            for report in tracker.feed(when - 0.25, reading(bad["left"], bad["right"], runs)):
-                seen.add((report.white, report.black))
-        for report in tracker.feed(when, reading(shown["left"], shown["right"], runs)):
-            seen.add((report.white, report.black))
+            for report in tracker.check(when - 0.25, reading(bad["left"], bad["right"], runs)):
+                seen.add((report.left, report.right))
+        for report in tracker.check(when, reading(shown["left"], shown["right"], runs)):
+            seen.add((report.left, report.right))
     truth = {(float(s["left"]), float(s["right"])) for _, s, _ in readings}
     assert seen <= truth
-    assert white_black(tracker) == (readings[-1][1]["left"], readings[-1][1]["right"])
+    assert left_right(tracker) == (readings[-1][1]["left"], readings[-1][1]["right"])

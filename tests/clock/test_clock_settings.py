@@ -79,7 +79,6 @@ def test_the_parts_built_from_the_settings():
     dgt = clock("  sides: right_white\n  time_control: 5+3\n  set_and_run_at_start: true\n")
     interpreter = clock_interpreter(dgt)
     assert isinstance(interpreter, DgtClockInterpreter)
-    assert interpreter.tracker.mapper.white_side == "right"
     assert interpreter.tracker.time_control.initial_seconds() == 303
     writer = clock_writer(dgt, "xl", "right")
     assert writer.model == "xl" and writer.set_and_run_at_start

@@ -15,7 +15,7 @@ import chess.pgn
 import pytest
 
 from benchmarks.daemonrun import shipped_games
-from daemon.clocksides import EvidenceSideMapper, after_event
+from daemon.clocksides import SideMapper
 from daemon.events import GameEnd
 from drivers.clock.dgt3000 import DgtClockInterpreter
 from drivers.sensors import BoardDump, ClockReport, SensorEvent
@@ -69,7 +69,7 @@ def test_a_clock_running_on_blacks_side_at_the_setup_misleads_nobody() -> None:
     table = ClockPipeline(white_on_left=True)
     table.play(hands.events)
     table.advance(hands.t + 5)
-    assert table.clock.white_side == "left"
+    assert table.sides.white_side == "left"
     assert [e["white"] for e in table.of("clock_sides")] == ["left"]
     check_every_move_at_its_own_press(table.feed, moves, hands.events, first_press=1)
 
@@ -86,12 +86,12 @@ def test_a_press_that_contradicts_the_sides_is_reported_and_nothing_acts_on_it(
     table = ClockPipeline(white_on_left=white_on_left)
     wrong = "right" if white_on_left else "left"
     table.play(log[:1])  # the start position: game_start
-    table.clock.resume_game("white", 0, 0, white_side=wrong)
+    table.sides.resume_game(0, 0, white_side=wrong)
     table.play(log[1:])
     table.advance(log[-1].t + 5)
     notices = [e for e in table.of("notice") if e["code"] == "clock_sides_contradiction"]
     assert len(notices) == 1
-    assert table.clock.white_side == ("left" if white_on_left else "right")
+    assert table.sides.white_side == ("left" if white_on_left else "right")
     decided = [e["uci"] for e in table.of("move") if not e["correction"]]
     assert decided == [m.uci() for m in moves]
 
@@ -116,7 +116,7 @@ def test_a_restart_after_a_press_made_while_down_reuses_the_journals_sides() -> 
     again = ClockPipeline(white_on_left=False)
     done = [e["uci"] for e in first.of("move") if not e["correction"]]
     again.core.resume(log[cut].t, chess.STARTING_FEN, done)
-    again.clock.resume_game("white" if len(done) % 2 == 0 else "black", 5, 4, white_side="right")
+    again.sides.resume_game(5, 4, white_side="right")
     placement = chess.Board()
     for move in moves[: len(done) + 1]:
         placement.push(move)
@@ -139,7 +139,7 @@ def test_a_tournament_day_twenty_games_back_to_back_every_game_right() -> None:
     so White's clock side alternates, and the clock is still running from the last
     game while the pieces are set up again (nobody resets it)."""
     games = shipped_games()
-    interpreter = DgtClockInterpreter(EvidenceSideMapper("auto"))
+    mapper = SideMapper("auto", clock=DgtClockInterpreter())
     t = 0.0
     for number in range(20):
         game = games[number % len(games)]
@@ -151,14 +151,12 @@ def test_a_tournament_day_twenty_games_back_to_back_every_game_right() -> None:
             # No stopped clock between games: the last game's clock runs on.
             log = [e for e in log if not (isinstance(e, ClockReport) and e.running is None)]
             log = [BoardDump(t, "8/8/8/8/8/8/8/8"), *log]
-        table = ClockPipeline(white_on_left=number % 2 == 0, interpreter=interpreter)
+        table = ClockPipeline(white_on_left=number % 2 == 0, mapper=mapper)
         table.play(log)
         t = log[-1].t + 5.0
         table.advance(t)
         if not table.of("game_end"):  # resigned: the arbiter enters the result
-            end = GameEnd(t, result=game.headers["Result"], reason="arbiter")
-            table.feed.append(end.to_dict())
-            after_event(interpreter, table.sides, end)
+            table.pipeline.publish([GameEnd(t, result=game.headers["Result"], reason="arbiter")])
         check_every_move_at_its_own_press(table.feed, moves, log)
         white = "left" if number % 2 == 0 else "right"
         assert [e["white"] for e in table.of("clock_sides")] == [white], f"game {number + 1}"

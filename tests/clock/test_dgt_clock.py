@@ -1,4 +1,5 @@
-"""The DGT XL / 3000 clock on the board: BWTIME bytes to sensor events."""
+"""The DGT XL / 3000 clock on the board: BWTIME bytes to sensor events, left and right;
+and the daemon's side mapper making them the rules core's colours."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from daemon.clocksides import SideMapper
 from drivers.clock.dgt3000 import DgtClockInterpreter
 from drivers.dgt import protocol
 from drivers.dgt.protocol import (
@@ -20,7 +22,7 @@ from drivers.dgt.protocol import (
     MessageParser,
     side_time,
 )
-from drivers.sensors import ButtonPress, ClockReport
+from drivers.sensors import ButtonPress, ClockReading, ClockReport
 from drivers.timecontrol import parse_time_control
 
 
@@ -62,9 +64,29 @@ class Clock:
         self.interpreter = DgtClockInterpreter(**kwargs)
 
     def feed(self, t: float, frame: bytes) -> list:
-        return self.interpreter.feed(t, decode(frame))
+        return self.interpreter.interpret(t, decode(frame))
 
-    def report(self, t: float, frame: bytes) -> ClockReport | None:
+    def report(self, t: float, frame: bytes) -> ClockReading | None:
+        events = self.feed(t, frame)
+        assert all(isinstance(e, ClockReading) for e in events)
+        return events[-1] if events else None
+
+
+class MappedClock(Clock):
+    """The interpreter and the daemon's side mapper (``clock.sides``) after it: what
+    the rules core reads, by colour."""
+
+    def __init__(self, sides: str = "auto", **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.sides = SideMapper(sides, clock=self.interpreter)  # type: ignore[arg-type]
+
+    def feed(self, t: float, frame: bytes) -> list:
+        out: list = []
+        for event in super().feed(t, frame):
+            out += self.sides.reports_for(event) if isinstance(event, ClockReading) else [event]
+        return out
+
+    def report(self, t: float, frame: bytes) -> ClockReport | None:  # type: ignore[override]
         events = self.feed(t, frame)
         assert all(isinstance(e, ClockReport) for e in events)
         return events[-1] if events else None
@@ -73,23 +95,35 @@ class Clock:
 # --- decoding every variant ---------------------------------------------------------
 
 
-def test_real_clock_bytes_decode_to_colour_times():
-    """Bytes from the real capture dgt-capture-1: 3:02 each, then White (left) runs."""
-    clock = Clock(sides="left_white")
+def test_real_clock_bytes_decode_to_left_and_right_times():
+    """Bytes from the real capture dgt-capture-1: 3:02 each, then the left side runs."""
+    clock = Clock()
+    first = clock.report(0.0, bytes.fromhex("8d000a20030220030208"))
+    assert (first.left, first.right, first.running) == (182, 182, None)
+    running = clock.report(1.0, bytes.fromhex("8d000a20030220030109"))
+    assert (running.left, running.right, running.running) == (181, 182, "left")
+    # The left player presses: the Fischer increment lands on his clock, the right runs.
+    pressed = clock.report(4.0, bytes.fromhex("8d000a20030220030113"))
+    assert (pressed.left, pressed.right, pressed.running) == (181, 182, "right")
+
+
+def test_the_daemon_maps_the_real_clock_bytes_to_colours():
+    """The same bytes with White on the left (``clock.sides: left_white``): White's
+    time runs, White presses, Black's runs."""
+    clock = MappedClock("left_white")
     first = clock.report(0.0, bytes.fromhex("8d000a20030220030208"))
     assert (first.white, first.black, first.running) == (182, 182, None)
     running = clock.report(1.0, bytes.fromhex("8d000a20030220030109"))
     assert (running.white, running.black, running.running) == (181, 182, "white")
-    # White presses: the Fischer increment lands on White's clock, Black's runs.
     pressed = clock.report(4.0, bytes.fromhex("8d000a20030220030113"))
     assert (pressed.white, pressed.black, pressed.running) == (181, 182, "black")
 
 
 def test_hours_minutes_seconds_are_bcd():
-    clock = Clock(sides="left_white")
+    clock = Clock()
     # Right side 1:05:09 (bytes 3-5), left side 9:59:58 (bytes 6-8), clock stopped.
     report = clock.report(0.0, bytes.fromhex("8d000a01050909595800"))
-    assert (report.white, report.black) == (9 * 3600 + 59 * 60 + 58, 3600 + 5 * 60 + 9)
+    assert (report.left, report.right) == (9 * 3600 + 59 * 60 + 58, 3600 + 5 * 60 + 9)
 
 
 @pytest.mark.parametrize(
@@ -97,43 +131,52 @@ def test_hours_minutes_seconds_are_bcd():
     [(True, False, ("white",)), (False, True, ("black",)), (True, True, ("white", "black"))],
 )
 def test_fallen_flags_are_reported_by_colour(left_flag, right_flag, flags):
-    clock = Clock(sides="left_white")
+    clock = MappedClock("left_white")
     report = clock.report(0.0, times_frame(0, 0, left_flag=left_flag, right_flag=right_flag))
     assert report.flags == flags
 
 
+def test_fallen_flags_are_read_by_side():
+    clock = Clock()
+    assert clock.report(0.0, times_frame(0, 0, right_flag=True)).flags == ("right",)
+    assert clock.report(1.0, times_frame(0, 0, left_flag=True, right_flag=True)).flags == (
+        "left",
+        "right",
+    )
+
+
 def test_flag_shown_bit_counts_as_a_flag():
-    clock = Clock(sides="right_white")
+    clock = MappedClock("right_white")
     frame = bytearray(times_frame(0, 25))
     frame[6] |= 0x40  # left side's "flag shown" bit (data byte d3)
     assert clock.report(0.0, bytes(frame)).flags == ("black",)
 
 
 def test_lever_and_turn_bits_say_whose_time_runs():
-    clock = Clock(sides="left_white")
-    assert clock.report(0.0, times_frame(300, 300, "right")).running == "black"
-    assert clock.report(1.0, times_frame(300, 299, "left")).running == "white"
+    clock = Clock()
+    assert clock.report(0.0, times_frame(300, 300, "right")).running == "right"
+    assert clock.report(1.0, times_frame(300, 299, "left")).running == "left"
     assert clock.report(2.0, times_frame(299, 299, None)).running is None
 
 
 def test_all_zero_messages_are_ignored():
-    clock = Clock(sides="left_white")
+    clock = Clock()
     clock.feed(0.0, times_frame(300, 300, "left"))
     assert clock.feed(1.0, bytes.fromhex("8d000a00000000000000")) == []
     assert clock.interpreter.ignored["all_zero"] == 1
     # The next real message goes on from the good times, no jump to zero or back.
-    assert clock.report(2.0, times_frame(298, 300, "left")).white == 298
+    assert clock.report(2.0, times_frame(298, 300, "left")).left == 298
 
 
 def test_no_clock_connected_keeps_the_last_good_times():
-    clock = Clock(sides="left_white")
+    clock = Clock()
     clock.feed(0.0, times_frame(300, 250, "left"))
     [stopped] = clock.feed(1.0, times_frame(0, 0, no_clock=True))  # nobody's time runs
-    assert (stopped.white, stopped.black, stopped.running) == (300, 250, None)
+    assert (stopped.left, stopped.right, stopped.running) == (300, 250, None)
     assert clock.interpreter.clock_connected is False
-    assert clock.interpreter.tracker.last_report.white == 300
-    assert clock.interpreter.tracker.last_report.black == 250
-    assert clock.report(2.0, times_frame(298, 250, "left")).white == 298
+    assert clock.interpreter.tracker.last_report.left == 300
+    assert clock.interpreter.tracker.last_report.right == 250
+    assert clock.report(2.0, times_frame(298, 250, "left")).left == 298
     assert clock.interpreter.clock_connected is True
 
 
@@ -147,7 +190,7 @@ def test_no_clock_connected_keeps_the_last_good_times():
     ],
 )
 def test_out_of_range_times_are_ignored(data):
-    clock = Clock(sides="left_white")
+    clock = Clock()
     clock.feed(0.0, times_frame(300, 300, "left"))
     frame = bytes.fromhex("8d000a") + bytes.fromhex(data)
     assert isinstance(decode(frame), ClockTimes)
@@ -197,31 +240,31 @@ def test_other_acks_make_no_sensor_events(ack):
 
 
 def test_a_time_jumping_up_while_running_is_ignored():
-    clock = Clock(sides="left_white", time_control=parse_time_control("5+3"))
+    clock = Clock(time_control=parse_time_control("5+3"))
     clock.feed(0.0, times_frame(250, 260, "left"))
-    # A glitch: White's time jumps up 40 s while it keeps running.
+    # A glitch: the running left time jumps up 40 s.
     assert clock.feed(1.0, times_frame(290, 260, "left")) == []
-    assert clock.report(2.0, times_frame(248, 260, "left")).white == 248
+    assert clock.report(2.0, times_frame(248, 260, "left")).left == 248
     assert clock.interpreter.tracker.rejected == 1
 
 
 def test_the_increment_at_a_press_is_not_a_jump():
-    clock = Clock(sides="left_white", time_control=parse_time_control("5+3"))
+    clock = Clock(time_control=parse_time_control("5+3"))
     clock.feed(0.0, times_frame(250, 260, "left"))
     report = clock.report(1.0, times_frame(252, 260, "right"))  # 249 + 3 at the press
-    assert (report.white, report.running) == (252, "black")
+    assert (report.left, report.running) == (252, "right")
 
 
 def test_more_than_the_increment_at_a_press_is_held_back():
-    clock = Clock(sides="left_white", time_control=parse_time_control("5+3"))
+    clock = Clock(time_control=parse_time_control("5+3"))
     clock.feed(0.0, times_frame(250, 260, "left"))
     report = clock.report(1.0, times_frame(280, 260, "right"))
     # The press itself still counts (the move completes); the bad time does not.
-    assert (report.white, report.running) == (250, "black")
+    assert (report.left, report.running) == (250, "right")
 
 
 def test_the_next_period_arrives_with_the_fortieth_move():
-    clock = Clock(sides="left_white", time_control=parse_time_control("40/5400:1800+30"))
+    clock = Clock(time_control=parse_time_control("40/5400:1800+30"))
     clock.feed(0.0, times_frame(5400, 5400, "left"))
     t = 0.0
     for _ in range(39):  # both players press 39 times, fast
@@ -230,41 +273,41 @@ def test_the_next_period_arrives_with_the_fortieth_move():
         t += 1
         clock.feed(t, times_frame(5400, 5400, "left"))
     report = clock.report(t + 1, times_frame(5400 + 1830, 5400, "right"))
-    assert report.white == 7230
+    assert report.left == 7230
 
 
 def test_an_unexpected_but_lasting_change_is_accepted_after_confirmation():
     """Without a known time control a period's time looks like a jump; the clock
     keeps showing it, so after three readings it is believed."""
-    clock = Clock(sides="left_white", confirmations=3)
+    clock = Clock(confirmations=3)
     clock.feed(0.0, times_frame(100, 200, "left", per_move=False))
     clock.feed(1.0, times_frame(99, 1999, "left", per_move=False))
-    assert clock.interpreter.tracker.last_report.black == 200
+    assert clock.interpreter.tracker.last_report.right == 200
     clock.feed(2.0, times_frame(98, 1999, "left", per_move=False))
-    assert clock.interpreter.tracker.last_report.black == 200
-    assert clock.report(3.0, times_frame(97, 1999, "left", per_move=False)).black == 1999
+    assert clock.interpreter.tracker.last_report.right == 200
+    assert clock.report(3.0, times_frame(97, 1999, "left", per_move=False)).right == 1999
 
 
 def test_a_running_time_cannot_fall_faster_than_time_passes():
     """A false 0:00 would announce a false flag fall."""
-    clock = Clock(sides="left_white")
+    clock = Clock()
     clock.feed(0.0, times_frame(100, 200, "left"))
     assert clock.feed(1.0, times_frame(0, 200, "left")) == []
-    assert clock.report(2.0, times_frame(98, 200, "left")).white == 98
+    assert clock.report(2.0, times_frame(98, 200, "left")).left == 98
 
 
 def test_times_set_on_a_stopped_clock_are_taken_at_once():
-    clock = Clock(sides="left_white")
+    clock = Clock()
     clock.feed(0.0, times_frame(100, 200, None))
-    assert clock.report(1.0, times_frame(900, 900, None)).white == 900
+    assert clock.report(1.0, times_frame(900, 900, None)).left == 900
 
 
 def test_a_set_and_run_ack_lets_the_times_go_up():
-    clock = Clock(sides="left_white")
+    clock = Clock()
     clock.feed(0.0, times_frame(100, 200, "left"))
     clock.feed(0.5, protocol.encode_bwtime_ack((ACK_OK, 0x0A, 0, 0)))
     report = clock.report(1.0, times_frame(100, 320, "left"))  # a 2-minute penalty, 7.4b
-    assert report.black == 320
+    assert report.right == 320
 
 
 # --- sides ---------------------------------------------------------------------------
@@ -274,23 +317,23 @@ def test_the_side_that_runs_first_proves_nothing():
     """A clock may run before the game (set up while running, a restart after a press
     made while the daemon was down): until a move shows whose side is whose, the
     clock is reported as stopped, never under a guessed mapping."""
-    clock = Clock()
+    clock = MappedClock()
     clock.feed(0.0, times_frame(300, 300, None))
     report = clock.report(1.0, times_frame(300, 299, "right"))
     assert report.running is None
-    assert clock.interpreter.white_side is None
+    assert clock.sides.white_side is None
 
 
 @pytest.mark.parametrize(("sides", "white_time"), [("left_white", 120), ("right_white", 200)])
 def test_configured_sides_override_learning(sides, white_time):
-    clock = Clock(sides=sides)
+    clock = MappedClock(sides)
     report = clock.report(0.0, times_frame(120, 200, "right"))
     assert report.white == white_time
 
 
 def test_a_pause_does_not_swap_the_sides():
     """6.12b: the clock stopped to call the arbiter, then Black's time runs again."""
-    clock = Clock(sides="left_white")
+    clock = MappedClock("left_white")
     clock.feed(0.0, times_frame(300, 300, "left"))
     clock.feed(5.0, times_frame(295, 300, "right"))
     clock.feed(9.0, times_frame(295, 296, None))
@@ -302,16 +345,18 @@ def test_a_pause_does_not_swap_the_sides():
 
 
 def test_the_real_capture_passes_the_filters_untouched(shared):
-    """A real 3+2 game: every clock report comes through, none is rejected, and the
-    colours match the capture's sensor log."""
+    """A real 3+2 game: every clock reading comes through, none is rejected, and with
+    White on the left the colours match the capture's sensor log."""
     folder = shared / "data" / "dgt-capture-1"
-    interpreter = DgtClockInterpreter(sides="left_white", time_control=parse_time_control("3+2"))
+    interpreter = DgtClockInterpreter(time_control=parse_time_control("3+2"))
+    sides = SideMapper("left_white", clock=interpreter)
     parser = MessageParser()
     reports = []
     for line in (folder / "1.inbytes").read_text().splitlines():
         for message in parser.feed(base64.b64decode(line)):
             if isinstance(message, Bwtime) and not isinstance(message.clock, InvalidClockData):
-                reports += interpreter.feed(0.0, message.clock)
+                for reading in interpreter.interpret(0.0, message.clock):
+                    reports += sides.reports_for(reading)
     expected = [
         json.loads(line)["clock"]
         for line in (folder / "sensor-log.jsonl").read_text().splitlines()
@@ -338,7 +383,7 @@ def test_the_real_capture_passes_the_filters_untouched(shared):
 def test_a_single_glitch_never_reaches_the_rules_core(thinks, where, delta, side):
     """A blitz game at 5+3 with one corrupted reading: no report carries it."""
     tc = parse_time_control("5+3")
-    clock = Clock(sides="left_white", time_control=tc)
+    clock = Clock(time_control=tc)
     times = {"left": 303, "right": 303}
     runner = "left"
     true_readings = [(0.0, dict(times), None)]
@@ -359,21 +404,21 @@ def test_a_single_glitch_never_reaches_the_rules_core(thinks, where, delta, side
             bad = dict(shown)
             bad[side] = max(0, bad[side] + delta)
             for report in clock.feed(when - 0.25, times_frame(bad["left"], bad["right"], runs)):
-                seen.add((report.white, report.black))
+                seen.add((report.left, report.right))
         for report in clock.feed(when, times_frame(shown["left"], shown["right"], runs)):
-            seen.add((report.white, report.black))
+            seen.add((report.left, report.right))
     truth = {(float(s["left"]), float(s["right"])) for _, s, _ in true_readings}
     assert seen <= truth
     last = true_readings[-1][1]
-    assert clock.interpreter.tracker.last_report.white == last["left"]
+    assert clock.interpreter.tracker.last_report.left == last["left"]
 
 
 def test_a_resumed_game_reuses_the_journals_sides_and_places_the_periods():
     """The daemon restarted mid-game with Black to move; the journal kept White's
     side (the right one): the running left clock is Black's at once, and the move
     counts place the 40-move control."""
-    clock = Clock(time_control=parse_time_control("40/5400:1800+30"))
-    clock.interpreter.resume_game("black", white_moves=40, black_moves=39, white_side="right")
+    clock = MappedClock(time_control=parse_time_control("40/5400:1800+30"))
+    clock.sides.resume_game(white_moves=40, black_moves=39, white_side="right")
     report = clock.report(0.0, times_frame(2000, 1500, "left"))
     assert (report.black, report.running) == (2000, "black")
     # Black completes move 40: the second period arrives at once, not a jump.
@@ -385,7 +430,7 @@ def test_a_clock_unplugged_mid_game_counts_as_stopped_once():
     """The clock's cable pulled while White's time runs: no press can come any more,
     so the clock is reported stopped (the core then decides moves on the settle
     time), once; plugged in again, its times count as before."""
-    clock = Clock(sides="left_white")
+    clock = MappedClock("left_white")
     assert clock.report(0.0, times_frame(300, 300, "left")).running == "white"
     stopped = clock.report(1.0, times_frame(0, 0, None, no_clock=True))
     assert (stopped.white, stopped.black, stopped.running) == (300, 300, None)

@@ -1,4 +1,4 @@
-"""The USB clock against a fake pyusb backend: reports in, ClockReport events out."""
+"""The USB clock against a fake pyusb backend: reports in, ClockReading events out."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from fake_usb_backend import FakeBackend, FakeDevice
 
 from drivers.clock.settings import BitField, UsbClockSettings, UsbReportLayout
 from drivers.clock.usb import UsbClock, UsbClockError, decode_report
-from drivers.sensors import ClockReport
+from drivers.sensors import ClockReading
 
 VID, PID = 0x16C0, 0x05DF
 
@@ -40,7 +40,7 @@ def plugged(*reports: bytes, **kwargs) -> tuple[FakeDevice, FakeBackend]:
     return device, FakeBackend(FakeDevice(0x045B, 0x0001, address=2), device)
 
 
-def test_reports_become_clock_reports_with_colours():
+def test_reports_become_clock_readings_left_and_right():
     device, backend = plugged(
         report(300, 300, None), report(300, 299, "right"), report(298, 299, "left")
     )
@@ -49,9 +49,9 @@ def test_reports_become_clock_reports_with_colours():
     assert "detach 0" in device.calls and "claim 0" in device.calls
     events = clock.poll(0.0) + clock.poll(1.0) + clock.poll(2.0)
     assert events == [
-        ClockReport(0.0, 300, 300, None),
-        ClockReport(1.0, 299, 300, "white"),  # the right side ran first: White's
-        ClockReport(2.0, 299, 298, "black"),
+        ClockReading(0.0, 300, 300, None),
+        ClockReading(1.0, 300, 299, "right"),  # whose side is whose: the daemon's call
+        ClockReading(2.0, 298, 299, "left"),
     ]
     assert clock.poll(3.0) == []  # no report within the time-out: nothing, no error
     clock.close()
@@ -60,20 +60,20 @@ def test_reports_become_clock_reports_with_colours():
 
 def test_flags_from_the_report():
     _, backend = plugged(report(0, 17, "left", flags=0x01))
-    clock = UsbClock(SETTINGS, sides="left_white", backend=backend)
+    clock = UsbClock(SETTINGS, backend=backend)
     clock.open()
     [event] = clock.poll(0.0)
-    assert event.flags == ("white",)
+    assert event.flags == ("left",)
 
 
 def test_the_same_filters_as_the_dgt_clock():
     _, backend = plugged(
         report(300, 300, "left"), report(900, 300, "left"), report(298, 300, "left")
     )
-    clock = UsbClock(SETTINGS, sides="left_white", backend=backend)
+    clock = UsbClock(SETTINGS, backend=backend)
     clock.open()
     events = clock.poll(0.0) + clock.poll(1.0) + clock.poll(2.0)
-    assert [e.white for e in events] == [300, 298]
+    assert [e.left for e in events] == [300, 298]
 
 
 @pytest.mark.parametrize(
@@ -161,8 +161,8 @@ async def test_run_delivers_events_and_survives_an_unplug():
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert [(e.white, e.black, e.running) for e in events] == [
+    assert [(e.left, e.right, e.running) for e in events] == [
         (300, 300, None),
-        (299, 300, "white"),
-        (298, 300, "white"),
+        (300, 299, "right"),
+        (300, 298, "right"),
     ]

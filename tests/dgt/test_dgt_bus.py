@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from daemon.clocksides import SideMapper
 from daemon.events import Move
 from daemon.rules.core import RulesCore
 from drivers.dgt import buscodec
@@ -31,7 +32,7 @@ from drivers.dgt.protocol import (
     square_index,
 )
 from drivers.dgt.shadow import BoardShadow
-from drivers.sensors import ClockReport
+from drivers.sensors import ClockReading
 
 START = codes_from_placement("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR")
 
@@ -342,7 +343,7 @@ def sensor_events(events, shadow, interpreter):
             for update in event.updates:
                 out += shadow.field_update(event.t, update)
         elif isinstance(event, BoardClock) and isinstance(event.clock, ClockTimes):
-            out += interpreter.feed(event.t, event.clock)
+            out += interpreter.interpret(event.t, event.clock)
     return out
 
 
@@ -355,16 +356,23 @@ def test_two_moves_in_one_change_list_are_both_decided_by_their_presses():
     poller, chain = BusPoller([1], timings, discover=False), ChainWithClock([1])
     shadow, interpreter = BoardShadow(), SimpleClockInterpreter()
     core = RulesCore()
+    sides = SideMapper("left_white")  # the chain's clocks have White on the left
+
+    def decide(event):
+        if isinstance(event, ClockReading):
+            return [out for report in sides.reports_for(event) for out in core.feed(report)]
+        return core.feed(event)
+
     events, t = run(poller, chain, 0.0, 1.5)
     for event in sensor_events(events, shadow, interpreter):
-        core.feed(event)
+        decide(event)
     chain.play(1, "e2", "e4", "P")  # both moves between two polls of this board
     chain.play(1, "e7", "e5", "p")
     events, t = run(poller, chain, t, 0.5)
     sensed = sensor_events(events, shadow, interpreter)
-    running = [e.running for e in sensed if isinstance(e, ClockReport)]
-    assert running[:2] == ["black", "white"], "each press heard, in the order made"
-    decided = [out for event in sensed for out in core.feed(event)] + core.tick(t + 5)
+    running = [e.running for e in sensed if isinstance(e, ClockReading)]
+    assert running[:2] == ["right", "left"], "each press heard, in the order made"
+    decided = [out for event in sensed for out in decide(event)] + core.tick(t + 5)
     assert [m.uci for m in decided if isinstance(m, Move)] == ["e2e4", "e7e5"]
     times = [e.t for e in sensed]
     assert times == sorted(times) and times[0] < t - 0.4, "stamped when asked for, in order"
@@ -390,9 +398,9 @@ def test_presses_in_the_first_change_list_after_a_restart_are_all_heard():
     chain.play(1, "e7", "e5", "p")
     events, t = run(poller, chain, t, 0.5)
     sensed = sensor_events(events, shadow, interpreter)
-    heard = [e.running if isinstance(e, ClockReport) else e.square for e in sensed]
-    assert heard[:6] == ["e2", "e4", "black", "e7", "e5", "white"], "each piece, each press"
-    assert set(heard[6:]) == {"white"}, "then the clock as read, never an older side"
+    heard = [e.running if isinstance(e, ClockReading) else e.square for e in sensed]
+    assert heard[:6] == ["e2", "e4", "right", "e7", "e5", "left"], "each piece, each press"
+    assert set(heard[6:]) == {"left"}, "then the clock as read, never an older side"
     times = [e.t for e in sensed]
     assert times == sorted(times), "in order"
 

@@ -8,7 +8,7 @@ from drivers.dgt import protocol
 from drivers.dgt.clockmap import SimpleClockInterpreter
 from drivers.dgt.shadow import BoardShadow
 from drivers.sensorlog import read_log
-from drivers.sensors import BoardDump, ClockReport, SquareChange
+from drivers.sensors import BoardDump, ClockReading, ClockReport, SquareChange
 
 
 def decode_capture(path) -> list:
@@ -25,7 +25,7 @@ def decode_capture(path) -> list:
                     events += shadow.field_update(0.0, message)
                 elif isinstance(message, protocol.Bwtime):
                     assert not isinstance(message.clock, protocol.InvalidClockData)
-                    events += clock.feed(0.0, message.clock)
+                    events += clock.interpret(0.0, message.clock)
                 else:
                     raise AssertionError(f"unexpected message {message}")
     assert parser.pending == 0
@@ -49,13 +49,15 @@ def test_capture_gives_the_same_board_changes_as_its_sensor_log(shared):
 
 
 def test_capture_clock_reports_match_when_white_is_the_left_side(shared):
-    """The log's clock lines were mapped with White = the side that started
-    running, which in this capture is the left side (bytes 3-5, status bit 3)."""
+    """The log's clock lines (by colour: it was written before the clock reported
+    sides) were mapped with White = the side that started running, which in this
+    capture is the left side (bytes 3-5, status bit 3)."""
     capture = shared / "data" / "dgt-capture-1"
-    decoded = [e for e in decode_capture(capture / "1.inbytes") if isinstance(e, ClockReport)]
+    decoded = [e for e in decode_capture(capture / "1.inbytes") if isinstance(e, ClockReading)]
     expected = [
         e for e in read_log(str(capture / "sensor-log.jsonl")) if isinstance(e, ClockReport)
     ]
-    assert [(e.white, e.black, e.running) for e in decoded] == [
+    colour = {"left": "white", "right": "black", None: None}
+    assert [(e.left, e.right, colour[e.running]) for e in decoded] == [
         (e.white, e.black, e.running) for e in expected
     ]

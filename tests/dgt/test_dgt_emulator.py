@@ -9,7 +9,7 @@ import chess.pgn
 from dgt_helpers import FAST, until
 
 from drivers.dgt.link import BoardLink
-from drivers.sensors import BoardDump, ClockReport, SquareChange
+from drivers.sensors import BoardDump, ClockReading, SquareChange
 from drivers.simulators.emulator import START_PLACEMENT, BoardEmulator
 
 
@@ -45,8 +45,8 @@ async def test_a_pgn_game_played_by_hand_arrives_square_by_square(shared):
     assert changes == expected
     assert emulator.placement == final
     assert [e.placement for e in events if isinstance(e, BoardDump)] == [START_PLACEMENT]
-    reports = [e for e in events if isinstance(e, ClockReport)]
-    assert reports and {e.running for e in reports} >= {"white", "black"}
+    reports = [e for e in events if isinstance(e, ClockReading)]
+    assert reports and {e.running for e in reports} >= {"left", "right"}
 
 
 async def test_a_set_up_position_is_reported_as_the_squares_a_human_changes():

@@ -15,7 +15,7 @@ from drivers.sensors import (
     BoardDump,
     BoardHeard,
     ButtonPress,
-    ClockReport,
+    ClockReading,
     ConnectionChange,
     MagicPiece,
     SquareChange,
@@ -140,11 +140,11 @@ async def test_clock_command_is_acked_and_the_clock_reports_times_and_buttons(ri
     await until(lambda: r.link.connected)
     ack = await r.link.send_clock_command(protocol.clock_set_and_run(300, 240, True, False))
     assert ack.ok and ack.command == protocol.Clock.SETNRUN
-    await until(lambda: any(e.running == "white" for e in r.of(ClockReport)))
-    report = next(e for e in r.of(ClockReport) if e.running == "white")
-    assert report.black == 240 and report.white <= 300
+    await until(lambda: any(e.running == "left" for e in r.of(ClockReading)))
+    report = next(e for e in r.of(ClockReading) if e.running == "left")
+    assert report.right == 240 and report.left <= 300
     r.emulator.press_lever()
-    await until(lambda: any(e.running == "black" for e in r.of(ClockReport)))
+    await until(lambda: any(e.running == "right" for e in r.of(ClockReading)))
     r.emulator.press_button("plus")
     await until(lambda: r.of(ButtonPress))
     assert r.of(ButtonPress) == [ButtonPress(r.of(ButtonPress)[0].t, "plus")]
@@ -277,7 +277,7 @@ async def test_no_clock_means_clock_commands_fail_cleanly(rig):
     await until(lambda: r.link.connected)
     with pytest.raises(ClockCommandError):
         await r.link.send_clock_command(protocol.clock_end())
-    assert r.link.connected and r.of(ClockReport) == []
+    assert r.link.connected and r.of(ClockReading) == []
 
 
 async def test_a_port_that_does_not_exist_is_reported_and_retried(tmp_path):
@@ -289,7 +289,7 @@ async def test_a_port_that_does_not_exist_is_reported_and_retried(tmp_path):
     emulator = BoardEmulator(tmp_path, "nothing").start()
     try:
         await until(lambda: link.connected)
-        board_events = [e for e in events if not isinstance(e, ClockReport | BoardHeard)]
+        board_events = [e for e in events if not isinstance(e, ClockReading | BoardHeard)]
         assert isinstance(board_events[-1], BoardDump) and board_events[-2].state == "connected"
     finally:
         link.close()
@@ -340,7 +340,7 @@ async def test_without_a_port_the_link_connects_to_the_board_it_finds():
             await until(lambda: link.connected)
             assert link.port_path == emulator.port_path
             assert isinstance(
-                [e for e in events if not isinstance(e, ClockReport | BoardHeard)][-1], BoardDump
+                [e for e in events if not isinstance(e, ClockReading | BoardHeard)][-1], BoardDump
             )
     finally:
         link.close()

@@ -13,7 +13,7 @@ from pathlib import Path
 from daemon.commands.record import record_to
 from daemon.config import load_text
 from drivers.sensorlog import read_events, read_log
-from drivers.sensors import BoardDump, ClockReport, ConnectionChange, SquareChange
+from drivers.sensors import BoardDump, ClockReading, ClockReport, ConnectionChange, SquareChange
 from drivers.simulators.emulator import BoardEmulator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ async def test_recording_the_emulated_capture_gives_back_its_board_changes_and_c
     # The daemon's own clock interpreter, told the capture's time control (3 minutes,
     # 2 seconds a move) so that it takes each press's increment at once, as `run` does.
     settings = load_text("clock:\n  time_control: '3+2'\n", "test.yaml", environ={})
-    with BoardEmulator() as emulator:
+    with BoardEmulator(white_on_left=False) as emulator:  # White's clock on the right
         recording = asyncio.create_task(record_to(out, emulator.port_path, 60, settings))
         await asyncio.sleep(0.5)  # let the link start up
         emulator.play(source, speed=60)
@@ -44,16 +44,14 @@ async def test_recording_the_emulated_capture_gives_back_its_board_changes_and_c
         await asyncio.gather(recording, return_exceptions=True)
     recorded = list(read_events(io.StringIO(out.getvalue())))
     assert board_lines(recorded) == board_lines(source)
-    clocks = [(e.white, e.black, e.running) for e in recorded if isinstance(e, ClockReport)]
+    # The log holds what the clock showed, left and right, not colours: with White on
+    # the right every reading of the capture comes in order (the first one is the
+    # emulated clock before the capture's first reading).
+    assert not any(isinstance(e, ClockReport) for e in recorded)
+    colour = {"right": "white", "left": "black", None: None}
+    clocks = [(e.right, e.left, colour[e.running]) for e in recorded if isinstance(e, ClockReading)]
     truth = [(e.white, e.black, e.running) for e in source if isinstance(e, ClockReport)]
-    # Until White's first press the sides are unknown (clock.sides: auto): the clock
-    # reads as stopped, with the times as shown. That press teaches them, and from
-    # the reading before it on, every reading of the capture comes in order.
-    first_press = next(i for i in range(2, len(truth)) if truth[i][2] != truth[i - 1][2])
-    learnt = next(i for i, c in enumerate(clocks) if c[2] is not None)
-    assert {c[2] for c in clocks[:learnt]} == {None}
-    assert {c[:2] for c in clocks[1:learnt]} <= {c[:2] for c in truth[:first_press]}
-    assert clocks[learnt:] == truth[first_press - 1 :]
+    assert clocks[1:] == truth
     assert not any(isinstance(e, ConnectionChange) for e in recorded)
 
 
