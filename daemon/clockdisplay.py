@@ -21,16 +21,21 @@ if TYPE_CHECKING:
     from daemon.clocksides import SideMapper
     from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
     from drivers.dgt.link import BoardLink
+    from drivers.sensors import Side
 
 log = logging.getLogger("dgt-bridge")
 
 
-def schedule_for(writer: ClockWriter, event: DomainEvent) -> list[tuple[float, bytes]]:
+def schedule_for(
+    writer: ClockWriter, event: DomainEvent, white_side: Side | None = None
+) -> list[tuple[float, bytes]]:
     """What an event puts on the clock, with when (seconds from now): a move's text
-    (then the times again), the start's times; nothing for any other event."""
+    (then the times again), the start's times with White's side running
+    (``white_side``; None: not known, the clock set paused); nothing for any other
+    event."""
     match event:
         case GameStart():
-            return writer.start_schedule()
+            return writer.start_schedule(white_side)
         case Move(san=san, uci=uci, ply=ply):
             return writer.move_schedule(san, uci, ply)
         case _:
@@ -73,7 +78,7 @@ class ClockDisplay:
         model = getattr(self.interpreter, "model", None)
         if model:
             self.writer.model = model
-        schedule = schedule_for(self.writer, event)
+        schedule = schedule_for(self.writer, event, self._white_side())
         if not schedule:
             return
         if self._pending_end is not None:  # newer text: the old one's END is moot
@@ -86,6 +91,9 @@ class ClockDisplay:
                 self._pending_end = asyncio.get_running_loop().call_later(
                     delay, self._frames.put_nowait, frame
                 )
+
+    def _white_side(self) -> Side | None:
+        return self.sides.white_side if self.sides is not None else None
 
     async def run(self) -> None:
         """Clock display commands, one at a time; a failure costs only the display."""
@@ -109,7 +117,7 @@ class ClockDisplay:
         self.penalty = loop.create_task(self._set_clock(penalty, self.reports.listen()))
 
     async def _set_clock(self, penalty: Penalty, listener: ReportListener) -> PenaltyOutcome:
-        white_side = self.sides.white_side if self.sides is not None else None
+        white_side = self._white_side()
         now = self._now or asyncio.get_running_loop().time
         try:
             return await put_on_clock(

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from daemon.events import ClockUpdate, Penalty
 from drivers.clock.dgt3000 import set_and_run
-from drivers.clock.tracker import Side
+from drivers.clock.tracker import other
+from drivers.sensors import Side
 from drivers.timecontrol import apply_penalty
 
 #: How far a report may be from the times sent (whole seconds on the clock, the
@@ -82,7 +83,10 @@ def frame_for(
     if white_side is None:
         return "which clock side is White's is not known yet: set clock.sides"
     times = new_times(last, penalty)
-    return set_and_run(times, running=last.running, white_side=white_side), times
+    side: dict[str, Side] = {"white": white_side, "black": other(white_side)}
+    shown = {side["white"]: times["white"], side["black"]: times["black"]}
+    running = side[last.running] if last.running is not None else None
+    return set_and_run(shown["left"], shown["right"], running), times
 
 
 async def put_on_clock(

@@ -428,8 +428,6 @@ class BoardPipeline:
         outputs are done)."""
         assert self.clock_sides is not None
         reports, published = self.clock_sides.after_event(event)
-        if self.clock_writer is not None:
-            self.clock_writer.white_side = self.clock_sides.white_side
         self._clock_reports.extend(reports)
         for domain_event in published:
             self.output(domain_event)

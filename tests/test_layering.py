@@ -179,6 +179,24 @@ def test_no_driver_reads_the_event_feed_or_decides_whose_clock_side_is_whose() -
     assert not found, found
 
 
+def test_the_clock_drivers_report_left_and_right_and_know_no_colours() -> None:
+    """A clock knows left and right: the drivers that read and write clocks (the DGT
+    clock through the board or on a bus, a USB clock) report and take sides only.
+    Which side is White's, learnt or configured, is mapped in ``daemon.clocksides``,
+    so a replay of their sensor log maps it as the daemon did."""
+    colours = {"white", "black", "Colour", "ClockReport", "white_side", "white_on_left"}
+    found = []
+    for name, path in modules("drivers").items():
+        if not name.startswith(("drivers.clock", "drivers.dgt")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = {getattr(node, key, None) for key in ("id", "attr", "arg", "value")}
+            if isinstance(node, ast.alias):
+                named.add(node.name)
+            found += [f"{name}: {word}" for word in named & colours]
+    assert not found, found
+
+
 def test_each_boards_game_has_one_record_type() -> None:
     """One typed game record (``daemon.gamerecord.GameRecord``), folded once per event
     by the board's pipeline and read by the journal, the speech, the page and MQTT: no

@@ -5,7 +5,7 @@ import io
 import pytest
 
 from drivers.sensorlog import SensorLogError, event_to_dict, read_events, write_event
-from drivers.sensors import BoardDump, ClockReport, SquareChange
+from drivers.sensors import BoardDump, ClockReading, ClockReport, SquareChange
 
 LOG = """\
 # a comment line
@@ -13,6 +13,7 @@ LOG = """\
 {"t": 1.2, "square": "e2", "piece": null}
 {"t": 1.45, "square": "e4", "piece": "P"}
 {"t": 1.8, "clock": {"white": 5398.2, "black": 5400.0, "running": "black"}}
+{"t": 1.9, "clock": {"left": 5398.2, "right": 5399.0, "running": "right", "flags": ["left"]}}
 {"t": 2.0, "button": "plus"}
 {"t": 2.5, "request": "new_game", "args": {}}
 {"t": 3.0, "magic": "draw", "square": "e4"}
@@ -27,6 +28,7 @@ def test_every_kind_of_line_round_trips():
         "SquareChange",
         "SquareChange",
         "ClockReport",
+        "ClockReading",
         "ButtonPress",
         "Request",
         "MagicPiece",
@@ -34,6 +36,7 @@ def test_every_kind_of_line_round_trips():
     ]
     assert events[1] == SquareChange(1.2, "e2", None)
     assert events[3] == ClockReport(1.8, 5398.2, 5400.0, "black")
+    assert events[4] == ClockReading(1.9, 5398.2, 5399.0, "right", ("left",))
     out = io.StringIO()
     for event in events:
         write_event(out, event)
@@ -55,6 +58,10 @@ def test_real_capture_log_parses(shared):
         ('{"t": 1, "board": "8/8/8"}', "8 ranks"),
         ('{"t": -1, "board": "8/8/8/8/8/8/8/8"}', "non-negative"),
         ('{"t": 1, "clock": {"white": 1, "black": 2, "running": "left"}}', "running"),
+        ('{"t": 1, "clock": {"left": 1, "right": 2, "running": "white"}}', "running"),
+        ('{"t": 1, "clock": {"left": 1, "right": 2, "flags": ["black"]}}', "flags"),
+        ('{"t": 1, "clock": {"left": 1, "black": 2, "running": null}}', "not both"),
+        ('{"t": 1, "clock": {"left": "1:30", "right": 2, "running": null}}', "clock 'left'"),
         ('{"t": 1, "square": "e4"', "not valid JSON"),
         ('{"t": 1, "sneeze": true}', "needs one of the keys"),
     ],
@@ -76,3 +83,16 @@ def test_time_going_backwards_is_rejected():
 def test_event_to_dict_keeps_clock_flags():
     line = event_to_dict(ClockReport(3.0, 0.0, 12.0, None, ("white",)))
     assert line["clock"]["flags"] == ["white"]
+
+
+def test_a_clock_line_is_what_the_clock_shows_left_and_right():
+    """The drivers' clock line: the sides as the players sit, no colours (the daemon
+    maps them as it reads the log); flags left first."""
+    reading = ClockReading(3.0, 0.0, 12.0, None, ("left",))
+    assert event_to_dict(reading) == {
+        "t": 3.0,
+        "clock": {"left": 0.0, "right": 12.0, "running": None, "flags": ["left"]},
+    }
+    line = '{"t": 1, "clock": {"left": 0, "right": 0, "running": null, "flags": ["right", "left"]}}'
+    [read] = read_events(io.StringIO(line))
+    assert read == ClockReading(1.0, 0.0, 0.0, None, ("left", "right"))

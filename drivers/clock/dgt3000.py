@@ -18,15 +18,14 @@ runs (a press is the running side changing). Whose side is whose is a decision
 about the game, made by the daemon (``daemon.clocksides``), which tells this
 interpreter a game's start and a resumed game's presses in the clock's terms.
 
-Writing: :class:`ClockWriter` turns domain events (the event feed's dicts) into
-the clock command frames to send: the move just made as text, and the time
-control at the start of a game. It is pure; the link sends the frames one at a
-time, each waiting for its ack.
+Writing: :class:`ClockWriter` turns what the daemon wants shown into the clock
+command frames to send: the move just made as text, and the time control at the
+start of a game (on the side the daemon says is White's). It is pure; the link
+sends the frames one at a time, each waiting for its ack.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Literal
 
 from drivers.clock.tracker import CONFIRMATIONS, ClockTracker, RawReading
@@ -150,8 +149,12 @@ def move_text_3000(san: str, ply: int) -> str:
     goes with a space (``12 Qxd8+``), then the bare SAN (at most 7 characters).
     """
     number = (ply + 1) // 2
-    white = ply % 2 == 1
-    candidates = [f"{number}.{san}"] if white else [f"{number}...{san}", f"{number}..{san}"]
+    first_of_the_number = ply % 2 == 1  # White's half of move ``number``
+    candidates = (
+        [f"{number}.{san}"]
+        if first_of_the_number
+        else [f"{number}...{san}", f"{number}..{san}"]
+    )
     candidates += [f"{number} {san}", san]
     return next((text for text in candidates if len(text) <= 8), san[:8]).ljust(8)
 
@@ -190,7 +193,6 @@ class ClockWriter:
         time_control: TimeControl | None = None,
         show_moves: bool = True,
         set_and_run_at_start: bool = False,
-        white_side: Side | None = None,
         hold_seconds: float = 3.0,
     ) -> None:
         self.model = model
@@ -198,7 +200,6 @@ class ClockWriter:
         self.time_control = time_control
         self.show_moves = show_moves
         self.set_and_run_at_start = set_and_run_at_start
-        self.white_side = white_side
 
     def move_schedule(self, san: str, uci: str, ply: int) -> list[tuple[float, bytes]]:
         """A move made: its text at once, the times again ``hold_seconds`` later
@@ -207,54 +208,38 @@ class ClockWriter:
             return []
         return [(0.0, self.move_frame(san, uci, ply)), (self.hold_seconds, protocol.clock_end())]
 
-    def start_schedule(self) -> list[tuple[float, bytes]]:
-        """A new game: the time control's times set, White's running (when
-        ``set_and_run_at_start``; else nothing)."""
-        return [(0.0, frame) for frame in self._game_start()]
+    def start_schedule(self, runs: Side | None) -> list[tuple[float, bytes]]:
+        """A new game: the time control's times on both sides, ``runs``'s running
+        (White's, which the daemon knows; None: not known, the clock is set paused
+        and the first press starts it, 6.5), when ``set_and_run_at_start``; else
+        nothing."""
+        if not (self.set_and_run_at_start and self.time_control is not None):
+            return []
+        start = round(self.time_control.initial_seconds())
+        return [(0.0, set_and_run(start, start, runs))]
 
     def move_frame(self, san: str, uci: str, ply: int) -> bytes:
         if self.model == "xl":
             return protocol.clock_display_xl(move_text_xl(uci))
         return protocol.clock_ascii(move_text_3000(san, ply))
 
-    def _game_start(self) -> list[bytes]:
-        if not (self.set_and_run_at_start and self.time_control is not None):
-            return []
-        start = round(self.time_control.initial_seconds())
-        times = {"white": start, "black": start}
-        # Both times are equal; if White's side is not known yet, the clock is set
-        # paused and the first press starts it (6.5), so nobody's time runs wrongly.
-        return [set_and_run(times, running="white", white_side=self.white_side)]
 
+def set_and_run(left: float, right: float, running: Side | None) -> bytes:
+    """The SetNRun frame that puts these times on a DGT clock, ``running``'s time
+    running (None: the clock set paused).
 
-def set_and_run(
-    times: Mapping[str, float],
-    running: Literal["white", "black"] | None,
-    white_side: Side | None,
-) -> bytes:
-    """The SetNRun frame that puts ``{"white": s, "black": s}`` on a DGT clock.
-
-    ``running`` is the side whose time should run; ``None`` sets the clock
-    paused. Used at game start and after an arbiter's correction (a penalty,
-    7.4b / 9.5b: ``drivers.timecontrol.apply_penalty`` gives the new times).
-    Without knowing which side is White's the times cannot be placed unless
-    they are equal; then the clock is set paused.
-    """
-    white = _clock_seconds(times["white"])
-    black = _clock_seconds(times["black"])
-    if white_side is None:
-        if white != black:
-            raise ValueError(
-                "which clock side is White's is not known yet, so different times "
-                "cannot be placed; set clock.sides in the configuration"
-            )
-        return _paused(white, black)
-    left, right = (white, black) if white_side == "left" else (black, white)
+    Used at game start and after an arbiter's correction (a penalty, 7.4b / 9.5b:
+    the daemon's ``daemon.clockpenalty`` places the times ``apply_penalty`` gives on
+    the sides it knows are White's and Black's)."""
+    left_seconds, right_seconds = _clock_seconds(left), _clock_seconds(right)
     if running is None:
-        return _paused(left, right)
-    runs: Side = white_side if running == "white" else ("right" if white_side == "left" else "left")
+        return _paused(left_seconds, right_seconds)
     return protocol.clock_set_and_run(
-        left, right, left_counts=runs == "left", right_counts=runs == "right", toggle=False
+        left_seconds,
+        right_seconds,
+        left_counts=running == "left",
+        right_counts=running == "right",
+        toggle=False,
     )
 
 

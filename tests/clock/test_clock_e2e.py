@@ -219,10 +219,8 @@ async def test_set_and_run_puts_the_time_control_on_the_clock():
             await until(lambda: link.connected)
             emulator.press_lever()  # a game was running: White's (right) clock runs
             await until(lambda: reports and reports[-1].running is not None)
-            writer = ClockWriter(
-                "dgt3000", time_control=tc, set_and_run_at_start=True, white_side="right"
-            )
-            [(_, frame)] = writer.start_schedule()
+            writer = ClockWriter("dgt3000", time_control=tc, set_and_run_at_start=True)
+            [(_, frame)] = writer.start_schedule(sides.white_side)
             ack = await link.send_clock_command(frame)
             assert ack.ok and ack.command == protocol.Clock.SETNRUN
             await until(lambda: reports[-1].white >= 300)

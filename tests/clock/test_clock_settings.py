@@ -80,10 +80,9 @@ def test_the_parts_built_from_the_settings():
     interpreter = clock_interpreter(dgt)
     assert isinstance(interpreter, DgtClockInterpreter)
     assert interpreter.tracker.time_control.initial_seconds() == 303
-    writer = clock_writer(dgt, "xl", "right")
+    writer = clock_writer(dgt, "xl")
     assert writer.model == "xl" and writer.set_and_run_at_start
-    assert clock_writer(dgt, None, None) is None  # model unknown: nothing written yet
-    assert clock_writer(dgt).white_side == "right"  # from the configured sides
+    assert clock_writer(dgt, None) is None  # model unknown: nothing written yet
     assert usb_clock(dgt) is None
 
     usb = clock("  device: usb\n  usb: {vendor_id: 0x16c0, product_id: 0x05df}\n")

@@ -9,9 +9,10 @@ import chess
 import chess.pgn
 import pytest
 
+from daemon.clocksides import SideMapper
 from drivers.clock.dgt3000 import ClockWriter, move_text_3000, set_and_run
 from drivers.dgt.protocol import XL_GLYPHS, Clock, CommandParser
-from drivers.timecontrol import apply_penalty, parse_time_control
+from drivers.timecontrol import parse_time_control
 
 GLYPH_TO_CHAR = {}
 for char, glyph in XL_GLYPHS.items():
@@ -127,12 +128,9 @@ def hms(payload: bytes) -> tuple[int, int]:
 )
 def test_set_and_run_at_game_start(white_side, run_byte):
     writer = ClockWriter(
-        "dgt3000",
-        time_control=parse_time_control("5+3"),
-        set_and_run_at_start=True,
-        white_side=white_side,
+        "dgt3000", time_control=parse_time_control("5+3"), set_and_run_at_start=True
     )
-    [(delay, frame)] = writer.start_schedule()
+    [(delay, frame)] = writer.start_schedule(white_side)
     assert delay == 0.0
     command = sent(frame)
     assert command.clock == Clock.SETNRUN
@@ -142,20 +140,16 @@ def test_set_and_run_at_game_start(white_side, run_byte):
 
 def test_no_set_and_run_unless_configured():
     writer = ClockWriter("dgt3000", time_control=parse_time_control("5+3"))
-    assert writer.start_schedule() == []
+    assert writer.start_schedule("left") == []
 
 
-def test_penalty_times_go_onto_the_clock():
-    """7.4b: Black gets two minutes; White's clock is on the right, Black's runs."""
-    times = apply_penalty({"white": 250.0, "black": 200.0}, "black", 120)
-    command = sent(set_and_run(times, running="black", white_side="right"))
+def test_times_go_onto_the_clock_by_side():
+    """Times put on the clock (a penalty's, 7.4b: ``daemon.clockpenalty`` places them by
+    colour): 320 s on the left, 250 s on the right, the left runs."""
+    command = sent(set_and_run(320.0, 250.0, "left"))
     assert hms(command.payload) == (320, 250)
-    assert command.payload[6] == 0x01  # the left (Black's) side runs
-
-
-def test_unequal_times_need_to_know_the_sides():
-    with pytest.raises(ValueError, match=r"clock\.sides"):
-        set_and_run({"white": 250, "black": 200}, running="white", white_side=None)
+    assert command.payload[6] == 0x01  # the left side runs
+    assert sent(set_and_run(320.0, 250.0, None)).payload[6] == 0x04  # paused
 
 
 def test_the_clock_goes_back_to_the_times_after_showing_a_move():
@@ -177,9 +171,9 @@ def test_the_clock_display_shows_moves_and_the_start_and_nothing_else():
     async def shown() -> list[tuple[int, bytes]]:
         writer = ClockWriter(
             "dgt3000", time_control=parse_time_control("5+3"), set_and_run_at_start=True,
-            white_side="left", hold_seconds=0.01,
+            hold_seconds=0.01,
         )  # fmt: skip
-        display = ClockDisplay(writer, None, lambda: None)
+        display = ClockDisplay(writer, None, lambda: None, sides=SideMapper("left_white"))
         display(ClockUpdate(0.5, 300.0, 300.0, None))
         display(Notice(0.6, "x", "y"))
         display(GameStart(1.0, chess.STARTING_FEN))

@@ -176,10 +176,22 @@ def test_a_paused_clock_is_set_paused_and_an_unknown_side_is_refused() -> None:
     assert not isinstance(planned, str)
     frame, times = planned
     assert times == {"white": 300, "black": 430}
-    assert frame == set_and_run({"white": 300, "black": 430}, None, "left")
+    assert frame == set_and_run(300, 430, None)  # White's on the left
     assert frame[-2] == 0x04  # the run byte: paused
     assert frame_for(None, penalty, "left") == "the clock has not reported its times yet"
     assert "not known" in str(frame_for(_report(10.0, 1, 1, None), penalty, None))
+
+
+def test_the_penalty_goes_onto_the_sides_the_daemon_knows() -> None:
+    """7.4b: Black gets two minutes; White's clock is on the right, Black's runs: the
+    new times go left (Black's) and right (White's), the left side running."""
+    penalty = Penalty(10.0, "black", 120.0, "7.4b")
+    planned = frame_for(_report(10.0, 250.0, 200.0, "black"), penalty, "right")
+    assert not isinstance(planned, str)
+    frame, times = planned
+    assert times == {"white": 250.0, "black": 320.0}
+    assert frame == set_and_run(320, 250, "left")
+    assert frame[-2] == 0x01  # the run byte: the left side runs
 
 
 async def test_the_clock_must_show_the_new_times_else_it_is_set_by_hand() -> None:
