@@ -1,9 +1,10 @@
 """``dgt-bridge replay LOG.jsonl``: run a sensor log through the daemon's own pipeline.
 
 Prints the event feed as JSON lines on stdout, exactly as ``run --events -`` would
-have for the same sensor events: the rules core, the board orientation, the clock
-buttons, the time control and the moves' Appendix E phrasing all come from the
-configuration (``--config``, else what ``run`` reads, else the shipped defaults),
+have for the same sensor events: the rules core, the board orientation, whose clock
+side is White's (learnt from the log's left/right clock readings as ``run`` learnt
+it), the clock buttons, the time control and the moves' Appendix E phrasing all
+come from the configuration (``--config``, else what ``run`` reads, else the shipped defaults),
 built by the same composition root (``daemon.compose``). ``--fast`` runs on
 simulated time as fast as the machine allows; without it the log plays in real time.
 """
