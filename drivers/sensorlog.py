@@ -137,24 +137,7 @@ def event_from_dict(obj: dict[str, Any]) -> SensorEvent:
             since = min(t, float(since))
         return SquareChange(t, _square(obj["square"]), piece, since)
     if "clock" in obj:
-        clock = obj["clock"]
-        if not isinstance(clock, dict):
-            raise ValueError("'clock' must be an object with left, right and running")
-        if "left" in clock or "right" in clock:
-            return _clock_reading(t, clock)
-        running = clock.get("running")
-        if running not in ("white", "black", None):
-            raise ValueError(f"clock 'running' must be 'white', 'black' or null, not {running!r}")
-        flags = clock.get("flags", [])
-        if not isinstance(flags, list) or any(f not in ("white", "black") for f in flags):
-            raise ValueError("clock 'flags' must be a list of 'white'/'black'")
-        return ClockReport(
-            t,
-            _seconds(clock.get("white"), "white"),
-            _seconds(clock.get("black"), "black"),
-            running,
-            tuple(flags),
-        )
+        return _clock_line(t, obj["clock"])
     if "button" in obj:
         if obj["button"] not in CLOCK_BUTTONS:
             raise ValueError(f"unknown button {obj['button']!r} (expected one of {CLOCK_BUTTONS})")
@@ -182,23 +165,27 @@ def event_from_dict(obj: dict[str, Any]) -> SensorEvent:
     )
 
 
-def _clock_reading(t: float, clock: dict[str, Any]) -> ClockReading:
-    """A clock line in the clock's own terms: left and right."""
-    if "white" in clock or "black" in clock:
+def _clock_line(t: float, clock: Any) -> ClockReading | ClockReport:
+    """A clock line: in the clock's own terms, left and right (what the drivers
+    record), or by colour (an older or hand-written log: already mapped)."""
+    if not isinstance(clock, dict):
+        raise ValueError("'clock' must be an object with left, right and running")
+    sides = "left" in clock or "right" in clock
+    if sides and ("white" in clock or "black" in clock):
         raise ValueError("a clock line has left and right, or white and black, not both")
+    first, second = ("left", "right") if sides else ("white", "black")
     running = clock.get("running")
-    if running not in ("left", "right", None):
-        raise ValueError(f"clock 'running' must be 'left', 'right' or null, not {running!r}")
+    if running not in (first, second, None):
+        raise ValueError(
+            f"clock 'running' must be '{first}', '{second}' or null, not {running!r}"
+        )
     flags = clock.get("flags", [])
-    if not isinstance(flags, list) or any(f not in ("left", "right") for f in flags):
-        raise ValueError("clock 'flags' must be a list of 'left'/'right'")
-    return ClockReading(
-        t,
-        _seconds(clock.get("left"), "left"),
-        _seconds(clock.get("right"), "right"),
-        running,
-        tuple(side for side in ("left", "right") if side in flags),
-    )
+    if not isinstance(flags, list) or any(f not in (first, second) for f in flags):
+        raise ValueError(f"clock 'flags' must be a list of '{first}'/'{second}'")
+    times = (_seconds(clock.get(first), first), _seconds(clock.get(second), second))
+    if sides:
+        return ClockReading(t, *times, running, tuple(flags))
+    return ClockReport(t, *times, running, tuple(flags))
 
 
 def event_to_dict(event: SensorEvent) -> dict[str, Any]:
@@ -214,24 +201,8 @@ def event_to_dict(event: SensorEvent) -> dict[str, Any]:
             if event.since is not None:
                 line["since"] = round(event.since, 6)
             return line
-        case ClockReading():
-            sides: dict[str, Any] = {
-                "left": event.left,
-                "right": event.right,
-                "running": event.running,
-            }
-            if event.flags:
-                sides["flags"] = list(event.flags)
-            return {"t": t, "clock": sides}
-        case ClockReport():
-            clock: dict[str, Any] = {
-                "white": event.white,
-                "black": event.black,
-                "running": event.running,
-            }
-            if event.flags:
-                clock["flags"] = list(event.flags)
-            return {"t": t, "clock": clock}
+        case ClockReading() | ClockReport():
+            return {"t": t, "clock": _clock_object(event)}
         case ButtonPress():
             return {"t": t, "button": event.button}
         case Request():
@@ -243,6 +214,18 @@ def event_to_dict(event: SensorEvent) -> dict[str, Any]:
         case BoardHeard():
             return {"t": t, "heard": True}
     raise TypeError(f"not a sensor event: {event!r}")
+
+
+def _clock_object(event: ClockReading | ClockReport) -> dict[str, Any]:
+    """A clock line's object: the sides (a driver's reading) or the colours."""
+    clock: dict[str, Any]
+    if isinstance(event, ClockReading):
+        clock = {"left": event.left, "right": event.right, "running": event.running}
+    else:
+        clock = {"white": event.white, "black": event.black, "running": event.running}
+    if event.flags:
+        clock["flags"] = list(event.flags)
+    return clock
 
 
 def read_events(lines: Iterable[str]) -> Iterator[SensorEvent]:

@@ -93,6 +93,6 @@ def test_a_clock_line_is_what_the_clock_shows_left_and_right():
         "t": 3.0,
         "clock": {"left": 0.0, "right": 12.0, "running": None, "flags": ["left"]},
     }
-    line = '{"t": 1, "clock": {"left": 0, "right": 0, "running": null, "flags": ["right", "left"]}}'
+    line = '{"t": 1, "clock": {"left": 0, "right": 0, "running": null, "flags": ["left", "right"]}}'
     [read] = read_events(io.StringIO(line))
     assert read == ClockReading(1.0, 0.0, 0.0, None, ("left", "right"))

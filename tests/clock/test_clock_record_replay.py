@@ -11,21 +11,19 @@ readings and the same board, as the daemon made it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import chess
 import pytest
 
-from daemon.app import Daemon
 from daemon.cli import main
 from daemon.config import load_file
 from drivers.sensorlog import read_log, write_event
 from drivers.sensors import ClockReading, ClockReport, SensorEvent
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.handling import Timing, human_sensor_log
+from tests.clock.live_daemon import play_on_emulator
 
 pytestmark = pytest.mark.slow
 
@@ -34,47 +32,21 @@ BRISK = Timing(think=(0.8, 2.0), before_press=(0.15, 0.4))
 UCIS = ["e2e4", "c7c5", "g1f3", "d7d6", "d2d4", "c5d4", "f3d4", "g8f6", "b1c3", "a7a6"]
 
 
-async def wait_for(predicate: Any, timeout: float = 30.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.05)
-
-
 async def play_live(config: Path, storage: Path) -> tuple[list[dict], list[SensorEvent]]:
     """The daemon's feed of a game played on the emulated board, and its sensor log."""
-    settings = load_file(config, environ={})
     moves = [chess.Move.from_uci(u) for u in UCIS]
     hands = human_sensor_log(chess.Board(), moves, seed=9, with_clock=True, timing=BRISK)
-    feed: list[dict] = []
     sensed: list[SensorEvent] = []
     with BoardEmulator(storage.parent, white_on_left=False) as emulator:
-        daemon = Daemon(
-            settings,
-            port=emulator.port_path,
-            speech=False,
-            storage_dir=storage,
-            resume=False,
-            on_event=feed.append,
-            time_scale=SPEED,
+        feed = await play_on_emulator(
+            load_file(config, environ={}),
+            emulator,
+            hands,
+            storage,
+            speed=SPEED,
+            moves=len(UCIS),
+            record=sensed.append,
         )
-        submit = daemon._submit[daemon.board.id]  # where the board's link hands its events
-
-        def recorded(event: SensorEvent) -> None:
-            sensed.append(event)
-            submit(event)
-
-        daemon._submit[daemon.board.id] = recorded
-        await daemon.start()
-        try:
-            await wait_for(lambda: daemon.link.connected)
-            emulator.play(hands, speed=SPEED)
-            assert await asyncio.to_thread(emulator.wait_played, 60)
-            await wait_for(lambda: sum(e["type"] == "move" for e in feed) >= len(UCIS))
-            await asyncio.sleep(2.0 / SPEED)  # the last press's clock line
-        finally:
-            daemon.stop()
-            await daemon.close()
     return feed, sensed
 
 

@@ -10,7 +10,6 @@ learnt from the clock, not held back as an implausible rise).
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import io
 import itertools
@@ -24,7 +23,6 @@ import chess.pgn
 import pytest
 
 from daemon import resources
-from daemon.app import Daemon
 from daemon.config import load_file
 from daemon.gamerecord import GameRecord, format_clock
 from daemon.speech.answers import answer
@@ -32,6 +30,7 @@ from daemon.speech.vocabulary import load_vocabulary
 from drivers.sensors import ClockReport
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.handling import Timing, human_sensor_log
+from tests.clock.live_daemon import play_on_emulator
 
 pytestmark = pytest.mark.slow
 
@@ -65,33 +64,11 @@ async def play(tmp_path: Path) -> tuple[list[dict], list, Path]:
     settings.broadcast = replace(settings.broadcast, enabled=False)
     moves = [chess.Move.from_uci(u) for u in UCIS]
     log = human_sensor_log(chess.Board(), moves, seed=5, with_clock=True, timing=BRISK)
-    feed: list[dict] = []
     storage = tmp_path / "games"
     with BoardEmulator(tmp_path) as emulator:
-        daemon = Daemon(
-            settings,
-            port=emulator.port_path,
-            speech=False,
-            storage_dir=storage,
-            resume=False,
-            on_event=feed.append,
-            time_scale=SPEED,
+        feed = await play_on_emulator(
+            settings, emulator, log, storage, speed=SPEED, moves=len(UCIS)
         )
-        await daemon.start()
-        try:
-            for _ in range(200):
-                if daemon.link.connected:
-                    break
-                await asyncio.sleep(0.05)
-            emulator.play(log, speed=SPEED)
-            assert await asyncio.to_thread(emulator.wait_played, 60)
-            for _ in range(200):
-                if sum(e["type"] == "move" for e in feed) >= len(UCIS):
-                    break
-                await asyncio.sleep(0.05)
-        finally:
-            daemon.stop()
-            await daemon.close()
     return feed, log, storage
 
 

@@ -95,28 +95,28 @@ class MappedClock(Clock):
 # --- decoding every variant ---------------------------------------------------------
 
 
-def test_real_clock_bytes_decode_to_left_and_right_times():
-    """Bytes from the real capture dgt-capture-1: 3:02 each, then the left side runs."""
-    clock = Clock()
-    first = clock.report(0.0, bytes.fromhex("8d000a20030220030208"))
-    assert (first.left, first.right, first.running) == (182, 182, None)
-    running = clock.report(1.0, bytes.fromhex("8d000a20030220030109"))
-    assert (running.left, running.right, running.running) == (181, 182, "left")
-    # The left player presses: the Fischer increment lands on his clock, the right runs.
-    pressed = clock.report(4.0, bytes.fromhex("8d000a20030220030113"))
-    assert (pressed.left, pressed.right, pressed.running) == (181, 182, "right")
+#: Bytes from the real capture dgt-capture-1: 3:02 each, then the left side runs, then
+#: its player presses (the Fischer increment lands on his clock) and the right runs.
+CAPTURED = ["8d000a20030220030208", "8d000a20030220030109", "8d000a20030220030113"]
 
 
-def test_the_daemon_maps_the_real_clock_bytes_to_colours():
-    """The same bytes with White on the left (``clock.sides: left_white``): White's
-    time runs, White presses, Black's runs."""
-    clock = MappedClock("left_white")
-    first = clock.report(0.0, bytes.fromhex("8d000a20030220030208"))
-    assert (first.white, first.black, first.running) == (182, 182, None)
-    running = clock.report(1.0, bytes.fromhex("8d000a20030220030109"))
-    assert (running.white, running.black, running.running) == (181, 182, "white")
-    pressed = clock.report(4.0, bytes.fromhex("8d000a20030220030113"))
-    assert (pressed.white, pressed.black, pressed.running) == (181, 182, "black")
+def test_real_clock_bytes_decode_to_left_and_right_and_the_daemon_maps_them():
+    """The driver reads sides; with White on the left (``clock.sides: left_white``)
+    the daemon's mapper makes them White's time running, White's press, Black's."""
+    frames = [bytes.fromhex(frame) for frame in CAPTURED]
+    clock, mapped = Clock(), MappedClock("left_white")
+    readings = [clock.report(t, frame) for t, frame in enumerate(frames)]
+    reports = [mapped.report(t, frame) for t, frame in enumerate(frames)]
+    assert [(r.left, r.right, r.running) for r in readings] == [
+        (182, 182, None),
+        (181, 182, "left"),
+        (181, 182, "right"),
+    ]
+    assert [(r.white, r.black, r.running) for r in reports] == [
+        (182, 182, None),
+        (181, 182, "white"),
+        (181, 182, "black"),
+    ]
 
 
 def test_hours_minutes_seconds_are_bcd():
