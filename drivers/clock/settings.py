@@ -3,7 +3,7 @@
 The daemon's configuration loader fills these from the YAML ``clock:`` section
 (``ClockSettings.from_mapping`` does the checking, with messages that name the
 key); every field has a default so that a missing section means "a DGT clock
-on the board, sides learnt from the first start".
+on the board, sides learnt from the first moves' presses".
 """
 
 from __future__ import annotations
@@ -128,8 +128,9 @@ class ClockSettings(FrozenRecord):
     - ``device``: ``dgt`` (a DGT XL / 3000 plugged into the board; times come
       over the board's serial line), ``usb`` (a USB clock, see ``usb``) or
       ``none`` (no clock: moves complete on the rules core's settle time).
-    - ``sides``: which clock side is White's. ``auto`` learns it at each game
-      from the side that runs first (White's clock is started first, 6.5);
+    - ``sides``: which clock side is White's, for the daemon's side mapper
+      (``daemon.clocksides``; the clock drivers report left and right). ``auto``
+      learns it at each game from the presses the board explains;
       ``left_white`` / ``right_white`` fix it. Never taken from the board's
       orientation: turning the board round does not move the clock.
     - ``time_control``: the time control string (see ``drivers.timecontrol``),
