@@ -9,8 +9,8 @@ import chess.pgn
 from dgt_helpers import FAST, until
 
 from drivers.dgt.link import BoardLink
-from drivers.sensors import BoardDump, ClockReading, SquareChange
-from drivers.simulators.emulator import START_PLACEMENT, BoardEmulator
+from drivers.sensors import BoardDump, ClockReading, ClockReport, SquareChange
+from drivers.simulators.emulator import START_PLACEMENT, BoardEmulator, EmulatedClock
 
 
 def first_game(shared, source: str) -> chess.pgn.Game:
@@ -80,3 +80,14 @@ def test_the_emulated_clock_counts_down_for_the_side_to_move_and_toggles():
         assert clock.left >= 6.0 and clock.right <= 8.0 and not clock.left_to_move
         clock.advance(20.0)
         assert clock.right == 0.0 and clock.right_flag and not clock.running
+
+
+def test_a_recorded_clock_line_is_shown_as_it_was_read():
+    """A recorded log's clock line (left and right) drives the emulated clock as the
+    clock showed it; a line by colour puts White where the board says."""
+    recorded, by_colour = EmulatedClock(), EmulatedClock()
+    recorded.show(ClockReading(1.0, 120.0, 95.0, "right", ("left",)), white_left=True)
+    by_colour.show(ClockReport(1.0, 95.0, 120.0, "white", ("black",)), white_left=False)
+    for clock in (recorded, by_colour):
+        assert (clock.left, clock.right, clock.running) == (120.0, 95.0, True)
+        assert (clock.left_to_move, clock.left_flag, clock.right_flag) == (False, True, False)
