@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -35,24 +34,23 @@ import chess.pgn
 import pytest
 from attack_hall import (
     BASE,
-    PI_PASSWORD,
+    NEXT_BASE,
+    NEXT_ROUND,
     ROUND,
     TOKEN,
     Attacker,
     Hall,
+    Logins,
     Page,
-    Spectator,
-    command,
     first_sse_message,
-    found_in_output,
     game_of,
-    make_logins,
     output,
     plain_connection_refused,
+    running_hall,
     stop,
 )
 from broadcast_feed import game_feed
-from hall_broker import TOURNAMENT, HallBroker
+from hall_broker import TOURNAMENT
 from mqtt_helpers import MOSQUITTO, wait_until
 from pgn_check import unescape, validated_games
 
@@ -89,10 +87,6 @@ def _cut(game: chess.pgn.Game, plies: int) -> chess.pgn.Game:
     return cut
 
 
-NEXT_ROUND = str(int(ROUND) + 1)
-NEXT_BASE = BASE.rsplit("/", 1)[0] + "/" + NEXT_ROUND
-
-
 def _planted_state(board: str, **changes: Any) -> dict[str, Any]:
     """A finished game planted ahead of a round, retained on a board's topic."""
     return {"origin": f"planted0run{board}", "seq": 5, "board": board, "start_fen": None,
@@ -100,15 +94,15 @@ def _planted_state(board: str, **changes: Any) -> dict[str, Any]:
             "result_reason": "resignation", **changes}  # fmt: skip
 
 
-def _plant(hall: Hall) -> None:
+def _plant(logins: Logins) -> None:
     """Before the relay or the daemon starts, board 1's login and board 3's each
     retain a finished game of their own on this round's topics and the next
     round's, board 3's on the next round's with a broken ``fen``."""
     for board in ("1", "3"):
-        attacker = Attacker(hall.login(f"board-{board}"))
+        attacker = Attacker(logins.login(f"board-{board}"))
         broken = {"fen": "not a fen"} if board == "3" else {}
         try:
-            assert attacker.connect(hall.broker.port), attacker.outcome
+            assert attacker.connect(logins.broker.port), attacker.outcome
             assert attacker.send(f"{BASE}/{board}/state", _planted_state(board), retain=True)
             assert attacker.send(f"{NEXT_BASE}/{board}/state", _planted_state(board, **broken),
                                  retain=True)  # fmt: skip
@@ -116,75 +110,12 @@ def _plant(hall: Hall) -> None:
             attacker.close()
 
 
-def _start_relay(hall: Hall, round_: str) -> Page:
-    """``dgt-bridge relay`` for ``round_`` as the docs start it (login, password
-    file, TLS), its output in ``relay-ROUND.out``."""
-    login = hall.broker.login("relay")
-    password = hall.directory / "relay.pw"
-    password.write_text(hall.logins["relay"] + "\n")
-    name = f"relay-{round_}"
-    hall.processes[name] = command(
-        "relay", "--broker", f"127.0.0.1:{hall.broker.port}", "--tournament", TOURNAMENT,
-        "--round", round_, "--event", "Club Open", "--address", "127.0.0.1", "--port", "0",
-        "--username", "relay", "--password-file", str(password), "--ca", login.ca_file,
-        "--cert", login.cert_file, "--key", login.key_file, cwd=hall.directory, name=name,
-    )  # fmt: skip
-    url = found_in_output(hall.directory, name, r"page (http://127\.0\.0\.1:\d+)", 30)
-    return Page(url.group(1))
-
-
 @pytest.fixture(scope="module")
 def hall(tmp_path_factory, shared):
-    directory = tmp_path_factory.mktemp("attack-hall")
     games = {"1": _game(shared, GAMES["1"]), "2": _cut(_game(shared, GAMES["2"]), BOARD_2_PLIES)}
-    pgn = directory / "games.pgn"
-    pgn.write_text("\n\n".join(str(g) for g in games.values()) + "\n")
-    broker = HallBroker(directory)
-    logins = make_logins(broker)
-    broker.start()
-    processes: dict[str, Any] = {}
-    try:
-        hall = Hall(directory, broker, logins, Page(""), Page(""), directory / "feed.jsonl",
-                    processes, games)  # fmt: skip
-        _plant(hall)
-        hall.relay = _start_relay(hall, ROUND)
-        hall.spectator = Spectator(hall.relay.url)
-        processes["emulator"] = command(
-            "emulate", "--bus", "2", "--pgn", str(pgn), "--speed", str(SPEED), "--delay", "1",
-            "--dir", str(directory / "chain"), cwd=directory, name="emulator",
-        )  # fmt: skip
-        chain = found_in_output(directory, "emulator", r"boards:\n(.*\n.*\n)", 30).group(1)
-        boards = "".join(
-            line.replace("}", f", white: {json.dumps(g.headers['White'])}, "
-                               f"black: {json.dumps(g.headers['Black'])}}}") + "\n"
-            for line, g in zip(chain.splitlines(), games.values(), strict=True)
-        )  # fmt: skip
-        tls = broker.login("board-1")
-        config = directory / "dgt-bridge.yaml"
-        config.write_text(
-            "broadcast:\n  enabled: true\n  address: 127.0.0.1\n  port: 0\n"
-            f"  token: {TOKEN}\n  event: Club Open\n  round: '{ROUND}'\n"
-            "  max_connections: 60\n"
-            "  mqtt:\n    enabled: true\n    host: 127.0.0.1\n"
-            f"    port: {broker.port}\n    keepalive: 5\n    tournament: {TOURNAMENT}\n"
-            f"    username: 'board-{{board}}'\n    password: {PI_PASSWORD}\n"
-            f"    ca_file: {tls.ca_file}\n    cert_file: {tls.cert_file}\n"
-            f"    key_file: {tls.key_file}\n"
-            "boards:\n" + boards
-        )
-        processes["daemon"] = command(
-            "run", "--config", str(config), "--no-speech", "--storage", str(directory / "games"),
-            "--events", str(hall.feed), cwd=directory, name="daemon",
-        )  # fmt: skip
-        daemon = r"live page on (http://127\.0\.0\.1:\d+)"
-        hall.daemon = Page(found_in_output(directory, "daemon", daemon, 60).group(1))
+    with running_hall(tmp_path_factory.mktemp("attack-hall"), games, speed=SPEED,
+                      before=_plant) as hall:  # fmt: skip
         yield hall
-    finally:
-        for name in ("daemon", "emulator", *processes):
-            stop(processes.get(name))
-        broker.stop()
-    for name in processes:
-        assert "Traceback" not in output(directory, name), output(directory, name)
 
 
 # -- what every attack must leave as it was -------------------------------------------
@@ -210,93 +141,31 @@ def _same_games(hall: Hall) -> bool:
     )
 
 
-def _real_games(hall: Hall) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """Each board's moves and result as the daemon decided them (its feed)."""
-    moves: dict[str, list[str]] = {"1": [], "2": []}
-    results: dict[str, str] = {}
-    for event in hall.daemon_events():
-        board = str(event.get("board"))
-        if event.get("type") == "move":
-            moves.setdefault(board, [])[event["ply"] - 1 :] = [event["uci"]]
-        elif event.get("type") == "game_end":
-            results[board] = event["result"]
-    return moves, results
-
-
-#: No clock of these games shows more (90 minutes, 30 s a move).
-CLOCK_SHOWN = 3 * 3600.0
-
-
 def _what_spectators_saw(hall: Hall, since: int = 0,
                          floor: dict[str, int] | None = None) -> list[str]:  # fmt: skip
-    """What a viewer of the relay was sent (since its message ``since``) that is
-    not the daemon's real games: another move, a move taken back, a new game, a
-    result the daemon did not give, a clock beyond any real one, board 3. With
-    ``floor``: the plies each board already showed before."""
-    assert hall.spectator is not None and hall.spectator.ended is None, hall.spectator.ended
-    seen = hall.spectator.messages(since)
-    real, results = _real_games(hall)  # read after: the relay is never ahead of it
-    plies, starts, problems = dict(floor or {}), Counter[str](), []
+    """What a viewer of the relay was sent that is not the daemon's real games."""
+    assert hall.spectator.ended is None, hall.spectator.ended
+    moves, results = hall.real_games()  # read after: the relay is never ahead of it
+    return hall.spectator.not_real(moves, results, since=since, floor=floor)
 
-    def clock(board: str, shown: object, where: str) -> None:
-        if isinstance(shown, dict) and any(
-            isinstance(shown.get(s), int | float) and shown[s] > CLOCK_SHOWN
-            for s in ("white", "black")
-        ):
-            problems.append(f"{where}: board {board}'s clock {shown}")
 
-    def game(board: str, state: dict[str, Any], where: str) -> None:
-        ucis = [m["uci"] for m in state["moves"]]
-        if ucis != real.get(board, [])[: len(ucis)]:
-            problems.append(f"{where}: board {board} shown {ucis}")
-        if len(ucis) < plies.get(board, 0):
-            problems.append(f"{where}: board {board} shown {len(ucis)} plies after {plies[board]}")
-        plies[board] = max(plies.get(board, 0), len(ucis))
-        if state.get("result") not in (None, results.get(board)):
-            problems.append(f"{where}: board {board} shown the result {state['result']}")
-        if state.get("start_fen") not in (None, chess.STARTING_FEN):
-            problems.append(f"{where}: board {board} shown from {state['start_fen']}")
-        clock(board, state.get("clock"), where)
-
-    for message in seen:
-        if message.get("kind") == "snapshot":
-            for board, state in message["boards"].items():
-                if board not in ("1", "2"):
-                    problems.append(f"a snapshot shows board {board}")
-                else:
-                    game(board, state, "a snapshot")
-        elif message.get("kind") == "event":
-            board, event = str(message["board"]), message["event"]
-            kind = event.get("type")
-            where = f"a {kind} event"
-            if board not in ("1", "2") or kind in ("takeback", "penalty"):
-                problems.append(f"{where} of board {board}: {event}")
-            elif kind == "move":
-                ply = event["ply"]
-                if real.get(board, [])[ply - 1 : ply] != [event["uci"]]:
-                    problems.append(f"{where}: board {board} ply {ply} {event['uci']}")
-                plies[board] = max(plies.get(board, 0), ply)
-                clock(board, event.get("clock"), where)
-            elif kind == "game_start":
-                starts[board] += 1
-                if starts[board] > 1 or plies.get(board, 0) > 0:
-                    problems.append(f"{where}: board {board}'s game shown wiped")
-            elif kind == "game_end" and event.get("result") != results.get(board):
-                problems.append(f"{where}: board {board} shown the result {event.get('result')}")
-            elif kind == "clock":
-                clock(board, event, where)
-    return problems
+def _same_pictures(hall: Hall) -> bool:
+    """The relay draws each board as the daemon draws it (``/board.svg``)."""
+    paths = [f"/board.svg?board={b}" for b in ("1", "2")]
+    relay = [hall.relay.get(path) for path in paths]
+    return relay == [hall.daemon.get(path) for path in paths]
 
 
 def _assert_intact(hall: Hall, timeout: float = 30) -> None:
     """Every page answers; no viewer of the relay was ever sent anything but the
     real games; and the relay's games are the daemon's again within ``timeout``
     (the daemon's board was knocked off the broker by its own login, and sends
-    what it made meanwhile when it is back)."""
+    what it made meanwhile when it is back), drawn as the daemon draws them."""
     _pages_answer(hall.relay)
     ok = wait_until(lambda: _same_games(hall), timeout, step=0.1)
     relay, daemon = hall.relay.boards(), hall.daemon.boards()
     assert ok, {b: (game_of(relay.get(b)), game_of(daemon.get(b))) for b in ("1", "2", "3")}
+    assert wait_until(lambda: _same_pictures(hall), timeout, step=0.1)
     assert not _what_spectators_saw(hall), _what_spectators_saw(hall)
     hall.alive()
 
@@ -933,7 +802,6 @@ def test_board_2_s_login_cannot_wipe_its_quiet_unfinished_game(hall, how):
         if how == "a game_start event":
             return [("2/events", _envelope(hall, "2", start))]
         return [("2/state", _state(hall, "2", moves=[]))]
-    assert hall.spectator is not None
     since = len(hall.spectator)
     _attack(hall, "board-2", restart, sentinel="2")
     _pages_answer(hall.relay)
@@ -952,7 +820,7 @@ def test_the_next_round_s_relay_shows_nothing_planted_and_drops_what_is_broken(h
     topics before the module began, are not shown; once board 3's login says it is
     live, its broken state is dropped and counted, and every page answers."""
     stop(hall.processes[f"relay-{ROUND}"])
-    relay = _start_relay(hall, NEXT_ROUND)
+    relay = hall.start_relay(NEXT_ROUND)
     attacker = Attacker(hall.login("board-3"))
 
     def dropped(reason: str) -> int:
