@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import re
-import signal
 import ssl
 import subprocess
 import sys
@@ -33,6 +32,7 @@ import chess.pgn
 import paho.mqtt.client as mqtt
 from hall_broker import SHIPPED, TOURNAMENT, HallBroker
 from mqtt_helpers import free_port, wait_until
+from mqtt_helpers import stop_processes as stop
 
 from daemon.broadcast.mqtt import new_client
 from daemon.broadcast.settings import MqttSettings
@@ -65,17 +65,6 @@ def command(*args: str, cwd: Path, name: str) -> subprocess.Popen[bytes]:
     with open(cwd / f"{name}.out", "wb") as out:  # the child keeps its own copy
         return subprocess.Popen([sys.executable, "-m", "daemon", *args], stdout=out,
                                 stderr=subprocess.STDOUT, env=env, cwd=cwd)  # fmt: skip
-
-
-def stop(process: subprocess.Popen[bytes] | None) -> None:
-    """Ended as systemd ends it (SIGTERM), killed if it hangs."""
-    if process is not None and process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
 
 
 def output(cwd: Path, name: str) -> str:

@@ -53,6 +53,7 @@ from broadcast_feed import game_feed
 from hall_broker import TOURNAMENT
 from mqtt_helpers import MOSQUITTO, wait_until
 from pgn_check import unescape, validated_games
+from test_broadcast_origin import ws_status
 
 pytestmark = pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto is not installed")
 
@@ -358,12 +359,7 @@ def test_an_origin_of_another_port_or_scheme_is_refused_by_the_daemon(hall):
 
 async def _ws_status(url: str, origin: str) -> int:
     async with aiohttp.ClientSession() as session:
-        try:
-            async with session.ws_connect(url + "/ws", origin=origin) as ws:
-                assert (await ws.receive_json(timeout=10))["kind"] == "snapshot"
-                return 101
-        except aiohttp.WSServerHandshakeError as refused:
-            return refused.status
+        return await ws_status(session, url, origin)
 
 
 def test_an_article_with_whitespace_is_refused_by_the_daemon(hall):
