@@ -129,11 +129,11 @@ class Attacker:
     the client id to the login), and a client that came back at once would keep
     it off."""
 
-    def __init__(self, settings: MqttSettings, name: str = "attacker") -> None:
+    def __init__(self, settings: MqttSettings, client_id: str | None = None) -> None:
         self.outcome: object = None
         self.connected = threading.Event()
         self.dropped = threading.Event()
-        self.client = new_client(f"{name}-{free_port()}", settings)
+        self.client = new_client(client_id or f"attacker-{free_port()}", settings)
         self.client.reconnect_delay_set(600, 600)
 
         def on_connect(client, userdata, flags, reason, properties):
