@@ -87,7 +87,10 @@ class GameRules:
         self.result: str | None = None
         self.clock: dict[str, float] | None = None  # white, black
         self.clock_t: float | None = None
-        self.credit = {"white": 0.0, "black": 0.0}
+        # Each side's first move's increment in advance: the daemon reports a
+        # press's clock (the increment added) just before the move it completes,
+        # so without it the real first press of each side was dropped.
+        self.credit = {"white": INCREMENT, "black": INCREMENT}
 
     # -- clocks -------------------------------------------------------------------
 

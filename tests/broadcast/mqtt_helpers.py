@@ -5,6 +5,7 @@ from __future__ import annotations
 import getpass
 import json
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -23,6 +24,18 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def stop_processes(*processes: subprocess.Popen | None) -> None:
+    """Each process ended as systemd ends it (SIGTERM), killed if it hangs."""
+    for process in processes:
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(5)
 
 
 def wait_until(condition, timeout: float = 20.0, step: float = 0.05) -> bool:

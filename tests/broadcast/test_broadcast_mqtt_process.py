@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.broadcast.mqtt_helpers import MOSQUITTO, Broker, wait_until
+from tests.broadcast.mqtt_helpers import stop_processes as _stop
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,17 +42,6 @@ def _command(*args: str, cwd: Path) -> subprocess.Popen[str]:
         env=env,
         cwd=cwd,
     )
-
-
-def _stop(*processes: subprocess.Popen[str] | None) -> None:
-    """Each process ended as systemd ends it (SIGTERM), killed if it hangs."""
-    for process in processes:
-        if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
 
 
 def _moves(lines: list[dict]) -> list[str]:
