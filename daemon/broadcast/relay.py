@@ -659,8 +659,21 @@ class Relay:
             if sync.last is None or (prev is not None and prev != sync.last):
                 sync.hold(prev if prev is not None else seq, seq, event, signed)
                 return
-            self._apply(board, sync, seq, event, signed)  # Rejected: nothing moves
+            refused: Rejected | None = None
+            try:
+                self._apply(board, sync, seq, event, signed)
+            except HeldForArbiter as exc:
+                refused = exc  # taken aside: the chain goes on after it
+            except Rejected as exc:
+                if self.hall_key is None:
+                    # nothing moves: it may be a login's, numbered as the board's
+                    # next, and the board's own may follow under that number
+                    raise
+                sync.took(seq, event)  # the board's own (signed): the chain goes on
+                refused = exc
             self._apply_held(board, sync)
+            if refused is not None:
+                raise refused
 
     def _beyond(self, board: str, event: dict[str, Any]) -> bool:
         """A move after the last one of the game held: not covered by any state

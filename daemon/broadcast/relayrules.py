@@ -50,9 +50,10 @@ EXTRA_TAGS = frozenset(
 
 class HeldForArbiter(Rejected):
     """A new game over a finished one that no arbiter signed (or, from a board the
-    relay cannot authenticate, over a game that has moves, or a takeback deeper
-    than ``MAX_TAKEBACK``): kept aside by the relay (``Relay.restarts``), not
-    shown, until the arbiter shows it. ``held`` is that game."""
+    relay cannot authenticate, one that loses more than ``MAX_TAKEBACK`` half-moves
+    of the game: a new game over one with more moves, a deep takeback): kept aside
+    by the relay (``Relay.restarts``), not shown, until the arbiter shows it.
+    ``held`` is that game."""
 
     def __init__(self, reason: str, held: GameRules) -> None:
         super().__init__(reason)
@@ -62,7 +63,8 @@ class HeldForArbiter(Rejected):
 #: Why a restart is held, as ``/relay.json`` counts it.
 HELD_OVER_FINISHED = "a new game over a finished one, not the arbiter's: held for the arbiter"
 HELD_OVER_UNFINISHED = (
-    "a new game over one with moves, unauthenticated (no hall key): held for the arbiter"
+    f"a new game over one of more than {MAX_TAKEBACK} half-moves, unauthenticated "
+    "(no hall key): held for the arbiter"
 )
 HELD_TAKEBACK = (
     f"a takeback of more than {MAX_TAKEBACK} half-moves, unauthenticated (no hall key): "
@@ -165,15 +167,15 @@ class GameRules:
         after the game, or a login replaying the game to another result) is
         ``HeldForArbiter``. ``trusted``: signed with its board's key (``boardkeys``),
         so the board's own daemon sent it. Untrusted (a relay without the hall's
-        key: any holder of the board's login), a new game over a game with moves,
-        or a takeback or correction deeper than ``MAX_TAKEBACK`` below the furthest
-        the game reached, is held for the arbiter too."""
+        key: any holder of the board's login), what loses more than ``MAX_TAKEBACK``
+        half-moves below the furthest the game reached (a new game over a game of
+        more, a deep takeback or correction) is held for the arbiter too."""
         kind = event.get("type")
         t = event.get("t")
         if kind == "game_start":
             chess960 = bool(event.get("chess960"))
             board = start_board(event.get("fen"), chess960)
-            if not signed and (self.result is not None or (self.board.move_stack and not trusted)):
+            if not signed and (self.result is not None or (self._deep(0) and not trusted)):
                 why = HELD_OVER_FINISHED if self.result is not None else HELD_OVER_UNFINISHED
                 raise HeldForArbiter(why, GameRules(board.fen(), chess960))
             # a new game: the same object made afresh, as the relay holds it by reference
@@ -221,15 +223,21 @@ class GameRules:
         elif kind == "irregularity":
             _irregularity(event)
 
+    def _deep(self, kept: int) -> bool:
+        """Whether a game keeping only its first ``kept`` half-moves loses more than
+        ``MAX_TAKEBACK`` below the furthest it reached: what a board's own
+        takebacks never do, a restart does."""
+        return kept < self.peak - MAX_TAKEBACK
+
     def _too_deep(self, event: dict[str, Any]) -> bool:
-        """A takeback, or a correction, of a half-move more than ``MAX_TAKEBACK``
-        below the furthest the game reached (one the game would take otherwise)."""
+        """A takeback, or a correction, that is ``_deep`` (and one the game would
+        take otherwise)."""
         ply = event.get("ply")
         if event.get("type") == "move" and not event.get("correction"):
             return False
         if not isinstance(ply, int) or not 1 <= ply <= len(self.board.move_stack):
             return False
-        return self.result is None and ply - 1 < self.peak - MAX_TAKEBACK
+        return self.result is None and self._deep(ply - 1)
 
     def _move(self, event: dict[str, Any], t: Any) -> None:
         if self.result is not None:
@@ -322,11 +330,11 @@ class GameRules:
         makes it: from the same start (unless this one has no moves yet), at most
         ``MAX_TAKEBACK`` half-moves below the furthest it reached, then any moves.
         Otherwise it is a new game, or a deep takeback: the arbiter's."""
-        if not self.board.move_stack and not self.peak:
-            return True
         kept = min(self.peak - MAX_TAKEBACK, len(self.board.move_stack))
+        if kept <= 0:
+            return True  # a new game loses no more than a board's own takebacks
         return self.board.root().fen() == other.board.root().fen() and (
-            other.board.move_stack[: max(kept, 0)] == self.board.move_stack[: max(kept, 0)]
+            other.board.move_stack[:kept] == self.board.move_stack[:kept]
         )
 
 
