@@ -26,6 +26,7 @@ from test_broadcast_relay_rules import (
     _materialize,
     _moves,
     _pages_answer,
+    _playing,
     _state,
     forgeries,
 )
@@ -88,24 +89,14 @@ async def keyed(own_broker, tmp_path):
                   hall_key=HALL)  # fmt: skip
     recorder = Recorder(own_broker.port, f"{BASE}/#")
     pi = _pi(own_broker.port, _key_files(tmp_path))
-    await relay.start()
-    await pi.start()
-    attacker = Attacker(own_broker.port)
     try:
-        for event in game_feed(OPERA_GAME[:6]):
-            pi.publish("1", event)
-        for event in game_feed(OPERA_GAME[:4]):
-            pi.publish("2", event)
-        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:6]), relay.status()
-        assert await _wait(lambda: _moves(relay, "2") == OPERA_GAME[:4]), relay.status()
-        assert await _wait(lambda: relay.hub.boards["1"].status.connected), relay.status()
-        assert relay.status()["rejected"] == 0 and relay.status()["signatures"] == "board keys"
-        yield relay, pi, attacker, recorder
+        async with _playing(relay, {"1": pi, "2": pi}, own_broker.port) as attacker:
+            assert await _wait(lambda: relay.hub.boards["1"].status.connected), relay.status()
+            assert relay.status()["rejected"] == 0
+            assert relay.status()["signatures"] == "board keys"
+            yield relay, pi, attacker, recorder
     finally:
-        attacker.close()
         recorder.close()
-        await pi.stop()
-        await relay.stop()
 
 
 async def _settled(relay: Relay, attacker: Attacker, count: int) -> None:
@@ -311,16 +302,8 @@ async def test_a_relay_without_the_hall_key_takes_signed_messages(own_broker, tm
     is one more member of the JSON, and the game arrives whole."""
     relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "3", address="127.0.0.1", port=0)
     pi = _pi(own_broker.port, _key_files(tmp_path, ("1",)), ("1",))
-    await relay.start()
-    await pi.start()
-    try:
-        for event in game_feed(OPERA_GAME[:6]):
-            pi.publish("1", event)
-        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:6]), relay.status()
+    async with _playing(relay, {"1": pi}, own_broker.port):  # six plies shown
         assert relay.status()["rejected"] == 0 and relay.status()["signatures"] == "none"
-    finally:
-        await pi.stop()
-        await relay.stop()
 
 
 # -- giving each Pi its key ------------------------------------------------------------

@@ -171,27 +171,37 @@ def _attacks(relay: Relay) -> dict[str, list[tuple[str, object]]]:
     }
 
 
+@contextlib.asynccontextmanager
+async def _playing(relay: Relay, daemons: dict[str, Broadcaster], port: int):
+    """The relay and the boards' daemons started (board id -> its daemon), board 1's
+    first six plies shown and board 2's first four; an attacker on the broker; all
+    stopped at the end."""
+    await relay.start()
+    for daemon in dict.fromkeys(daemons.values()):
+        await daemon.start()
+    attacker = Attacker(port)
+    try:
+        for board, plies in (("1", 6), ("2", 4)):
+            if board in daemons:
+                for event in game_feed(OPERA_GAME[:plies]):
+                    daemons[board].publish(board, event)
+                assert await _wait(lambda b=board, n=plies: _moves(relay, b) == OPERA_GAME[:n]), (
+                    relay.status()
+                )
+        yield attacker
+    finally:
+        attacker.close()
+        for daemon in dict.fromkeys(daemons.values()):
+            await daemon.stop()
+        await relay.stop()
+
+
 @pytest.fixture
 async def hall(own_broker):
     relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "3", address="127.0.0.1", port=0)
     one, two = _board(own_broker.port, "1"), _board(own_broker.port, "2")
-    await relay.start()
-    await one.start()
-    await two.start()
-    attacker = Attacker(own_broker.port)
-    try:
-        for event in game_feed(OPERA_GAME[:6]):
-            one.publish("1", event)
-        for event in game_feed(OPERA_GAME[:4]):
-            two.publish("2", event)
-        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:6]), relay.status()
-        assert await _wait(lambda: _moves(relay, "2") == OPERA_GAME[:4]), relay.status()
+    async with _playing(relay, {"1": one, "2": two}, own_broker.port) as attacker:
         yield relay, one, attacker
-    finally:
-        attacker.close()
-        await one.stop()
-        await two.stop()
-        await relay.stop()
 
 
 ATTACKS = ["illegal king move", "fen that does not follow", "clock 30 days up",
@@ -516,19 +526,10 @@ async def finished(own_broker):
     relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "3", address="127.0.0.1", port=0,
                   mqtt_settings=MqttSettings(arbiter_key=KEY), token=RELAY_TOKEN)  # fmt: skip
     one = _signed_board(own_broker.port, "1")
-    await relay.start()
-    await one.start()
-    attacker = Attacker(own_broker.port)
-    try:
-        for event in game_feed(OPERA_GAME[:6]):
-            one.publish("1", event)
+    async with _playing(relay, {"1": one}, own_broker.port) as attacker:
         one.publish("1", {"type": "game_end", "t": 70.0, "result": "1-0", "reason": "resignation"})
         assert await _wait(lambda: _result(relay) == "1-0"), relay.status()
         yield relay, one, attacker
-    finally:
-        attacker.close()
-        await one.stop()
-        await relay.stop()
 
 
 def _result(relay: Relay) -> str | None:
@@ -699,18 +700,8 @@ async def playing(own_broker):
     relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "3", address="127.0.0.1", port=0,
                   token=RELAY_TOKEN)  # fmt: skip
     one = _board(own_broker.port, "1")
-    await relay.start()
-    await one.start()
-    attacker = Attacker(own_broker.port)
-    try:
-        for event in game_feed(OPERA_GAME[:6]):
-            one.publish("1", event)
-        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:6]), relay.status()
+    async with _playing(relay, {"1": one}, own_broker.port) as attacker:
         yield relay, one, attacker
-    finally:
-        attacker.close()
-        await one.stop()
-        await relay.stop()
 
 
 def _held(relay: Relay) -> dict:
