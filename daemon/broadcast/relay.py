@@ -515,14 +515,16 @@ class Relay:
             if self._older_run(sync, origin, seq):
                 raise Rejected("a state of an older run")
             same_run = sync is not None and sync.origin == origin
-            arbiter = False  # the daemon's own state after the arbiter's signed event
+            # the daemon's own state after the arbiter's signed event, held after a
+            # hole or a fork: the game as the arbiter left it
+            arbiter = same_run and sync is not None and any(
+                held[2] is not None and held[0] <= seq for held in sync.held.values()
+            )
             if same_run and sync is not None and sync.resync:
                 if not sync.holds_seq(seq):
                     # after a fork only the daemon's own state, the one after an
                     # event held since, is believed
                     raise Rejected("a state not after an event held since a fork")
-                arbiter = any(held[2] is not None and held[0] <= seq
-                              for held in sync.held.values())  # fmt: skip
             elif same_run and sync is not None and sync.last is not None and sync.last >= seq:
                 # The record is complete up to a later event already; but the names
                 # (set at the board, or changed for the next game) come with states only.
@@ -659,21 +661,17 @@ class Relay:
             if sync.last is None or (prev is not None and prev != sync.last):
                 sync.hold(prev if prev is not None else seq, seq, event, signed)
                 return
-            refused: Rejected | None = None
+            held: HeldForArbiter | None = None
             try:
+                # Rejected: nothing moves (the board's state after it says where
+                # the record stands; a login's, numbered as the board's next event,
+                # leaves that number to the board's own)
                 self._apply(board, sync, seq, event, signed)
             except HeldForArbiter as exc:
-                refused = exc  # taken aside: the chain goes on after it
-            except Rejected as exc:
-                if self.hall_key is None:
-                    # nothing moves: it may be a login's, numbered as the board's
-                    # next, and the board's own may follow under that number
-                    raise
-                sync.took(seq, event)  # the board's own (signed): the chain goes on
-                refused = exc
+                held = exc  # taken aside: the chain goes on after it
             self._apply_held(board, sync)
-            if refused is not None:
-                raise refused
+            if held is not None:
+                raise held
 
     def _beyond(self, board: str, event: dict[str, Any]) -> bool:
         """A move after the last one of the game held: not covered by any state

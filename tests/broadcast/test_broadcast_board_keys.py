@@ -246,8 +246,8 @@ async def test_with_the_hall_key_the_arbiter_s_decisions_are_the_board_s_signed_
     pi.publish("1", {"type": "game_end", "t": 72.0, "result": "1/2-1/2", "reason": "arbiter",
                      "arbiter": True})  # fmt: skip
     assert await _wait(lambda: relay.hub.boards["1"].record.result == "1/2-1/2"), relay.status()
-    assert _board_status(relay, "1")["rejected"] == {
-        "the result is final once given (the arbiter's console changes it)": 1
+    assert _board_status(relay, "1")["rejected"] == {  # the board's event, its state after it
+        "the result is final once given (the arbiter's console changes it)": 2
     }
     for event in game_feed(OPERA_GAME[:2], start=100.0):  # pieces set up again after the end
         pi.publish("1", event)
