@@ -9,6 +9,8 @@ retained state after the last move (a state comes with every event and every
 clock report), of ``replays`` (the moves' legality, checked only when a state is
 loaded: a relay joining late, or after a hole), and of the relay's whole
 ``_on_message`` for a state it already holds (the common case: a clock tick).
+Then what a board's key adds (issue 24): the daemon signing that state
+(``boardkeys.sign``) and a relay with the hall's key checking it (``verify``).
 Numbers, not a test: the machine and its load decide them.
 """
 
@@ -25,6 +27,7 @@ import chess
 import paho.mqtt.client as mqtt
 
 from benchmarks.common import footer, header
+from daemon.broadcast import boardkeys
 from daemon.broadcast.hub import Hub
 from daemon.broadcast.mqtt import MqttPublisher
 from daemon.broadcast.relay import Relay
@@ -85,6 +88,10 @@ def _messages(plies: int) -> tuple[bytes, bytes]:
     return moves[-1], publisher._last_state
 
 
+#: A board's key and a state's topic, for the cost of signing and checking.
+KEY, TOPIC = boardkeys.board_key("bench hall key", "bench", "1"), "dgt-bridge/bench/1/1/state"
+
+
 def _micro(func: Callable[[], object], repeat: int) -> float:
     """Median CPU microseconds of one call."""
     times = []
@@ -98,7 +105,7 @@ def _micro(func: Callable[[], object], repeat: int) -> float:
 def run(plies_list: Sequence[int], repeat: int) -> None:
     header("relay checks: CPU per message")
     print(f"{'plies':>6} {'state KiB':>9} {'event':>9} {'state':>9} {'replay':>9} "
-          f"{'relay, held state':>18}")  # fmt: skip
+          f"{'relay, held state':>18} {'sign':>9} {'verify':>9}")  # fmt: skip
     for plies in plies_list:
         event, state = _messages(plies)
         relay = Relay("127.0.0.1", 1883, "bench", "1", address="127.0.0.1", port=0)
@@ -112,8 +119,14 @@ def run(plies_list: Sequence[int], repeat: int) -> None:
             _micro(lambda p=parsed: replays(p), repeat),
             _micro(lambda m=message, r=relay: r._on_message(r.client, None, m), repeat),
         ]
+        signed = boardkeys.sign(KEY, TOPIC, state)
+        costs += [
+            _micro(lambda s=state: boardkeys.sign(KEY, TOPIC, s), repeat),
+            _micro(lambda s=signed: boardkeys.verify(KEY, TOPIC, s), repeat),
+        ]
         cells = " ".join(f"{cost:>7.0f}us" for cost in costs[:3])
-        print(f"{plies:>6} {len(state) / 1024:>9.1f} {cells} {costs[3]:>16.0f}us")
+        keyed = " ".join(f"{cost:>7.0f}us" for cost in costs[4:])
+        print(f"{plies:>6} {len(state) / 1024:>9.1f} {cells} {costs[3]:>16.0f}us {keyed}")
     footer()
 
 

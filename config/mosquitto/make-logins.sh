@@ -8,6 +8,9 @@
 # A daemon of several boards (a hall Pi) sets username "board-{board}" (each
 # board its own login and connection) and one password for its boards: set it
 # with SAME_PASSWORD=... sh make-logins.sh club-open 1 12 for that Pi's boards.
+# A login is on its Pi: each board also signs what it sends with its own key
+# (dgt-bridge relay --hall-key-file hall.key --tournament club-open --print-board-key N;
+# docs/broadcast.md, "Every board its own key").
 set -eu
 TOURNAMENT=${1:?tournament topic level (broadcast.mqtt.tournament)}
 FIRST=${2:?first board}

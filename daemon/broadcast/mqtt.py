@@ -47,7 +47,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
-from daemon.broadcast import arbitersig, strictjson
+from daemon.broadcast import arbitersig, boardkeys, strictjson
 from daemon.broadcast.hub import Hub
 from daemon.broadcast.settings import BroadcastSettings, MqttSettings
 
@@ -129,7 +129,10 @@ class MqttPublisher:
             self.mqtt = dataclasses.replace(self.mqtt, username=login)
         self.board_id = board_id
         self.hub = hub
+        #: this board's key (``boardkeys``): every message is signed with it
+        self.board_key = self._read_board_key()
         self.origin = uuid.uuid4().hex[:12]
+        self.statuses = 0  # the status messages numbered so far (``n``, the will's too)
         round_ = hub.boards[board_id].settings.round or settings.round
         self.topics = {
             leaf: board_topic(self.mqtt.topic_prefix, self.mqtt.tournament, round_, board_id, leaf)
@@ -155,6 +158,16 @@ class MqttPublisher:
         self._last_pgn: str | None = None
         self._pgn_key: tuple[Any, ...] | None = None
         self._last_state: bytes | None = None
+
+    def _read_board_key(self) -> str | None:
+        template = self.mqtt.board_key_file
+        if not template:
+            return None
+        path = boardkeys.key_file_for(template, topic_level(self.board_id))
+        try:
+            return boardkeys.read_board_key(path)
+        except boardkeys.BoardKeyError as exc:
+            raise MqttSetupError(f"mqtt.board_key_file: {exc}") from None
 
     def _new_client(self) -> mqtt.Client:
         # the login is the client id when there is one: a broker with
@@ -296,12 +309,16 @@ class MqttPublisher:
                 "event": event,
             }
             self.last_seq = seq
-            payload = strictjson.dumps(envelope, separators=(",", ":")).encode()
-            if event.get("arbiter") is True and self.mqtt.arbiter_key:
-                game = arbitersig.game_key(
+            arbiter = event.get("arbiter") is True
+            if arbiter and (self.board_key or self.mqtt.arbiter_key):
+                # the game the arbiter's decision is about (a relay holding a
+                # restart aside applies it to the game the arbiter meant)
+                envelope["game"] = arbitersig.game_key(
                     str(state.get("start_fen") or ""), [m["uci"] for m in state.get("moves") or []]
                 )
-                payload = self._signed(payload, self.mqtt.arbiter_key, game)
+            payload = self._sign("events", strictjson.dumps(envelope, separators=(",", ":")))
+            if arbiter and self.mqtt.arbiter_key and not self.board_key:
+                payload = self._arbiter_signed(payload, self.mqtt.arbiter_key)
             self._send_event(payload)
         elif self.connected:  # the link or battery changed
             self.client.publish(
@@ -309,13 +326,20 @@ class MqttPublisher:
             )
         self._publish_state(state)
 
+    def _sign(self, leaf: str, text: str) -> bytes:
+        """A message for topic ``leaf``, signed with the board's key when it has
+        one (``boardkeys``: over the topic and these very bytes)."""
+        payload = text.encode()
+        if self.board_key is None:
+            return payload
+        return boardkeys.sign(self.board_key, self.topics[leaf], payload)
+
     @staticmethod
-    def _signed(payload: bytes, key: str, game: str) -> bytes:
-        """An arbiter's event with the game it is about and its signature
-        (``arbitersig``), signed as the relay will read it: from the JSON as sent
+    def _arbiter_signed(payload: bytes, key: str) -> bytes:
+        """An arbiter's event signed with the deprecated hall-wide arbiter key
+        (``arbitersig``), as the relay will read it: from the JSON as sent
         (strictjson made NaN null)."""
         envelope = json.loads(payload)
-        envelope["game"] = game
         envelope["sig"] = arbitersig.sign(envelope, key)
         return json.dumps(envelope, separators=(",", ":"), allow_nan=False).encode()
 
@@ -346,7 +370,7 @@ class MqttPublisher:
 
     def _publish_state(self, state: dict[str, Any]) -> None:
         state_payload = strictjson.dumps({**state, "origin": self.origin}, separators=(",", ":"))
-        self._last_state = state_payload.encode()
+        self._last_state = self._sign("state", state_payload)
         record = self.hub.boards[self.board_id].record
         last = record.last_move
         key = (
@@ -379,14 +403,21 @@ class MqttPublisher:
         self._flush()
 
     def _status_payload(self, *, online: bool) -> bytes:
+        """A status message, numbered: ``n`` counts this run's statuses (the last
+        will's is fixed when its client is made) and ``seq`` is the hub's numbering
+        then, so a relay tells a replayed status from a new one (``relay``)."""
         status = self.hub.boards[self.board_id].status if self.board_id in self.hub.boards else None
-        return strictjson.dumps(
+        self.statuses += 1
+        text = strictjson.dumps(
             {
                 "online": online,
                 "origin": self.origin,
                 "board": self.board_id,
                 "connected": status.connected if status else None,
                 "battery": status.battery if status else None,
+                "n": self.statuses,
+                "seq": self.hub.seq,
             },
             separators=(",", ":"),
-        ).encode()
+        )
+        return self._sign("status", text)

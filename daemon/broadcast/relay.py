@@ -21,7 +21,11 @@ A ``state`` is loaded unless the record, complete, is already that far.
 Every message is checked first (``relaycheck``: schema, sizes, the board it
 names, a state's moves legal); a bad one is dropped and counted per board and
 reason, shown in ``/relay.json``, and never reaches a record. The broker's login,
-TLS and ACL (``config/mosquitto/``) decide who may write a board's topics.
+TLS and ACL (``config/mosquitto/``) decide who may write a board's topics. With
+the hall's key (``boardkeys``) a message counts only when signed with its board's
+own key, so the login alone forges nothing; without it, the rules
+(``relayrules``) keep a login to what a board could do, and hold what only the
+arbiter may (a restart, a deep takeback) for the relay's console.
 """
 
 from __future__ import annotations
@@ -39,18 +43,28 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from aiohttp import web
 
-from daemon.broadcast import arbitersig
+from daemon.broadcast import arbitersig, boardkeys
 from daemon.broadcast.hub import BOARD_ID, Hub
 from daemon.broadcast.lichess import RELAY_SETTLE, LichessPusher
 from daemon.broadcast.listen import WebServer
 from daemon.broadcast.mqtt import new_client, topic_level
 from daemon.broadcast.relaycheck import (
+    MAX_EVENT_BYTES,
+    MAX_STATE_BYTES,
+    MAX_STATUS_BYTES,
     Rejected,
     check_envelope,
     check_state,
     check_status,
 )
-from daemon.broadcast.relayrules import EXTRA_TAGS, GameRules, HeldForArbiter, canonical_state
+from daemon.broadcast.relayrules import (
+    EXTRA_TAGS,
+    HELD_OVER_FINISHED,
+    HELD_OVER_UNFINISHED,
+    GameRules,
+    HeldForArbiter,
+    canonical_state,
+)
 from daemon.broadcast.settings import BroadcastSettings, LichessSettings, MqttSettings
 from daemon.broadcast.web import GUARD_KEY, build_app, json_response
 from daemon.gamerecord import GameHeaders
@@ -75,6 +89,15 @@ def seq_bound() -> int:
 #: Seqs remembered per board (applied, and what followed each), to tell a
 #: duplicate from a fork; far more than the events between two states.
 MEMORY = 4096
+#: The largest message of each kind that is worth checking a signature of (a larger
+#: one is refused for its size, ``relaycheck``).
+LIMITS = {"events": MAX_EVENT_BYTES, "state": MAX_STATE_BYTES, "status": MAX_STATUS_BYTES}
+#: Why a message is dropped when the relay has the hall's key.
+UNSIGNED = "not signed with the board's key (broadcast.mqtt.board_key_file)"
+MISSIGNED = (
+    "the board's signature does not match (its board_key_file is not this hall's key "
+    "for this board and tournament)"
+)
 
 
 def _digest(event: dict[str, Any]) -> str:
@@ -160,9 +183,10 @@ class BoardSync:
 
 @dataclass
 class HeldRestart:
-    """A new game a board started over its finished one without the arbiter: its
-    events and latest state are checked and kept here, never shown, until the
-    arbiter starts a game (a signed ``game_start``)."""
+    """A new game a board started over its finished one without the arbiter (and,
+    without the hall's key, over one with moves, or a deep takeback): its events
+    and latest state are checked and kept here, never shown, until the arbiter
+    starts a game (a signed ``game_start``) or shows it (the relay's console)."""
 
     rules: GameRules
     events: int = 0
@@ -196,6 +220,7 @@ class Relay:
         mqtt_settings: MqttSettings | None = None,
         lichess: LichessSettings | None = None,
         token: str | None = None,
+        hall_key: str | None = None,
     ) -> None:
         self.broker, self.broker_port = broker, broker_port
         self.event = event or tournament
@@ -224,7 +249,17 @@ class Relay:
         self.pending: dict[str, dict[str, Any]] = {}  # a retained state not yet live
         #: a board's new game over its finished one, not the arbiter's: held, not shown
         self.restarts: dict[str, HeldRestart] = {}
-        self.arbiter_key = mqtt_settings.arbiter_key if mqtt_settings else None
+        #: the hall's key (``boardkeys``): with it every message must be signed with
+        #: its board's key, and the arbiter's decisions are the signed ones marked so
+        self.hall_key = hall_key
+        self.tournament = topic_level(tournament)
+        self._board_keys: dict[str, str] = {}
+        #: the deprecated hall-wide arbiter key (``arbitersig``), without a hall key
+        legacy = mqtt_settings.arbiter_key if mqtt_settings else None
+        self.arbiter_key = None if hall_key else legacy
+        #: (board, origin) -> the highest status number taken, and whether a last
+        #: will (numbered when its client was made) was taken since
+        self.statuses: dict[tuple[str, str], tuple[int, bool]] = {}
         self.duplicates = 0
         self.connected = False
         self.refusal = ""  # why the broker refused us, if it did
@@ -288,6 +323,7 @@ class Relay:
         return {
             "broker": f"{self.broker}:{self.broker_port}",
             "connected": self.connected,
+            "signatures": self.signatures,
             "refused": self.refusal or None,
             "topics": f"{self.base}/+/(state|events|status)",
             "event": self.event,
@@ -297,6 +333,13 @@ class Relay:
             "boards": dict(sorted(boards.items())),
             "lichess": self.lichess.status() if self.lichess else None,
         }
+
+    @property
+    def signatures(self) -> str:
+        """What the relay authenticates, for ``/relay.json``."""
+        if self.hall_key:
+            return "board keys"
+        return "arbiter key (deprecated)" if self.arbiter_key else "none"
 
     async def _status_view(self, request: web.Request) -> web.Response:
         return json_response(self.status(), headers={"Cache-Control": "no-cache"})
@@ -357,6 +400,8 @@ class Relay:
             return
         payload = bytes(message.payload)
         try:
+            if self.hall_key is not None and len(payload) <= LIMITS[leaf]:
+                self._authenticate(board, message.topic, payload)
             if leaf == "events":
                 origin, seq, prev, event = check_envelope(payload, board)
                 self._check_seq(seq, prev)
@@ -377,6 +422,7 @@ class Relay:
                 self._on_state(board, state)
             else:
                 status = check_status(payload, board)
+                self._check_status_order(board, status)
                 if not message.retain:
                     self._went_live(board, str(status.get("origin", "")))
                 self._on_status(board, status)
@@ -386,14 +432,30 @@ class Relay:
             log.exception("relay: a message for board %s could not be applied", board)
             self._reject(board, "could not be applied")
 
+    def _authenticate(self, board: str, topic: str, payload: bytes) -> None:
+        """``Rejected`` unless the message is signed with its board's key, derived
+        from the hall's (``boardkeys``), for the very topic it came on."""
+        key = self._board_keys.get(board)
+        if key is None:
+            assert self.hall_key is not None
+            key = self._board_keys[board] = boardkeys.board_key(self.hall_key, self.tournament,
+                                                                board)  # fmt: skip
+        if not boardkeys.is_signed(payload):
+            raise Rejected(UNSIGNED)
+        if not boardkeys.verify(key, topic, payload):
+            raise Rejected(MISSIGNED)
+
     def _arbiter_signed(self, payload: bytes, board: str, event: dict[str, Any]) -> str | None:
-        """An arbiter's event signed with the key the relay shares with the daemon
-        (``arbitersig``): it may change a result or start a game over a finished one.
-        Returns the game it names (``arbitersig.game_key``; "" for none), or None
-        when it is not signed."""
+        """An arbiter's event, authenticated: signed with its board's key (the
+        relay has the hall's key), or with the deprecated key the relay shares with
+        every daemon (``arbitersig``). It may change a result or start a game over a
+        finished one. Returns the game it names (``arbitersig.game_key``; "" for
+        none), or None when it is not the arbiter's."""
         if event.get("arbiter") is not True:
             return None
         envelope = json.loads(payload)
+        if self.hall_key is not None:  # the whole message was authenticated
+            return str(envelope.get("game") or "")
         if "sig" not in envelope:
             return None  # a daemon without the key: taken as the board's own
         if envelope.get("board") == board and arbitersig.signed(envelope, self.arbiter_key):
@@ -408,6 +470,25 @@ class Relay:
             raise Rejected("seq is beyond any run's numbering")
         if prev and seq - prev > MAX_SEQ_STEP:
             raise Rejected("seq jumps too far after prev")
+
+    def _check_status_order(self, board: str, status: dict[str, Any]) -> None:
+        """``Rejected`` for a status older than one taken (a replay, maybe of a
+        signed one): of an older run, or numbered (``n``) at or before the last one
+        of its run. A board's last will is numbered when its client is made, so an
+        offline status may come numbered lower; an online one after it must be newer."""
+        origin, n, seq = str(status.get("origin", "")), status.get("n"), status.get("seq")
+        with self._lock:
+            if isinstance(seq, int) and self._older_run(self.sync.get(board), origin, seq):
+                raise Rejected("a status of an older run")
+            if not isinstance(n, int) or isinstance(n, bool):
+                return  # a daemon that does not number them
+            top, will_taken = self.statuses.get((board, origin), (0, False))
+            if n > top:
+                self.statuses[(board, origin)] = (n, False)
+            elif status.get("online") is False:
+                self.statuses[(board, origin)] = (top, True)
+            elif n < top or will_taken:
+                raise Rejected("a status older than one taken (a replay)")
 
     def _went_live(self, board: str, origin: str) -> None:
         """A message the board sent now (not a retained one): a retained state of
@@ -434,14 +515,16 @@ class Relay:
             if self._older_run(sync, origin, seq):
                 raise Rejected("a state of an older run")
             same_run = sync is not None and sync.origin == origin
-            arbiter = False  # the daemon's own state after the arbiter's signed event
+            # the daemon's own state after the arbiter's signed event, held after a
+            # hole or a fork: the game as the arbiter left it
+            arbiter = same_run and sync is not None and any(
+                held[2] is not None and held[0] <= seq for held in sync.held.values()
+            )
             if same_run and sync is not None and sync.resync:
                 if not sync.holds_seq(seq):
                     # after a fork only the daemon's own state, the one after an
                     # event held since, is believed
                     raise Rejected("a state not after an event held since a fork")
-                arbiter = any(held[2] is not None and held[0] <= seq
-                              for held in sync.held.values())  # fmt: skip
             elif same_run and sync is not None and sync.last is not None and sync.last >= seq:
                 # The record is complete up to a later event already; but the names
                 # (set at the board, or changed for the next game) come with states only.
@@ -451,16 +534,14 @@ class Relay:
                 return
             # only now: a state that is loaded must be a real game, by the rules
             rules = GameRules.from_state(state)
-            held = self.games.get(board)
-            restart = held is not None and held.result is not None and not arbiter
-            if arbiter:
-                self.restarts.pop(board, None)  # the daemon's game, as the arbiter left it
-            if restart and held is not None and held.same_game(rules):
-                if rules.result != held.result:
-                    raise Rejected("the result is final once given (the arbiter's console "
-                                   "changes it)")  # fmt: skip
-                restart = False
-            if not restart:
+            shown = self.games.get(board)
+            held_why = None if arbiter else self._held_why(shown, rules)
+            if arbiter or (held_why is None and shown is not None and shown.result is None):
+                # the daemon's game, as the arbiter left it; or the board's own game
+                # going on (a restart held over it was not the board's, or is over)
+                self.restarts.pop(board, None)
+            left_out: list[str] = []
+            if held_why is None:
                 canonical, left_out = canonical_state(state, rules)
                 canonical = self._house_headers(board, canonical)
             if sync is None or sync.origin != origin:
@@ -468,21 +549,36 @@ class Relay:
             sync.took(seq)
             sync.resync = False
             sync.forget_through(seq)
-            if restart:
-                # another game than the finished one shown: the board's own restart
-                # (or a replay to another result), kept for the arbiter
-                new = board not in self.restarts
+            new = held_why is not None and board not in self.restarts
+            if held_why is not None:
+                # another game than the one shown: the board's own restart (or a
+                # login's forgery, a replay to another result), kept for the arbiter
                 self.restarts[board] = HeldRestart(rules)
-                left_out = []
             else:
                 self.games[board] = rules
                 self.hub.load_state(board, canonical)
             self._apply_held(board, sync)
-        if restart and new:
-            self._reject(board, "a new game over a finished one, not the arbiter's: held "
-                                "for the arbiter")  # fmt: skip
+        if held_why is not None and new:
+            self._reject(board, held_why)
         for tag in left_out:
             self._reject(board, f"the tag {tag[:40]!r} is not one a board may set")
+
+    def _held_why(self, shown: GameRules | None, rules: GameRules) -> str | None:
+        """Why a board's state of game ``rules`` is held for the arbiter instead of
+        replacing the game ``shown`` (None: it is loaded); ``Rejected`` for the
+        finished game with another result."""
+        if shown is None:
+            return None
+        if shown.result is not None:
+            if not shown.same_game(rules):
+                return HELD_OVER_FINISHED
+            if rules.result != shown.result:
+                raise Rejected("the result is final once given (the arbiter's console "
+                               "changes it)")  # fmt: skip
+            return None
+        if self.hall_key is None and not shown.kept_by(rules):
+            return HELD_OVER_UNFINISHED  # any login's, unauthenticated
+        return None
 
     def show_held_game(self, board: str) -> bool:
         """The arbiter, on the relay's console (``/control/new_game`` with the
@@ -565,8 +661,17 @@ class Relay:
             if sync.last is None or (prev is not None and prev != sync.last):
                 sync.hold(prev if prev is not None else seq, seq, event, signed)
                 return
-            self._apply(board, sync, seq, event, signed)  # Rejected: nothing moves
+            held: HeldForArbiter | None = None
+            try:
+                # Rejected: nothing moves (the board's state after it says where
+                # the record stands; a login's, numbered as the board's next event,
+                # leaves that number to the board's own)
+                self._apply(board, sync, seq, event, signed)
+            except HeldForArbiter as exc:
+                held = exc  # taken aside: the chain goes on after it
             self._apply_held(board, sync)
+            if held is not None:
+                raise held
 
     def _beyond(self, board: str, event: dict[str, Any]) -> bool:
         """A move after the last one of the game held: not covered by any state
@@ -602,15 +707,15 @@ class Relay:
             signed is not None and (kind == "game_start" or signed == _game_key(shown))
         )
         if restart is not None and to_restart:
-            restart.rules.take(event, signed=signed is not None or kind == "game_start")
+            restart.rules.take(event, signed=signed is not None or kind == "game_start",
+                               trusted=True)  # fmt: skip
             restart.events += 1
             sync.took(seq, event)
             return
         try:
-            shown.take(event, signed=signed is not None)
-        except HeldForArbiter:
-            restart = self.restarts[board] = HeldRestart(GameRules())
-            restart.rules.take(event, signed=True)
+            shown.take(event, signed=signed is not None, trusted=self.hall_key is not None)
+        except HeldForArbiter as held:
+            restart = self.restarts[board] = HeldRestart(held.held)
             restart.events = 1
             sync.took(seq, event)
             raise

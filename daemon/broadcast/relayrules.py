@@ -33,6 +33,10 @@ PERIOD = 3600.0
 SLACK = 30.0
 #: The longest penalty the arbiter's controls allow.
 MAX_PENALTY = 3600.0
+#: How many half-moves below the furthest the game reached a board's own
+#: takeback or correction may go without the arbiter (a relay without the hall's
+#: key): a player's move and the reply. Deeper, it is held like a restart.
+MAX_TAKEBACK = 2
 #: The extra PGN tags a board may set; SetUp, FEN and Variant are the relay's
 #: own (from the start position it holds), never a board's.
 EXTRA_TAGS = frozenset(
@@ -45,8 +49,27 @@ EXTRA_TAGS = frozenset(
 
 
 class HeldForArbiter(Rejected):
-    """A new game over a finished one that no arbiter signed: kept aside by the
-    relay (``Relay.restarts``), not shown, until the arbiter starts a game."""
+    """A new game over a finished one that no arbiter signed (or, from a board the
+    relay cannot authenticate, one that loses more than ``MAX_TAKEBACK`` half-moves
+    of the game: a new game over one with more moves, a deep takeback): kept aside
+    by the relay (``Relay.restarts``), not shown, until the arbiter shows it.
+    ``held`` is that game."""
+
+    def __init__(self, reason: str, held: GameRules) -> None:
+        super().__init__(reason)
+        self.held = held
+
+
+#: Why a restart is held, as ``/relay.json`` counts it.
+HELD_OVER_FINISHED = "a new game over a finished one, not the arbiter's: held for the arbiter"
+HELD_OVER_UNFINISHED = (
+    f"a new game over one of more than {MAX_TAKEBACK} half-moves, unauthenticated "
+    "(no hall key): held for the arbiter"
+)
+HELD_TAKEBACK = (
+    f"a takeback of more than {MAX_TAKEBACK} half-moves, unauthenticated (no hall key): "
+    "held for the arbiter"
+)
 
 
 def _placement(fen: str) -> str:
@@ -91,12 +114,26 @@ class GameRules:
         # press's clock (the increment added) just before the move it completes,
         # so without it the real first press of each side was dropped.
         self.credit = {"white": INCREMENT, "black": INCREMENT}
+        #: the most half-moves the game has had: a board's own takeback goes at most
+        #: ``MAX_TAKEBACK`` below it (``take``'s ``trusted``)
+        self.peak = 0
+
+    def copy(self) -> GameRules:
+        """The same game, apart (a takeback held for the arbiter)."""
+        other = GameRules.__new__(GameRules)
+        other.__dict__.update(self.__dict__)
+        other.board = self.board.copy()
+        other.clock = dict(self.clock) if self.clock is not None else None
+        other.credit = dict(self.credit)
+        return other
 
     # -- clocks -------------------------------------------------------------------
 
     def _check_clock(self, white: Any, black: Any, t: Any) -> dict[str, float]:
         new = {"white": _seconds(white, "clock.white"), "black": _seconds(black, "clock.black")}
-        if self.clock is None:
+        if self.clock is None or not self.board.move_stack:
+            # Before the first move the clock is being set (the last game's times,
+            # the clock's default, then the time control): any time is the start.
             return new
         elapsed = None
         if isinstance(t, int | float) and self.clock_t is not None and t >= self.clock_t:
@@ -110,7 +147,7 @@ class GameRules:
         return new
 
     def _take_clock(self, new: dict[str, float], t: Any) -> None:
-        if self.clock is not None:
+        if self.clock is not None and self.board.move_stack:  # not while being set
             for side in SIDES:
                 self.credit[side] = max(0.0, self.credit[side] - (new[side] - self.clock[side]))
         self.clock = new
@@ -124,28 +161,40 @@ class GameRules:
 
     # -- events -------------------------------------------------------------------
 
-    def take(self, event: dict[str, Any], *, signed: bool = False) -> None:
+    def take(self, event: dict[str, Any], *, signed: bool = False, trusted: bool = False) -> None:
         """Apply ``event`` to the game held, or ``Rejected`` (nothing changed).
 
-        ``signed``: the arbiter's (``arbitersig``). Only the arbiter changes a
-        result once given, and only the arbiter starts a game over a finished one:
-        a board's own restart (the pieces set up again after the game, or a login
-        replaying the game to another result) is ``HeldForArbiter``."""
+        ``signed``: the arbiter's (its board's key, or the deprecated arbiter key).
+        Only the arbiter changes a result once given, and only the arbiter starts a
+        game over a finished one: a board's own restart (the pieces set up again
+        after the game, or a login replaying the game to another result) is
+        ``HeldForArbiter``. ``trusted``: signed with its board's key (``boardkeys``),
+        so the board's own daemon sent it. Untrusted (a relay without the hall's
+        key: any holder of the board's login), what loses more than ``MAX_TAKEBACK``
+        half-moves below the furthest the game reached (a new game over a game of
+        more, a deep takeback or correction) is held for the arbiter too."""
         kind = event.get("type")
         t = event.get("t")
         if kind == "game_start":
             chess960 = bool(event.get("chess960"))
             board = start_board(event.get("fen"), chess960)
-            if self.result is not None and not signed:
-                raise HeldForArbiter(
-                    "a new game over a finished one, not the arbiter's: held for the arbiter"
-                )
+            if not signed and (self.result is not None or (self._deep(0) and not trusted)):
+                why = HELD_OVER_FINISHED if self.result is not None else HELD_OVER_UNFINISHED
+                raise HeldForArbiter(why, GameRules(board.fen(), chess960))
             # a new game: the same object made afresh, as the relay holds it by reference
             self.__init__(board.fen(), chess960)  # type: ignore[misc]
+        elif kind in ("move", "takeback") and not (signed or trusted) and self._too_deep(event):
+            held = self.copy()
+            held.take(event, trusted=True)
+            raise HeldForArbiter(HELD_TAKEBACK, held)
         elif kind == "move":
             self._move(event, t)
+            if event.get("correction") and (signed or trusted):
+                self.peak = len(self.board.move_stack)  # the arbiter's: the game as it is
         elif kind == "takeback":
             self._takeback(event)
+            if signed or trusted:
+                self.peak = len(self.board.move_stack)
         elif kind in ("game_resumed", "position_restored", "boards_agree"):
             fen = event.get("fen")
             if fen and _placement(fen) != _placement(self.board.fen()):
@@ -177,6 +226,22 @@ class GameRules:
         elif kind == "irregularity":
             _irregularity(event)
 
+    def _deep(self, kept: int) -> bool:
+        """Whether a game keeping only its first ``kept`` half-moves loses more than
+        ``MAX_TAKEBACK`` below the furthest it reached: what a board's own
+        takebacks never do, a restart does."""
+        return kept < self.peak - MAX_TAKEBACK
+
+    def _too_deep(self, event: dict[str, Any]) -> bool:
+        """A takeback, or a correction, that is ``_deep`` (and one the game would
+        take otherwise)."""
+        ply = event.get("ply")
+        if event.get("type") == "move" and not event.get("correction"):
+            return False
+        if not isinstance(ply, int) or not 1 <= ply <= len(self.board.move_stack):
+            return False
+        return self.result is None and self._deep(ply - 1)
+
     def _move(self, event: dict[str, Any], t: Any) -> None:
         if self.result is not None:
             raise Rejected("a move after the game's result")
@@ -201,6 +266,7 @@ class GameRules:
             raise Rejected("the move's FEN does not follow")
         clock = self._pair(event.get("clock"), t)
         self.board = board
+        self.peak = max(self.peak, len(board.move_stack))
         moves_by_side = (len(board.move_stack) + (0 if side == "white" else 1)) // 2
         self.credit[side] += INCREMENT + (PERIOD if moves_by_side % 20 == 0 else 0.0)
         if clock is not None:
@@ -260,6 +326,18 @@ class GameRules:
     def same_game(self, other: GameRules) -> bool:
         return self.board.move_stack == other.board.move_stack and (
             self.board.root().fen() == other.board.root().fen()
+        )
+
+    def kept_by(self, other: GameRules) -> bool:
+        """Whether ``other`` (a board's state) is this game as a board's own play
+        makes it: from the same start (unless this one has no moves yet), at most
+        ``MAX_TAKEBACK`` half-moves below the furthest it reached, then any moves.
+        Otherwise it is a new game, or a deep takeback: the arbiter's."""
+        kept = min(self.peak - MAX_TAKEBACK, len(self.board.move_stack))
+        if kept <= 0:
+            return True  # a new game loses no more than a board's own takebacks
+        return self.board.root().fen() == other.board.root().fen() and (
+            other.board.move_stack[:kept] == self.board.move_stack[:kept]
         )
 
 

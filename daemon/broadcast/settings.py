@@ -69,12 +69,19 @@ class MqttSettings(Record):
     buffer: int = 10000
     """Events kept until the broker acknowledges them; while the broker is away,
     the oldest beyond this are lost (and counted)."""
+    board_key_file: str = ""
+    """A file holding this board's key (``dgt-bridge relay --hall-key-file F
+    --tournament T --print-board-key N`` prints it): every message is signed with
+    it, and a relay given the hall's key takes only this board's signed messages,
+    so the board's broker login alone forges nothing. ``{board}`` stands for each
+    board's id (one file a board for a daemon of many boards:
+    ``/etc/dgt-bridge/board-{board}.key``). Empty: unsigned (a relay without the
+    hall's key)."""
     arbiter_key: str | None = None
-    """A secret shared with the relay (``dgt-bridge relay --arbiter-key-file``):
-    the events an arbiter's request made (a result corrected, a new game after a
-    finished one) are signed with it, so the relay takes them from this daemon
-    and from no one else holding the board's broker login. Unset: the relay
-    keeps a result once given and holds a new game over a finished one."""
+    """Deprecated (every Pi held it, so one stolen Pi signed any board's results):
+    give each board its own key, ``board_key_file``. A secret shared with a relay
+    started with ``--arbiter-key-file``: only the events an arbiter's request made
+    are signed with it. Ignored when ``board_key_file`` is set."""
 
 
 @dataclass(eq=False, repr=False, slots=True)

@@ -11,13 +11,15 @@ import signal
 import sys
 from pathlib import Path
 
-from daemon.broadcast.mqtt import MqttSetupError
+from daemon.broadcast import boardkeys
+from daemon.broadcast.mqtt import MqttSetupError, topic_level
 from daemon.broadcast.relay import Relay
 from daemon.broadcast.settings import LichessSettings, MqttSettings
 
 PASSWORD_ENV = "DGT_BRIDGE_RELAY_PASSWORD"
 LICHESS_TOKEN_ENV = "DGT_BRIDGE_LICHESS_TOKEN"
 ARBITER_KEY_ENV = "DGT_BRIDGE_ARBITER_KEY"
+HALL_KEY_ENV = "DGT_BRIDGE_HALL_KEY"
 TOKEN_ENV = "DGT_BRIDGE_RELAY_TOKEN"
 
 
@@ -54,7 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the MQTT broker (default localhost:1883)",
     )
     parser.add_argument("--tournament", required=True, help="tournament topic level")
-    parser.add_argument("--round", required=True, help="round topic level (also PGN Round)")
+    parser.add_argument("--round", default=None,
+                        help="round topic level (also PGN Round); needed but with "
+                        "--print-board-key")  # fmt: skip
     parser.add_argument(
         "--event",
         default=None,
@@ -93,12 +97,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "finished one",
     )
     secure.add_argument(
+        "--hall-key-file",
+        default=None,
+        metavar="FILE",
+        help=f"a file holding the hall's key (or set {HALL_KEY_ENV}), which only the "
+        "relay holds: every board's message must then be signed with that board's key "
+        "(--print-board-key), so a board's broker login alone forges nothing",
+    )
+    secure.add_argument(
+        "--print-board-key",
+        default=None,
+        metavar="N",
+        help="print board N's key for --tournament (from --hall-key-file) and exit: "
+        "the file board N's Pi names in broadcast.mqtt.board_key_file",
+    )
+    secure.add_argument(
         "--arbiter-key-file",
         default=None,
         metavar="FILE",
-        help="a file holding the daemons' broadcast.mqtt.arbiter_key (or set "
-        f"{ARBITER_KEY_ENV}): only events signed with it change a result or start a "
-        "game over a finished one",
+        help="deprecated (every Pi holds it; use --hall-key-file): a file holding the "
+        f"daemons' broadcast.mqtt.arbiter_key (or set {ARBITER_KEY_ENV}): only events "
+        "signed with it change a result or start a game over a finished one",
     )
     secure.add_argument("--tls", action="store_true", help="TLS to the broker (port 8883)")
     secure.add_argument("--ca", default="", metavar="FILE", help="CA of the broker (implies --tls)")
@@ -147,6 +166,41 @@ def _lichess_settings(args: argparse.Namespace) -> LichessSettings | None:
     return settings
 
 
+def _hall_key(args: argparse.Namespace) -> str | None:
+    """The hall's key (``boardkeys``), or None; ``SetupError`` for a short one."""
+    text = _secret(args.hall_key_file, "--hall-key-file", HALL_KEY_ENV)
+    if text is None:
+        return None
+    try:
+        return boardkeys.check_hall_key(text)
+    except boardkeys.BoardKeyError as exc:
+        raise SetupError(f"--hall-key-file: {exc}") from None
+
+
+def _print_board_key(args: argparse.Namespace) -> int:
+    """Board N's key, for its Pi: ``dgt-bridge relay ... --print-board-key N > F``."""
+    hall_key = _hall_key(args)
+    if hall_key is None:
+        raise SetupError(f"--print-board-key needs the hall's key: --hall-key-file (or "
+                         f"{HALL_KEY_ENV})")  # fmt: skip
+    board = topic_level(args.print_board_key)
+    print(boardkeys.board_key(hall_key, topic_level(args.tournament), board))
+    return 0
+
+
+def _deprecations(args: argparse.Namespace, hall_key: str | None) -> None:
+    if not (args.arbiter_key_file or os.environ.get(ARBITER_KEY_ENV)):
+        return
+    if hall_key is not None:
+        print("dgt-bridge relay: --arbiter-key-file is ignored with --hall-key-file "
+              "(each board's key signs its messages)", file=sys.stderr)  # fmt: skip
+    else:
+        print("dgt-bridge relay: --arbiter-key-file is deprecated: every Pi holds that "
+              "key, so one stolen Pi signs any board's results; give the relay "
+              "--hall-key-file and each board its own key (docs/broadcast.md)",
+              file=sys.stderr)  # fmt: skip
+
+
 def _mqtt_settings(args: argparse.Namespace) -> MqttSettings:
     password = _secret(args.password_file, "--password-file", PASSWORD_ENV)
     return MqttSettings(
@@ -162,11 +216,16 @@ def _mqtt_settings(args: argparse.Namespace) -> MqttSettings:
 
 async def _serve(args: argparse.Namespace) -> None:
     host, port = args.broker
+    if args.round is None:
+        raise SetupError("the following argument is required: --round")
+    hall_key = _hall_key(args)
+    _deprecations(args, hall_key)
     relay = Relay(host, port, args.tournament, args.round, address=args.address,
                   port=args.port, prefix=args.prefix, client_id=args.client_id,
                   event=args.event, mqtt_settings=_mqtt_settings(args),
                   lichess=_lichess_settings(args),
-                  token=_secret(args.token_file, "--token-file", TOKEN_ENV))  # fmt: skip
+                  token=_secret(args.token_file, "--token-file", TOKEN_ENV),
+                  hall_key=hall_key)  # fmt: skip
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -179,6 +238,9 @@ async def _serve(args: argparse.Namespace) -> None:
         f"page {pages}  PGN {relay.urls[0]}game.pgn",
         flush=True,
     )
+    if hall_key is not None:
+        print("relay: only messages signed with their board's key count (--hall-key-file)",
+              flush=True)  # fmt: skip
     try:
         await stop.wait()
     finally:
@@ -188,6 +250,8 @@ async def _serve(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
+        if args.print_board_key is not None:
+            return _print_board_key(args)
         asyncio.run(_serve(args))
     except OSError as exc:
         print(f"dgt-bridge relay: {exc}", file=sys.stderr)

@@ -63,6 +63,7 @@ def load_text(
     _bind_board_overrides(settings, root, binder)
     _one_place_for_the_tournament(settings, root, binder)
     _check_references(settings, root, binder)
+    _check_board_keys(settings, root, binder)
     if parsed and not overrides(environ):  # the file's own tree, which loaded
         keep_tree(text, root, binder.scalar)
     return settings
@@ -163,6 +164,39 @@ def _check_references(settings: Settings, root: Node, binder: Binder) -> None:
     except ValueError as exc:
         node = node_at(root, ("speech", "files"))
         raise binder.error(node, "speech.files", _vocabulary_message(str(exc))) from exc
+
+
+def _check_board_keys(settings: Settings, root: Node, binder: Binder) -> None:
+    """Each board's key file (``broadcast.mqtt.board_key_file``, ``{board}`` for each
+    board's id) read now, so a missing or damaged one is named at its line rather
+    than leaving a board unsigned (a relay with the hall's key would drop all it
+    says); ``arbiter_key`` said to be deprecated, at its line."""
+    mqtt = getattr(settings.broadcast, "mqtt", None)
+    if mqtt is None or not mqtt.enabled:
+        return
+    key = "broadcast.mqtt.board_key_file"
+    if mqtt.arbiter_key:
+        node = node_at(root, ("broadcast", "mqtt", "arbiter_key"))
+        why = (
+            "ignored: board_key_file signs every message; remove it"
+            if mqtt.board_key_file
+            else "deprecated: every Pi holds it, so one stolen Pi signs any board's "
+            "results; give each board its own key (board_key_file, docs/broadcast.md)"
+        )
+        settings.warnings.append(str(binder.error(node, "broadcast.mqtt.arbiter_key", why)))
+    if not mqtt.board_key_file:
+        return
+    from daemon.broadcast import boardkeys
+
+    ids = [entry.id for entry in settings.boards]
+    ids += [card.id for card in getattr(settings.broadcast, "boards", None) or []]
+    for board in dict.fromkeys(ids or ["1"]):
+        path = boardkeys.key_file_for(mqtt.board_key_file, board)
+        try:
+            boardkeys.read_board_key(path)
+        except boardkeys.BoardKeyError as exc:
+            raise binder.error(node_at(root, ("broadcast", "mqtt", "board_key_file")), key,
+                               f"board {board}'s key {exc}") from None  # fmt: skip
 
 
 def _vocabulary_message(message: str) -> str:

@@ -2,7 +2,10 @@
 
 A board's rules core and the daemon's broadcaster, wired as the daemon wires them
 (the controls' requests -> core -> feed -> page, journal, MQTT, lichess), with a
-real Mosquitto, a relay reading it, and a stand-in lichess push endpoint. Each
+real Mosquitto, a relay reading it (with the hall's key: the arbiter's mending
+reaches it signed with the board's key; without keys a deep one is held for the
+arbiter on the relay, test_broadcast_relay_rules), and a stand-in lichess push
+endpoint. Each
 correction is sent as the console sends it, and every output is read back: the
 page's state, its live PGN, the journal's PGN on disk, the relay's game (what
 MQTT carried) and the PGN lichess was pushed.
@@ -23,7 +26,13 @@ from mqtt_helpers import wait_until
 from test_broadcast_lichess import ROUND_ID, FakeLichess
 from test_broadcast_lichess import TOKEN as LICHESS_TOKEN
 
-from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, MqttSettings
+from daemon.broadcast import (
+    BoardSettings,
+    Broadcaster,
+    BroadcastSettings,
+    MqttSettings,
+    boardkeys,
+)
 from daemon.broadcast.relay import Relay
 from daemon.broadcast.settings import LichessSettings
 from daemon.gamerecord import GameRecord
@@ -114,17 +123,21 @@ async def test_every_correction_reaches_the_page_the_pgn_the_journal_mqtt_and_li
     broker, tmp_path: Path
 ) -> None:
     tournament = f"mend-{uuid.uuid4().hex[:6]}"
+    hall = "the corrections test's hall key"
+    (tmp_path / "board-1.key").write_text(boardkeys.board_key(hall, tournament, "1"))
     lichess = FakeLichess()
     await lichess.start()
     settings = BroadcastSettings(
         address="127.0.0.1", port=0, token=TOKEN, event="Club Open", round="3",
         boards=[BoardSettings(id="1", white="Morphy", black="Duke")],
-        mqtt=MqttSettings(enabled=True, host="127.0.0.1", port=broker.port, tournament=tournament),
+        mqtt=MqttSettings(enabled=True, host="127.0.0.1", port=broker.port, tournament=tournament,
+                          board_key_file=str(tmp_path / "board-{board}.key")),
         lichess=LichessSettings(enabled=True, round_id=ROUND_ID, token=LICHESS_TOKEN,
                                 url=lichess.url, interval=0.3, max_backoff=0.5),
     )  # fmt: skip
     board = Board(settings, tmp_path)
-    relay = Relay("127.0.0.1", broker.port, tournament, "3", address="127.0.0.1", port=0)
+    relay = Relay("127.0.0.1", broker.port, tournament, "3", address="127.0.0.1", port=0,
+                  hall_key=hall)  # fmt: skip
     await board.broadcaster.start()
     await relay.start()
     session = aiohttp.ClientSession()

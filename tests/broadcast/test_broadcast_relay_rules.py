@@ -171,27 +171,37 @@ def _attacks(relay: Relay) -> dict[str, list[tuple[str, object]]]:
     }
 
 
+@contextlib.asynccontextmanager
+async def _playing(relay: Relay, daemons: dict[str, Broadcaster], port: int):
+    """The relay and the boards' daemons started (board id -> its daemon), board 1's
+    first six plies shown and board 2's first four; an attacker on the broker; all
+    stopped at the end."""
+    await relay.start()
+    for daemon in dict.fromkeys(daemons.values()):
+        await daemon.start()
+    attacker = Attacker(port)
+    try:
+        for board, plies in (("1", 6), ("2", 4)):
+            if board in daemons:
+                for event in game_feed(OPERA_GAME[:plies]):
+                    daemons[board].publish(board, event)
+                assert await _wait(lambda b=board, n=plies: _moves(relay, b) == OPERA_GAME[:n]), (
+                    relay.status()
+                )
+        yield attacker
+    finally:
+        attacker.close()
+        for daemon in dict.fromkeys(daemons.values()):
+            await daemon.stop()
+        await relay.stop()
+
+
 @pytest.fixture
 async def hall(own_broker):
     relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "3", address="127.0.0.1", port=0)
     one, two = _board(own_broker.port, "1"), _board(own_broker.port, "2")
-    await relay.start()
-    await one.start()
-    await two.start()
-    attacker = Attacker(own_broker.port)
-    try:
-        for event in game_feed(OPERA_GAME[:6]):
-            one.publish("1", event)
-        for event in game_feed(OPERA_GAME[:4]):
-            two.publish("2", event)
-        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:6]), relay.status()
-        assert await _wait(lambda: _moves(relay, "2") == OPERA_GAME[:4]), relay.status()
+    async with _playing(relay, {"1": one, "2": two}, own_broker.port) as attacker:
         yield relay, one, attacker
-    finally:
-        attacker.close()
-        await one.stop()
-        await two.stop()
-        await relay.stop()
 
 
 ATTACKS = ["illegal king move", "fen that does not follow", "clock 30 days up",
@@ -406,8 +416,11 @@ def _materialize(relay: Relay, recipe: dict) -> list[tuple[str, dict]]:
 def _a_game_by_the_rules(relay: Relay, results: list[str]) -> None:
     """What the rules promise of board 1, whatever was sent: a start the standard
     one or a Chess960 one, each move legal with its own FEN, clocks within 10 hours,
-    a result that never changes once given, no variant in the PGN."""
+    a result that never changes once given, no variant in the PGN; and, without the
+    hall's key, the real game never restarted or taken back more than two
+    half-moves (its six plies keep their first four)."""
     record = relay.hub.boards["1"].record
+    assert [m.uci for m in record.moves][:4] == OPERA_GAME[:4], "the game was restarted"
     start = chess.Board(record.start_fen, chess960=True)
     assert record.start_fen == chess.STARTING_FEN or start.chess960_pos() is not None, (
         record.start_fen
@@ -433,7 +446,8 @@ async def test_no_message_hypothesis_makes_breaks_a_game_or_a_page(hall):
     clock far up, a result given and flipped, a restart replayed to another
     result) — board 2's game is intact, board 1's is a game by the rules, and
     every route answers 200. (The single-field mutations alone passed on the relay
-    before relayrules; the forgeries do not.)"""
+    before relayrules; the forgeries do not; nor the restarts, before a new game over
+    one with moves was held.)"""
     from hypothesis import HealthCheck, given, settings
 
     relay, _one, attacker = hall
@@ -512,19 +526,10 @@ async def finished(own_broker):
     relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "3", address="127.0.0.1", port=0,
                   mqtt_settings=MqttSettings(arbiter_key=KEY), token=RELAY_TOKEN)  # fmt: skip
     one = _signed_board(own_broker.port, "1")
-    await relay.start()
-    await one.start()
-    attacker = Attacker(own_broker.port)
-    try:
-        for event in game_feed(OPERA_GAME[:6]):
-            one.publish("1", event)
+    async with _playing(relay, {"1": one}, own_broker.port) as attacker:
         one.publish("1", {"type": "game_end", "t": 70.0, "result": "1-0", "reason": "resignation"})
         assert await _wait(lambda: _result(relay) == "1-0"), relay.status()
         yield relay, one, attacker
-    finally:
-        attacker.close()
-        await one.stop()
-        await relay.stop()
 
 
 def _result(relay: Relay) -> str | None:
@@ -683,3 +688,134 @@ async def test_a_refused_event_after_a_hole_does_not_hang_the_relay(hall):
     assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:8], 10), relay.status()
     assert "the move is not legal in the game" in relay.status()["boards"]["1"]["rejected"]
     assert set((await _pages_answer(relay)).values()) == {200}
+
+
+# -- without the hall's key: a restart of a game with moves is the arbiter's too --------------
+
+
+@pytest.fixture
+async def playing(own_broker):
+    """A club's plain set-up: a relay without keys, with its console's token; board 1
+    has played six plies of a game not over."""
+    relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "3", address="127.0.0.1", port=0,
+                  token=RELAY_TOKEN)  # fmt: skip
+    one = _board(own_broker.port, "1")
+    async with _playing(relay, {"1": one}, own_broker.port) as attacker:
+        yield relay, one, attacker
+
+
+def _held(relay: Relay) -> dict:
+    return relay.status()["boards"]["1"].get("restart_held") or {}
+
+
+def _restarts(relay: Relay) -> list[tuple[str, dict]]:
+    """A login wiping board 1's game three ways: a new game (events), a state of a
+    new game, a takeback to the start."""
+    start = {"type": "game_start", "t": 90.0, "fen": chess.STARTING_FEN}
+    events = [start, *[{**e, "t": 91.0 + i} for i, e in enumerate(game_feed(OPERA_GAME[:2])[1:])]]
+    return [("events", _envelope(relay, "1", e, seq=_last_seq(relay, "1") + 1 + i,
+                                 prev=_last_seq(relay, "1") + i))
+            for i, e in enumerate(events)]  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["new game", "state of a new game", "takeback to the start"])
+async def test_without_keys_a_login_s_restart_of_a_game_with_moves_is_held(playing, how):
+    """Issue 24's remaining restart hole, as far as the rules close it without keys:
+    a new game (or a takeback deeper than two half-moves) over a game with moves is
+    held for the arbiter like one over a finished game, never shown; and the real
+    board's next move, numbered below the forgery, goes on with the real game."""
+    relay, one, attacker = playing
+    if how == "new game":
+        messages = _restarts(relay)
+    elif how == "state of a new game":
+        messages = [("state", _state(relay, "1", moves=[], clock=None))]
+    else:
+        takeback = {"type": "takeback", "t": 90.0, "ply": 1, "fen": chess.STARTING_FEN}
+        messages = [("events", _envelope(relay, "1", takeback))]
+    for leaf, payload in messages:
+        await attacker.send(f"{BASE}/1/{leaf}", payload)
+    assert await _wait(lambda: "plies" in _held(relay), 10), relay.status()
+    assert _moves(relay, "1") == OPERA_GAME[:6], "the game shown is not wiped"
+    assert set((await _pages_answer(relay, ("1",))).values()) == {200}
+    for event in game_feed(OPERA_GAME[:8])[-4:]:  # the real board plays on
+        one.publish("1", event)
+    assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:8]), relay.status()
+    assert await _wait(lambda: not _held(relay)), relay.status()
+
+
+async def test_without_keys_a_board_s_own_takeback_of_a_move_is_taken(playing):
+    relay, one, _attacker = playing
+    one.publish("1", {"type": "takeback", "t": 70.0, "ply": 6, "fen": _fen_after(OPERA_GAME[:5])})
+    assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:5]), relay.status()
+    for event in game_feed(OPERA_GAME[:8])[-6:]:  # the move again, and two more
+        one.publish("1", event)
+    assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:8]), relay.status()
+    assert not _held(relay) and relay.status()["rejected"] == 0, relay.status()
+
+
+async def test_colours_reversed_the_arbiter_shows_the_new_game_from_the_relay_console(
+    own_broker,
+):
+    """A club without keys: after two moves each the players find their colours
+    reversed, and the arbiter has the game started again (Article 7.3: fewer than
+    ten moves). The board sees the pieces set up again: its new game is held on the
+    relay (the old one stays shown) until the arbiter presses New game on the
+    relay's console; then the new game is shown and goes on."""
+    relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "3", address="127.0.0.1", port=0,
+                  token=RELAY_TOKEN)  # fmt: skip
+    one = _board(own_broker.port, "1")
+    await relay.start()
+    await one.start()
+    try:
+        for event in game_feed(OPERA_GAME[:4]):
+            one.publish("1", event)
+        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:4]), relay.status()
+        again = game_feed(["d2d4", "d7d5", "c2c4"], start=100.0)
+        for event in again[:5]:  # the new game and its first two plies
+            one.publish("1", event)
+        assert await _wait(lambda: _held(relay).get("plies") == 2), relay.status()
+        assert _moves(relay, "1") == OPERA_GAME[:4]
+        url = f"http://127.0.0.1:{relay.port}/control/new_game?board=1"
+        async with aiohttp.ClientSession() as session, session.post(
+            url, json={}, headers={"Authorization": f"Bearer {RELAY_TOKEN}"}
+        ) as response:  # fmt: skip
+            assert response.status == 200, await response.text()
+        assert await _wait(lambda: _moves(relay, "1") == ["d2d4", "d7d5"]), relay.status()
+        for event in again[5:]:
+            one.publish("1", event)
+        assert await _wait(lambda: _moves(relay, "1") == ["d2d4", "d7d5", "c2c4"])
+    finally:
+        await one.stop()
+        await relay.stop()
+
+
+async def test_a_clock_set_before_the_first_move_is_taken(own_broker):
+    """Before the first move the clock is being set: the last game's times or the
+    clock's default (5:00), then the time control. The relay took the first report
+    as a baseline and dropped the next as "the white clock runs faster than the time
+    elapsed" (or as gaining more than the time control allows), and showed the wrong
+    clock (the broker-restart test's drop, issue 24)."""
+    relay = Relay("127.0.0.1", own_broker.port, TOURNAMENT, "3", address="127.0.0.1", port=0)
+    one = _board(own_broker.port, "1")
+    await relay.start()
+    await one.start()
+    try:
+        feed = game_feed(OPERA_GAME[:2], start=3.0, base=5400.0)
+        settings = [(0.1, 300.0), (2.5, 182.0), (2.9, 5400.0)]
+        setting = [{"type": "clock", "t": t, "white": v, "black": v, "running": None}
+                   for t, v in settings]  # fmt: skip
+        for event in [feed[0], *setting]:
+            one.publish("1", event)
+
+        def shown() -> float | None:
+            board = relay.hub.boards.get("1")
+            return (board.record.clock or {}).get("white") if board else None
+
+        assert await _wait(lambda: shown() == 5400.0, 10), (shown(), relay.status())
+        for event in feed[1:]:
+            one.publish("1", event)
+        assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:2]), relay.status()
+        assert relay.status()["rejected"] == 0, relay.status()
+    finally:
+        await one.stop()
+        await relay.stop()
