@@ -267,7 +267,8 @@ class GameRules:
         clock = self._pair(event.get("clock"), t)
         self.board = board
         self.peak = max(self.peak, len(board.move_stack))
-        moves_by_side = (len(board.move_stack) + (0 if side == "white" else 1)) // 2
+        # the moves this side has made, this one included (White's 1st is ply 1)
+        moves_by_side = (len(board.move_stack) + (1 if side == "white" else 0)) // 2
         self.credit[side] += INCREMENT + (PERIOD if moves_by_side % 20 == 0 else 0.0)
         if clock is not None:
             self._take_clock(clock, t)

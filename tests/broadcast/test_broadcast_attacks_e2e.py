@@ -824,13 +824,6 @@ def _quiet_board_2_as_the_daemon_has_it(hall: Hall, names: str) -> None:
         pytest.fail(f"board 2 could not be brought back: {status} {body!r}")
 
 
-UNFINISHED_RESTART = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "the feed has no game id: an unsigned restart of a game that has no result yet is "
-    "taken, so a board's login wipes a quiet board's game in progress on the relay's "
-    "pages (issue 24, still open)"))  # fmt: skip
-
-
-@UNFINISHED_RESTART
 @pytest.mark.parametrize("how", ["a game_start event", "a state of an empty game"])
 def test_board_2_s_login_cannot_wipe_its_quiet_unfinished_game(hall, how):
     """Issue 24: "a byte-for-byte replay ... of its first game_start ... wipes a

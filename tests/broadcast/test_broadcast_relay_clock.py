@@ -48,8 +48,13 @@ def test_every_press_of_a_game_with_an_increment_is_taken_in_the_daemon_s_order(
 
 
 def test_a_clock_still_gains_no_more_than_the_increment_ahead_of_its_move():
+    """Once the game has begun (before its first move the clock is being set, and
+    any time is its start), a press gains no more than the time control allows."""
     rules = GameRules()
-    rules.take({"type": "clock", "t": 1.0, "white": 300.0, "black": 300.0, "running": "white"})
+    feed = _daemon_feed(0.0)
+    for event in feed[:6]:  # the clock set, then two plies
+        rules.take(event)
+    clock = dict(rules.clock or {})
     with pytest.raises(Rejected, match="gains more"):
-        rules.take({"type": "clock", "t": 2.0, "white": 430.0, "black": 300.0,
-                    "running": "black"})  # fmt: skip
+        rules.take({"type": "clock", "t": 20.0, "white": clock["white"] + 1000.0,
+                    "black": clock["black"], "running": "black"})  # fmt: skip
