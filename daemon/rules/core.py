@@ -192,9 +192,6 @@ class RulesCore:
         self._state = GameState()
         self._deadline: float | None = None
         self._clock: tuple[float, float, str | None, tuple[str, ...]] | None = None
-        self._chess960 = False
-        self._orientation_open = False  # set_position before the board showed it
-        self._reported_at: float | None = None  # the last board report's time (in order)
 
     # ------------------------------------------------------------------ public API
 
@@ -268,10 +265,10 @@ class RulesCore:
         opponent's move counted in the position after it (4.3a)."""
         if not isinstance(event, (SquareChange, ClockReport)):
             return event
-        last = self._reported_at
+        last = self._view.reported_at
         if last is not None and event.t <= last:
             event = replace(event, t=last + ORDER_STEP)
-        self._reported_at = event.t
+        self._view.reported_at = event.t
         return event
 
     def feed(self, event: SensorEvent) -> list[DomainEvent]:
@@ -471,11 +468,11 @@ class RulesCore:
             return
         node = self._game.node
         assert node is not None
-        if self._orientation_open and key != node.key and turned(key) == node.key:
+        if self._view.orientation_open and key != node.key and turned(key) == node.key:
             self._view.flipped = not self._view.flipped
             key = self._key()
         if key == node.key:
-            self._orientation_open = False
+            self._view.orientation_open = False
         if self._game.blocked_key is not None and key != self._game.blocked_key:
             self._game.blocked_key = None
         self._lone_king_left(t, key, out)
@@ -1475,7 +1472,6 @@ class RulesCore:
             if self.settings.chess960:
                 index = chess.Board(fen, chess960=True).chess960_pos()
                 chess960 = index is not None and index != 518
-        self._chess960 = chess960
         return chess.Board(fen, chess960=chess960)
 
     def _start_tree(self, root: Node) -> None:
@@ -1492,7 +1488,6 @@ class RulesCore:
         chess960: bool = False,
     ) -> None:
         board.chess960 = chess960
-        self._chess960 = chess960
         self._view.flipped = flipped
         root = Node.root(board)
         self._start_tree(root)
@@ -1591,7 +1586,7 @@ class RulesCore:
                     self._start_game(t, board, flipped, out, chess960=board.chess960)
                     # _start_game has just made the game's first node.
                     if self._key() != self._game.node.key:  # type: ignore[union-attr]
-                        self._orientation_open = True
+                        self._view.orientation_open = True
                         self._arm(t)
                 case "takeback":
                     self._explicit_takeback(t, out)
@@ -1639,7 +1634,7 @@ class RulesCore:
         node = self._game.node
         if node is None:
             raise ValueError("accept_position: no game")
-        board = chess.Board(None, chess960=self._chess960)
+        board = chess.Board(None, chess960=self._game.chess960)
         board.set_board_fen(placement_from_key(self._key()))
         board.turn = node.turn
         board.castling_rights = node.board.castling_rights

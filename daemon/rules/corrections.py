@@ -607,7 +607,7 @@ def _position_from_board(
         args.get("turn"),
         args.get("castling"),
         like,
-        core._chess960,
+        core._game.chess960,
     )
     core._start_game(t, board, core._view.flipped, out, chess960=board.chess960)
 
