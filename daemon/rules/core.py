@@ -70,7 +70,7 @@ module each; each inherits what it calls, down to ``daemon.rules.base.CoreBase``
   a request (new game, takeback, the
     arbiter's corrections, a question)      ``daemon.rules.requests``
   the link lost or heard, a magic piece,
-    a clock button                          ``feed`` here
+    a clock button                          ``judge`` here
 
   the move found (one, two in one settle
     window, a correction by the same hand)  ``daemon.rules.moves``
@@ -135,7 +135,9 @@ ORDER_STEP = 1e-6
 
 
 class RulesCore(Requests, Clock, Irregularities):
-    """The Article 4/6/7 state machine. Feed it sensor events; it returns domain events."""
+    """The Article 4/6/7 state machine: ``judge`` takes each sensor event, in time order,
+    and returns what the Laws make of it (domain events); ``tick`` runs the settle timer
+    when no event comes."""
 
     @property
     def board(self) -> chess.Board:
@@ -208,7 +210,10 @@ class RulesCore(Requests, Clock, Irregularities):
         self._view.reported_at = event.t
         return event
 
-    def feed(self, event: SensorEvent) -> list[DomainEvent]:
+    def judge(self, event: SensorEvent) -> list[DomainEvent]:
+        """What the Laws make of one sensor event: the domain events it decides, after
+        those of the settle timer if it ran out before the event. Each kind of event goes
+        to its decision path (the table at the top of this module)."""
         event = self._in_order(event)
         out: list[DomainEvent] = []
         if isinstance(event, BoardHeard) or (

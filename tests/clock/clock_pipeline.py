@@ -84,12 +84,12 @@ class ClockPipeline:
             self._drain()
 
     def _to_core(self, event: SensorEvent) -> None:
-        self._publish(self.core.feed(event))
+        self._publish(self.core.judge(event))
         self._drain()
 
     def _drain(self) -> None:
         while self._queued:
-            self._publish(self.core.feed(self._queued.pop(0)))
+            self._publish(self.core.judge(self._queued.pop(0)))
 
     def _publish(self, events: list[Any]) -> None:
         for event in events:

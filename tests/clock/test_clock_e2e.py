@@ -100,7 +100,7 @@ class Bench:
         self.acks: list = []
 
     def on_sensor(self, event) -> None:
-        for result in self.core.feed(event):
+        for result in self.core.judge(event):
             self.domain.append(result)
             self.caused_by.append((result, event))
             reports, _ = after_event(self.clock, self.sides, result)  # as the daemon does

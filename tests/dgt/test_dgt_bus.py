@@ -357,14 +357,14 @@ def test_two_moves_in_one_change_list_are_both_decided_by_their_presses():
     core = RulesCore()
     events, t = run(poller, chain, 0.0, 1.5)
     for event in sensor_events(events, shadow, interpreter):
-        core.feed(event)
+        core.judge(event)
     chain.play(1, "e2", "e4", "P")  # both moves between two polls of this board
     chain.play(1, "e7", "e5", "p")
     events, t = run(poller, chain, t, 0.5)
     sensed = sensor_events(events, shadow, interpreter)
     running = [e.running for e in sensed if isinstance(e, ClockReport)]
     assert running[:2] == ["black", "white"], "each press heard, in the order made"
-    decided = [out for event in sensed for out in core.feed(event)] + core.tick(t + 5)
+    decided = [out for event in sensed for out in core.judge(event)] + core.tick(t + 5)
     assert [m.uci for m in decided if isinstance(m, Move)] == ["e2e4", "e7e5"]
     times = [e.t for e in sensed]
     assert times == sorted(times) and times[0] < t - 0.4, "stamped when asked for, in order"

@@ -35,7 +35,7 @@ def test_the_final_position_is_the_one_before_the_kings_were_lifted():
     script.lift("e1").put("e4", "K").lift("e8").put("d5", "k").settle()
     core = RulesCore(settings(False))
     for event in script.events:
-        core.feed(event)
+        core.judge(event)
     while (deadline := core.next_deadline()) is not None:
         core.tick(deadline)
     expected = chess.Board(MIDDLEGAME)
