@@ -314,6 +314,10 @@ class RulesCore(Requests, Clock, Irregularities):
         self._on_board_change(event.t, out)
 
     def _on_board_change(self, t: float, out: list[DomainEvent]) -> None:
+        """The board changed: after a restart the resume decides (``resuming``); without a
+        game a start position starts one (``newgame``); in a game the positions passed
+        are followed and a press waiting for its move may complete it (``moves``), the
+        position standing again ends an alarm; else the settle timer is armed."""
         self._view.changed_at = t
         self._reach.held_at = None  # a new picture: its own settle time decides
         phase = self._state.phase
@@ -359,6 +363,11 @@ class RulesCore(Requests, Clock, Irregularities):
         self._arm(t)
 
     def _decide(self, t: float, out: list[DomainEvent]) -> None:
+        """The settle time ran out on what the board shows: in this order, the resume
+        (``resuming``), a set-up (``newgame``), a result signalled, a move (``moves``),
+        the moves made out of reach (``resuming``), a new game (``newgame``), a press on
+        no move (``irregularities``), a takeback (casual mode), else what no move explains
+        (``irregularities``). A board out of reach or not heard since holds an alarm."""
         self._reach.held_at = None  # this decision replaces a held one (or holds itself)
         phase = self._state.phase
         unheard = self._unheard_since(t)
