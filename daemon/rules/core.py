@@ -353,6 +353,7 @@ class RulesCore(Requests, Clock, Irregularities):
                     since = self._view.at_node_since
                     self._game.lifts = [lift for lift in self._game.lifts if lift.t <= since]
                 self._state.enter(Trigger.RESTORE)
+                self._game.reset_noticed = False  # a set-up begun again is noticed again
                 out.append(PositionRestored(t, node.board.fen()))
             self._view.at_node_since = t
             if not self._state.press_pending:

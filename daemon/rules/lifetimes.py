@@ -40,7 +40,7 @@ class GameMemory:
     repetitions: Counter[tuple] = field(default_factory=Counter)
     illegal_counts: dict[str, int] = field(default_factory=lambda: {"white": 0, "black": 0})
     blocked_key: bytes | None = None  # a placement taken back: not the move again
-    reset_noticed: bool = False  # the board_reset notice given in this game
+    reset_noticed: bool = False  # the board_reset notice given, the position not yet back
     #: a lone king on a centre square waiting for the other: (placement, since when)
     signal_wait: tuple[bytes, float] | None = None
     flag_reported: bool = False
