@@ -2,7 +2,7 @@
 
     python -m benchmarks.core [--games N] [--runs N] [--quick]
 
-Replays sensor logs through ``RulesCore.feed`` (and ``tick`` when a settle timer is
+Replays sensor logs through ``RulesCore.judge`` (and ``tick`` when a settle timer is
 due, as the daemon's timer does): the real DGT capture (with its clock, and again
 without) and real games played by the human-handling model (``drivers.simulators.handling``,
 half of them with a clock). The logs are made before the clock starts; only the
@@ -67,7 +67,7 @@ def replay(log: Replay) -> Timing:
     for event in log.events:
         while (deadline := core.next_deadline()) is not None and deadline <= event.t:
             timed(core.tick, deadline, "tick")
-        timed(core.feed, event, type(event).__name__)
+        timed(core.judge, event, type(event).__name__)
     while (deadline := core.next_deadline()) is not None:
         timed(core.tick, deadline, "tick")
     return Timing(durations, cpu, kinds, clock() - started, len(log.events))

@@ -4,7 +4,7 @@
 
 ``dgt-bridge replay --fast`` of a long game cost more per event than the real
 capture's, so the core's own cost is counted here in a way the machine's load cannot
-change: valgrind counts the instructions. Two logs go through ``RulesCore.feed`` (and
+change: valgrind counts the instructions. Two logs go through ``RulesCore.judge`` (and
 ``tick`` when a settle timer is due, as the daemon's timer does):
 
 - the real DGT capture (57 plies, with its clock);
@@ -13,7 +13,7 @@ change: valgrind counts the instructions. Two logs go through ``RulesCore.feed``
 Each log is run twice under valgrind in a fresh interpreter, each first feeding the
 capture once to warm up (imports, first calls): once then feeding the log, once not. The
 difference, divided by the sensor events, is the core's cost per event (python-chess's work
-inside ``feed`` counts). Hash randomisation is off so both runs do the same work.
+inside ``judge`` counts). Hash randomisation is off so both runs do the same work.
 
 ``--child LOG feed|build`` is what valgrind runs; ``--profile LOG`` prints cProfile's
 view of the feed instead.
@@ -59,7 +59,7 @@ def feed(events: list) -> list:
     for event in events:
         while (deadline := core.next_deadline()) is not None and deadline <= event.t:
             out += core.tick(deadline)
-        out += core.feed(event)
+        out += core.judge(event)
     while (deadline := core.next_deadline()) is not None:
         out += core.tick(deadline)
     return out

@@ -11,7 +11,7 @@ Everything runs on one event loop, and nothing on it may wait for anything slow:
 
 - a board's link reads the serial port through ``loop.add_reader`` and hands each
   sensor event to the board's pipeline (``daemon.pipeline``);
-- the rules core is pure and fast: ``feed`` returns domain events at once, and its
+- the rules core is pure and fast: ``judge`` returns domain events at once, and its
   timers (settle time) are one ``loop.call_later`` at ``next_deadline()``, no polling;
 - each domain event goes, in order, to the journal (disk first: a lost move is the
   worst failure), the event feed (stdout or a file), the log, the announcer's queue,

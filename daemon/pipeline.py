@@ -291,7 +291,7 @@ class BoardPipeline:
             self._connection(ConnectionChange(event.t, "connected"))
         self.arbiter_deciding = isinstance(event, Request)
         try:
-            self.publish(self._decided(self.core.feed, event))
+            self.publish(self._decided(self.core.judge, event))
         finally:
             self.arbiter_deciding = False
         self._drain_clock_reports()
@@ -302,7 +302,7 @@ class BoardPipeline:
         before the next sensor event (the core must know at once whose time runs)."""
         while self._clock_reports:
             report = self._clock_reports.pop(0)
-            self.publish(self._decided(self.core.feed, report))
+            self.publish(self._decided(self.core.judge, report))
 
     def _decided(self, step: Callable[[Any], list[DomainEvent]], arg: Any) -> list[DomainEvent]:
         """What the core decides on one step (a sensor event, a tick); a bug in the core

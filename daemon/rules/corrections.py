@@ -24,13 +24,14 @@ replay on a corrected one, a ply out of range, a broken PGN raise ``ValueError``
 with a message naming the move and why, before anything is changed (the core
 turns it into a ``bad_request`` notice).
 
-The checking half (``plan``, ``read_line``, ``read_game``) is pure chess on a
-start position and its moves, so the broadcast's controls run the very same
-checks on the display's record and answer a bad request with its reason at
-once, and a preview with what would be done. The applying half (``apply``)
-drives the core through its own steps (its commits, its takeback, its game
-start), so what follows a correction (the board to be put right, a game that
-ends) is decided as for any move.
+This module is the checking half (``plan``, ``read_line``, ``read_game``,
+``position_from``): pure chess on a start position and its moves, so the
+broadcast's controls run the very same checks on the display's record and answer a
+bad request with its reason at once, and a preview with what would be done. The
+core carries a checked correction out in ``daemon.rules.requests`` (``Requests.
+_correct``), through its own steps (its commits, its takeback, its game start), so
+what follows a correction (the board to be put right, a game that ends) is decided
+as for any move.
 """
 
 from __future__ import annotations
@@ -38,21 +39,12 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import chess
 
-from daemon.events import DomainEvent, Move, MovesRecovered, Players, Takeback
-from daemon.rules.placement import placement_from_key, turned
-from daemon.rules.state import Phase, Trigger
-from daemon.rules.tree import Node
-
-if TYPE_CHECKING:
-    from daemon.rules.core import RulesCore
-    from drivers.sensors import Request
-
-#: The requests this module carries out (``RulesCore._on_request`` hands them here).
+#: The corrections this module checks (``Requests._on_request`` hands them to ``_correct``).
 ACTIONS = frozenset(
     {"choose_line", "enter_moves", "takeback_to", "correct_move", "position_from_board", "add_game"}
 )
@@ -461,168 +453,3 @@ def position_from(
         words = [text for flag, text in _STATUS_WORDS if status & flag] or [repr(status)]
         raise CorrectionError(f"the board shows no position a game can have: {'; '.join(words)}")
     return board
-
-
-# -- carrying them out on the rules core ------------------------------------------------
-
-
-def apply(core: RulesCore, request: Request, out: list[DomainEvent]) -> None:
-    """Carry out one correction on ``core``; ``ValueError`` (nothing changed) when it
-    cannot be done. A preview changes nothing here: the display answers it."""
-    args, t = request.args, request.t
-    if not isinstance(args, dict):
-        raise CorrectionError("the request's args are an object")
-    if args.get("preview"):
-        return
-    if request.action == "add_game":
-        _add_game(core, t, read_game(args.get("pgn")), out)
-        return
-    if request.action == "position_from_board":
-        _position_from_board(core, t, args, out)
-        return
-    node = core._game.node
-    if node is None:
-        raise CorrectionError("no game is being played")
-    root = node
-    while root.parent is not None:
-        root = root.parent
-    change = plan(request.action, args, root.board, node.line(), base=root.ply)
-    resume_flipped = None
-    if request.action == "choose_line":
-        resume_flipped = _line_reaches_board(core, node, change)
-    _carry_out(core, t, change, out, resume_flipped)
-    if request.action == "choose_line":
-        ucis = [move.uci() for move in change.moves]
-        out.append(MovesRecovered(t, ucis, change.line, "arbiter"))
-
-
-def _line_reaches_board(core: RulesCore, node: Node, change: Plan) -> bool | None:
-    """``choose_line``: the line must end in the position the board shows (that is
-    what made it one of the lines offered). Returns the orientation that shows it
-    when the game waits for the board after a restart (None otherwise)."""
-    end = node
-    for move in change.moves:
-        end = end.child(move)
-    if not core._view.known:
-        raise CorrectionError("the board has not been read yet")
-    raw = bytes(core._view.raw)
-    if core.resuming:
-        for flipped in (core._view.flipped, not core._view.flipped):
-            if (turned(raw) if flipped else raw) == end.key:
-                return flipped
-    elif core._key() == end.key:
-        return None
-    raise CorrectionError(
-        f"{change.line} does not lead to the position the board shows "
-        f"({placement_from_key(core._key())}); enter_moves plays moves whatever the board shows"
-    )
-
-
-def _carry_out(
-    core: RulesCore, t: float, change: Plan, out: list[DomainEvent], resume_flipped: bool | None
-) -> None:
-    """Rewind the core's game to ``change.keep`` and play ``change.moves`` there, as
-    its own commits (no touch judged: the arbiter says what was played)."""
-    node = core._game.node
-    assert node is not None
-    was_over = core._state.phase is Phase.OVER
-    if resume_flipped is not None:
-        core._end_resume(t, resume_flipped, out)
-    target = node
-    while target.ply > change.keep:
-        assert target.parent is not None
-        core._game.repetitions[target.identity()] -= 1
-        target = target.parent
-    if target is not node:
-        core._set_current(target)
-        if change.action == "takeback_to":
-            out.append(Takeback(t, change.keep + 1, target.board.fen()))
-    correction = change.action == "correct_move"
-    entered = change.action in ("enter_moves", "choose_line")
-    clocks = _clocks_at_presses(core, change) if entered else []
-    for index, move in enumerate(change.moves):
-        first = len(out)
-        core._commit(
-            t,
-            move,
-            out,
-            settled=False,
-            correction=correction,
-            touch_check=False,
-            entered=entered,
-            entered_clock=clocks[index] if index < len(clocks) else None,
-        )
-        if correction:  # a move replayed keeps the clock of its completion (the record's)
-            out[first:] = [
-                replace(event, clock=None) if isinstance(event, Move) else event
-                for event in out[first:]
-            ]
-    core._reach.outage = None  # the arbiter said what was played meanwhile
-    now = core._game.node
-    assert now is not None
-    key = core._key()
-    if core.resuming:
-        core._check_resume(t, out)
-    elif key != now.key:
-        core._game.blocked_key = key  # the board still shows the old game: no move of it
-        core._arm(t)  # the board must be put right: its settle time decides
-    else:
-        core._deadline = None
-    if was_over and change.action != "takeback_to" and core._state.phase is not Phase.OVER:
-        core._state.enter(Trigger.END)  # the game had ended: corrected, it stays ended
-        core._deadline = None
-
-
-def _clocks_at_presses(core: RulesCore, change: Plan) -> list[dict[str, float]]:
-    """The clock at each move the arbiter types in, as known: the clock presses seen
-    since the last move the board gave, one per ply in order, for as long as each
-    press started the clock of the side that did not just move (a press out of turn
-    and every later one are no time of those moves: they get none)."""
-    node = core._game.node
-    if node is None or change.keep != node.ply:
-        return []  # the game was taken back first: the presses are not of these plies
-    clocks: list[dict[str, float]] = []
-    position = node.board.copy(stack=False)
-    presses = list(core._game.presses)
-    for move, (_, clock, running) in zip(change.moves, presses, strict=False):
-        mover = "white" if position.turn == chess.WHITE else "black"
-        if running == mover:
-            break
-        clocks.append(dict(clock))
-        position.push(move)
-    return clocks
-
-
-def _position_from_board(
-    core: RulesCore, t: float, args: dict[str, Any], out: list[DomainEvent]
-) -> None:
-    """The board as it stands becomes the start of the game from here (a FEN game):
-    ``set_position`` with the board's own position."""
-    if not core._view.known:
-        raise CorrectionError("the board has not been read yet")
-    node = core._game.node
-    like = node.board if node is not None and core._state.phase is not Phase.NO_GAME else None
-    board = position_from(
-        placement_from_key(core._key()),
-        args.get("turn"),
-        args.get("castling"),
-        like,
-        core._chess960,
-    )
-    core._start_game(t, board, core._view.flipped, out, chess960=board.chess960)
-
-
-def _add_game(core: RulesCore, t: float, game: AddedGame, out: list[DomainEvent]) -> None:
-    """A complete game: started, its names, its moves, its result, in the feed as
-    a game played on the board would be (the journal's PGN, the page, MQTT, lichess)."""
-    core._start_game(t, game.board.copy(), core._view.flipped, out, chess960=game.board.chess960)
-    if game.players:
-        out.append(Players(t, **game.players))
-    for move in game.moves:  # a game typed in: no time is known for its moves
-        core._commit(t, move, out, settled=False, touch_check=False, entered=True)
-    node = core._game.node
-    assert node is not None  # _start_game made the game's first node
-    if core._state.phase is not Phase.OVER and game.result:
-        core._end(t, game.result, "arbiter", out)
-    elif core._state.phase is not Phase.OVER and core._key() != node.key:
-        core._arm(t)  # a game that goes on: the board must show its position

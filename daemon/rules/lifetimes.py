@@ -5,12 +5,14 @@ of them by hand; one forgotten was a bug waiting. Here each group is one object,
 anew when its lifetime begins:
 
 - ``GameMemory``: one game, from its start position (or ``resume``) to the next: the
-  current position, the positions seen in passing, the pieces lifted (4.3), the
-  repetitions (9.2), the illegal-move counts (7.4b), the flags (6.9, 6.11), what is
-  unknown after an outage or a restart. A new game is ``GameMemory.starting(root)``.
+  current position, whether it is a Chess960 game, the positions seen in passing, the
+  pieces lifted (4.3), the repetitions (9.2), the illegal-move counts (7.4b), the flags
+  (6.9, 6.11), what is unknown after an outage or a restart. A new game is
+  ``GameMemory.starting(root)``.
 - ``BoardView``: the board as last seen: its 64 squares as reported, which way round
-  it stands, whether a whole picture has told every square, when it last changed and
-  when it last showed the current position. It lives as long as the core.
+  it stands (and whether that is still a guess), whether a whole picture has told
+  every square, when it last changed, when it last showed the current position, and
+  when the board or its clock last reported. It lives as long as the core.
 - ``Reach``: whether the board is within reach and was heard: the link lost, the
   outage's log of positions, the last time the board was heard, a decision held
   until it is heard again. It lives as long as the core.
@@ -29,6 +31,7 @@ class GameMemory:
     """One game's memory; a new game makes a new one (nothing to reset by hand)."""
 
     node: Node | None = None
+    chess960: bool = False  # castling as in Chess960 (Appendix F): the root board's rule
     #: legal positions the board showed since the last commit, each one move from the
     #: current node or from another of them (dgtdriver's reachable-position map)
     seen: list[Node] = field(default_factory=list)
@@ -37,7 +40,7 @@ class GameMemory:
     repetitions: Counter[tuple] = field(default_factory=Counter)
     illegal_counts: dict[str, int] = field(default_factory=lambda: {"white": 0, "black": 0})
     blocked_key: bytes | None = None  # a placement taken back: not the move again
-    reset_noticed: bool = False  # the board_reset notice given in this game
+    reset_noticed: bool = False  # the board_reset notice given, the position not yet back
     #: a lone king on a centre square waiting for the other: (placement, since when)
     signal_wait: tuple[bytes, float] | None = None
     flag_reported: bool = False
@@ -56,7 +59,11 @@ class GameMemory:
     @classmethod
     def starting(cls, root: Node) -> GameMemory:
         """The memory of a game that begins at ``root``."""
-        return cls(node=root, repetitions=Counter({root.identity(): 1}))
+        return cls(
+            node=root,
+            chess960=root.board.chess960,
+            repetitions=Counter({root.identity(): 1}),
+        )
 
 
 @dataclass(eq=False, slots=True)
@@ -65,9 +72,15 @@ class BoardView:
 
     raw: bytearray = field(default_factory=lambda: bytearray(b"." * 64))
     flipped: bool = False
+    #: the arbiter set a position the board did not show yet: ``flipped`` is a guess,
+    #: turned round as soon as the board shows that position the other way round
+    orientation_open: bool = False
     known: bool = False  # a BoardDump has told every square
     changed_at: float = 0.0  # time of the last board change
     at_node_since: float = 0.0  # the last time the board showed the current position
+    #: the time of the last piece change or clock report, as the core ordered it
+    #: (``RulesCore._in_order``): reports never go back in time
+    reported_at: float | None = None
 
 
 @dataclass(eq=False, slots=True)

@@ -18,7 +18,7 @@ def run(events: Iterable[SensorEvent], settings: RulesSettings | None = None) ->
     core = RulesCore(settings or RulesSettings())
     out: list[DomainEvent] = []
     for event in events:
-        out += core.feed(event)
+        out += core.judge(event)
     while (deadline := core.next_deadline()) is not None:
         out += core.tick(deadline)
     return out

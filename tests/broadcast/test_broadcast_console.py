@@ -41,8 +41,8 @@ class Table:
         )  # fmt: skip
         self.broadcaster = Broadcaster(settings, on_request=self.request, start_seq=0)
 
-    def feed(self, event) -> None:
-        for out in self.core.feed(event):
+    def judge(self, event) -> None:
+        for out in self.core.judge(event):
             self.broadcaster.publish(self.played, out.to_dict())
 
     def settle(self, seconds: float = 3.0) -> None:
@@ -53,11 +53,11 @@ class Table:
     def request(self, board: str, request) -> None:
         assert board == self.played, f"a request for board {board}, not the one played"
         self.t += 0.1
-        self.feed(type(request)(t=self.t, action=request.action, args=request.args))
+        self.judge(type(request)(t=self.t, action=request.action, args=request.args))
 
     def change(self, square: str, piece: str | None) -> None:
         self.t += 0.3
-        self.feed(SquareChange(self.t, square, piece))
+        self.judge(SquareChange(self.t, square, piece))
 
     def play(self, ucis: list[str]) -> None:
         for uci in ucis:
@@ -70,11 +70,11 @@ class Table:
 
     async def start(self) -> None:
         await self.broadcaster.start()
-        self.feed(BoardDump(self.t, self.position.board_fen()))
+        self.judge(BoardDump(self.t, self.position.board_fen()))
         self.settle()
         self.play(OPENING)
         self.t += 0.1
-        self.feed(ClockReport(self.t, white=5321.0, black=5288.0, running="white"))
+        self.judge(ClockReport(self.t, white=5321.0, black=5288.0, running="white"))
 
     @property
     def url(self) -> str:
@@ -331,7 +331,7 @@ async def test_the_console_and_its_display_controls_are_plain_documented_posts(l
     (board, named), = server.requests
     assert (board, named.action) == ("1", "players"), "the names go through the rules core"
     server.requests.clear()
-    server.publish([event.to_dict() for event in RulesCore().feed(named)])
+    server.publish([event.to_dict() for event in RulesCore().judge(named)])
     assert (await state())["headers"]["white"] == "Anna Muzychuk"
     async with server.session.get(f"{server.url}/game.pgn") as response:
         pgn = await response.text()

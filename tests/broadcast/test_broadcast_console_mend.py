@@ -72,7 +72,7 @@ async def test_an_arbiter_mends_a_game_on_a_phone(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{board.broadcaster.port}"
     record = board.broadcaster.hub.boards["1"].record
     try:
-        board.feed(BoardDump(board.t, board.position.board_fen()))
+        board.judge(BoardDump(board.t, board.position.board_fen()))
         board.settle()
         board.play("e4 e5 Nf3")
         board.outage("Nc6 Bb5 a6")
@@ -102,7 +102,7 @@ async def test_an_arbiter_mends_a_game_on_a_phone(tmp_path: Path) -> None:
             # The board changed meanwhile (a pawn lifted): the rules core refuses the
             # line, and the console says why.
             board.t += 0.3
-            board.feed(SquareChange(board.t, "h2", None))
+            board.judge(SquareChange(board.t, "h2", None))
             await _click(tools, '#lines-list button[data-line="2...a6 3. Bb5 Nc6"]')
             await tools.until(lambda d: d["preview"], "the line's preview")
             await _click(tools, "#mend-apply")
@@ -112,7 +112,7 @@ async def test_an_arbiter_mends_a_game_on_a_phone(tmp_path: Path) -> None:
             )
             assert len(record.moves) == 3 and seen["error"]
             board.t += 0.3
-            board.feed(SquareChange(board.t, "h2", "P"))  # put back
+            board.judge(SquareChange(board.t, "h2", "P"))  # put back
             await _click(tools, '#lines-list button[data-line="2...a6 3. Bb5 Nc6"]')
             seen = await tools.until(lambda d: d["preview"], "the line's preview")
             assert seen["preview"].startswith("This plays 2...a6 3. Bb5 Nc6.")

@@ -57,20 +57,20 @@ class Hall:
         self.broadcaster = Broadcaster(settings, on_request=self.request, start_seq=0)
         self.heard: list[tuple[str, dict]] = []  # what a feed listener (MQTT) is given
 
-    def feed(self, board: str, event) -> None:
-        for out in self.cores[board].feed(event):
+    def judge(self, board: str, event) -> None:
+        for out in self.cores[board].judge(event):
             self.broadcaster.publish(board, out.to_dict())
 
     def request(self, board: str, request) -> None:
         self.t += 0.1
-        self.feed(board, type(request)(t=self.t, action=request.action, args=request.args))
+        self.judge(board, type(request)(t=self.t, action=request.action, args=request.args))
 
     async def start(self) -> None:
         await self.broadcaster.start()
         hub = self.broadcaster.hub
         hub.listeners.append(lambda board, seq, event, state: self.heard.append((board, event)))
         for board in BOARDS:
-            self.feed(board, BoardDump(self.t, chess.Board().board_fen()))
+            self.judge(board, BoardDump(self.t, chess.Board().board_fen()))
 
     @property
     def url(self) -> str:

@@ -55,8 +55,8 @@ class Board:
         self.journal = Journal(storage, fsync=False)
         self.feed_seen: list[dict[str, Any]] = []
 
-    def feed(self, event: Any) -> None:
-        for out in self.core.feed(event):
+    def judge(self, event: Any) -> None:
+        for out in self.core.judge(event):
             self.publish(out.to_dict())
 
     def publish(self, event: dict[str, Any]) -> None:
@@ -71,7 +71,7 @@ class Board:
 
     def request(self, board: str, request: Request) -> None:
         self.t += 0.1
-        self.feed(Request(self.t, request.action, request.args))
+        self.judge(Request(self.t, request.action, request.args))
         self.settle()
 
     def play(self, sans: str, *, seen: bool = True) -> None:
@@ -87,7 +87,7 @@ class Board:
                 continue
             for square, piece in changes:
                 self.t += 0.3
-                self.feed(
+                self.judge(
                     SquareChange(
                         self.t, chess.square_name(square), piece.symbol() if piece else None
                     )
@@ -97,11 +97,11 @@ class Board:
     def outage(self, sans: str) -> None:
         """``sans`` made while the link was down; then the board's picture, no log."""
         self.t += 0.5
-        self.feed(ConnectionChange(self.t, "lost", "read error"))
+        self.judge(ConnectionChange(self.t, "lost", "read error"))
         self.play(sans, seen=False)
         self.t += 5.0
-        self.feed(ConnectionChange(self.t, "connected", "/dev/ttyACM0"))
-        self.feed(BoardDump(self.t, self.position.board_fen()))
+        self.judge(ConnectionChange(self.t, "connected", "/dev/ttyACM0"))
+        self.judge(BoardDump(self.t, self.position.board_fen()))
         self.settle()
 
 
@@ -170,7 +170,7 @@ async def test_every_correction_reaches_the_page_the_pgn_the_journal_mqtt_and_li
         assert point is None or point.uci_moves == [m["uci"] for m in (await state())["moves"]]
 
     try:
-        board.feed(BoardDump(board.t, board.position.board_fen()))
+        board.judge(BoardDump(board.t, board.position.board_fen()))
         board.settle()
         board.play("e4 e5 Nf3")
         board.outage("Nc6 Bb5 a6")  # a6 Bb5 Nc6 leads there too: the arbiter decides
@@ -258,7 +258,7 @@ def test_a_move_replayed_by_a_correction_keeps_its_clock_in_the_pgn() -> None:
                       "fen": board.fen(), "by": "white" if ply % 2 else "black",
                       "clock": {"white": left, "black": left - 1}})  # fmt: skip
     core.resume(0.0, chess.STARTING_FEN, [m.uci for m in record.moves])
-    for event in core.feed(Request(9.0, "correct_move", {"ply": 3, "san": "Nc3"})):
+    for event in core.judge(Request(9.0, "correct_move", {"ply": 3, "san": "Nc3"})):
         record.apply(event.to_dict())
     assert [m.san for m in record.moves] == ["e4", "e5", "Nc3", "Nc6"]
     assert [m.clock for m in record.moves][2:] == [

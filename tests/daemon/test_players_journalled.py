@@ -31,12 +31,12 @@ def _headers_on_disk(pgn: Path) -> dict[str, str]:
 
 def test_the_core_passes_the_names_on_and_refuses_what_is_not_a_name() -> None:
     core = RulesCore()
-    named = core.feed(Request(1.0, "players", {"white": " Anna Muzychuk ", "round": "5"}))
+    named = core.judge(Request(1.0, "players", {"white": " Anna Muzychuk ", "round": "5"}))
     assert [e.to_dict() for e in named] == [
         {"t": 1.0, "type": "players", "white": "Anna Muzychuk", "black": None, "round": "5"}
     ]
     for bad in ({}, {"white": 7}, {"colour": "x"}):
-        (notice,) = core.feed(Request(2.0, "players", bad))
+        (notice,) = core.judge(Request(2.0, "players", bad))
         assert notice.to_dict()["code"] == "bad_request", bad
 
 
@@ -44,13 +44,13 @@ def test_the_journal_writes_the_names_into_the_pgn_and_keeps_them(tmp_path: Path
     core = RulesCore()
     journal = Journal(tmp_path, headers=GameHeaders(white="Morphy", black="Duke"), fsync=False)
 
-    def feed(event) -> None:
-        for out in core.feed(event):
+    def judge(event) -> None:
+        for out in core.judge(event):
             journal.record_event(out.to_dict())
 
-    feed(Request(0.5, "players", {"round": "3"}))  # before the game: its PGN has it
-    feed(BoardDump(1.0, START))
-    feed(Request(2.0, "players", {"black": "Isouard"}))
+    judge(Request(0.5, "players", {"round": "3"}))  # before the game: its PGN has it
+    judge(BoardDump(1.0, START))
+    judge(Request(2.0, "players", {"black": "Isouard"}))
     assert journal.pgn_path is not None
     on_disk = _headers_on_disk(journal.pgn_path)
     assert (on_disk["White"], on_disk["Black"], on_disk["Round"]) == ("Morphy", "Isouard", "3")

@@ -51,7 +51,7 @@ class Pair:
 
     def _to_core(self, event: SensorEvent) -> None:
         self.core_saw.append(event)
-        self._decided(self.core.feed(event))
+        self._decided(self.core.judge(event))
 
     def _decided(self, events) -> None:
         for event in events:

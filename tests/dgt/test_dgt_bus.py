@@ -360,8 +360,8 @@ def test_two_moves_in_one_change_list_are_both_decided_by_their_presses():
 
     def decide(event):
         if isinstance(event, ClockReading):
-            return [out for report in sides.reports_for(event) for out in core.feed(report)]
-        return core.feed(event)
+            return [out for report in sides.reports_for(event) for out in core.judge(report)]
+        return core.judge(event)
 
     events, t = run(poller, chain, 0.0, 1.5)
     for event in sensor_events(events, shadow, interpreter):

@@ -354,11 +354,11 @@ def test_after_a_restart_the_line_chosen_resumes_the_game() -> None:
     board = chess.Board()
     for san in ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"]:
         board.push_san(san)
-    out = core.feed(BoardDump(1.0, board.board_fen()))
+    out = core.judge(BoardDump(1.0, board.board_fen()))
     out += core.tick(5.0)
     [offered] = of_type(out, "moves_recovered")
     assert offered.how == "ambiguous"  # type: ignore[attr-defined]
-    out = core.feed(Request(6.0, "choose_line", {"line": "2...a6 3. Bb5 Nc6"}))
+    out = core.judge(Request(6.0, "choose_line", {"line": "2...a6 3. Bb5 Nc6"}))
     assert [e.type for e in out] == ["game_resumed", "move", "move", "move", "moves_recovered"]
     assert out[0].ply == 3  # type: ignore[attr-defined]
     assert [m.uci() for m in core.moves][3:] == ["a7a6", "f1b5", "b8c6"]

@@ -157,9 +157,9 @@ def test_the_web_say_control_asks_what_a_clock_button_asks():
 
 def core_board_after(events) -> str:
     core = RulesCore()
-    core.feed(BoardDump(0.0, START))
+    core.judge(BoardDump(0.0, START))
     for event in events:
-        core.feed(event)
+        core.judge(event)
     return core.board.fen()
 
 
@@ -271,13 +271,13 @@ def test_resume_agreeing_board_emits_game_resumed_without_announcing():
     board = chess.Board()
     for uci in ("e2e4", "e7e5"):
         board.push_uci(uci)
-    out = core.feed(BoardDump(1.0, board.board_fen()))
+    out = core.judge(BoardDump(1.0, board.board_fen()))
     assert [(e.type, e.ply, e.fen) for e in out] == [("game_resumed", 2, board.fen())]
-    out = core.feed(SquareChange(2.0, "g1", None)) + core.feed(SquareChange(2.2, "f3", "N"))
+    out = core.judge(SquareChange(2.0, "g1", None)) + core.judge(SquareChange(2.2, "f3", "N"))
     out += core.tick(5.0)
     assert [(e.type, e.ply) for e in out if e.type == "move"] == [("move", 3)]
-    core.feed(SquareChange(6.0, "g8", None))
-    core.feed(SquareChange(6.2, "g6", "n"))
+    core.judge(SquareChange(6.0, "g8", None))
+    core.judge(SquareChange(6.2, "g6", "n"))
     illegal = [e for e in core.tick(9.0) if e.type == "irregularity"]
     assert [e.count for e in illegal] == [1]  # black's first; white's count came back as 1
 
@@ -285,11 +285,11 @@ def test_resume_agreeing_board_emits_game_resumed_without_announcing():
 def test_resume_disagreeing_board_asks_for_restore_then_resumes():
     core = RulesCore(NO_CLOCK)
     core.resume(0.0, chess.STARTING_FEN, ["e2e4"], {})
-    assert core.feed(BoardDump(1.0, START)) == []  # it must stand for the settle time
+    assert core.judge(BoardDump(1.0, START)) == []  # it must stand for the settle time
     out = core.tick(core.next_deadline())
     assert [(e.type, e.kind) for e in out] == [("irregularity", "displaced_pieces")]
     assert out[0].restore == [{"square": "e2", "piece": None}, {"square": "e4", "piece": "P"}]
-    out = core.feed(SquareChange(2.0, "e2", None)) + core.feed(SquareChange(2.3, "e4", "P"))
+    out = core.judge(SquareChange(2.0, "e2", None)) + core.judge(SquareChange(2.3, "e4", "P"))
     assert [e.type for e in out] == ["game_resumed"]
     assert (
         core.board.fen()
@@ -307,17 +307,17 @@ def test_resume_a_chess960_game():
     assert board.piece_at(chess.G1) == chess.Piece.from_symbol("K")
     core = RulesCore(RulesSettings(use_clock=False, chess960=True))
     core.resume(0.0, start.fen(), moves, {}, chess960=True)
-    out = core.feed(BoardDump(1.0, board.board_fen()))
+    out = core.judge(BoardDump(1.0, board.board_fen()))
     assert [e.type for e in out] == ["game_resumed"]
     assert core.board.fen() == board.fen()
 
 
 def test_next_deadline_and_tick_drive_the_settle_timer():
     core = RulesCore(RulesSettings(use_clock=False, settle_time=0.5))
-    core.feed(BoardDump(0.0, START))
+    core.judge(BoardDump(0.0, START))
     assert core.next_deadline() is None
-    core.feed(SquareChange(1.0, "e2", None))
-    core.feed(SquareChange(1.2, "e4", "P"))
+    core.judge(SquareChange(1.0, "e2", None))
+    core.judge(SquareChange(1.2, "e4", "P"))
     assert core.next_deadline() == 1.7
     assert core.tick(1.69) == []
     assert [e.type for e in core.tick(1.7)] == ["move"]

@@ -35,7 +35,7 @@ def test_the_final_position_is_the_one_before_the_kings_were_lifted():
     script.lift("e1").put("e4", "K").lift("e8").put("d5", "k").settle()
     core = RulesCore(settings(False))
     for event in script.events:
-        core.feed(event)
+        core.judge(event)
     while (deadline := core.next_deadline()) is not None:
         core.tick(deadline)
     expected = chess.Board(MIDDLEGAME)
@@ -118,3 +118,26 @@ def test_a_king_left_alone_on_a_centre_square_is_judged_after_the_wait(clock):
     out = run(script.events, settings(clock))
     assert kinds(out) == [("illegal_move", "7.4")]
     assert of_type(out, "game_end") == []
+
+
+@CLOCKS
+def test_a_position_put_back_during_each_set_up_follows_a_notice_each_time(clock):
+    """A game that stops; the players begin to set up (a ``board_reset`` notice), put
+    the game's position back (``position_restored``), then begin again. The second
+    set-up is noticed too: the core used to take the set-up's transition without its
+    notice after the first, so a blind player and the arbiter heard "position
+    restored" with nothing before it."""
+    script = game(clock)
+    for frm, to in RESIGNED:
+        script.move(frm, to).done(clock)
+    script.wait(3.0)  # white resigns without a signal
+    for _ in range(2):  # two black pieces back home at once: the board is being set up
+        script.lift("c5", after=0.05).lift("c6", after=0.05)
+        script.put("f8", "b", after=0.05).put("b8", "n").settle()
+        script.lift("f8", after=0.05).lift("b8", after=0.05)  # ... and put back
+        script.put("c5", "b", after=0.05).put("c6", "n").settle()
+    out = run(script.events, settings(clock))
+    said = [e.type for e in out if e.type in ("notice", "position_restored")]
+    assert said == ["notice", "position_restored"] * 2
+    assert {e.code for e in of_type(out, "notice")} == {"board_reset"}  # type: ignore[attr-defined]
+    assert kinds(out) == [] and played(out) == [frm + to for frm, to in RESIGNED]

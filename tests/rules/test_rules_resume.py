@@ -41,7 +41,7 @@ def after_restart(
     assert core.resume(0.0, chess.STARTING_FEN, journal, {}) == []
     out: list[DomainEvent] = []
     for event in events:
-        out += core.feed(event)
+        out += core.judge(event)
     while (deadline := core.next_deadline()) is not None:
         out += core.tick(deadline)
     return core, out
@@ -190,7 +190,7 @@ def test_killed_anywhere_in_real_games_the_game_goes_on_without_a_false_alarm(
         cut = rng.randrange(2, len(log) - 1)
         before = RulesCore(settings)
         for event in log[:cut]:
-            before.feed(event)  # the daemon until the kill; the journal has its moves
+            before.judge(event)  # the daemon until the kill; the journal has its moves
         journal = [m.uci() for m in before.moves]
         t = log[cut].t
         restart: list[SensorEvent] = [BoardDump(t, board_at(log, cut))]
@@ -264,15 +264,15 @@ def test_a_castling_begun_just_before_the_recovery_is_no_rook_first():
     shown = position([*journal, *made]).board_fen()
     core = RulesCore(NO_CLOCK)
     core.resume(0.0, chess.STARTING_FEN, journal, {})
-    out = core.feed(BoardDump(1.0, shown, _history(journal, made)))
+    out = core.judge(BoardDump(1.0, shown, _history(journal, made)))
     deadline = core.next_deadline()
     assert deadline is not None
     out += core.tick(deadline)
     assert played(out) == made
     late = [SquareChange(deadline - 0.05, "e1", None), SquareChange(deadline + 0.3, "g1", "K")]
     for event in [*late, SquareChange(deadline + 0.5, "h1", None)]:
-        out += core.feed(event)
-    out += core.feed(SquareChange(deadline + 0.7, "f1", "R"))
+        out += core.judge(event)
+    out += core.judge(SquareChange(deadline + 0.7, "f1", "R"))
     out += core.tick(deadline + 3.0)
     assert played(out) == [*made, "e1g1"]
     assert kinds(out) == []

@@ -41,7 +41,7 @@ def test_each_move_is_written_once_and_said_from_that_text(
     for event in log:
         while (deadline := core.next_deadline()) is not None and deadline <= event.t:
             feed += core.tick(deadline)
-        feed += core.feed(event)
+        feed += core.judge(event)
     while (deadline := core.next_deadline()) is not None:
         feed += core.tick(deadline)
     played = [e for e in feed if e.type == "move"]

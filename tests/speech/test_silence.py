@@ -33,5 +33,5 @@ async def test_silence_stops_the_announcement_and_what_waits_and_speech_goes_on(
 
 
 def test_the_rules_core_passes_the_arbiter_s_silence_on_to_the_speech():
-    events = RulesCore().feed(Request(t=1.0, action="say", args={"what": "silence"}))
+    events = RulesCore().judge(Request(t=1.0, action="say", args={"what": "silence"}))
     assert [(e.type, getattr(e, "what", None)) for e in events] == [("info_request", "silence")]

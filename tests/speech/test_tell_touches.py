@@ -25,12 +25,12 @@ def core_events(tell: bool, steps: list[tuple[str, str | None]]) -> list:
     if tell:
         text += "  tell_touches: true\n"
     core = build_core(load_text(text, "test.yaml", environ={}))
-    events = list(core.feed(BoardDump(0.0, chess.Board().board_fen())))
+    events = list(core.judge(BoardDump(0.0, chess.Board().board_fen())))
     events += core.tick(2.0)
     t = 2.0
     for square, piece in steps:
         t += 0.4
-        events += core.feed(SquareChange(t, square, piece))
+        events += core.judge(SquareChange(t, square, piece))
         t += 2.0
         events += core.tick(t)
     return events
