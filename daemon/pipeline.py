@@ -211,7 +211,7 @@ class BoardPipeline:
         self._probed_for: float | None = None
         self.board_connected = False  # the board has been read since start or a loss
         self._timer: Cancellable | None = None
-        self._sync = JournalSync(journal, self.output) if journal is not None else None
+        self._sync = JournalSync(journal, self._publish_event) if journal is not None else None
         #: True while the core decides on an arbiter's request (a web control with
         #: the token): what it decides then is the arbiter's, and the MQTT edge
         #: signs it for the relay (daemon/broadcast/arbitersig.py)
@@ -364,9 +364,9 @@ class BoardPipeline:
 
     def publish(self, events: list[DomainEvent]) -> None:
         for event in events:
-            self.output(event)
+            self._publish_event(event)
 
-    def output(self, event: DomainEvent) -> None:
+    def _publish_event(self, event: DomainEvent) -> None:
         """One event into the record, to the journal (disk first, as its JSON line),
         then to every output in order (``daemon.outputs.Output``: one that raises is
         logged, and the rest still get it); what the journal has to report follows it."""
@@ -385,7 +385,7 @@ class BoardPipeline:
         if self._sync is not None:
             self._sync.soon()
         for notice in notices:
-            self.output(from_dict(notice))
+            self._publish_event(from_dict(notice))
 
     def _clock_sides(self, event: DomainEvent) -> None:
         """The board's side mapper learns whose clock side is whose from the game's
@@ -396,8 +396,8 @@ class BoardPipeline:
         reports, published = self.clock_sides.after_event(event)
         self._clock_reports.extend(reports)
         for domain_event in published:
-            self.output(domain_event)
+            self._publish_event(domain_event)
 
     def notice(self, code: str, message: str) -> None:
         """A notice of this board's (e.g. speech failed) into its feed."""
-        self.output(Notice(t=self.now(), code=code, message=message))
+        self._publish_event(Notice(t=self.now(), code=code, message=message))
