@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import io
 import os
 import sys
@@ -30,7 +29,7 @@ import chess
 import chess.pgn
 
 from daemon import resources
-from daemon.commands._waiting import wait_until
+from daemon.commands._waiting import play_then_serve, wait_until
 from daemon.events import DomainEvent, GameEnd, Move, Takeback
 
 #: The chain's first serial number (``dgt-bridge emulate --bus`` numbers as well).
@@ -182,19 +181,13 @@ async def run_hall(args: argparse.Namespace, port: int, stop: Any) -> int:
             print(f"dgt-bridge demo: wall screen at {daemon.http_url}?wall=fit "
                   f"(the arbiter's console: {daemon.http_url}arbiter)", flush=True)  # fmt: skip
         play = asyncio.create_task(_play(args, games, daemon, chain, transcript, human_sensor_log))
-        stopped = asyncio.create_task(daemon.wait_stopped())
-        await asyncio.wait({play, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        if play.done():
-            code = play.result()
-            print(f"dgt-bridge demo: journals and PGNs in {directory / 'games'}", flush=True)
-            if not args.once and code == 0 and not stopped.done():
-                print(f"dgt-bridge demo: still serving {daemon.http_url}?wall=fit; "
-                      "Ctrl-C to stop.", flush=True)  # fmt: skip
-                await stopped
-        play.cancel()
-        stopped.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await play
+        code = await play_then_serve(
+            daemon,
+            play,
+            args.once,
+            f"{daemon.http_url}?wall=fit",
+            played=f"dgt-bridge demo: journals and PGNs in {directory / 'games'}",
+        )
     finally:
         daemon.stop()
         await daemon.close()

@@ -31,7 +31,7 @@ import chess
 import chess.pgn
 
 from daemon import resources
-from daemon.commands._waiting import wait_until
+from daemon.commands._waiting import play_then_serve, wait_until
 from daemon.events import DomainEvent, GameEnd, GameStart, Move
 
 #: The plies before which the demo's irregularities happen (if the game is that long).
@@ -467,18 +467,7 @@ async def _demo(args: argparse.Namespace, chosen: DemoGame) -> int:
         if daemon.http_url:
             print(f"dgt-bridge demo: live page at {daemon.http_url}", flush=True)
         game = asyncio.create_task(_play(args, chosen, daemon, emulator, printer, log_events))
-        stopped = asyncio.create_task(daemon.wait_stopped())
-        await asyncio.wait({game, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        if game.done():
-            code = game.result()
-            if not args.once and code == 0 and not stopped.done():
-                where = daemon.http_url or "(no live page)"
-                print(f"dgt-bridge demo: still serving {where}; Ctrl-C to stop.", flush=True)
-                await stopped
-        game.cancel()
-        stopped.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await game
+        code = await play_then_serve(daemon, game, args.once, daemon.http_url or "(no live page)")
     finally:
         daemon.stop()
         await daemon.close(drain_speech=stop.signal is None)
