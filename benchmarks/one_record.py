@@ -7,7 +7,9 @@ text engine and the two phone pages' announcers, the page's hub without a server
 fed a shipped standard game played by the human-handling model on simulated time.
 It prints how many times a feed event is folded into a game record (issue 25: the
 board's one record, folded once; before, the journal, each announcer and the hub
-folded their own) and the CPU the board's whole path takes per feed event (best
+folded their own), how many times an event is made a dict (``to_dict``: the
+pipeline's one for the record and the journal, then each output at an edge and each
+announcer its own), and the CPU the board's whole path takes per feed event (best
 of the runs: the outputs' work and the journal's writes to a temporary directory
 included). ``--disk-writer``: the journal's fsync and PGN on the daemon's disk
 writer, as the daemon runs (here without an event loop its jobs run at once), so
@@ -33,6 +35,7 @@ from daemon.board import Board
 from daemon.broadcast.server import Broadcaster
 from daemon.config import board_entries, load_text
 from daemon.diskwriter import DiskWriter
+from daemon.events import DomainEvent
 from daemon.gamerecord import GameRecord
 from daemon.pipeline import SimulatedScheduler
 from daemon.speech.vocabulary import vocabulary_of
@@ -53,7 +56,7 @@ def standard_game(plies: int) -> list[chess.Move]:
 
 
 def one_run(
-    moves: list[chess.Move], folds: list[int], writer: DiskWriter | None
+    moves: list[chess.Move], folds: list[int], dicts: list[int], writer: DiskWriter | None
 ) -> tuple[int, float]:
     """(feed events, CPU seconds) of one board playing ``moves``."""
     settings = load_text(CONFIG, "one_record.yaml", environ={})
@@ -76,7 +79,7 @@ def one_run(
         board.make_announcer(vocabulary, io.StringIO(), None, lambda problem: None)
         board.hand_to_page(page)
         assert board.pipeline is not None and board.journal is not None
-        folds[0] = 0
+        folds[0] = dicts[0] = 0
         start = time.process_time()
         for event in log:
             scheduler.run_before(event.t)
@@ -106,14 +109,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         real_apply(record, event)
 
     GameRecord.apply = counted  # type: ignore[method-assign]  # counting, this process only
+    dicts = [0]
+    real_to_dict = DomainEvent.to_dict
+
+    def counted_to_dict(event: DomainEvent) -> dict:
+        dicts[0] += 1
+        return real_to_dict(event)
+
+    DomainEvent.to_dict = counted_to_dict  # type: ignore[method-assign]  # likewise
     moves = standard_game(args.plies)
     writer = DiskWriter() if args.disk_writer else None
-    results = [one_run(moves, folds, writer) for _ in range(max(1, args.runs))]
+    results = [one_run(moves, folds, dicts, writer) for _ in range(max(1, args.runs))]
     events = results[-1][0]
     best = min(cpu for _, cpu in results)
     how = ", the disk writer" if writer else ""
     print(f"one board, {len(moves)} plies{how}: {events} feed events")
     print(f"record folds: {folds[0]} ({folds[0] / events:.2f} per feed event)")
+    print(f"events made dicts: {dicts[0]} ({dicts[0] / events:.2f} per feed event)")
     print(f"CPU: {best * 1000:.0f} ms for the game, {best / events * 1e6:.0f} us per feed event "
           f"(best of {len(results)})")  # fmt: skip
     footer()

@@ -49,10 +49,10 @@ import asyncio
 import contextlib
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from daemon import compose
 from daemon.board import Board, journal_history
@@ -62,12 +62,16 @@ from daemon.diskwriter import DiskWriter
 from daemon.events import BoardsAgree, Colour, DomainEvent, Irregularity
 from daemon.formatting import describe_event
 from daemon.handin import HAND_IN, HandIn
-from daemon.pipeline import Cancellable, FeedWriter, LoopScheduler, Scheduler
+from daemon.outputs import FeedWriter, Output
+from daemon.pipeline import BoardPipeline, Cancellable, LoopScheduler, Scheduler
 from daemon.service.gcfreeze import freeze_startup
 from daemon.service.lifecycle import Lifecycle, quietly
 from daemon.service.notify import Notifier
 from daemon.service.status import DaemonStatus
 from drivers.sensors import ConnectionChange, SensorEvent
+
+if TYPE_CHECKING:
+    from daemon.twoboards import TwoBoardGame
 
 __all__ = [
     "DEFAULT_BOARD_ID",
@@ -90,18 +94,41 @@ def _as_is(event: SensorEvent) -> SensorEvent:
     return event
 
 
+class _PairFollows:
+    """An output of a two-board game's pipeline: the game's router follows the
+    position the core decided; a hand-over dump goes to the core, and the boards'
+    agreement is looked at (``tick``), once this decision has gone everywhere."""
+
+    def __init__(
+        self, pair: TwoBoardGame, pipeline: BoardPipeline, tick: Callable[[], None]
+    ) -> None:
+        self.pair = pair
+        self.pipeline = pipeline
+        self.tick = tick
+
+    def receive(self, event: DomainEvent) -> None:
+        if isinstance(event, BoardsAgree | Irregularity):
+            return
+        fed = self.pair.game_event(event)
+        loop = asyncio.get_running_loop()
+        for item in fed:
+            loop.call_soon(self.pipeline.submit, item)
+        loop.call_soon(self.tick)
+
+
 class Daemon(Lifecycle):
     """The daemon of one board or many. ``await run()`` until ``stop()`` (or a signal).
 
     ``port`` overrides ``board.port`` (one board only); ``events_out`` receives the
     event feed as JSON lines (with a ``board`` field when the configuration lists
     ``boards:``); ``speech`` False leaves the announcers out (the log still has every
-    move); ``on_event`` is called with each feed line as a dict (the demo watches the
-    game end); ``speech_text`` is where the text engine (speech's last fallback)
-    writes; ``board_id`` names the single board on the page and in MQTT (default:
-    :func:`configured_board_id`); ``scheduler``: every board's clock (a test's
-    simulated time; default, each board its own loop clock); ``bus_timings``: the
-    chains' polling.
+    move); ``on_event`` is called with each feed line as a dict (an embedding caller
+    watches the feed); ``outputs``: board id -> one more output of that board's
+    game, typed (the demos' transcripts); ``speech_text`` is where the text engine
+    (speech's last fallback) writes; ``board_id`` names the single board on the page
+    and in MQTT (default: :func:`configured_board_id`); ``scheduler``: every board's
+    clock (a test's simulated time; default, each board its own loop clock);
+    ``bus_timings``: the chains' polling.
     """
 
     #: A failed part must not stop the other boards: a link starts again instead.
@@ -118,6 +145,7 @@ class Daemon(Lifecycle):
         storage_dir: Path | None = None,
         resume: bool = True,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        outputs: Mapping[str, Output] | None = None,
         notifier: Notifier | None = None,
         speech_text: TextIO | None = None,
         board_id: str | None = None,
@@ -179,6 +207,7 @@ class Daemon(Lifecycle):
                 on_connection=self.status.connection,
                 feed=feed,
                 on_event=on_event,
+                outputs=[outputs[entry.id]] if outputs and entry.id in outputs else None,
                 speech_starting=speech and entry.speak,
                 page_starting=settings.broadcast.enabled,
                 disk_writer=self.disk_writer,
@@ -251,12 +280,12 @@ class Daemon(Lifecycle):
         )
         self.pairs[main.id] = pair
         main.pair = pair
-        blind.game = main
-        blind.scheduler = main.scheduler
         assert main.pipeline is not None
-        main.pipeline.outputs.insert(1, lambda event: self._pair_decided(main.id, event))
+        main.pipeline.outputs.insert(
+            1, _PairFollows(pair, main.pipeline, lambda: self._pair_tick(main.id))
+        )
         main.pipeline.orient = _as_is  # each board is turned (if at all) before the router
-        main.listeners.append(blind)  # the blind player hears the game on his own output
+        blind.hears_game_of(main)  # the blind player hears the game on his own output
 
     def _submitter(self, board: Board) -> Callable[[SensorEvent], None]:
         """Where a board's sensor events go: its pipeline, or its game's router."""
@@ -279,20 +308,6 @@ class Daemon(Lifecycle):
             self._pair_tick(game_id)
 
         return submit
-
-    def _pair_decided(self, game_id: str, event: DomainEvent) -> None:
-        """The game's core decided something: the router follows the position; a
-        hand-over dump goes to the core once this decision has gone everywhere."""
-        pair = self.pairs[game_id]
-        if isinstance(event, BoardsAgree | Irregularity):
-            return
-        fed = pair.game_event(event)
-        pipeline = self.boards[game_id].pipeline
-        assert pipeline is not None
-        loop = asyncio.get_running_loop()
-        for item in fed:
-            loop.call_soon(pipeline.submit, item)
-        loop.call_soon(self._pair_tick, game_id)
 
     def _pair_tick(self, game_id: str) -> None:
         pair = self.pairs[game_id]

@@ -23,6 +23,11 @@ What a board does, in the order the daemon asks for it:
    board says meanwhile waits in this board's two backlogs, handed over in order.
 4. ``close()``.
 
+Its pipeline's outputs (``daemon.outputs.Output``), in order: the feed's lines, the
+log, the player's speech (``PlayerSpeech``), the page and MQTT (``PageView``), the
+clock's display once the link is made, the memory handed back after a game, the
+hand-in files, and an embedding caller's lines and outputs.
+
 A board bound to another's game (``same_game_as``, Appendix E.1) has a link, a
 connection state and maybe speech, but no pipeline or journal of its own: ``game``
 is the board whose pipeline reads both, and its player hears that game.
@@ -42,12 +47,11 @@ from daemon import compose
 from daemon.clockdisplay import ClockDisplay
 from daemon.config import BoardEntry, BoardSettings, Settings
 from daemon.events import DomainEvent, Irregularity
-from daemon.formatting import describe
 from daemon.gamerecord import GameRecord
-from daemon.journal import PGN_TYPES, Journal, find_unfinished
+from daemon.journal import Journal, find_unfinished
+from daemon.outputs import EventLog, FeedLines, FeedWriter, MemoryAfterGame, Output
 from daemon.pageview import PageView
-from daemon.pipeline import BoardPipeline, FeedWriter, Output, Scheduler
-from daemon.service.memory import release_freed_memory
+from daemon.pipeline import BoardPipeline, Scheduler
 from daemon.speech.phoneline import PhoneLine
 from drivers.sensors import ConnectionChange, SensorEvent
 
@@ -93,7 +97,8 @@ class Board:
 
     ``hub`` is read when needed (the page starts after READY); ``on_connection``
     hears this board's link state (the daemon's status); ``on_event`` gets each feed
-    line as a dict (an embedding caller)."""
+    line as a dict (an embedding caller); ``outputs`` are more outputs of this
+    board's game, after its own (a demo's transcript)."""
 
     def __init__(
         self,
@@ -108,6 +113,7 @@ class Board:
         on_connection: Callable[[Board, ConnectionChange], None],
         feed: FeedWriter | None = None,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        outputs: list[Output] | None = None,
         speech_starting: bool = False,
         page_starting: bool = False,
         disk_writer: DiskWriter | None = None,
@@ -121,21 +127,18 @@ class Board:
         self.named = named
         self.game: Board = self  # a bound board: the board whose pipeline reads it
         self.pair: TwoBoardGame | None = None
-        self.listeners: list[Board] = [self]  # whose speech hears this game
         self.link: Any = None  # a BoardLink, or the BusLink this board is on
         self.bus_address: int | None = None
         self.clock_display: ClockDisplay | None = None
-        self.announcer: Any = None  # daemon.speech's Announcer, made after READY
+        #: this board's player hearing his game (an output of the game's pipeline)
+        self.speech = PlayerSpeech(self.id, lambda: self.game.pair, speech_starting)
         self.speech_running = False  # the announcer's engines have started
         self.connected: bool | None = None
         self.detail = "not yet read"
         self.known: list[dict[str, Any]] = []  # a resumed game's events, for speech and page
         self._hub = hub
-        self._feed = feed
-        self._on_event = on_event
-        #: what the board said while the speech (the page) was starting; None once it
-        #: is up or is not to be
-        self._speech_backlog: list[DomainEvent] | None = [] if speech_starting else None
+        #: what the board said while the page was starting; None once it is up or is
+        #: not to be
         self._page_backlog: list[dict[str, Any]] | None = [] if page_starting else None
         self.journal: Journal | None = None
         self.pipeline: BoardPipeline | None = None
@@ -160,25 +163,28 @@ class Board:
         # ``Journal.when_durable``), so a move a viewer or the relay has seen survives
         # a power cut; the speech and the feed have it at once.
         self.page = PageView(
-            self.record, self._show, self.journal.when_durable if disk_writer else None
+            self.record,
+            self._show,
+            self.journal.when_durable if disk_writer else None,
+            arbiter_deciding=self._arbiter_deciding,
         )
         self.phones = {side: PhoneLine(self.id, side) for side in ("white", "black")}
         parts = compose.build_board_parts(self.settings, vocabulary)
-        outputs: list[Output] = []
+        named_as = entry.id if named else None
+        own: list[Output] = []
         if feed is not None:
-            outputs.append(self._to_feed)
-        outputs += [self._to_log, self._to_speech, self._to_page, _after_game]
-        self._handin = handin
+            own.append(FeedLines(feed.write, named_as))
+        own += [EventLog(self.prefix), self.speech, self.page, MemoryAfterGame()]
         if handin is not None:
-            outputs.append(self._to_handin)
+            own.append(handin.for_board(self.id, self.journal))
         if on_event is not None:
-            outputs.append(self._to_caller)
+            own.append(FeedLines(on_event, named_as))
         self.pipeline = BoardPipeline(
             entry.id,
             parts,
             scheduler,
             journal=self.journal,
-            outputs=outputs,
+            outputs=own + list(outputs or []),
             on_connection=lambda event: on_connection(self, event),
             record=self.record,
         )
@@ -238,8 +244,9 @@ class Board:
                 self.scheduler.now,
                 sides=self.pipeline.clock_sides,
             )
+            assert self.page is not None  # a board with a pipeline has its page
             outputs = self.pipeline.outputs
-            outputs.insert(outputs.index(self._to_page) + 1, self.clock_display)
+            outputs.insert(outputs.index(self.page) + 1, self.clock_display)
         return self.link
 
     def attach_bus(self, bus: Any, submit: Callable[[SensorEvent], None]) -> None:
@@ -305,46 +312,28 @@ class Board:
         """How a log line names this board ("" for the single board of ``board:``)."""
         return f"board {self.id}: " if self.named else ""
 
-    def _to_feed(self, event: DomainEvent) -> None:
-        assert self._feed is not None
-        self._feed.write(self._line(event))
+    @property
+    def announcer(self) -> Any:
+        """daemon.speech's Announcer of this board's player, made after READY."""
+        return self.speech.announcer
 
-    def _line(self, event: DomainEvent) -> dict[str, Any]:
-        data = event.to_dict()
-        return {"board": self.id, **data} if self.named else data
+    @announcer.setter
+    def announcer(self, announcer: Any) -> None:
+        self.speech.announcer = announcer
 
-    def _to_log(self, event: DomainEvent) -> None:
-        level = logging.DEBUG if event.type == "clock" else logging.INFO
-        if log.isEnabledFor(level):
-            log.log(level, "%s%s", self.prefix, describe(event))
+    def hears_game_of(self, game: Board) -> None:
+        """This board is bound to ``game``'s (Appendix E.1): its player hears that
+        game, his speech an output of its pipeline right after its own player's."""
+        assert game.pipeline is not None
+        self.game = game
+        self.scheduler = game.scheduler
+        outputs = game.pipeline.outputs
+        outputs.insert(outputs.index(game.speech) + 1, self.speech)
 
-    def _to_speech(self, event: DomainEvent) -> None:
-        for board in self.listeners:  # this board's player, and a bound board's
-            board.hear(event)
-
-    def hear(self, event: DomainEvent) -> None:
-        """One event of this board's game for its speech. In a two-board game each
-        player hears the fixes for his own board only."""
-        pair = self.game.pair
-        if (
-            pair is not None
-            and isinstance(event, Irregularity)
-            and event.kind == "boards_diverged"
-            and event.by != pair.owner_of(self.id)
-        ):
-            return
-        if self.announcer is not None:
-            self.announcer.handle(event)
-        elif self._speech_backlog is not None:
-            self._speech_backlog.append(event)  # the speech is starting
-
-    def _to_page(self, event: DomainEvent) -> None:
-        """The page and MQTT: shown once on the card (``daemon.pageview``)."""
-        assert self.page is not None  # an output of this board's own pipeline
-        data = event.to_dict()
-        if self.pipeline is not None and self.pipeline.arbiter_deciding:
-            data["arbiter"] = True  # the arbiter's: signed for the relay (arbitersig)
-        self.page.folded(data)
+    def _arbiter_deciding(self) -> bool:
+        """The event being shown is the arbiter's (a web control with the token): the
+        MQTT edge signs it for the relay (``daemon.broadcast.arbitersig``)."""
+        return self.pipeline is not None and self.pipeline.arbiter_deciding
 
     def _show(self, data: dict[str, Any]) -> None:
         hub = self._hub()
@@ -352,17 +341,6 @@ class Board:
             hub.publish(self.id, data)
         elif self._page_backlog is not None:
             self._page_backlog.append(data)  # the page is starting
-
-    def _to_handin(self, event: DomainEvent) -> None:
-        """The files an organiser hands in (``daemon.handin``) hear each change of the
-        game's PGN: a game ended, or one corrected or renamed after its end."""
-        assert self._handin is not None and self.journal is not None
-        if event.type in PGN_TYPES:
-            self._handin.game_changed(self.id, self.journal)
-
-    def _to_caller(self, event: DomainEvent) -> None:
-        assert self._on_event is not None
-        self._on_event(self._line(event))
 
     # -- after READY: speech and page ----------------------------------------------------------
 
@@ -385,17 +363,12 @@ class Board:
             phones=self.phones,
             record=self.game.record,  # the game's one record, as far as it is folded
         )
-        backlog, self._speech_backlog = self._speech_backlog or [], None
-        if announcer is None:
-            return None
-        for event in backlog:  # in order, before any later event
-            announcer.handle(event)
-        self.announcer = announcer
+        self.speech.start(announcer)
         return announcer
 
     def no_speech(self) -> None:
         """The speech is not to be: nothing waits for it."""
-        self._speech_backlog = None
+        self.speech.start(None)
 
     def _speech_outcome(self, record: dict[str, Any]) -> None:
         """What was heard, cut or dropped goes into the game's journal (not the feed),
@@ -438,17 +411,46 @@ class Board:
             self.journal.close()
 
 
-def _after_game(event: DomainEvent) -> None:
-    """A game has ended or the next begun: once every output has had it, the memory
-    the last game needed goes back to the system (``daemon.service.memory``), so that a day of
-    games on twenty boards does not hold more than the current games' state."""
-    if event.type in ("game_end", "game_start"):
-        try:
-            asyncio.get_running_loop().call_soon(release_freed_memory)
-        except RuntimeError:  # no loop (a test feeding the pipeline by hand)
-            release_freed_memory()
-
-
 async def _answer_of(task: Any) -> dict[str, str]:
     """A penalty's setting of the clock, awaited, as the console's words."""
     return (await asyncio.shield(task)).to_answer()
+
+
+class PlayerSpeech:
+    """One board's player hearing his game: an output of the game's pipeline (his own
+    board's, or the one his board is bound to). The announcer is made after READY;
+    what the game says meanwhile waits here (``starting``) and is handed to it in
+    order. In a two-board game (``pair``) each player hears the fixes for his own
+    board only."""
+
+    def __init__(
+        self, board_id: str, pair: Callable[[], TwoBoardGame | None], starting: bool
+    ) -> None:
+        self.board_id = board_id
+        self._pair = pair
+        self.announcer: Any = None
+        self._backlog: list[DomainEvent] | None = [] if starting else None
+
+    def receive(self, event: DomainEvent) -> None:
+        pair = self._pair()
+        if (
+            pair is not None
+            and isinstance(event, Irregularity)
+            and event.kind == "boards_diverged"
+            and event.by != pair.owner_of(self.board_id)
+        ):
+            return
+        if self.announcer is not None:
+            self.announcer.receive(event)
+        elif self._backlog is not None:
+            self._backlog.append(event)  # the speech is starting
+
+    def start(self, announcer: Any) -> None:
+        """The speech is up (``announcer``; None: it is not to be): what waited is
+        said first, in order, before any later event."""
+        backlog, self._backlog = self._backlog or [], None
+        if announcer is None:
+            return
+        for event in backlog:
+            announcer.receive(event)
+        self.announcer = announcer

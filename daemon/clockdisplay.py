@@ -43,7 +43,8 @@ def schedule_for(
 
 
 class ClockDisplay:
-    """Feed events in (``__call__``), clock display commands out (``run``).
+    """Feed events in (``receive``: an output of the board's pipeline), clock display
+    commands out (``run``).
 
     ``interpreter``: the clock's driver (its model; a set-and-run's times may go
     up); ``sides``: whose clock side is whose (a penalty's time goes on White's or
@@ -68,7 +69,7 @@ class ClockDisplay:
         #: the last penalty's setting of the clock, under way or done
         self.penalty: asyncio.Task[PenaltyOutcome] | None = None
 
-    def __call__(self, event: DomainEvent) -> None:
+    def receive(self, event: DomainEvent) -> None:
         if isinstance(event, ClockUpdate):
             self.reports.heard(event)
             return

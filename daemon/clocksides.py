@@ -272,7 +272,7 @@ class SideMapper:
         )
         self._white = None  # learnt again from the next press, never guessed
 
-    def game_event(self, event: DomainEvent) -> None:
+    def _follow_game(self, event: DomainEvent) -> None:
         """One feed event: game starts and ends, moves decided without a press."""
         match event:
             case GameStart():
@@ -302,7 +302,7 @@ class SideMapper:
         if isinstance(event, ClockSides):
             return [], []
         before = self.white_side
-        self.game_event(event)
+        self._follow_game(event)
         reports = []
         if self.white_side != before and self._last_reading is not None:
             reports = self._report(max(self._last_reading.t, event.t))

@@ -1,13 +1,12 @@
 """Domain events: what the rules core decided, the one stream every output reads.
 
 Each event becomes one JSON object of the event feed (``to_dict``), with ``t``
-(the sensor time it was decided at) and ``type``. The pipeline hands the outputs
-these typed events (``daemon.pipeline.Output``); an output makes the dict itself where
-it needs one: the journal, the feed on stdout, the page and MQTT, the clock's sides,
-and the game records (``daemon.gamerecord``) that the journal, the announcer and the
-page each fold from the dicts. ``from_dict`` reads them back. The outputs never see
-the core's internals, so the feed a display receives is exactly what the journal
-stores and what a replay prints.
+(the sensor time it was decided at) and ``type``. The pipeline makes that dict once
+for the board's one game record (``daemon.gamerecord``) and the journal, and hands
+the outputs the typed events (``daemon.outputs.Output``); an output at an edge makes
+the dict itself: the feed's lines, the page and MQTT. ``from_dict`` reads them
+back. The outputs never see the core's internals, so the feed a display receives is
+exactly what the journal stores and what a replay prints.
 
 The field names are the public contract documented in the README; add fields,
 never rename them.

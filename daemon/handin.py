@@ -45,9 +45,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from daemon.diskwriter import DiskJob, write_atomically
+from daemon.journal import PGN_TYPES
 
 if TYPE_CHECKING:
     from daemon.diskwriter import DiskWriter
+    from daemon.events import DomainEvent
     from daemon.journal import Journal
 
 log = logging.getLogger(__name__)
@@ -231,8 +233,9 @@ class HandIn:
     """Keeps the daemon's games by round and writes the hand-in files (module doc).
 
     ``game_changed`` is called on the event loop after a board's game changed (its
-    PGN did); ``journal_dirs`` (board id -> its journal directory) are read once for
-    the games already on disk; ``order``: the boards in the configuration's order."""
+    PGN did), by that board's output (``for_board``); ``journal_dirs`` (board id ->
+    its journal directory) are read once for the games already on disk; ``order``:
+    the boards in the configuration's order."""
 
     def __init__(
         self,
@@ -252,6 +255,10 @@ class HandIn:
         self._disk: dict[str, HandInGame] | None = None  # the PGN files found at start
         self._written: dict[Path, str] = {}  # what this run wrote, to skip the same again
         self._failing = False
+
+    def for_board(self, board: str, journal: Journal) -> BoardHandIn:
+        """The output of a board's pipeline that tells this hand-in of its games."""
+        return BoardHandIn(self, board, journal)
 
     def game_changed(self, board: str, journal: Journal) -> None:
         """A board's game changed: keep its headers; when it is (or was) over, write
@@ -350,3 +357,17 @@ class HandIn:
             return
         write_atomically(path, text, fsync=self.fsync)
         self._written[path] = text
+
+
+class BoardHandIn:
+    """An output of one board's pipeline: the hand-in hears each change of the game's
+    PGN (a game ended, or one corrected or renamed after its end)."""
+
+    def __init__(self, handin: HandIn, board: str, journal: Journal) -> None:
+        self.handin = handin
+        self.board = board
+        self.journal = journal
+
+    def receive(self, event: DomainEvent) -> None:
+        if event.type in PGN_TYPES:
+            self.handin.game_changed(self.board, self.journal)

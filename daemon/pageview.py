@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.events import DomainEvent
 from daemon.gamerecord import GameHeaders, GameRecord
 
 
@@ -37,22 +38,29 @@ class _Waiting:
 
 
 class PageView:
-    """One board's record as the page and MQTT may read it (``current``).
+    """One board's record as the page and MQTT may read it (``current``), and the
+    output of the board's pipeline that shows them each event.
 
-    ``before_fold`` is called by the pipeline before the record folds an event,
-    ``folded`` after it; ``show`` gets each event once it may be shown (``current``
-    is then the record to read with it). ``durable(callback)`` calls back once
-    every event so far is on the card (None: no disk writer, shown at once)."""
+    ``before_fold`` is called by the pipeline before the record folds an event;
+    ``receive`` gets it after (an ``Output``), and makes the feed's dict of it, the
+    one the page and MQTT are shown: ``show`` gets it once it may be shown
+    (``current`` is then the record to read with it). ``durable(callback)`` calls
+    back once every event so far is on the card (None: no disk writer, shown at
+    once). ``arbiter_deciding``: the event is the arbiter's (a web control with the
+    token), marked ``arbiter`` for the MQTT edge to sign (``daemon.broadcast.arbitersig``)."""
 
     def __init__(
         self,
         record: GameRecord,
         show: Callable[[dict[str, Any]], None],
         durable: Callable[[Callable[[], None]], None] | None = None,
+        *,
+        arbiter_deciding: Callable[[], bool] | None = None,
     ) -> None:
         self.record = record
         self._show = show
         self._durable = durable
+        self._arbiter_deciding = arbiter_deciding
         self._waiting: deque[_Waiting] = deque()
         self._seq = 0
         #: what the page reads while the record is ahead of what it was shown (None:
@@ -75,8 +83,11 @@ class PageView:
         elif self._shown is None:
             self._shown = self.record.snapshot()
 
-    def folded(self, data: dict[str, Any]) -> None:
-        """The record has folded ``data``: shown now, or once it is on the card."""
+    def receive(self, event: DomainEvent) -> None:
+        """The record has folded ``event``: shown now, or once it is on the card."""
+        data = event.to_dict()
+        if self._arbiter_deciding is not None and self._arbiter_deciding():
+            data["arbiter"] = True
         if self._durable is None:
             self._show(data)
             return

@@ -19,24 +19,19 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import json
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol
 
 from daemon.events import Colour, DomainEvent, Notice, from_dict
 from daemon.gamerecord import GameRecord
 from daemon.lazy import logger
+from daemon.outputs import Output
 from drivers.sensors import BoardDump, ClockReading, ConnectionChange, Request, SensorEvent
 
 if TYPE_CHECKING:
     from daemon.compose import BoardParts
     from daemon.journal import Journal, ResumePoint
-
-#: One output: takes each event of the feed, typed; an output at an edge (the feed
-#: on stdout, the page, MQTT) makes it a dict or JSON itself.
-Output = Callable[[DomainEvent], None]
-
 
 # --- time ---------------------------------------------------------------------------------------
 
@@ -121,40 +116,7 @@ class SimulatedScheduler:
             self.t = max(self.t, t)
 
 
-# --- outputs ------------------------------------------------------------------------------------
-
-
-#: ``json.dumps(data, ensure_ascii=False)``'s encoder, made once: ``dumps`` with an
-#: option builds a new one per call, a third of the time a feed line takes.
-_FEED_ENCODER = json.JSONEncoder(ensure_ascii=False)
-
-
-class FeedWriter:
-    """The event feed as JSON lines on a stream (stdout, a file); a failing stream is
-    reported once and dropped, the game goes on. ``fatal``: the feed is the command's
-    whole output (``replay``), so its failure ends the command (raised)."""
-
-    def __init__(self, stream: TextIO, *, flush: bool = True, fatal: bool = False) -> None:
-        self.stream: TextIO | None = stream
-        self.flush = flush
-        self.fatal = fatal
-
-    def __call__(self, event: DomainEvent) -> None:
-        self.write(event.to_dict())
-
-    def write(self, data: dict[str, Any]) -> None:
-        """One line of the feed as given (a caller may add a field, e.g. the board)."""
-        if self.stream is None:
-            return
-        try:
-            self.stream.write(_FEED_ENCODER.encode(data) + "\n")
-            if self.flush:
-                self.stream.flush()
-        except (OSError, ValueError) as exc:
-            if self.fatal:
-                raise
-            logger().error("event feed output failed: %s", exc)
-            self.stream = None
+# --- the journal's sync -------------------------------------------------------------------------
 
 
 class JournalSync:
@@ -162,7 +124,7 @@ class JournalSync:
     wait for an SD card); one sync serves every event of the same loop turn. What the
     sync reports (a storage failure) goes to ``report``."""
 
-    def __init__(self, journal: Journal, report: Output) -> None:
+    def __init__(self, journal: Journal, report: Callable[[DomainEvent], None]) -> None:
         self.journal = journal
         self.report = report
         # a failure the disk writer met after the loop moved on (``daemon.diskwriter``)
@@ -249,7 +211,7 @@ class BoardPipeline:
         self._probed_for: float | None = None
         self.board_connected = False  # the board has been read since start or a loss
         self._timer: Cancellable | None = None
-        self._sync = JournalSync(journal, self.output) if journal is not None else None
+        self._sync = JournalSync(journal, self._publish_event) if journal is not None else None
         #: True while the core decides on an arbiter's request (a web control with
         #: the token): what it decides then is the arbiter's, and the MQTT edge
         #: signs it for the relay (daemon/broadcast/arbitersig.py)
@@ -402,24 +364,28 @@ class BoardPipeline:
 
     def publish(self, events: list[DomainEvent]) -> None:
         for event in events:
-            self.output(event)
+            self._publish_event(event)
 
-    def output(self, event: DomainEvent) -> None:
+    def _publish_event(self, event: DomainEvent) -> None:
         """One event into the record, to the journal (disk first, as its JSON line),
-        then to every output in order; what the journal has to report follows it."""
+        then to every output in order (``daemon.outputs.Output``: one that raises is
+        logged, and the rest still get it); what the journal has to report follows it."""
         data = event.to_dict()
         if self.before_fold is not None:
             self.before_fold()
         self.record.apply(data)
         notices = self.journal.append(data) if self.journal is not None else []
         for output in self.outputs:
-            output(event)
+            try:
+                output.receive(event)
+            except Exception:  # an output's bug must not cost the others this event
+                logger().exception("output %s failed on %s", type(output).__name__, event.type)
         if self.clock_sides is not None:
             self._clock_sides(event)
         if self._sync is not None:
             self._sync.soon()
         for notice in notices:
-            self.output(from_dict(notice))
+            self._publish_event(from_dict(notice))
 
     def _clock_sides(self, event: DomainEvent) -> None:
         """The board's side mapper learns whose clock side is whose from the game's
@@ -430,8 +396,8 @@ class BoardPipeline:
         reports, published = self.clock_sides.after_event(event)
         self._clock_reports.extend(reports)
         for domain_event in published:
-            self.output(domain_event)
+            self._publish_event(domain_event)
 
     def notice(self, code: str, message: str) -> None:
         """A notice of this board's (e.g. speech failed) into its feed."""
-        self.output(Notice(t=self.now(), code=code, message=message))
+        self._publish_event(Notice(t=self.now(), code=code, message=message))

@@ -221,7 +221,12 @@ def _sse(message: dict[str, Any]) -> bytes:
     return b"data: " + json.dumps(message, ensure_ascii=False).encode() + b"\n\n"
 
 
-async def _body(request: web.Request) -> dict[str, Any] | web.Response:
+async def _posted(request: web.Request) -> tuple[str, str, Any, dict[str, Any]] | web.Response:
+    """A page's POST: its board, side and line (``_checked``) and its JSON object,
+    or the answer that refuses it."""
+    checked = _checked(request)
+    if isinstance(checked, web.Response):
+        return checked
     refused = security.origin_problem(request, request.app[PHONES_KEY].hosts)
     if refused:
         return _json_error(403, refused)
@@ -232,19 +237,16 @@ async def _body(request: web.Request) -> dict[str, Any] | web.Response:
         return _json_error(400, str(exc))
     if not isinstance(body, dict):
         return _json_error(400, "the body must be a JSON object")
-    return body
+    return (*checked, body)
 
 
 async def ask(request: web.Request) -> web.Response:
     """A question from the page (E.9.d): through the rules core like a clock
     button's, asked by the page's side, answered on this page alone."""
-    checked = _checked(request)
-    if isinstance(checked, web.Response):
-        return checked
-    board, side, _line = checked
-    body = await _body(request)
-    if isinstance(body, web.Response):
-        return body
+    posted = await _posted(request)
+    if isinstance(posted, web.Response):
+        return posted
+    board, side, _line, body = posted
     unknown = [name for name in body if name not in ASKED]
     if unknown:
         return _json_error(
@@ -269,13 +271,10 @@ async def ask(request: web.Request) -> web.Response:
 
 async def spoken(request: web.Request) -> web.Response:
     """The page has said a phrase: the schedule may go on to the next."""
-    checked = _checked(request)
-    if isinstance(checked, web.Response):
-        return checked
-    _board, _side, line = checked
-    body = await _body(request)
-    if isinstance(body, web.Response):
-        return body
+    posted = await _posted(request)
+    if isinstance(posted, web.Response):
+        return posted
+    _board, _side, line, body = posted
     phrase = body.get("id")
     if isinstance(phrase, bool) or not isinstance(phrase, int):
         return _json_error(400, "'id' must be the phrase's id")

@@ -181,18 +181,7 @@ def listen_page(board: str, side: str, speech: dict[str, Any]) -> str:
     )
     title = f"{words['board']} {board}: {colours[side]}"
     data = _json(words)  # raw text in its script element: not entity-decoded
-    return f"""<!DOCTYPE html>
-<html lang="{e(lang)}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>{e(title)}</title>
-<style>{STYLE}</style>
-</head>
-<body>
-<main>
-<h1 id="title">{e(title)}</h1>
+    main = f"""<h1 id="title">{e(title)}</h1>
 <p id="status" role="status" aria-live="polite">{e(words["idle"])}</p>
 <button type="button" id="start">{e(words["start"])}</button>
 <section id="questions" class="hidden" aria-labelledby="questions-title">
@@ -207,18 +196,31 @@ def listen_page(board: str, side: str, speech: dict[str, Any]) -> str:
 <button type="button" id="reader" aria-pressed="false">{e(words["reader"])}</button>
 </section>
 <h2 id="said-title">{e(words["said"])}</h2>
-<p id="said" aria-live="off" aria-labelledby="said-title"></p>
-</main>
-<script type="application/json" id="words">{data}</script>
+<p id="said" aria-live="off" aria-labelledby="said-title"></p>"""
+    scripts = f"""<script type="application/json" id="words">{data}</script>
 <script>{SCRIPT}</script>
-</body>
-</html>
 """
+    return _page(lang, title, main, scripts)
 
 
 def code_page(lang: str = "de") -> str:
     """``/l``: the field for the code the arbiter read out."""
     words = words_for(lang)
+    e = html.escape
+    main = f"""<h1>{e(words["code_title"])}</h1>
+<form method="get" action="/l">
+<label for="code">{e(words["code"])}</label>
+<input id="code" name="code" inputmode="numeric" autocomplete="off" maxlength="4"
+  pattern="[0-9]{{4}}" required autofocus>
+<button type="submit">{e(words["open"])}</button>
+</form>
+<p id="error" role="alert"></p>"""
+    return _page(lang, words["code_title"], main)
+
+
+def _page(lang: str, title: str, main: str, scripts: str = "") -> str:
+    """A whole page of a phone: its viewport, no referrer, the one style; ``main``
+    and ``scripts`` are HTML."""
     e = html.escape
     return f"""<!DOCTYPE html>
 <html lang="{e(lang)}">
@@ -226,21 +228,14 @@ def code_page(lang: str = "de") -> str:
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>{e(words["code_title"])}</title>
+<title>{e(title)}</title>
 <style>{STYLE}</style>
 </head>
 <body>
 <main>
-<h1>{e(words["code_title"])}</h1>
-<form method="get" action="/l">
-<label for="code">{e(words["code"])}</label>
-<input id="code" name="code" inputmode="numeric" autocomplete="off" maxlength="4"
-  pattern="[0-9]{{4}}" required autofocus>
-<button type="submit">{e(words["open"])}</button>
-</form>
-<p id="error" role="alert"></p>
+{main}
 </main>
-</body>
+{scripts}</body>
 </html>
 """
 

@@ -17,20 +17,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import io
 import os
 import sys
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import chess
 import chess.pgn
 
 from daemon import resources
-from daemon.commands._waiting import wait_until
+from daemon.commands._waiting import play_then_serve, wait_until
+from daemon.events import DomainEvent, GameEnd, Move, Takeback
 
 #: The chain's first serial number (``dgt-bridge emulate --bus`` numbers as well).
 FIRST_SERIAL = 1025
@@ -45,7 +45,7 @@ class HallGame:
     game: chess.pgn.Game
     moves: list[chess.Move]
     heard: dict[int, str] = field(default_factory=dict)  # ply -> uci
-    ended: dict[str, Any] | None = None
+    ended: GameEnd | None = None
 
     @property
     def names(self) -> tuple[str, str]:
@@ -84,33 +84,41 @@ def hall_games(count: int, first: int, half_moves: int | None) -> list[HallGame]
 
 class HallTranscript:
     """The feed of every board: moves kept per board; a line when a game ends or
-    an irregularity is seen (the wall screen shows the rest)."""
-
-    SHOWN = ("irregularity", "game_end")
+    an irregularity is seen (the wall screen shows the rest). ``outputs()``: each
+    board's output, for the daemon."""
 
     def __init__(self, games: list[HallGame]) -> None:
         self.games = {g.board: g for g in games}
         self.changed = asyncio.Event()
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        from daemon.formatting import describe_event
+    def outputs(self) -> dict[str, BoardTranscript]:
+        return {board: BoardTranscript(game, self.changed) for board, game in self.games.items()}
 
-        game = self.games.get(str(event.get("board", "")))
-        if game is None:
-            return
-        kind = event.get("type")
-        if kind == "move":
-            ply = int(event["ply"])
-            game.heard = {p: u for p, u in game.heard.items() if p < ply}
-            game.heard[ply] = str(event["uci"])
-        elif kind == "takeback":
-            ply = int(event.get("ply", 0) or 0)
-            game.heard = {p: u for p, u in game.heard.items() if p <= ply}
-        elif kind == "game_end":
-            game.ended = event
-        if kind in self.SHOWN:
+
+@dataclass
+class BoardTranscript:
+    """One board's part of the hall's transcript: an output of its pipeline."""
+
+    SHOWN: ClassVar[tuple[str, ...]] = ("irregularity", "game_end")
+
+    game: HallGame
+    changed: asyncio.Event
+
+    def receive(self, event: DomainEvent) -> None:
+        from daemon.formatting import describe
+
+        game = self.game
+        match event:
+            case Move(ply=ply, uci=uci):
+                game.heard = {p: u for p, u in game.heard.items() if p < ply}
+                game.heard[ply] = uci
+            case Takeback(ply=ply):
+                game.heard = {p: u for p, u in game.heard.items() if p <= ply}
+            case GameEnd():
+                game.ended = event
+        if event.type in self.SHOWN:
             white, black = game.names
-            print(f"  board {game.board} ({white} - {black}): {describe_event(event)}", flush=True)
+            print(f"  board {game.board} ({white} - {black}): {describe(event)}", flush=True)
         self.changed.set()
 
 
@@ -156,7 +164,7 @@ async def run_hall(args: argparse.Namespace, port: int, stop: Any) -> int:
         storage_dir=directory / "games",
         resume=False,
         time_scale=args.speed,
-        on_event=(transcript := HallTranscript(games)),
+        outputs=(transcript := HallTranscript(games)).outputs(),
     )
     stop.daemon = daemon
     total = sum(len(g.moves) for g in games)
@@ -173,19 +181,13 @@ async def run_hall(args: argparse.Namespace, port: int, stop: Any) -> int:
             print(f"dgt-bridge demo: wall screen at {daemon.http_url}?wall=fit "
                   f"(the arbiter's console: {daemon.http_url}arbiter)", flush=True)  # fmt: skip
         play = asyncio.create_task(_play(args, games, daemon, chain, transcript, human_sensor_log))
-        stopped = asyncio.create_task(daemon.wait_stopped())
-        await asyncio.wait({play, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        if play.done():
-            code = play.result()
-            print(f"dgt-bridge demo: journals and PGNs in {directory / 'games'}", flush=True)
-            if not args.once and code == 0 and not stopped.done():
-                print(f"dgt-bridge demo: still serving {daemon.http_url}?wall=fit; "
-                      "Ctrl-C to stop.", flush=True)  # fmt: skip
-                await stopped
-        play.cancel()
-        stopped.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await play
+        code = await play_then_serve(
+            daemon,
+            play,
+            args.once,
+            f"{daemon.http_url}?wall=fit",
+            played=f"dgt-bridge demo: journals and PGNs in {directory / 'games'}",
+        )
     finally:
         daemon.stop()
         await daemon.close()

@@ -31,7 +31,8 @@ import chess
 import chess.pgn
 
 from daemon import resources
-from daemon.commands._waiting import wait_until
+from daemon.commands._waiting import play_then_serve, wait_until
+from daemon.events import DomainEvent, GameEnd, GameStart, Move
 
 #: The plies before which the demo's irregularities happen (if the game is that long).
 ILLEGAL_MOVE_BEFORE_PLY = 6
@@ -319,7 +320,7 @@ class _Printer:
 
     def __init__(self) -> None:
         self.moves: dict[int, str] = {}
-        self.ended: dict[str, Any] | None = None
+        self.ended: GameEnd | None = None
         self.changed = asyncio.Event()
         self.spoken: Any = None  # the daemon's vocabulary (what the player hears)
         self.plain: Any = None  # the terminal's language, when it is another
@@ -335,35 +336,36 @@ class _Printer:
             with contextlib.suppress(Exception):
                 self.plain = load_vocabulary(plain)
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "move":
-            ply = int(event["ply"])
-            self.moves = {p: u for p, u in self.moves.items() if p < ply}
-            self.moves[ply] = str(event["uci"])
-        elif kind == "game_end":
-            self.ended = event
-        if kind in self.SHOWN:
+    def receive(self, event: DomainEvent) -> None:
+        """One event of the demo board's game (an output of its pipeline)."""
+        match event:
+            case Move(ply=ply, uci=uci):
+                self.moves = {p: u for p, u in self.moves.items() if p < ply}
+                self.moves[ply] = uci
+            case GameEnd():
+                self.ended = event
+        if event.type in self.SHOWN:
             for line in self.lines(event):
                 print(f"  {line}", flush=True)
-        if kind in ("move", "game_start") and event.get("fen"):
-            self._fen = str(event["fen"])
+        if isinstance(event, Move | GameStart) and event.fen:
+            self._fen = event.fen
         self.changed.set()
 
-    def lines(self, event: dict[str, Any]) -> list[str]:
-        from daemon.formatting import describe_event
+    def lines(self, event: DomainEvent) -> list[str]:
+        from daemon.formatting import describe
 
-        kind = event.get("type")
-        if kind == "move" or self.spoken is None:
-            return [describe_event(event)]
+        if isinstance(event, Move) or self.spoken is None:
+            return [describe(event)]
         board = chess.Board(self._fen)
-        said = _said(event, self.spoken, board)
-        plain = _said(event, self.plain, board) if self.plain is not None else None
-        lines = [f"{'!!' if kind == 'irregularity' else '**'} {said or describe_event(event)}"]
+        data = event.to_dict()  # the speech's texts read the feed's fields
+        said = _said(data, self.spoken, board)
+        plain = _said(data, self.plain, board) if self.plain is not None else None
+        mark = "!!" if event.type == "irregularity" else "**"
+        lines = [f"{mark} {said or describe(event)}"]
         if plain and plain != said:
             lines.append(f"   ({plain})")
-        if kind == "game_start":
-            lines.append("   " + orientation_line(bool(event.get("flipped"))))
+        if isinstance(event, GameStart):
+            lines.append("   " + orientation_line(event.flipped))
         return lines
 
 
@@ -400,6 +402,7 @@ def terminal_vocabulary(environ: Any = None) -> str | None:
 
 async def _demo(args: argparse.Namespace, chosen: DemoGame) -> int:
     from daemon.app import Daemon, setup_logging
+    from daemon.compose import configured_board_id
     from daemon.config import ConfigError, load_file
     from drivers.simulators.emulator import BoardEmulator
 
@@ -453,7 +456,7 @@ async def _demo(args: argparse.Namespace, chosen: DemoGame) -> int:
         time_scale=args.speed,
         storage_dir=storage,
         resume=False,
-        on_event=printer,
+        outputs={configured_board_id(settings): printer},
     )
     printer.use(daemon.vocabulary)
     stop = _StopOnSignal(daemon)
@@ -464,18 +467,7 @@ async def _demo(args: argparse.Namespace, chosen: DemoGame) -> int:
         if daemon.http_url:
             print(f"dgt-bridge demo: live page at {daemon.http_url}", flush=True)
         game = asyncio.create_task(_play(args, chosen, daemon, emulator, printer, log_events))
-        stopped = asyncio.create_task(daemon.wait_stopped())
-        await asyncio.wait({game, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        if game.done():
-            code = game.result()
-            if not args.once and code == 0 and not stopped.done():
-                where = daemon.http_url or "(no live page)"
-                print(f"dgt-bridge demo: still serving {where}; Ctrl-C to stop.", flush=True)
-                await stopped
-        game.cancel()
-        stopped.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await game
+        code = await play_then_serve(daemon, game, args.once, daemon.http_url or "(no live page)")
     finally:
         daemon.stop()
         await daemon.close(drain_speech=stop.signal is None)

@@ -67,24 +67,30 @@ def replay_feed(
     run out; the feed goes to ``out`` as JSON lines. ``built`` is called once the
     pipeline is made (the command's building is done: ``daemon.service.gcfreeze``)."""
     from daemon.compose import build_board_parts, configured_board_id
-    from daemon.pipeline import BoardPipeline, FeedWriter, SimulatedScheduler
+    from daemon.outputs import FeedWriter
+    from daemon.pipeline import BoardPipeline, SimulatedScheduler
 
     scheduler = SimulatedScheduler()
+    feed = FeedWriter(out, flush=sleep is not None, fatal=True)
     pipeline = BoardPipeline(
         board_id or configured_board_id(settings),
         build_board_parts(settings, clock=False),
         scheduler,
-        outputs=[FeedWriter(out, flush=sleep is not None, fatal=True)],
+        outputs=[feed],
     )
     if built is not None:
         built()
     wait_until = _real_time(sleep) if sleep is not None else None
+    # the feed is the command's whole output: the command ends when it fails
     for event in events:
         scheduler.run_before(event.t, wait_until)
+        feed.raise_failure()
         if wait_until is not None:
             wait_until(event.t)
         pipeline.submit(event)
+        feed.raise_failure()
     scheduler.run_before(None, wait_until)
+    feed.raise_failure()
 
 
 def _real_time(sleep: Callable[[float], None]) -> Callable[[float], None]:

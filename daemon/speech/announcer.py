@@ -1,6 +1,7 @@
 """The announcer: the event feed in, speech out, never in the rules core's way.
 
-``handle(event)`` is called by the daemon for every event of the feed. It only
+``receive(event)`` is called by the daemon for every event of the feed (the
+announcer is an output of the board's pipeline, ``daemon.outputs.Output``). It only
 reads the board's one ``GameRecord`` (the daemon's pipeline has folded the event
 into it; an announcer used alone folds its own), builds the text (pure functions) and
 offers it to the ``SpeechSchedule``: no I/O, no waiting, and no exception ever
@@ -126,22 +127,22 @@ class Announcer:
 
     # -- the feed side: never blocks, never raises --------------------------------
 
-    def handle(self, event: DomainEvent | dict[str, Any]) -> None:
+    def receive(self, event: DomainEvent | dict[str, Any]) -> None:
         """Take one event of the feed, typed as the daemon's outputs get it (a feed
         dict, as a journal stores it, is read back into its event first); called in
         the event loop's thread."""
         try:
             if isinstance(event, DomainEvent):
-                self._handle(event)
+                self._take(event)
             elif event.get("type") in EVENT_TYPES:
-                self._handle(from_dict(event, lenient=True))
+                self._take(from_dict(event, lenient=True))
             elif self._folds:  # no event of the feed (a journal's own line): remembered
                 self.record.apply(event)
         except Exception:  # the rules core must never see speech's problems
             kind = event.get("type") if isinstance(event, dict) else type(event).__name__
             log.exception("announcer: could not handle %r", kind)
 
-    def _handle(self, event: DomainEvent) -> None:
+    def _take(self, event: DomainEvent) -> None:
         match event:
             case InfoRequest(what="silence"):
                 self.silence()
@@ -510,9 +511,9 @@ class AnnouncerGroup:
     def record(self) -> GameRecord:
         return self.announcers[0].record
 
-    def handle(self, event: DomainEvent | dict[str, Any]) -> None:
+    def receive(self, event: DomainEvent | dict[str, Any]) -> None:
         for announcer in self.announcers:
-            announcer.handle(event)
+            announcer.receive(event)
 
     def catch_up(self, events: list[dict[str, Any]]) -> None:
         for announcer in self.announcers:

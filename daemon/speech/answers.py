@@ -106,26 +106,11 @@ def answer(
     args: dict[str, Any] | None,
     record: GameRecord,
     vocabulary: Vocabulary,
-    *,
-    by: str | None = None,
-    form: str = "short",
-    say_pawn: bool = True,
-    recent: int = 4,
-    time_left: bool = False,
+    **options: Any,
 ) -> str:
-    """The written answer to one request; an unknown request is said to be unknown."""
-    phrases = answer_phrases(
-        what,
-        args,
-        record,
-        vocabulary,
-        by=by,
-        form=form,
-        say_pawn=say_pawn,
-        recent=recent,
-        time_left=time_left,
-    )
-    return joined(phrases)
+    """The written answer to one request, its phrases joined (``answer_phrases``,
+    whose keywords ``options`` are); an unknown request is said to be unknown."""
+    return joined(answer_phrases(what, args, record, vocabulary, **options))
 
 
 #: A phrase of an answer: (key, text), or (key, text, text after an interruption), or

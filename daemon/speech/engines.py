@@ -124,28 +124,39 @@ class WavPlayer:
     async def play(self, path: Path) -> None:
         argv = self.settings.player_command(str(path))
         try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE,
-            )
+            code, message = await run_to_end(argv)
         except OSError as exc:
             raise PlaybackFailure(f"player {argv[0]!r} cannot run: {exc}") from None
-        try:
-            _, stderr = await process.communicate()
-        except asyncio.CancelledError:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            with contextlib.suppress(Exception):
-                await asyncio.shield(process.wait())
-            raise
-        if process.returncode != 0:
-            detail = stderr.decode("utf-8", "replace").strip().splitlines()
+        if code != 0:
+            detail = message.splitlines()
             raise PlaybackFailure(
-                f"player {' '.join(argv[:-1])} failed ({process.returncode}):"
+                f"player {' '.join(argv[:-1])} failed ({code}):"
                 f" {detail[-1] if detail else 'no message'}"
             )
+
+
+async def run_to_end(
+    argv: list[str], data: bytes | None = None, timeout: float | None = None
+) -> tuple[int, str]:
+    """``argv`` run to its end, ``data`` its input (None: /dev/null): its exit status
+    and what it wrote on stderr. OSError: it cannot run. Cancelled, or still running
+    after ``timeout`` seconds (TimeoutError), it is killed and reaped first."""
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL if data is None else asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        _, stderr = await asyncio.wait_for(process.communicate(data), timeout)
+    except (asyncio.CancelledError, TimeoutError):
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(process.wait())
+        raise
+    code = process.returncode
+    return (code if code is not None else -1), stderr.decode("utf-8", "replace").strip()
 
 
 class _WavEngine:
@@ -264,27 +275,13 @@ class EspeakEngine(_WavEngine):
             str(path),
         ]
         try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE,
-            )
+            code, message = await run_to_end(argv, text.encode("utf-8"), SYNTH_TIMEOUT)
         except OSError as exc:
             raise SpeechFailure(f"espeak-ng cannot run: {exc}") from None
-        try:
-            _, stderr = await asyncio.wait_for(
-                process.communicate(text.encode("utf-8")), SYNTH_TIMEOUT
-            )
-        except (asyncio.CancelledError, TimeoutError):
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            raise
-        message = stderr.decode("utf-8", "replace").strip()
-        if process.returncode != 0:
+        if code != 0:
             raise SpeechFailure(
-                f"espeak-ng -v {self.voice}: {message or f'exit {process.returncode}'}",
-                f"espeak-ng exit {process.returncode}",
+                f"espeak-ng -v {self.voice}: {message or f'exit {code}'}",
+                f"espeak-ng exit {code}",
             )
         if message:  # a warning; the WAV check decides whether it matters
             log.debug("espeak-ng -v %s: %s", self.voice, message)

@@ -2,7 +2,7 @@
 
 Feeds a real game's moves to the announcer with the chosen engine and a player that
 notes when it is asked to play (no sound card needed), one move at a time, and
-prints the median and worst time from ``handle(event)`` to the player starting.
+prints the median and worst time from ``receive(event)`` to the player starting.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ async def measure(engine_name: str, rounds: int) -> list[float]:
             event = Move(t=ply, ply=ply, uci=move.uci(), san=san, fen=board.fen(), by=by, speech="")
             before = len(player.started)
             sent = time.perf_counter()
-            announcer.handle(event.to_dict())
+            announcer.receive(event)
             while len(player.started) == before:
                 await asyncio.sleep(0.001)
             delays.append(player.started[-1] - sent)

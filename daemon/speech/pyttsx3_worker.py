@@ -224,9 +224,28 @@ class Synthesizer:
 
     def to_file(self, text: str, path: str, rate: int) -> str | None:
         """Writes ``text`` into the WAV file ``path``; the error, or None."""
-        # Once in a while (seen under load) the driver wrote a WAV without frames: its
-        # stop() cancelled the text (``_no_cancel_at_loop_start``). One more try is
-        # cheap and stays, the daemon checks the file anyway.
+        self._twice(text, path, rate, lambda: not self.errors and _frames(path) > 0)
+        return self.errors[0] if self.errors else None
+
+    def stream(self, text: str, rate: int, sink: Callable[[bytes], None]) -> tuple[int, str | None]:
+        """Gives ``text``'s samples to ``sink`` as espeak-ng makes them, every
+        ``CHUNK_MS``; the frames made and the error, or None."""
+        tap = self.tap
+        tap.frames = 0
+        tap.sink = sink
+        try:  # the driver's copy goes nowhere; an error is not tried again
+            self._twice(text, os.devnull, rate, lambda: bool(self.errors or tap.frames))
+        finally:
+            tap.sink = None
+        if not self.errors and tap.frames == 0:
+            self.errors.append("no samples")
+        return tap.frames, (self.errors[0] if self.errors else None)
+
+    def _twice(self, text: str, path: str, rate: int, done: Callable[[], bool]) -> None:
+        """``text`` through the engine into ``path``, once more unless ``done()``:
+        once in a while (seen under load) the driver made no samples at all, its
+        stop() having cancelled the text (``_no_cancel_at_loop_start``). One more try
+        is cheap; the daemon checks what came anyway. What failed is in ``errors``."""
         for _attempt in range(2):
             self.errors.clear()
             try:
@@ -235,31 +254,8 @@ class Synthesizer:
                 self.engine.runAndWait()
             except Exception as exc:
                 self.errors.append(f"{type(exc).__name__}: {exc}")
-            if not self.errors and _frames(path) > 0:
-                break
-        return self.errors[0] if self.errors else None
-
-    def stream(self, text: str, rate: int, sink: Callable[[bytes], None]) -> tuple[int, str | None]:
-        """Gives ``text``'s samples to ``sink`` as espeak-ng makes them, every
-        ``CHUNK_MS``; the frames made and the error, or None."""
-        tap = self.tap
-        tap.frames = 0
-        for _attempt in range(2):  # no samples at all, once in a while (see to_file)
-            self.errors.clear()
-            tap.sink = sink
-            try:
-                _set_rate(self.engine, rate)
-                self.engine.save_to_file(text, os.devnull)  # the driver's copy goes nowhere
-                self.engine.runAndWait()
-            except Exception as exc:
-                self.errors.append(f"{type(exc).__name__}: {exc}")
-            finally:
-                tap.sink = None
-            if self.errors or tap.frames:
-                break
-        if not self.errors and tap.frames == 0:
-            self.errors.append("no samples")
-        return tap.frames, (self.errors[0] if self.errors else None)
+            if done():
+                return
 
 
 def _send(out: TextIO, message: dict) -> None:

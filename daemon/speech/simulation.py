@@ -1,7 +1,7 @@
 """The announcer on simulated time, with a player that takes each WAV's true length.
 
 Used by the tests and by ``benchmarks/speech_schedule.py``: events are fed to a
-real ``Announcer`` (the same ``handle``, the same schedule, the same answers) whose
+real ``Announcer`` (the same ``receive``, the same schedule, the same answers) whose
 clock is the simulation's; each phrase is rendered by the real espeak-ng
 (``EspeakDurations``: the WAV written, trimmed like the speaker trims it, its length
 read with ``wave``), at the rate the speaker would choose, and "plays" for exactly
@@ -148,7 +148,7 @@ def simulate(
             index += 1
             if event.get("type") == "move" and event.get("by") in settings.sides:
                 run.move_times[int(event["ply"])] = now
-            announcer.handle(event)
+            announcer.receive(event)
             if playing is not None and schedule.give_way(now):  # cut: said again later
                 schedule.done(playing.phrase, now, heard=False, reason="cut")
                 run.cut.append(replace(playing, end=max(now, playing.start)))

@@ -56,6 +56,7 @@ from drivers.dgt.bus import (
 )
 from drivers.dgt.buscodec import check_bus_command
 from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
+from drivers.dgt.portreader import PortReader
 from drivers.dgt.protocol import (
     BoardDumpMessage,
     EeEvent,
@@ -150,7 +151,7 @@ class BusLink:
         self.poller = BusPoller(timings=self.timings, discover=discover)
         self.port_open = False
         self.opened_at: float | None = None
-        self._serial: serial.Serial | None = None
+        self._port: PortReader | None = None
         self._closed = False
         self._kick = asyncio.Event()  # wakes the back-off between two attempts
         self._over: asyncio.Future[None] | None = None  # the open port's polling is over
@@ -236,24 +237,20 @@ class BusLink:
         self._end_polling()
 
     def _open(self) -> None:
-        self._serial = open_serial(self.port)
+        self._port = PortReader(open_serial(self.port), self._received, self._read_ended)
         self.port_open = True
         self.opened_at = time.monotonic()
         self._retry.succeeded()
         self.poller = _fresh_poller(self.poller, self.timings, self.discover)
-        asyncio.get_running_loop().add_reader(self._serial.fileno(), self._on_readable)
 
     def _close_port(self) -> None:
         self.port_open = False
-        if self._serial is not None:
-            with contextlib.suppress(Exception):
-                asyncio.get_running_loop().remove_reader(self._serial.fileno())
-            with contextlib.suppress(Exception):
-                self._serial.close()
-            self._serial = None
+        if self._port is not None:
+            self._port.close()
+            self._port = None
 
     async def _poll(self) -> None:
-        """Poll until the port fails or ``close()``: each reply read (``_on_readable``)
+        """Poll until the port fails or ``close()``: each reply read (``_received``)
         and each deadline (one timer) sends the next command at once, in the same
         callback. No task wakes per command: the old loop's ``wait_for`` made a task
         and a timer for every one of the ~50 polls a second of a 12-board chain, a
@@ -310,31 +307,20 @@ class BusLink:
                 over.set_exception(error)
 
     def _write(self, frame: bytes) -> None:
-        if self._serial is None:
+        if self._port is None:
             raise OSError("port is closed")
+        port = self._port.port
         try:
             # The port is non-blocking and a command is 4 bytes: one write() call.
             # pyserial's write() adds a select() per call, which was 15% of a
             # 12-board chain's CPU (issue 19); it is the fallback for a full buffer.
-            written = os.write(self._serial.fileno(), frame)
+            written = os.write(port.fileno(), frame)
         except BlockingIOError:
             written = 0
         if written < len(frame):
-            self._serial.write(frame[written:])
+            port.write(frame[written:])
 
-    def _on_readable(self) -> None:
-        if self._serial is None:
-            return
-        try:
-            data = os.read(self._serial.fileno(), 4096)
-        except BlockingIOError:
-            return
-        except OSError as error:
-            self._stop_reading(f"read error: {error}")
-            return
-        if not data:
-            self._stop_reading("port closed (end of file)")
-            return
+    def _received(self, data: bytes) -> None:
         try:
             self._dispatch(self.poller.feed(data, time.monotonic()))
         except Exception as error:  # as in _step: run() raises it
@@ -343,10 +329,7 @@ class BusLink:
         if not self.poller.busy:
             self._step()  # the line is free: the next command goes at once
 
-    def _stop_reading(self, why: str) -> None:
-        if self._serial is not None:
-            with contextlib.suppress(Exception):
-                asyncio.get_running_loop().remove_reader(self._serial.fileno())
+    def _read_ended(self, why: str) -> None:
         self._end_polling(OSError(why))
 
     def _port_lost(self, detail: str) -> None:

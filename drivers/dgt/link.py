@@ -32,6 +32,7 @@ import serial
 
 from drivers.dgt import protocol
 from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
+from drivers.dgt.portreader import PortReader
 from drivers.dgt.protocol import (
     BatteryStatus,
     BoardDumpMessage,
@@ -136,7 +137,7 @@ class BoardLink:
         self.garbage_bytes = 0
         self.connections = 0
 
-        self._serial: serial.Serial | None = None
+        self._port: PortReader | None = None
         self._parser = protocol.MessageParser()
         self._shadow = BoardShadow()
         self._connected = False
@@ -277,14 +278,14 @@ class BoardLink:
                 raise LinkLost("no DGT board found")
         loop = asyncio.get_running_loop()
         try:
-            self._serial = await loop.run_in_executor(None, open_serial, path)
+            port = await loop.run_in_executor(None, open_serial, path)
         except (OSError, serial.SerialException) as error:
             raise LinkLost(f"cannot open {path}: {os_error_text(error)}") from None
         self.port_path = path
         self._parser = protocol.MessageParser()
         self._lost = loop.create_future()
         self._last_rx = time.monotonic()
-        loop.add_reader(self._serial.fileno(), self._on_readable)
+        self._port = PortReader(port, self._received, self._fail)
         if self._closed:  # close() came while the port was being opened
             raise LinkLost("link closed")
 
@@ -297,12 +298,9 @@ class BoardLink:
 
     def _disconnect(self) -> None:
         self._connected = False
-        if self._serial is not None:
-            with contextlib.suppress(Exception):
-                asyncio.get_running_loop().remove_reader(self._serial.fileno())
-            with contextlib.suppress(Exception):
-                self._serial.close()
-            self._serial = None
+        if self._port is not None:
+            self._port.close()
+            self._port = None
         for waiters in self._waiters.values():
             for waiter in waiters:
                 if not waiter.done():
@@ -483,36 +481,17 @@ class BoardLink:
     # -- I/O ----------------------------------------------------------------
 
     def _write(self, frame: bytes) -> None:
-        if self._serial is None:
+        if self._port is None:
             raise LinkLost("port is closed")
         try:
-            self._serial.write(frame)
+            self._port.port.write(frame)
         except (OSError, serial.SerialException) as error:
             raise LinkLost(f"write error: {error}") from None
 
-    def _on_readable(self) -> None:
-        if self._serial is None:
-            return
-        try:
-            data = os.read(self._serial.fileno(), 4096)
-        except BlockingIOError:
-            return
-        except OSError as error:
-            self._stop_reading()
-            self._fail(f"read error: {error}")
-            return
-        if not data:
-            self._stop_reading()
-            self._fail("port closed by the board (end of file)")
-            return
+    def _received(self, data: bytes) -> None:
         self._last_rx = time.monotonic()
         for message in self._parser.feed(data):
             self._handle(message)
-
-    def _stop_reading(self) -> None:
-        if self._serial is not None:
-            with contextlib.suppress(Exception):
-                asyncio.get_running_loop().remove_reader(self._serial.fileno())
 
     # -- messages -----------------------------------------------------------
 

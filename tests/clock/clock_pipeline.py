@@ -69,10 +69,11 @@ class ClockPipeline:
         self.feed: list[dict[str, Any]] = []
         self.scheduler = SimulatedScheduler()
         parts = BoardParts(self.core, lambda event: event, self.clock, None, mapper)
-        self.pipeline = BoardPipeline("1", parts, self.scheduler, outputs=[self._heard])
+        self.pipeline = BoardPipeline("1", parts, self.scheduler, outputs=[self])
         self.t = 0.0
 
-    def _heard(self, event: DomainEvent) -> None:
+    def receive(self, event: DomainEvent) -> None:
+        """The table's pipeline's one output: its feed, as dicts."""
         self.feed.append(event.to_dict())
 
     def play(self, events: list[SensorEvent]) -> None:

@@ -91,7 +91,7 @@ class Bench:
         self.writer = ClockWriter("dgt3000", show_moves=True)
         self.scheduler = LoopScheduler(SPEED)
         parts = BoardParts(self.core, lambda event: event, self.clock, self.writer, self.sides)
-        self.pipeline = BoardPipeline("1", parts, self.scheduler, outputs=[self.decided])
+        self.pipeline = BoardPipeline("1", parts, self.scheduler, outputs=[self])
         self.link = BoardLink(
             emulator.port_path,
             self.on_sensor,
@@ -112,7 +112,7 @@ class Bench:
         finally:
             self._cause = None
 
-    def decided(self, event) -> None:
+    def receive(self, event) -> None:
         self.domain.append(event)
         self.caused_by.append((event, self._cause))
         for delay, frame in schedule_for(self.writer, event):

@@ -174,10 +174,10 @@ def test_the_clock_display_shows_moves_and_the_start_and_nothing_else():
             hold_seconds=0.01,
         )  # fmt: skip
         display = ClockDisplay(writer, None, lambda: None, sides=SideMapper("left_white"))
-        display(ClockUpdate(0.5, 300.0, 300.0, None))
-        display(Notice(0.6, "x", "y"))
-        display(GameStart(1.0, chess.STARTING_FEN))
-        display(Move(2.0, 1, "e2e4", "e4", "fen", "white", "Bauer e4"))
+        display.receive(ClockUpdate(0.5, 300.0, 300.0, None))
+        display.receive(Notice(0.6, "x", "y"))
+        display.receive(GameStart(1.0, chess.STARTING_FEN))
+        display.receive(Move(2.0, 1, "e2e4", "e4", "fen", "white", "Bauer e4"))
         await asyncio.sleep(0.05)  # the END after hold_seconds
         frames = []
         while not display._frames.empty():

@@ -7,7 +7,7 @@ from typing import Any
 import chess
 import chess.pgn
 
-from daemon.events import GameEnd, GameStart, Irregularity, Move
+from daemon.events import DomainEvent, GameEnd, GameStart, Irregularity, Move
 
 
 def feed_of_game(uci_moves: list[str], *, result: str | None = None) -> list[dict[str, Any]]:
@@ -31,3 +31,10 @@ def feed_of_game(uci_moves: list[str], *, result: str | None = None) -> list[dic
 
 def illegal(t: float, by: str, count: int) -> dict[str, Any]:
     return Irregularity(t=t, kind="illegal_move", article="7.4", by=by, count=count).to_dict()
+
+
+class Heard(list[DomainEvent]):
+    """An output of a board's pipeline that keeps every event it receives, in order."""
+
+    def receive(self, event: DomainEvent) -> None:
+        self.append(event)

@@ -24,6 +24,7 @@ from daemon.pipeline import SimulatedScheduler
 from drivers.sensorlog import read_log, write_event
 from drivers.sensors import SensorEvent
 from drivers.simulators.handling import human_sensor_log
+from tests.daemon.feed import Heard
 
 #: Keys that change what the core decides or how a move is phrased.
 CONFIGS = {
@@ -153,8 +154,8 @@ def test_a_core_failure_is_noticed_and_the_board_goes_on(tmp_path, monkeypatch) 
 
     settings = load_file(config_file(tmp_path, "no-clock"), environ={})
     scheduler = SimulatedScheduler()
-    feed: list = []
-    pipeline = BoardPipeline("1", build_board_parts(settings), scheduler, outputs=[feed.append])
+    feed = Heard()
+    pipeline = BoardPipeline("1", build_board_parts(settings), scheduler, outputs=[feed])
     real_tick = pipeline.core.tick
     failures = iter([True])
 

@@ -213,7 +213,7 @@ async def test_two_boards_one_game_a_late_repetition_is_reported_then_agreed(tmp
     pair = PairInHall(tmp_path)
     heard: dict[str, list] = {"7": [], "7b": []}  # each board's speech output
     for board, said in heard.items():
-        pair.hall.boards[board].announcer = type("Ear", (), {"handle": staticmethod(said.append)})
+        pair.hall.boards[board].announcer = type("Ear", (), {"receive": staticmethod(said.append)})
     try:
         await pair.hall.start()
         assert await _until(lambda: all(u.connected for u in pair.hall.boards.values()))

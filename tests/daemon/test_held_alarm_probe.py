@@ -10,14 +10,15 @@ from daemon.compose import build_board_parts
 from daemon.config import Settings
 from daemon.pipeline import BoardPipeline, SimulatedScheduler
 from drivers.sensors import BoardDump, BoardHeard, SquareChange
+from tests.daemon.feed import Heard
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
 
 
 def test_a_held_alarm_asks_the_board_once_and_is_decided_when_it_answers() -> None:
     scheduler = SimulatedScheduler()
-    feed: list = []
-    pipeline = BoardPipeline("1", build_board_parts(Settings()), scheduler, outputs=[feed.append])
+    feed = Heard()
+    pipeline = BoardPipeline("1", build_board_parts(Settings()), scheduler, outputs=[feed])
     probes: list[float] = []
     pipeline.probe_board = lambda: probes.append(scheduler.now())
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from daemon.events import from_dict
 from daemon.gamerecord import GameRecord
 from daemon.pageview import PageView
 from tests.daemon.feed import feed_of_game
@@ -43,7 +44,7 @@ def test_the_page_reads_the_record_as_of_the_last_event_on_the_card() -> None:
     for event in feed:
         view.before_fold()
         record.apply(event)
-        view.folded(event)
+        view.receive(from_dict(event))
         pgn_after.append(record.pgn())
         # nothing on the card yet: the page reads the game as it was before it all
         assert view.current() is not record and view.current().moves == []
@@ -62,7 +63,7 @@ def test_without_a_disk_writer_the_page_reads_the_record_itself() -> None:
     for event in feed_of_game(OPENING):
         view.before_fold()
         record.apply(event)
-        view.folded(event)
+        view.receive(from_dict(event))
     assert seen and all(current is record for current in seen)
 
 

@@ -107,13 +107,13 @@ async def running():
 async def test_a_move_is_never_cut_and_waiting_moves_are_said_together(running) -> None:
     announcer, engine = running()
     game = Game()
-    announcer.handle(game.start())
+    announcer.receive(game.start())
     await started(engine, 1)
     engine.release()  # "Neue Partie" heard
-    announcer.handle(game.move("e4"))
+    announcer.receive(game.move("e4"))
     await started(engine, 2)
-    announcer.handle(game.move("c5"))  # both arrive while "Bauer Eva vier" plays
-    announcer.handle(game.move("Nf3"))
+    announcer.receive(game.move("c5"))  # both arrive while "Bauer Eva vier" plays
+    announcer.receive(game.move("Nf3"))
     await asyncio.sleep(0.05)
     assert engine.cut == [] and len(engine.started) == 2
     engine.release()
@@ -136,7 +136,7 @@ async def test_a_move_reaches_the_engine_before_the_work_its_event_leaves_to_the
     # the first sound would wait for, if the engine heard of the move after it.
     announcer, engine = running()
     game = Game()
-    announcer.handle(game.start())
+    announcer.receive(game.start())
     await started(engine, 1)
     engine.release()
     await asyncio.wait_for(announcer.drain(), WAIT)
@@ -148,8 +148,8 @@ async def test_a_move_reaches_the_engine_before_the_work_its_event_leaves_to_the
         return await speak(written, spoken, budget)
 
     engine.speak = noted  # type: ignore[method-assign]  # the order, not the sound
-    announcer.handle(game.move("e4"))
-    announcer.handle(game.move("c5"))  # the same turn: still one phrase
+    announcer.receive(game.move("e4"))
+    announcer.receive(game.move("c5"))  # the same turn: still one phrase
     asyncio.get_running_loop().call_soon(order.append, "journal sync")
     await started(engine, 2)
     await asyncio.sleep(0.05)
@@ -170,11 +170,11 @@ def black_knight_moved_illegally() -> dict:
 async def test_moves_and_irregularities_keep_their_order_and_a_request_waits(running) -> None:
     announcer, engine = running()
     game = Game()
-    announcer.handle(game.move("e4"))
+    announcer.receive(game.move("e4"))
     await started(engine, 1)
-    announcer.handle(black_knight_moved_illegally())
-    announcer.handle({"t": 3.0, "type": "info_request", "what": "move_number", "by": "white"})
-    announcer.handle(game.move("e5"))
+    announcer.receive(black_knight_moved_illegally())
+    announcer.receive({"t": 3.0, "type": "info_request", "what": "move_number", "by": "white"})
+    announcer.receive(game.move("e5"))
     for count in (2, 3, 4):
         engine.release()
         await started(engine, count)
@@ -192,10 +192,10 @@ async def test_the_players_own_irregularity_is_said_whole_before_a_later_move(ru
     about the opponent gives way to a move at its first sentence (test above)."""
     announcer, engine = running(own_side="black")
     game = Game()
-    announcer.handle(game.move("e4"))
+    announcer.receive(game.move("e4"))
     await started(engine, 1)
-    announcer.handle(black_knight_moved_illegally())
-    announcer.handle(game.move("e5"))
+    announcer.receive(black_knight_moved_illegally())
+    announcer.receive(game.move("e5"))
     for count in (2, 3):
         engine.release()
         await started(engine, count)
@@ -211,13 +211,13 @@ async def test_the_players_own_irregularity_is_said_whole_before_a_later_move(ru
 async def test_a_correction_is_said_as_one_only_after_the_move_was_heard(running) -> None:
     announcer, engine = running()
     game = Game()
-    announcer.handle(game.move("Nf3"))
+    announcer.receive(game.move("Nf3"))
     await started(engine, 1)
-    announcer.handle(game.move("Nh3", correction=True))  # while Nf3 plays: not cut
+    announcer.receive(game.move("Nh3", correction=True))  # while Nf3 plays: not cut
     engine.release()
     await started(engine, 2)
-    announcer.handle(game.move("e5"))
-    announcer.handle(game.move("Nf6", correction=True))  # e5 not said yet: replaced
+    announcer.receive(game.move("e5"))
+    announcer.receive(game.move("Nf6", correction=True))  # e5 not said yet: replaced
     engine.release()
     await started(engine, 3)
     engine.release()
@@ -233,26 +233,26 @@ async def test_a_correction_is_said_as_one_only_after_the_move_was_heard(running
 async def test_only_the_chosen_sides_and_event_types_are_spoken(running) -> None:
     announcer, engine = running(sides=("black",), announce=("move", "irregularity"))
     game = Game()
-    announcer.handle(game.start())  # not in announce
-    announcer.handle(game.move("d4"))  # white: not spoken
-    announcer.handle(game.move("Nf6"))
+    announcer.receive(game.start())  # not in announce
+    announcer.receive(game.move("d4"))  # white: not spoken
+    announcer.receive(game.move("Nf6"))
     await started(engine, 1)
     engine.release()
-    announcer.handle({"t": 9.0, "type": "info_request", "what": "last"})  # not in announce
-    announcer.handle({"t": 9.5, "type": "position_restored", "fen": game.board.fen()})
+    announcer.receive({"t": 9.0, "type": "info_request", "what": "last"})  # not in announce
+    announcer.receive({"t": 9.5, "type": "position_restored", "fen": game.board.fen()})
     await asyncio.wait_for(announcer.drain(), WAIT)
     assert engine.heard == ["Springer Felix sechs"]
     # The record still followed every event: a later answer knows White's move.
     assert announcer.record.ply == 2
 
 
-async def test_handle_never_raises_into_the_rules_core(running) -> None:
+async def test_receive_never_raises_into_the_rules_core(running) -> None:
     announcer, engine = running()
-    announcer.handle({"type": "move", "ply": "not a number", "by": "white"})
-    announcer.handle({"type": "irregularity", "kind": "illegal_move", "restore": [{"x": 1}]})
-    announcer.handle({})
-    announcer.handle(["not", "a", "dict"])  # type: ignore[arg-type]
-    announcer.handle({"type": "flag", "side": "white"})
+    announcer.receive({"type": "move", "ply": "not a number", "by": "white"})
+    announcer.receive({"type": "irregularity", "kind": "illegal_move", "restore": [{"x": 1}]})
+    announcer.receive({})
+    announcer.receive(["not", "a", "dict"])  # type: ignore[arg-type]
+    announcer.receive({"type": "flag", "side": "white"})
     await started(engine, 1)
     assert engine.started == ["Unmöglicher Zug."]  # still said, without a fix to give
     engine.release()
@@ -263,7 +263,7 @@ async def test_handle_never_raises_into_the_rules_core(running) -> None:
 async def test_ask_returns_the_answer_and_speaks_it(running) -> None:
     announcer, engine = running()
     game = Game()
-    announcer.handle(game.move("e4"))
+    announcer.receive(game.move("e4"))
     await started(engine, 1)
     engine.release()
     assert announcer.ask("square", {"square": "e4"}) == "Eva vier: Bauer Weiß"
@@ -287,7 +287,7 @@ async def test_the_composed_announcer_with_the_text_engine_prints_where_told() -
     await announcer.start()
     runner = asyncio.create_task(announcer.run())
     try:
-        announcer.handle(Game().move("Nf3"))
+        announcer.receive(Game().move("Nf3"))
         await asyncio.wait_for(announcer.drain(), WAIT)
         assert printed.getvalue() == "Springer Felix drei\n"
     finally:
@@ -298,8 +298,8 @@ async def test_the_composed_announcer_with_the_text_engine_prints_where_told() -
 
 async def test_a_clock_button_gives_the_blind_players_time_first(running) -> None:
     announcer, engine = running(own_side="black", time_left=True)
-    announcer.handle({"t": 1.0, "type": "clock", "white": 600.0, "black": 125.0, "running": None})
-    announcer.handle({"t": 2.0, "type": "info_request", "what": "clock", "args": {}, "by": None})
+    announcer.receive({"t": 1.0, "type": "clock", "white": 600.0, "black": 125.0, "running": None})
+    announcer.receive({"t": 2.0, "type": "info_request", "what": "clock", "args": {}, "by": None})
     for count in range(1, 6):  # moves completed, time used by each, time left by each
         await started(engine, count)
         engine.release()
@@ -320,12 +320,12 @@ async def test_a_clock_answer_gives_the_times_of_when_it_is_said(running) -> Non
     clock = FakeClock()
     announcer, engine = running(clock=clock, time_left=True)
     game = Game()
-    announcer.handle(
+    announcer.receive(
         {"t": 1.0, "type": "clock", "white": 300.0, "black": 300.0, "running": "white"}
     )
-    announcer.handle(game.move("e4"))
+    announcer.receive(game.move("e4"))
     await started(engine, 1)  # the move plays...
-    announcer.handle({"t": 2.0, "type": "info_request", "what": "clock", "by": "white"})
+    announcer.receive({"t": 2.0, "type": "info_request", "what": "clock", "by": "white"})
     clock.now += 12.0  # ...for a long while (White's clock ran on, no report since)
     for count in range(2, 6):  # moves completed, the time used by each
         engine.release()
@@ -336,10 +336,10 @@ async def test_a_clock_answer_gives_the_times_of_when_it_is_said(running) -> Non
 async def test_a_board_reading_gives_way_to_a_move_then_goes_on(running) -> None:
     announcer, engine = running()
     game = Game()
-    announcer.handle({"t": 1.0, "type": "info_request", "what": "board", "by": "white"})
+    announcer.receive({"t": 1.0, "type": "info_request", "what": "board", "by": "white"})
     await started(engine, 1)
     assert engine.started[0] == "Weiß: Koenig Eva eins"  # a short phrase, not 40 s
-    announcer.handle(game.move("e4"))
+    announcer.receive(game.move("e4"))
     engine.release()
     await started(engine, 2)
     assert engine.started[1] == "Bauer Eva vier"  # at the first phrase boundary
@@ -354,10 +354,10 @@ async def test_a_board_reading_gives_way_to_a_move_then_goes_on(running) -> None
 async def test_an_answer_interrupted_too_often_is_dropped_and_the_player_told(running) -> None:
     announcer, engine = running(max_interruptions=1)
     game = Game()
-    announcer.handle({"t": 1.0, "type": "info_request", "what": "clock", "by": "white"})
+    announcer.receive({"t": 1.0, "type": "info_request", "what": "clock", "by": "white"})
     for san in ("e4", "e5"):
         await started(engine, len(engine.started) + 1)
-        announcer.handle(game.move(san))
+        announcer.receive(game.move(san))
         engine.release()
         await started(engine, len(engine.started) + 1)
         engine.release()  # the move
@@ -389,12 +389,12 @@ async def test_a_second_press_of_last_move_says_the_last_few_moves(running) -> N
     announcer, engine = running(clock=clock, repeat_moves=3, on_outcome=outcomes.append)
     game = Game()
     for san in ("e4", "c5", "Nf3", "d6"):
-        announcer.handle(game.move(san))
+        announcer.receive(game.move(san))
     await say_all(announcer, engine)
-    announcer.handle({"t": 9.0, "type": "info_request", "what": "last"})
+    announcer.receive({"t": 9.0, "type": "info_request", "what": "last"})
     await started(engine, 3)
     clock.now += 1.0
-    announcer.handle({"t": 9.5, "type": "info_request", "what": "last"})  # pressed again
+    announcer.receive({"t": 9.5, "type": "info_request", "what": "last"})  # pressed again
     await say_all(announcer, engine)
     assert engine.heard == [
         "Bauer Eva vier, Bauer Cesar fuenf, Springer Felix drei",  # three at most
@@ -410,7 +410,7 @@ async def test_a_second_press_of_last_move_says_the_last_few_moves(running) -> N
         "text": "Bauer Eva vier, Bauer Cesar fuenf, Springer Felix drei", "plies": [1, 2, 3],
     }  # fmt: skip
     clock.now += 60.0
-    announcer.handle({"t": 70.0, "type": "info_request", "what": "last"})  # a new first press
+    announcer.receive({"t": 70.0, "type": "info_request", "what": "last"})  # a new first press
     await say_all(announcer, engine)
     assert engine.heard[-1] == "Letzter Zug: Bauer David sechs"
 
@@ -424,12 +424,12 @@ async def test_a_board_reading_in_blitz_gives_way_to_a_move_at_once(running, cap
     outcomes: list[dict] = []
     announcer, engine = running(clock=lambda: now[0], on_outcome=outcomes.append)
     game = Game()
-    announcer.handle(game.start())
+    announcer.receive(game.start())
     await started(engine, 1)
     engine.release()
     for n, san in enumerate(["e4", "e5", "Nf3", "Nc6"]):
         now[0] = 1.2 * (n + 1)
-        announcer.handle(game.move(san))
+        announcer.receive(game.move(san))
         await started(engine, n + 2)
         engine.release()
     announcer.ask("board", {}, by="white")
@@ -440,7 +440,7 @@ async def test_a_board_reading_in_blitz_gives_way_to_a_move_at_once(running, cap
     await started(engine, 7)
     assert engine.started[-1] == "Dame David eins"
     now[0] = 6.0
-    announcer.handle(game.move("Bb5"))
+    announcer.receive(game.move("Bb5"))
     await started(engine, 8)
     assert engine.cut == ["Dame David eins"]  # given way at once
     assert engine.started[-1] == "Laeufer Bella fuenf"

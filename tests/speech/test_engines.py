@@ -139,7 +139,7 @@ async def test_a_move_is_not_cut_by_the_next_with_the_real_engine() -> None:
             move = board.parse_san(san)
             by = "white" if board.turn else "black"
             board.push(move)
-            announcer.handle(
+            announcer.receive(
                 Move(t=ply, ply=ply, uci=move.uci(), san=san, fen=board.fen(), by=by,
                      speech="").to_dict()
             )  # fmt: skip

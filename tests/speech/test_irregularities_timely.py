@@ -57,12 +57,12 @@ async def test_a_claim_notice_is_dropped_once_the_claimant_has_touched_a_piece(
     outcomes: list[dict] = []
     announcer, engine = running(on_outcome=outcomes.append)
     game = Game()
-    announcer.handle(game.move("e4"))
+    announcer.receive(game.move("e4"))
     await started(engine, 1)  # "Bauer Eva vier" plays
-    announcer.handle(white_touched_the_knight_and_moved_the_pawn())
+    announcer.receive(white_touched_the_knight_and_moved_the_pawn())
     engine.release()
     await started(engine, 2)  # the touch-move message's first sentence plays
-    announcer.handle(game.move("e5"))  # Black has touched a piece: 4.7, no claim now
+    announcer.receive(game.move("e5"))  # Black has touched a piece: 4.7, no claim now
     for _ in (3, 4):
         engine.release()
         await asyncio.sleep(0.05)
@@ -79,9 +79,9 @@ async def test_a_claim_notice_is_dropped_once_the_claimant_has_touched_a_piece(
 async def test_a_claim_notice_is_said_while_the_claim_is_open(running) -> None:  # noqa: F811
     announcer, engine = running()
     game = Game()
-    announcer.handle(game.move("e4"))
+    announcer.receive(game.move("e4"))
     await started(engine, 1)
-    announcer.handle(white_touched_the_knight_and_moved_the_pawn())
+    announcer.receive(white_touched_the_knight_and_moved_the_pawn())
     for count in (2, 3, 4):  # the touch, the count, the claim
         engine.release()
         await started(engine, count)
@@ -105,12 +105,12 @@ async def test_a_displaced_pieces_list_is_said_once_and_an_outdated_one_dropped(
     outcomes: list[dict] = []
     announcer, engine = running(on_outcome=outcomes.append)
     game = Game()
-    announcer.handle(game.move("e4"))
+    announcer.receive(game.move("e4"))
     await started(engine, 1)  # while the move plays, the board is reported twice
-    announcer.handle(displaced(["a2", "b2", "c2", "d2", "f2", "g2", "h2"]))
-    announcer.handle(displaced(["a2", "b2"]))  # the arbiter put five back meanwhile
+    announcer.receive(displaced(["a2", "b2", "c2", "d2", "f2", "g2", "h2"]))
+    announcer.receive(displaced(["a2", "b2"]))  # the arbiter put five back meanwhile
     if repeat:
-        announcer.handle(displaced(["a2", "b2"]))  # and again: nothing new is wrong
+        announcer.receive(displaced(["a2", "b2"]))  # and again: nothing new is wrong
     for _ in range(2, 6):
         engine.release()
         await asyncio.sleep(0.05)

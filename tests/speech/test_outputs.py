@@ -62,13 +62,13 @@ async def test_each_player_hears_his_events_and_only_his_own_answers() -> None:
     runner = asyncio.create_task(group.run())
     try:
         board = chess.Board()
-        group.handle({"t": 0.0, "type": "game_start", "fen": board.fen()})
-        group.handle(move_event(board, "e4"))
-        group.handle(move_event(board, "c5"))
+        group.receive({"t": 0.0, "type": "game_start", "fen": board.fen()})
+        group.receive(move_event(board, "e4"))
+        group.receive(move_event(board, "c5"))
         await settled(group)
-        group.handle({"t": 3.0, "type": "info_request", "what": "move_number", "by": None})
+        group.receive({"t": 3.0, "type": "info_request", "what": "move_number", "by": None})
         await settled(group)
-        group.handle({"t": 4.0, "type": "info_request", "what": "last", "by": "white"})
+        group.receive({"t": 4.0, "type": "info_request", "what": "last", "by": "white"})
         await settled(group)
         assert group.ask("square", {"square": "e4"}) == "Eva vier: Bauer Weiß"  # own_side's
         await settled(group)

@@ -15,17 +15,17 @@ async def test_silence_stops_the_announcement_and_what_waits_and_speech_goes_on(
     outcomes: list[dict] = []
     announcer, engine = running(on_outcome=outcomes.append)
     game = Game()
-    announcer.handle(game.move("e4"))
+    announcer.receive(game.move("e4"))
     await started(engine, 1)
-    announcer.handle(game.move("c5"))  # waits while the first plays
-    announcer.handle(InfoRequest(t=3.0, what="silence").to_dict())
+    announcer.receive(game.move("c5"))  # waits while the first plays
+    announcer.receive(InfoRequest(t=3.0, what="silence").to_dict())
     await asyncio.wait_for(announcer.drain(), WAIT)
     assert engine.cut == ["Bauer Eva vier"] and engine.heard == []
     assert len(engine.started) == 1, "what waited is not said"
     assert {o["outcome"] for o in outcomes} >= {"cancelled", "cut"}
     assert any(o.get("reason") == "silenced by the arbiter" for o in outcomes)
 
-    announcer.handle(game.move("Nf3"))  # the next move is said as ever
+    announcer.receive(game.move("Nf3"))  # the next move is said as ever
     await started(engine, 2)
     engine.release()
     await asyncio.wait_for(announcer.drain(), WAIT)

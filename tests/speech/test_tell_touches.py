@@ -63,7 +63,7 @@ async def said(settings: SpeechSettings, events: list) -> list[str]:
     runner = asyncio.create_task(announcer.run())
     await announcer.start()
     for event in events:
-        announcer.handle(event)
+        announcer.receive(event)
         await asyncio.sleep(0)
         await asyncio.wait_for(announcer.drain(), 5)
     await announcer.close()
