@@ -9,15 +9,21 @@ first use and cached, so matching what the board shows costs a dict lookup.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import chess
 
+from daemon.rules.boards import KingGuard, board_after
 from daemon.rules.placement import child_key, differing_squares, key_from_board, placement_from_key
 from drivers.records import FrozenRecord
 
 _WHITE = frozenset(b"PNBRQK")
 _BLACK = frozenset(b"pnbrqk")
 _KING_OR_ROOK = frozenset(b"KkRr")
+_PAWNS = frozenset(b"Pp")
+_KINGS = frozenset(b"Kk")
+_EMPTY = ord(".")
+_PROMOTIONS = {ord(letter): chess.PIECE_SYMBOLS.index(letter.lower()) for letter in "NBRQnbrq"}
 
 
 @dataclass(eq=False, repr=False, slots=True, init=False)
@@ -76,6 +82,7 @@ class Node:
     _matches: dict[bytes, chess.Move | None] = field(default_factory=dict)
     _legal: dict[bytes, chess.Move] | None = None
     _any_legal: bool | None = None  # has_legal_move's answer: asked by SAN, the end, is_over
+    _guard: KingGuard | None = None  # the king, its checkers and pinned pieces (``guard``)
 
     @classmethod
     def root(cls, board: chess.Board, ply: int = 0) -> Node:
@@ -99,22 +106,88 @@ class Node:
             }
         return self._children
 
+    def guard(self) -> KingGuard:
+        """The king's position, read once: every legality question of this node starts
+        from it (the move matched, check, a legal move left)."""
+        guard = self._guard
+        if guard is None:
+            guard = self._guard = KingGuard.of(self.board)
+        return guard
+
+    def is_check(self) -> bool:
+        """``board.is_check()``, from the node's ``guard``."""
+        return bool(self.guard().checkers)
+
     def match(self, key: bytes) -> chess.Move | None:
         """The legal move that leads to this placement, if there is one.
 
         Called on every board change, so it generates only the moves of the
         pieces that left their squares, and remembers the answer per placement.
+        A piece taken from one square to another (a capture, a promotion) is read
+        off the two squares and tested alone, with no move generated (issue 28).
         """
         matches = self._matches
         if key in matches:
             return matches[key]
-        before, board = self.key, self.board
-        turn_letters = _WHITE if board.turn == chess.WHITE else _BLACK
+        before = self.key
         changed = differing_squares(before, key)
-        if not 2 <= len(changed) <= 4:  # a lift, or no one move: most board changes
+        if len(changed) == 2:
+            found = self._one_piece_moved(changed, key)
+            if found is not False:
+                if len(matches) < 4096:
+                    matches[key] = found
+                return found
+        elif not 3 <= len(changed) <= 4:  # a lift, or no one move: most board changes
             if len(matches) < 4096:
                 matches[key] = None
             return None
+        found = self._generated_match(changed, key)
+        if len(matches) < 4096:
+            matches[key] = found
+        return found
+
+    def _one_piece_moved(
+        self, changed: list[int], key: bytes
+    ) -> chess.Move | Literal[False] | None:
+        """Two squares changed: one of the mover's pieces left one for the other (the
+        piece the same, or a pawn's promotion). The move it is, or None when it is no
+        legal move; False: another shape (castling, en passant, anything else), which
+        ``_generated_match`` reads.
+
+        No other legal move leaves the same placement: a Chess960 castling that
+        changes two squares moves the king two squares or more, or the rook across the
+        king (illegal for a rook's own move), so the plain move read here is the only one.
+        """
+        board, before = self.board, self.key
+        first, second = changed
+        if key[first] == _EMPTY:
+            left, to = first, second
+        elif key[second] == _EMPTY:
+            left, to = second, first
+        else:
+            return False
+        piece, placed = before[left], key[to]
+        own = _WHITE if board.turn == chess.WHITE else _BLACK
+        if piece not in own or placed not in own or before[to] in own:
+            return False
+        if placed == piece:
+            if piece in _KINGS and abs((to & 7) - (left & 7)) > 1:
+                return False  # castling's king alone (the rook not yet moved)
+            if piece in _PAWNS and to == board.ep_square:
+                return False  # en passant's pawn, its victim not yet taken off
+            move = chess.Move(left, to)
+        elif piece in _PAWNS and placed in _PROMOTIONS:
+            move = chess.Move(left, to, _PROMOTIONS[placed])
+        else:
+            return False
+        if not board.is_pseudo_legal(move):
+            return False  # the long way decides (a Chess960 castling's two squares)
+        return move if self.guard().keeps_king_safe(board, move) else None
+
+    def _generated_match(self, changed: list[int], key: bytes) -> chess.Move | None:
+        """The legal move to ``key`` among those generated for the changed squares."""
+        before, board = self.key, self.board
+        turn_letters = _WHITE if board.turn == chess.WHITE else _BLACK
         mask = 0
         to_mask = 0
         castling_piece = False
@@ -123,41 +196,42 @@ class Node:
             if before[square] in turn_letters:
                 mask |= 1 << square
                 castling_piece = castling_piece or before[square] in _KING_OR_ROOK
-        found = None
-        if mask:
-            if castling_piece:
-                mask |= board.kings & board.occupied_co[board.turn]
-                # a Chess960 castling is king-takes-rook, and the rook can stay put
-                to_mask |= board.rooks & board.occupied_co[board.turn]
-            # any other move changes its target square: only those moves can match
-            for move in board.generate_pseudo_legal_moves(from_mask=mask, to_mask=to_mask):
-                # pseudo-legal already: only the king's safety is left to test
-                if child_key(before, board, move) == key and not board.is_into_check(move):
-                    found = move
-                    break
-        if len(matches) < 4096:
-            matches[key] = found
-        return found
+        if not mask:
+            return None
+        if castling_piece:
+            mask |= board.kings & board.occupied_co[board.turn]
+            # a Chess960 castling is king-takes-rook, and the rook can stay put
+            to_mask |= board.rooks & board.occupied_co[board.turn]
+        guard = self.guard()
+        # any other move changes its target square: only those moves can match
+        for move in board.generate_pseudo_legal_moves(from_mask=mask, to_mask=to_mask):
+            # pseudo-legal already: only the king's safety is left to test
+            if child_key(before, board, move) == key and guard.keeps_king_safe(board, move):
+                return move
+        return None
 
     def legal_children(self) -> dict[bytes, chess.Move]:
         """Placement after each legal move -> that move (cached)."""
         if self._legal is None:
-            board = self.board
+            board, guard = self.board, self.guard()
             # children() holds pseudo-legal moves: is_legal would generate each again
-            self._legal = {k: m for k, m in self.children().items() if not board.is_into_check(m)}
+            self._legal = {
+                k: m for k, m in self.children().items() if guard.keeps_king_safe(board, m)
+            }
         return self._legal
 
     def has_legal_move(self) -> bool:
         """Cached: a node's board never changes, and each commit asks it two or three times."""
         if self._any_legal is None:
-            self._any_legal = any(self.board.generate_legal_moves())
+            self._any_legal = self.guard().any_legal_move(self.board)
         return self._any_legal
 
     def child(self, move: chess.Move) -> Node:
-        board = self.board.copy(stack=False)
-        key = child_key(self.key, board, move)
-        board.push(move)
-        return Node(board, key, self.ply + 1, parent=self, move=move)
+        """The position after ``move`` (its board made by ``daemon.rules.boards``)."""
+        board, key = self.board, self.key
+        return Node(
+            board_after(board, key, move), child_key(key, board, move), self.ply + 1, self, move
+        )
 
     def fen(self) -> str:
         """The FEN, built from the key (python-chess's own is slow on the hot path)."""
