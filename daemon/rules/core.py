@@ -970,7 +970,13 @@ class RulesCore:
             # A promotion choice is a child node, made by its move (never the root).
             child, move = chosen, chosen.move  # type: ignore[assignment]
         # the move's one text; the speech's words take it
-        san = move_san(board, move, child.board, child.has_legal_move())
+        san = move_san(
+            board,
+            move,
+            key=node.key,
+            check=child.is_check(),
+            after_has_legal_move=child.has_legal_move(),
+        )
         if self._describe is None:
             speech = fallback_describe(board, move, san)
         else:
