@@ -62,7 +62,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
+from operator import attrgetter
 
 import chess
 
@@ -126,6 +126,7 @@ from daemon.rules.touch import touch_ruling
 from daemon.rules.tree import Lift, Node
 from daemon.rules.words import describe_move as fallback_describe
 from daemon.rules.words import san as move_san
+from drivers.records import at_time
 from drivers.sensors import (
     BoardDump,
     BoardHeard,
@@ -142,8 +143,8 @@ COLOUR_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 _MAX_LIFTS = 256  # the touch windows look back over a few moves at most
 
 
-def _lift_time(lift: Lift) -> float:
-    return lift.t
+#: a lift's time, the key the time-ordered lifts are bisected by (in C: issue 28)
+_lift_time = attrgetter("t")
 
 
 #: placements back from a restart's last one where the move under way may begin
@@ -270,7 +271,7 @@ class RulesCore:
             return event
         last = self._reported_at
         if last is not None and event.t <= last:
-            event = replace(event, t=last + ORDER_STEP)
+            event = at_time(event, last + ORDER_STEP)
         self._reported_at = event.t
         return event
 
@@ -1123,6 +1124,8 @@ class RulesCore:
             for lift in self._lifts_between(node.seen_at, child.seen_at)
             if chr(node.key[lift.square]) == lift.piece
         ]
+        if all(lift.square == move.from_square for lift in window):
+            return []  # only the piece moved was touched (the usual move, castling or not)
         if not node.board.is_castling(move):
             # only the move's own pieces touched (the usual move): nothing to rule on,
             # as ``touch_ruling`` would find after weighing each lift (issue 28)
