@@ -152,8 +152,14 @@ class KingGuard(NamedTuple):
     pinned: int
 
     @classmethod
-    def of(cls, board: chess.Board) -> KingGuard:
-        king = board.king(board.turn)
+    def of(cls, board: chess.Board, key: bytes) -> KingGuard:
+        """``key``: the board's placement key (the king is found in it, as python-chess's
+        ``king`` finds it: the highest square, when a position has two)."""
+        if board.promoted & board.kings:
+            king = board.king(board.turn)  # python-chess passes a promoted king over
+        else:
+            found = key.rfind(b"K" if board.turn else b"k")
+            king = None if found < 0 else found
         if king is None:
             return cls(None, 0, 0)
         return cls(king, board.attackers_mask(not board.turn, king), board._slider_blockers(king))
@@ -193,3 +199,11 @@ class KingGuard(NamedTuple):
                     return True
             moves = board.generate_pseudo_legal_moves()
         return any(board._is_safe(king, pinned, move) for move in moves)
+
+
+def insufficient_material(board: chess.Board) -> bool:
+    """``board.is_insufficient_material()``, which asks White first: with a pawn, a rook
+    or a queen he has enough (asked after every move, most of a game has one)."""
+    if board.occupied_co[chess.WHITE] & (board.pawns | board.rooks | board.queens):
+        return False
+    return board.is_insufficient_material()

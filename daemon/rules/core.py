@@ -85,6 +85,7 @@ from daemon.events import (
     Touch,
 )
 from daemon.rules import corrections
+from daemon.rules.boards import insufficient_material
 from daemon.rules.flags import fallen_flags, flag_ruling
 from daemon.rules.laws import laws
 from daemon.rules.lifetimes import BoardView, GameMemory, Reach
@@ -111,6 +112,7 @@ from daemon.rules.placement import (
     set_up_step,
     setting_up,
     signalling_result,
+    square_number,
     standard_start_orientation,
     start_in_view,
     swapped_promotion,
@@ -399,7 +401,7 @@ class RulesCore:
         return 63 - raw_square if self._view.flipped else raw_square
 
     def _on_square(self, event: SquareChange, out: list[DomainEvent]) -> None:
-        raw_square = chess.parse_square(event.square)
+        raw_square = square_number(event.square)
         before = self._view.raw[raw_square]
         after = ord(event.piece) if event.piece else EMPTY
         if before == after:
@@ -1076,7 +1078,7 @@ class RulesCore:
             else:
                 self._end(t, "1/2-1/2", "stalemate", out)
             return
-        if board.is_insufficient_material():
+        if insufficient_material(board):
             self._end(t, "1/2-1/2", "insufficient_material", out)
             return
         if self._game.repetitions[identity] >= 3:

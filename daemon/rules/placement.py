@@ -63,10 +63,19 @@ def key_from_board(board: chess.Board) -> bytes:
 
 def placement_from_key(key: bytes) -> str:
     """The FEN placement field of a key (a8 first). Every move's FEN is made here."""
+    return "/".join(placement_rows(key))
+
+
+def placement_rows(key: bytes) -> list[str]:
+    """The FEN placement field's eight rows, the eighth rank first."""
     rows = _ROWS
-    return "/".join(
-        [rows.get(row) or _fen_row(row) for row in (key[start : start + 8] for start in _RANKS)]
-    )
+    return [rows.get(row) or _fen_row(row) for row in (key[start : start + 8] for start in _RANKS)]
+
+
+def rank_row(key: bytes, rank: int) -> str:
+    """The FEN row of one rank (0: the first) of a key."""
+    row = key[rank * 8 : rank * 8 + 8]
+    return _ROWS.get(row) or _fen_row(row)
 
 
 _RANKS = range(56, -1, -8)  # each rank's first square, the eighth rank first
@@ -91,6 +100,18 @@ def _fen_row(row: bytes) -> str:
             _ROWS.clear()
         _ROWS[row] = text
     return text
+
+
+_SQUARE_NUMBERS = {name: square for square, name in enumerate(chess.SQUARE_NAMES)}
+
+
+def square_number(name: str) -> int:
+    """``chess.parse_square`` by a dict: python-chess's searches the 64 names, a
+    twentieth of the rules core's work on a piece lifted (issue 28)."""
+    try:
+        return _SQUARE_NUMBERS[name]
+    except KeyError:
+        raise ValueError(f"{name!r} is not a square name") from None
 
 
 def turned(key: bytes) -> bytes:

@@ -13,8 +13,14 @@ from typing import Literal
 
 import chess
 
-from daemon.rules.boards import KingGuard, board_after
-from daemon.rules.placement import child_key, differing_squares, key_from_board, placement_from_key
+from daemon.rules.boards import KingGuard, board_after, insufficient_material
+from daemon.rules.placement import (
+    child_key,
+    differing_squares,
+    key_from_board,
+    placement_rows,
+    rank_row,
+)
 from drivers.records import FrozenRecord
 
 _WHITE = frozenset(b"PNBRQK")
@@ -83,6 +89,7 @@ class Node:
     _legal: dict[bytes, chess.Move] | None = None
     _any_legal: bool | None = None  # has_legal_move's answer: asked by SAN, the end, is_over
     _guard: KingGuard | None = None  # the king, its checkers and pinned pieces (``guard``)
+    _rows: list[str] | None = None  # the FEN's placement rows, once made (``placement``)
 
     @classmethod
     def root(cls, board: chess.Board, ply: int = 0) -> Node:
@@ -111,7 +118,7 @@ class Node:
         from it (the move matched, check, a legal move left)."""
         guard = self._guard
         if guard is None:
-            guard = self._guard = KingGuard.of(self.board)
+            guard = self._guard = KingGuard.of(self.board, self.key)
         return guard
 
     def is_check(self) -> bool:
@@ -151,12 +158,14 @@ class Node:
     ) -> chess.Move | Literal[False] | None:
         """Two squares changed: one of the mover's pieces left one for the other (the
         piece the same, or a pawn's promotion). The move it is, or None when it is no
-        legal move; False: another shape (castling, en passant, anything else), which
-        ``_generated_match`` reads.
+        legal move; False: another shape (castling, en passant, a move its piece cannot
+        make), which ``_generated_match`` reads.
 
-        No other legal move leaves the same placement: a Chess960 castling that
-        changes two squares moves the king two squares or more, or the rook across the
-        king (illegal for a rook's own move), so the plain move read here is the only one.
+        Every legal move empties a square of the mover's and sets one of his pieces
+        down, so two squares changed otherwise (two pieces lifted, an opposing piece
+        moved) are no move. And no other legal move leaves the same placement as the
+        plain move read here: a Chess960 castling that changes two squares moves the
+        king two squares or more, or the rook across the king (no rook move does).
         """
         board, before = self.board, self.key
         first, second = changed
@@ -166,22 +175,26 @@ class Node:
             left, to = second, first
         else:
             return False
-        piece, placed = before[left], key[to]
-        own = _WHITE if board.turn == chess.WHITE else _BLACK
-        if piece not in own or placed not in own or before[to] in own:
+        piece, placed, there = before[left], key[to], before[to]
+        white = board.turn == chess.WHITE
+        own = _WHITE if white else _BLACK
+        if piece not in own or placed not in own:
+            return None
+        if there in own:
             return False
-        if placed == piece:
-            if piece in _KINGS and abs((to & 7) - (left & 7)) > 1:
-                return False  # castling's king alone (the rook not yet moved)
-            if piece in _PAWNS and to == board.ep_square:
+        if piece in _PAWNS:
+            if to == board.ep_square:
                 return False  # en passant's pawn, its victim not yet taken off
-            move = chess.Move(left, to)
-        elif piece in _PAWNS and placed in _PROMOTIONS:
-            move = chess.Move(left, to, _PROMOTIONS[placed])
+            promotion = _PROMOTIONS.get(placed) if placed != piece else None
+            if (promotion is None) == (to >> 3 in (0, 7)) or not (placed == piece or promotion):
+                return False  # a pawn on the last rank must promote, and only there
+            if not _pawn_can(board, left, to, white, there == _EMPTY, before):
+                return False
+            move = chess.Move(left, to, promotion)
+        elif placed != piece or not board.attacks_mask(left) & chess.BB_SQUARES[to]:
+            return False  # not where that piece goes (a Chess960 castling's rook, perhaps)
         else:
-            return False
-        if not board.is_pseudo_legal(move):
-            return False  # the long way decides (a Chess960 castling's two squares)
+            move = chess.Move(left, to)
         return move if self.guard().keeps_king_safe(board, move) else None
 
     def _generated_match(self, changed: list[int], key: bytes) -> chess.Move | None:
@@ -239,13 +252,29 @@ class Node:
         # has_legal_en_passant() means ep_square is set; mypy cannot know that.
         ep = chess.square_name(board.ep_square) if board.has_legal_en_passant() else "-"  # type: ignore[arg-type]
         return (
-            f"{placement_from_key(self.key)} {'w' if board.turn else 'b'} "
+            f"{self.placement()} {'w' if board.turn else 'b'} "
             f"{_castling_field(board)} {ep} {board.halfmove_clock} {board.fullmove_number}"
         )
 
+    def placement(self) -> str:
+        """The FEN's placement field. A move changes the rows of its from and to squares
+        only (en passant's victim and castling's rook stand on one of them): the other
+        six are the parent's, when it has made its own (each move's FEN: issue 28)."""
+        rows = self._rows
+        if rows is None:
+            parent, move = self.parent, self.move
+            if parent is not None and move is not None and parent._rows is not None:
+                rows = parent._rows.copy()
+                for rank in {move.from_square >> 3, move.to_square >> 3}:
+                    rows[7 - rank] = rank_row(self.key, rank)
+            else:
+                rows = placement_rows(self.key)
+            self._rows = rows
+        return "/".join(rows)
+
     def is_over(self) -> bool:
         """Checkmate, stalemate or a dead position (5.1a, 5.2a, 5.2b)."""
-        return not self.has_legal_move() or self.board.is_insufficient_material()
+        return not self.has_legal_move() or insufficient_material(self.board)
 
     def identity(self) -> tuple:
         """What makes two positions "the same" for repetition (9.2)."""
@@ -266,6 +295,25 @@ class Node:
             moves.append(node.move)
             node = node.parent
         return moves[::-1]
+
+
+def _pawn_can(
+    board: chess.Board, frm: int, to: int, white: bool, onto_empty: bool, key: bytes
+) -> bool:
+    """A pawn of the side to move may go from ``frm`` to ``to`` as python-chess generates
+    pawn moves (en passant aside): one square forward onto an empty one, two from where
+    the second lands on the fourth rank (the fifth for Black), or a capture forward on
+    the diagonal."""
+    if not onto_empty:
+        return bool(chess.BB_PAWN_ATTACKS[white][frm] & chess.BB_SQUARES[to])
+    forward = 8 if white else -8
+    if to - frm == forward:
+        return True
+    return (
+        to - frm == 2 * forward
+        and key[frm + forward] == _EMPTY
+        and to >> 3 in ((2, 3) if white else (4, 5))
+    )
 
 
 def _castling_field(board: chess.Board) -> str:

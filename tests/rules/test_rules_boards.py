@@ -15,7 +15,7 @@ import random
 
 import chess
 
-from daemon.rules.boards import BOARD_FIELDS, KingGuard, board_after
+from daemon.rules.boards import BOARD_FIELDS, KingGuard, board_after, insufficient_material
 from daemon.rules.placement import child_key, key_from_board
 from daemon.rules.tree import Node
 
@@ -29,7 +29,7 @@ def _fields(board: chess.Board) -> dict:
 
 def _same_as_python_chess(board: chess.Board) -> None:
     key = key_from_board(board)
-    guard = KingGuard.of(board)
+    guard = KingGuard.of(board, key)
     assert guard.any_legal_move(board) == any(board.generate_legal_moves()), board.fen()
     assert bool(guard.checkers) == board.is_check(), board.fen()
     for move in board.generate_pseudo_legal_moves():
@@ -55,6 +55,20 @@ def test_a_board_after_each_legal_move_of_real_games_is_python_chess_s(real_game
             board = board_after(board, key_from_board(board), move)
             played += 1
     assert played > 1_000
+
+
+def test_a_nodes_fen_is_python_chess_s_along_real_games(real_games) -> None:
+    """Each move's FEN is made from the rows its parent made (the rows the move left
+    alone): the same text as python-chess's ``fen`` after every move."""
+    for game in real_games[::10] + [g for g in real_games if g.start.chess960]:
+        board = game.start.copy()
+        node = Node.root(board)
+        assert node.fen() == board.fen()
+        for move in game.moves:
+            board.push(move)
+            node = node.child(move)
+            assert node.fen() == board.fen(), move.uci()
+            assert insufficient_material(node.board) == board.is_insufficient_material()
 
 
 def test_a_board_after_each_legal_move_of_random_games_is_python_chess_s() -> None:
@@ -92,38 +106,39 @@ def test_king_safety_is_python_chess_s_in_positions_set_up_by_hand() -> None:
         _same_as_python_chess(chess.Board(fen))
 
 
-def _first_legal_move_to(board: chess.Board, key: bytes) -> chess.Move | None:
-    """The long way: the first legal move, in python-chess's order, that leaves ``key``."""
-    before = key_from_board(board)
-    return next((m for m in board.legal_moves if child_key(before, board, m) == key), None)
-
-
 def test_a_placement_matches_the_move_the_long_way_finds() -> None:
-    """Every move's placement, and placements two squares off it that no move leaves
-    (castling's king alone, en passant's victim still there, a pawn on the last rank
-    unpromoted, a piece taken where it cannot go), give the long way's answer."""
+    """Every placement one of the mover's pieces makes, set down on any other square
+    (a pawn also as any other piece), gives the move the long way finds (the first
+    legal move, in python-chess's order, that leaves it) or none, as do the moves'
+    placements with a square changed at random (castling's king alone, en passant's
+    victim still there, two pieces in the hand)."""
     rng = random.Random(2029)
     letters = b".PNBRQKpnbrqk"
-    for game in range(6):
+    positions = 0
+    for game in range(8):
         chess960 = game % 3 == 0
         board = chess.Board.from_chess960_pos(rng.randrange(960)) if chess960 else chess.Board()
-        while not board.is_game_over() and board.ply() < 120:
-            node = Node.root(board)
-            keys = {child_key(node.key, board, m) for m in board.pseudo_legal_moves}
-            for _ in range(20):
-                shown = bytearray(rng.choice(sorted(keys)))
-                shown[rng.randrange(64)] = rng.choice(letters)
-                keys.add(bytes(shown))
-            for move in board.pseudo_legal_moves:  # each piece where it would go, alone
-                shown = bytearray(node.key)
-                shown[move.from_square], shown[move.to_square] = (
-                    ord("."),
-                    node.key[move.from_square],
-                )
-                keys.add(bytes(shown))
-            for key in keys:
-                assert Node.root(board).match(key) == _first_legal_move_to(board, key), (
-                    board.fen(),
-                    key,
-                )
+        while not board.is_game_over() and board.ply() < 100:
+            if board.ply() % 9 == game % 9:
+                positions += 1
+                node = Node.root(board)
+                expected: dict[bytes, chess.Move] = {}
+                for move in board.legal_moves:
+                    expected.setdefault(child_key(node.key, board, move), move)
+                keys = set(expected)
+                for _ in range(40):
+                    shown = bytearray(rng.choice(sorted(expected)))
+                    shown[rng.randrange(64)] = rng.choice(letters)
+                    keys.add(bytes(shown))
+                for frm in chess.scan_forward(board.occupied_co[board.turn]):
+                    piece = node.key[frm]
+                    kinds = b"NBRQ" if piece == ord("P") else b"nbrq" if piece == ord("p") else b""
+                    for to in range(64):
+                        for letter in (piece, *kinds):
+                            shown = bytearray(node.key)
+                            shown[frm], shown[to] = ord("."), letter
+                            keys.add(bytes(shown))
+                for key in keys:
+                    assert node.match(key) == expected.get(key), (board.fen(), key)
             board.push(rng.choice(list(board.legal_moves)))
+    assert positions > 40
