@@ -18,7 +18,7 @@ asks for it once.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Iterator
 
 import chess
 
@@ -142,17 +142,15 @@ def board_after(board: chess.Board, key: bytes, move: chess.Move) -> chess.Board
     return after
 
 
-class KingGuard(NamedTuple):
+class KingGuard:
     """The side to move's king (None: none on the board), the pieces checking it, and
     its own pieces pinned to it: python-chess's ``king``, ``checkers_mask`` and
-    ``_slider_blockers``, worked out once for a position."""
+    ``_slider_blockers``, worked out once for a position (the pinned pieces only when
+    a question needs them: a piece off every line through the king is not pinned)."""
 
-    king: int | None
-    checkers: int
-    pinned: int
+    __slots__ = ("_pinned", "checkers", "king")
 
-    @classmethod
-    def of(cls, board: chess.Board, key: bytes) -> KingGuard:
+    def __init__(self, board: chess.Board, key: bytes) -> None:
         """``key``: the board's placement key (the king is found in it, as python-chess's
         ``king`` finds it: the highest square, when a position has two)."""
         if board.promoted & board.kings:
@@ -160,9 +158,17 @@ class KingGuard(NamedTuple):
         else:
             found = key.rfind(b"K" if board.turn else b"k")
             king = None if found < 0 else found
-        if king is None:
-            return cls(None, 0, 0)
-        return cls(king, board.attackers_mask(not board.turn, king), board._slider_blockers(king))
+        self.king = king
+        self.checkers = 0 if king is None else board.attackers_mask(not board.turn, king)
+        self._pinned: int | None = None if king is not None else 0
+
+    def pinned(self, board: chess.Board) -> int:
+        """The side to move's pieces pinned to its king (python-chess's blockers)."""
+        pinned = self._pinned
+        if pinned is None:
+            assert self.king is not None
+            pinned = self._pinned = board._slider_blockers(self.king)
+        return pinned
 
     def keeps_king_safe(self, board: chess.Board, move: chess.Move) -> bool:
         """``not board.is_into_check(move)`` for a pseudo-legal ``move``."""
@@ -170,11 +176,31 @@ class KingGuard(NamedTuple):
         if king is None:
             return True
         checkers = self.checkers
+        frm = move.from_square
         if checkers and move not in board._generate_evasions(
-            king, checkers, chess.BB_SQUARES[move.from_square], chess.BB_SQUARES[move.to_square]
+            king, checkers, chess.BB_SQUARES[frm], chess.BB_SQUARES[move.to_square]
         ):
             return False
-        return board._is_safe(king, self.pinned, move)
+        if frm != king and not chess.BB_RAYS[king][frm] and move.to_square != board.ep_square:
+            return True  # off every line through the king: not pinned (en passant aside)
+        return board._is_safe(king, self.pinned(board), move)
+
+    def legal_moves(
+        self, board: chess.Board, from_mask: int = chess.BB_ALL
+    ) -> Iterator[chess.Move]:
+        """``board.generate_legal_moves(from_mask)``."""
+        king = self.king
+        if king is None or board.promoted & board.kings:
+            yield from board.generate_legal_moves(from_mask)
+            return
+        if self.checkers:
+            moves = board._generate_evasions(king, self.checkers, from_mask)
+        else:
+            moves = board.generate_pseudo_legal_moves(from_mask)
+        pinned = self.pinned(board)
+        for move in moves:
+            if board._is_safe(king, pinned, move):
+                yield move
 
     def any_legal_move(self, board: chess.Board) -> bool:
         """``any(board.generate_legal_moves())``."""
@@ -182,23 +208,44 @@ class KingGuard(NamedTuple):
         if king is None or board.promoted & board.kings:
             # python-chess's own generation (no king, or a king it reads differently)
             return any(board.generate_legal_moves())
-        pinned = self.pinned
         if self.checkers:
             moves = board._generate_evasions(king, self.checkers)
         else:
             # Not in check, a pawn not pinned to its king may push onto an empty square,
             # and a knight not pinned go anywhere not its own side's: most positions
-            # answer here, without a move generated (issue 28).
-            own = board.occupied_co[board.turn]
-            free = own & ~pinned
-            pawns = board.pawns & free
-            if (pawns << 8 if board.turn else pawns >> 8) & ~board.occupied & chess.BB_ALL:
+            # answer here, without a move generated (issue 28). A piece off every line
+            # through the king is not pinned, so the pinned pieces need not be known.
+            if self._pinned is None and _free_move(board, _lines_through(king)):
                 return True
-            for square in chess.scan_forward(board.knights & free):
-                if chess.BB_KNIGHT_ATTACKS[square] & ~own:
-                    return True
+            if _free_move(board, self.pinned(board)):
+                return True
             moves = board.generate_pseudo_legal_moves()
+        pinned = self.pinned(board)
         return any(board._is_safe(king, pinned, move) for move in moves)
+
+
+def _lines_through(square: int) -> int:
+    """Every square on a rank, file or diagonal through ``square``."""
+    return (
+        chess.BB_RANK_ATTACKS[square][0]
+        | chess.BB_FILE_ATTACKS[square][0]
+        | chess.BB_DIAG_ATTACKS[square][0]
+    )
+
+
+def _free_move(board: chess.Board, held: int) -> bool:
+    """A pawn of the side to move that may push onto an empty square, or a knight that
+    may go to a square not its own side's, neither among ``held`` (its pieces that may
+    be pinned): a legal move, when the king is not in check."""
+    own = board.occupied_co[board.turn]
+    free = own & ~held
+    pawns = board.pawns & free
+    if (pawns << 8 if board.turn else pawns >> 8) & ~board.occupied & chess.BB_ALL:
+        return True
+    return any(
+        chess.BB_KNIGHT_ATTACKS[square] & ~own
+        for square in chess.scan_forward(board.knights & free)
+    )
 
 
 def insufficient_material(board: chess.Board) -> bool:

@@ -1509,7 +1509,7 @@ class RulesCore:
         self._start_tree(root)
         root.seen_at = root.current_at = t
         self._state.enter(Trigger.START)
-        out.append(GameStart(t, board.fen(), flipped=flipped, chess960=chess960))
+        out.append(GameStart(t, root.fen(), flipped=flipped, chess960=chess960))
 
     # ------------------------------------------------------------------ clock (6)
 

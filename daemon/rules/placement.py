@@ -36,6 +36,8 @@ EMPTY_KEY = b"." * 64
 _KINGS = frozenset(b"Kk")
 _PAWNS = frozenset(b"Pp")
 _WHITE_LETTERS = frozenset(b"PNBRQK")
+#: where a pawn of each side (by ``board.turn``) stands one step from promoting
+_PROMOTING_FROM = {chess.WHITE: chess.BB_RANK_7, chess.BLACK: chess.BB_RANK_2}
 _BLACK_LETTERS = frozenset(b"pnbrqk")
 
 
@@ -55,9 +57,20 @@ def key_from_placement(placement: str) -> bytes:
 
 
 def key_from_board(board: chess.Board) -> bytes:
+    """The key of a board's placement: each kind of piece's squares read off its
+    bitboard (``piece_map`` asks every square: a tenth of a game's start, issue 28)."""
     squares = bytearray(EMPTY_KEY)
-    for square, piece in board.piece_map().items():
-        squares[square] = ord(piece.symbol())
+    white = board.occupied_co[chess.WHITE]
+    for mask, letters in (
+        (board.pawns, b"Pp"),
+        (board.knights, b"Nn"),
+        (board.bishops, b"Bb"),
+        (board.rooks, b"Rr"),
+        (board.queens, b"Qq"),
+        (board.kings, b"Kk"),
+    ):
+        for square in chess.scan_forward(mask & board.occupied):
+            squares[square] = letters[0] if white & chess.BB_SQUARES[square] else letters[1]
     return bytes(squares)
 
 
@@ -257,7 +270,10 @@ def half_moves(node: Node) -> dict[bytes, str]:
     """King alone on its castling square, pawn alone on the last rank: moves not yet made (4.6)."""
     shapes: dict[bytes, str] = {}
     board = node.board
-    for move in board.legal_moves:
+    own = board.occupied_co[board.turn]
+    # only the king's moves and the pawns' one step from the last rank are read
+    about_to_promote = board.pawns & own & _PROMOTING_FROM[board.turn]
+    for move in node.legal_moves(board.kings & own | about_to_promote):
         if board.is_castling(move):
             king_from, king_to, _, _ = castling_squares(board, move)
             if king_from != king_to:
@@ -280,7 +296,8 @@ def promotion_before_pawn(node: Node, key: bytes) -> bool:
     """
     board = node.board
     own = "QRBN" if board.turn == chess.WHITE else "qrbn"
-    for move in board.legal_moves:
+    pawns = board.pawns & board.occupied_co[board.turn] & _PROMOTING_FROM[board.turn]
+    for move in node.legal_moves(pawns) if pawns else ():
         if not move.promotion:
             continue
         placed = key[move.to_square]

@@ -8,6 +8,7 @@ first use and cached, so matching what the board shows costs a dict lookup.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -118,7 +119,7 @@ class Node:
         from it (the move matched, check, a legal move left)."""
         guard = self._guard
         if guard is None:
-            guard = self._guard = KingGuard.of(self.board, self.key)
+            guard = self._guard = KingGuard(self.board, self.key)
         return guard
 
     def is_check(self) -> bool:
@@ -223,6 +224,10 @@ class Node:
                 return move
         return None
 
+    def legal_moves(self, from_mask: int = chess.BB_ALL) -> Iterator[chess.Move]:
+        """``board.generate_legal_moves(from_mask)``, from the node's ``guard``."""
+        return self.guard().legal_moves(self.board, from_mask)
+
     def legal_children(self) -> dict[bytes, chess.Move]:
         """Placement after each legal move -> that move (cached)."""
         if self._legal is None:
@@ -316,7 +321,24 @@ def _pawn_can(
     )
 
 
+#: ``castling_xfen``'s answers by what it reads (the rights, the kings, the rooks on the
+#: back ranks): while rights are left, most moves leave all of them as they were
+_CASTLING_FIELDS: dict[tuple[int, ...], str] = {}
+
+
 def _castling_field(board: chess.Board) -> str:
     """The FEN's castling field: python-chess's ``castling_xfen``, asked only when some
-    right is left (it reads each rook; most of a long game has none: issue 28)."""
-    return board.castling_xfen() if board.clean_castling_rights() else "-"
+    right is left (it reads each rook; most of a long game has none: issue 28), and
+    once for each arrangement of the kings and back-rank rooks with those rights."""
+    rights = board.clean_castling_rights()
+    if not rights:
+        return "-"
+    white, black = board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK]
+    kings, rooks = board.kings & ~board.promoted, board.rooks & chess.BB_BACKRANKS
+    asked = (rights, kings & white, kings & black, rooks & white, rooks & black)
+    field = _CASTLING_FIELDS.get(asked)
+    if field is None:
+        if len(_CASTLING_FIELDS) >= 256:
+            _CASTLING_FIELDS.clear()
+        field = _CASTLING_FIELDS[asked] = board.castling_xfen()
+    return field

@@ -16,7 +16,7 @@ import random
 import chess
 
 from daemon.rules.boards import BOARD_FIELDS, KingGuard, board_after, insufficient_material
-from daemon.rules.placement import child_key, key_from_board
+from daemon.rules.placement import castling_squares, child_key, half_moves, key_from_board
 from daemon.rules.tree import Node
 
 
@@ -27,13 +27,44 @@ def _fields(board: chess.Board) -> dict:
     return fields
 
 
+def _key_by_square(board: chess.Board) -> bytes:
+    """A board's placement key the long way: python-chess's piece on each square."""
+    squares = bytearray(b"." * 64)
+    for square, piece in board.piece_map().items():
+        squares[square] = ord(piece.symbol())
+    return bytes(squares)
+
+
+def _half_moves_the_long_way(board: chess.Board, key: bytes) -> dict[bytes, str]:
+    """The king alone on its castling square, a pawn alone on the last rank, read
+    from every legal move."""
+    shapes = {}
+    for move in board.legal_moves:
+        squares = bytearray(key)
+        if board.is_castling(move):
+            king_from, king_to, _, _ = castling_squares(board, move)
+            if king_from != king_to:
+                squares[king_to], squares[king_from] = squares[king_from], ord(".")
+                shapes[bytes(squares)] = "incomplete_castling"
+        elif move.promotion == chess.QUEEN:
+            squares[move.to_square], squares[move.from_square] = key[move.from_square], ord(".")
+            shapes[bytes(squares)] = "incomplete_promotion"
+    return shapes
+
+
 def _same_as_python_chess(board: chess.Board) -> None:
     key = key_from_board(board)
-    guard = KingGuard.of(board, key)
+    guard = KingGuard(board, key)
+    assert key == _key_by_square(board)
     assert guard.any_legal_move(board) == any(board.generate_legal_moves()), board.fen()
     assert bool(guard.checkers) == board.is_check(), board.fen()
     for move in board.generate_pseudo_legal_moves():
         assert guard.keeps_king_safe(board, move) == (not board.is_into_check(move)), move
+    guard.pinned(board)  # again, with the pinned pieces known
+    assert guard.any_legal_move(board) == any(board.generate_legal_moves()), board.fen()
+    node = Node.root(board)
+    assert list(node.legal_moves()) == list(board.legal_moves)
+    assert half_moves(node) == _half_moves_the_long_way(board, key)
     for move in board.legal_moves:
         expected = board.copy(stack=False)
         expected.push(move)
@@ -95,6 +126,7 @@ def test_king_safety_is_python_chess_s_in_positions_set_up_by_hand() -> None:
         "4k3/8/8/8/8/8/8/4K2R w K - 0 1",  # castling out of nothing
         "4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1",  # en passant
         "8/8/8/K2pP2r/8/8/8/4k3 w - d6 0 1",  # en passant exposing the king on its rank
+        "7k/5b2/8/3pP3/8/1K6/8/8 w - d6 0 1",  # ... on the victim's diagonal
         "4k3/8/8/8/8/8/8/8 w - - 0 1",  # no white king: python-chess's own generation
         "r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 0 1",
         "3qk3/8/8/8/8/8/3P4/3K4 w - - 0 1",  # a pinned pawn may still push
