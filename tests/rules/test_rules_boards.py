@@ -103,9 +103,9 @@ def test_a_nodes_fen_is_python_chess_s_along_real_games(real_games) -> None:
 
 
 def test_a_board_after_each_legal_move_of_random_games_is_python_chess_s() -> None:
-    rng = random.Random(2028)
+    rng = random.Random(29)  # five games that castle, take en passant and underpromote
     kinds = set()
-    for game in range(9):
+    for game in range(5):
         chess960 = game % 3 == 0
         board = chess.Board.from_chess960_pos(rng.randrange(960)) if chess960 else chess.Board()
         while not board.is_game_over() and board.ply() < 160:
