@@ -34,9 +34,20 @@ from benchmarks.common import CAPTURE_LOG, footer, header
 TARGETS = {"--help": 4.0, "replay --fast": 12.0}
 
 
-def game_log(directory: Path) -> Path:
+def game_log(directory: Path, long: bool = False) -> Path:
     """The real capture (57 moves) when the shared material is here, else a game
-    played by the hands generator (so the script runs anywhere)."""
+    played by the hands generator (so the script runs anywhere). ``long``: the 160-ply
+    game of ``benchmarks.replay_cost`` (game 404 of games.pgn, with a clock), the
+    issue-28 figure."""
+    if long:
+        from benchmarks.replay_cost import build
+        from drivers.sensorlog import write_event
+
+        path = directory / "long-game.jsonl"
+        with path.open("w", encoding="utf-8") as handle:
+            for event in build("long"):
+                write_event(handle, event)
+        return path
     if CAPTURE_LOG.is_file():
         return CAPTURE_LOG
     import chess
@@ -84,15 +95,24 @@ def main() -> int:
     parser.add_argument(
         "--against",
         metavar="CHECKOUT",
+        action="append",
+        default=[],
         help="also replay with another checkout's package (e.g. a worktree of an older "
-        "commit), run as `python -m daemon.cli` from there: a before/after in one run",
+        "commit), run as `python -m daemon.cli` from there: a before/after in one run "
+        "(may be given more than once)",
+    )
+    parser.add_argument(
+        "--long",
+        action="store_true",
+        help="replay the 160-ply game with a clock (benchmarks.replay_cost's) instead of "
+        "the capture",
     )
     args = parser.parse_args()
     runs = 5 if args.quick else args.runs
     header("CLI start-up, as ratios to `python -c pass` in the same venv")
     python = sys.executable
     with tempfile.TemporaryDirectory() as scratch:
-        log = game_log(Path(scratch))
+        log = game_log(Path(scratch), long=args.long)
         lines = sum(1 for _ in log.open(encoding="utf-8"))
         cli = dgt_bridge(python)
         commands = {
@@ -101,9 +121,9 @@ def main() -> int:
             "replay --fast": [*cli, "replay", "--fast", str(log)],
         }
         where: dict[str, str | None] = dict.fromkeys(commands)
-        if args.against:  # both as `python -m daemon.cli`, the current directory first
+        if args.against:  # each as `python -m daemon.cli`, the current directory first
             here = str(Path(__file__).resolve().parent.parent)
-            for label, checkout in ((args.against, args.against), ("this checkout", here)):
+            for label, checkout in [*((c, c) for c in args.against), ("this checkout", here)]:
                 name = f"python -m daemon.cli replay --fast ({label})"
                 commands[name] = [python, "-m", "daemon.cli", "replay", "--fast", str(log)]
                 where[name] = checkout

@@ -13,6 +13,7 @@ import chess
 
 from daemon.events import DomainEvent, DrawClaimable, Move, Takeback
 from daemon.rules.base import COLOUR_NAMES
+from daemon.rules.boards import insufficient_material
 from daemon.rules.lifts import Lifts
 from daemon.rules.placement import descends
 from daemon.rules.state import Phase, Trigger
@@ -55,7 +56,13 @@ class Committing(Lifts):
             # A promotion choice is a child node, made by its move (never the root).
             child, move = chosen, chosen.move  # type: ignore[assignment]
         # the move's one text; the speech's words take it
-        san = move_san(board, move, child.board, child.has_legal_move())
+        san = move_san(
+            board,
+            move,
+            key=node.key,
+            check=child.is_check(),
+            after_has_legal_move=child.has_legal_move(),
+        )
         if self._describe is None:
             speech = fallback_describe(board, move, san)
         else:
@@ -131,7 +138,7 @@ class Committing(Lifts):
             else:
                 self._end(t, "1/2-1/2", "stalemate", out)
             return
-        if board.is_insufficient_material():
+        if insufficient_material(board):
             self._end(t, "1/2-1/2", "insufficient_material", out)
             return
         if self._game.repetitions[identity] >= 3:

@@ -90,8 +90,6 @@ So a newcomer looking for where a move is decided opens ``daemon.rules.moves``
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import chess
 
 from daemon.events import Connection, DomainEvent, InfoRequest, Notice, PositionRestored
@@ -105,6 +103,7 @@ from daemon.rules.placement import (
     key_from_placement,
     placement_from_key,
     result_signal,
+    square_number,
     standard_start_orientation,
     start_in_view,
     turned,
@@ -112,6 +111,7 @@ from daemon.rules.placement import (
 from daemon.rules.requests import Requests
 from daemon.rules.state import Phase, Trigger
 from daemon.rules.tree import Lift
+from drivers.records import at_time
 from drivers.sensors import (
     BoardDump,
     BoardHeard,
@@ -206,7 +206,7 @@ class RulesCore(Requests, Clock, Irregularities):
             return event
         last = self._view.reported_at
         if last is not None and event.t <= last:
-            event = replace(event, t=last + ORDER_STEP)
+            event = at_time(event, last + ORDER_STEP)
         self._view.reported_at = event.t
         return event
 
@@ -293,7 +293,7 @@ class RulesCore(Requests, Clock, Irregularities):
             self._decide(due, out)
 
     def _on_square(self, event: SquareChange, out: list[DomainEvent]) -> None:
-        raw_square = chess.parse_square(event.square)
+        raw_square = square_number(event.square)
         before = self._view.raw[raw_square]
         after = ord(event.piece) if event.piece else EMPTY
         if before == after:

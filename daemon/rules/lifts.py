@@ -11,6 +11,7 @@ withdrawing. With ``report_touches`` a piece put back gives a ``touch`` event (E
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from operator import attrgetter
 
 import chess
 
@@ -36,8 +37,8 @@ BRUSH_HOLD = 0.5
 KNOCK_WINDOW = 0.5
 
 
-def _lift_time(lift: Lift) -> float:
-    return lift.t
+#: a lift's time, the key the time-ordered lifts are bisected by (in C: issue 28)
+_lift_time = attrgetter("t")
 
 
 class Lifts(Reporting):
@@ -111,6 +112,8 @@ class Lifts(Reporting):
             for lift in self._lifts_between(node.seen_at, child.seen_at)
             if chr(node.key[lift.square]) == lift.piece
         ]
+        if all(lift.square == move.from_square for lift in window):
+            return []  # only the piece moved was touched (the usual move, castling or not)
         if not node.board.is_castling(move):
             # only the move's own pieces touched (the usual move): nothing to rule on,
             # as ``touch_ruling`` would find after weighing each lift (issue 28)

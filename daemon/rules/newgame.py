@@ -63,7 +63,7 @@ class NewGame(Committing):
         self._start_tree(root)
         root.seen_at = root.current_at = t
         self._state.enter(Trigger.START)
-        out.append(GameStart(t, board.fen(), flipped=flipped, chess960=chess960))
+        out.append(GameStart(t, root.fen(), flipped=flipped, chess960=chess960))
 
     def _check_setup(self, t: float, key: bytes, out: list[DomainEvent]) -> None:
         raw = bytes(self._view.raw)

@@ -36,6 +36,8 @@ EMPTY_KEY = b"." * 64
 _KINGS = frozenset(b"Kk")
 _PAWNS = frozenset(b"Pp")
 _WHITE_LETTERS = frozenset(b"PNBRQK")
+#: where a pawn of each side (by ``board.turn``) stands one step from promoting
+_PROMOTING_FROM = {chess.WHITE: chess.BB_RANK_7, chess.BLACK: chess.BB_RANK_2}
 _BLACK_LETTERS = frozenset(b"pnbrqk")
 
 
@@ -55,18 +57,38 @@ def key_from_placement(placement: str) -> bytes:
 
 
 def key_from_board(board: chess.Board) -> bytes:
+    """The key of a board's placement: each kind of piece's squares read off its
+    bitboard (``piece_map`` asks every square: a tenth of a game's start, issue 28)."""
     squares = bytearray(EMPTY_KEY)
-    for square, piece in board.piece_map().items():
-        squares[square] = ord(piece.symbol())
+    white = board.occupied_co[chess.WHITE]
+    for mask, letters in (
+        (board.pawns, b"Pp"),
+        (board.knights, b"Nn"),
+        (board.bishops, b"Bb"),
+        (board.rooks, b"Rr"),
+        (board.queens, b"Qq"),
+        (board.kings, b"Kk"),
+    ):
+        for square in chess.scan_forward(mask & board.occupied):
+            squares[square] = letters[0] if white & chess.BB_SQUARES[square] else letters[1]
     return bytes(squares)
 
 
 def placement_from_key(key: bytes) -> str:
     """The FEN placement field of a key (a8 first). Every move's FEN is made here."""
+    return "/".join(placement_rows(key))
+
+
+def placement_rows(key: bytes) -> list[str]:
+    """The FEN placement field's eight rows, the eighth rank first."""
     rows = _ROWS
-    return "/".join(
-        [rows.get(row) or _fen_row(row) for row in (key[start : start + 8] for start in _RANKS)]
-    )
+    return [rows.get(row) or _fen_row(row) for row in (key[start : start + 8] for start in _RANKS)]
+
+
+def rank_row(key: bytes, rank: int) -> str:
+    """The FEN row of one rank (0: the first) of a key."""
+    row = key[rank * 8 : rank * 8 + 8]
+    return _ROWS.get(row) or _fen_row(row)
 
 
 _RANKS = range(56, -1, -8)  # each rank's first square, the eighth rank first
@@ -91,6 +113,18 @@ def _fen_row(row: bytes) -> str:
             _ROWS.clear()
         _ROWS[row] = text
     return text
+
+
+_SQUARE_NUMBERS = {name: square for square, name in enumerate(chess.SQUARE_NAMES)}
+
+
+def square_number(name: str) -> int:
+    """``chess.parse_square`` by a dict: python-chess's searches the 64 names, a
+    twentieth of the rules core's work on a piece lifted (issue 28)."""
+    try:
+        return _SQUARE_NUMBERS[name]
+    except KeyError:
+        raise ValueError(f"{name!r} is not a square name") from None
 
 
 def turned(key: bytes) -> bytes:
@@ -236,7 +270,10 @@ def half_moves(node: Node) -> dict[bytes, str]:
     """King alone on its castling square, pawn alone on the last rank: moves not yet made (4.6)."""
     shapes: dict[bytes, str] = {}
     board = node.board
-    for move in board.legal_moves:
+    own = board.occupied_co[board.turn]
+    # only the king's moves and the pawns' one step from the last rank are read
+    about_to_promote = board.pawns & own & _PROMOTING_FROM[board.turn]
+    for move in node.legal_moves(board.kings & own | about_to_promote):
         if board.is_castling(move):
             king_from, king_to, _, _ = castling_squares(board, move)
             if king_from != king_to:
@@ -259,7 +296,8 @@ def promotion_before_pawn(node: Node, key: bytes) -> bool:
     """
     board = node.board
     own = "QRBN" if board.turn == chess.WHITE else "qrbn"
-    for move in board.legal_moves:
+    pawns = board.pawns & board.occupied_co[board.turn] & _PROMOTING_FROM[board.turn]
+    for move in node.legal_moves(pawns) if pawns else ():
         if not move.promotion:
             continue
         placed = key[move.to_square]

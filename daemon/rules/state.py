@@ -33,6 +33,11 @@ class Phase(Enum):
 
 #: the phases in which a game is running (a tuple: compared by identity, no hashing)
 _IN_GAME = (Phase.RESUMING, Phase.PLAYING, Phase.PRESSED, Phase.IRREGULAR)
+#: Members asked for on every board change, kept as plain names: on Python 3.11 each
+#: ``Phase.X`` goes through ``EnumType.__getattr__``'s hook, a cost worth a tenth of
+#: ``enter`` (issue 28).
+_PRESSED, _IRREGULAR = Phase.PRESSED, Phase.IRREGULAR
+_ALARM_KEPT = (_IRREGULAR, _PRESSED)
 
 
 class Trigger(Enum):
@@ -51,6 +56,8 @@ class Trigger(Enum):
 
 #: Triggers every phase accepts: a new game, a restart, or the end (an arbiter's result).
 ANYWHERE = {Trigger.START: Phase.PLAYING, Trigger.RESUME: Phase.RESUMING, Trigger.END: Phase.OVER}
+_RESTORE, _REPORT = Trigger.RESTORE, Trigger.REPORT
+_FRESH = (Trigger.START, Trigger.RESUME)  # the touch that began an alarm binds no more
 
 TRANSITIONS: dict[Phase, dict[Trigger, Phase]] = {
     Phase.NO_GAME: {Trigger.REPORT: Phase.NO_GAME},  # wrong_setup: wait for the start position
@@ -114,16 +121,16 @@ class GameState(Record):
         new = TRANSITIONS[self.phase].get(trigger) or ANYWHERE.get(trigger)
         if new is None:
             raise StateError(f"{trigger.value} is not allowed in phase {self.phase.value}")
-        alarm_stays = new in (Phase.IRREGULAR, Phase.PRESSED) and self.owed_restore
-        if trigger is Trigger.RESTORE or not alarm_stays:
+        alarm_stays = new in _ALARM_KEPT and self.owed_restore
+        if trigger is _RESTORE or not alarm_stays:
             self.reported = None
             self.owed_restore = False
-        if trigger is Trigger.REPORT:
+        if trigger is _REPORT:
             self.reported = reported
-            self.owed_restore = new is Phase.IRREGULAR
+            self.owed_restore = new is _IRREGULAR
         if touch_binds is not None:
             self.touch_binds = touch_binds
-        elif trigger in (Trigger.START, Trigger.RESUME):
+        elif trigger in _FRESH:
             self.touch_binds = False
         self.phase = new
         return new
@@ -135,4 +142,4 @@ class GameState(Record):
 
     @property
     def press_pending(self) -> bool:
-        return self.phase is Phase.PRESSED
+        return self.phase is _PRESSED

@@ -8,16 +8,29 @@ first use and cached, so matching what the board shows costs a dict lookup.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Literal
 
 import chess
 
-from daemon.rules.placement import child_key, differing_squares, key_from_board, placement_from_key
+from daemon.rules.boards import KingGuard, board_after, insufficient_material
+from daemon.rules.placement import (
+    child_key,
+    differing_squares,
+    key_from_board,
+    placement_rows,
+    rank_row,
+)
 from drivers.records import FrozenRecord
 
 _WHITE = frozenset(b"PNBRQK")
 _BLACK = frozenset(b"pnbrqk")
 _KING_OR_ROOK = frozenset(b"KkRr")
+_PAWNS = frozenset(b"Pp")
+_KINGS = frozenset(b"Kk")
+_EMPTY = ord(".")
+_PROMOTIONS = {ord(letter): chess.PIECE_SYMBOLS.index(letter.lower()) for letter in "NBRQnbrq"}
 
 
 @dataclass(eq=False, repr=False, slots=True, init=False)
@@ -76,6 +89,8 @@ class Node:
     _matches: dict[bytes, chess.Move | None] = field(default_factory=dict)
     _legal: dict[bytes, chess.Move] | None = None
     _any_legal: bool | None = None  # has_legal_move's answer: asked by SAN, the end, is_over
+    _guard: KingGuard | None = None  # the king, its checkers and pinned pieces (``guard``)
+    _rows: list[str] | None = None  # the FEN's placement rows, once made (``placement``)
 
     @classmethod
     def root(cls, board: chess.Board, ply: int = 0) -> Node:
@@ -99,22 +114,94 @@ class Node:
             }
         return self._children
 
+    def guard(self) -> KingGuard:
+        """The king's position, read once: every legality question of this node starts
+        from it (the move matched, check, a legal move left)."""
+        guard = self._guard
+        if guard is None:
+            guard = self._guard = KingGuard(self.board, self.key)
+        return guard
+
+    def is_check(self) -> bool:
+        """``board.is_check()``, from the node's ``guard``."""
+        return bool(self.guard().checkers)
+
     def match(self, key: bytes) -> chess.Move | None:
         """The legal move that leads to this placement, if there is one.
 
         Called on every board change, so it generates only the moves of the
         pieces that left their squares, and remembers the answer per placement.
+        A piece taken from one square to another (a capture, a promotion) is read
+        off the two squares and tested alone, with no move generated (issue 28).
         """
         matches = self._matches
         if key in matches:
             return matches[key]
-        before, board = self.key, self.board
-        turn_letters = _WHITE if board.turn == chess.WHITE else _BLACK
+        before = self.key
         changed = differing_squares(before, key)
-        if not 2 <= len(changed) <= 4:  # a lift, or no one move: most board changes
+        if len(changed) == 2:
+            found = self._one_piece_moved(changed, key)
+            if found is not False:
+                if len(matches) < 4096:
+                    matches[key] = found
+                return found
+        elif not 3 <= len(changed) <= 4:  # a lift, or no one move: most board changes
             if len(matches) < 4096:
                 matches[key] = None
             return None
+        found = self._generated_match(changed, key)
+        if len(matches) < 4096:
+            matches[key] = found
+        return found
+
+    def _one_piece_moved(
+        self, changed: list[int], key: bytes
+    ) -> chess.Move | Literal[False] | None:
+        """Two squares changed: one of the mover's pieces left one for the other (the
+        piece the same, or a pawn's promotion). The move it is, or None when it is no
+        legal move; False: another shape (castling, en passant, a move its piece cannot
+        make), which ``_generated_match`` reads.
+
+        Every legal move empties a square of the mover's and sets one of his pieces
+        down, so two squares changed otherwise (two pieces lifted, an opposing piece
+        moved) are no move. And no other legal move leaves the same placement as the
+        plain move read here: a Chess960 castling that changes two squares moves the
+        king two squares or more, or the rook across the king (no rook move does).
+        """
+        board, before = self.board, self.key
+        first, second = changed
+        if key[first] == _EMPTY:
+            left, to = first, second
+        elif key[second] == _EMPTY:
+            left, to = second, first
+        else:
+            return False
+        piece, placed, there = before[left], key[to], before[to]
+        white = board.turn == chess.WHITE
+        own = _WHITE if white else _BLACK
+        if piece not in own or placed not in own:
+            return None
+        if there in own:
+            return False
+        if piece in _PAWNS:
+            if to == board.ep_square:
+                return False  # en passant's pawn, its victim not yet taken off
+            promotion = _PROMOTIONS.get(placed) if placed != piece else None
+            if (promotion is None) == (to >> 3 in (0, 7)) or not (placed == piece or promotion):
+                return False  # a pawn on the last rank must promote, and only there
+            if not _pawn_can(board, left, to, white, there == _EMPTY, before):
+                return False
+            move = chess.Move(left, to, promotion)
+        elif placed != piece or not board.attacks_mask(left) & chess.BB_SQUARES[to]:
+            return False  # not where that piece goes (a Chess960 castling's rook, perhaps)
+        else:
+            move = chess.Move(left, to)
+        return move if self.guard().keeps_king_safe(board, move) else None
+
+    def _generated_match(self, changed: list[int], key: bytes) -> chess.Move | None:
+        """The legal move to ``key`` among those generated for the changed squares."""
+        before, board = self.key, self.board
+        turn_letters = _WHITE if board.turn == chess.WHITE else _BLACK
         mask = 0
         to_mask = 0
         castling_piece = False
@@ -123,41 +210,46 @@ class Node:
             if before[square] in turn_letters:
                 mask |= 1 << square
                 castling_piece = castling_piece or before[square] in _KING_OR_ROOK
-        found = None
-        if mask:
-            if castling_piece:
-                mask |= board.kings & board.occupied_co[board.turn]
-                # a Chess960 castling is king-takes-rook, and the rook can stay put
-                to_mask |= board.rooks & board.occupied_co[board.turn]
-            # any other move changes its target square: only those moves can match
-            for move in board.generate_pseudo_legal_moves(from_mask=mask, to_mask=to_mask):
-                # pseudo-legal already: only the king's safety is left to test
-                if child_key(before, board, move) == key and not board.is_into_check(move):
-                    found = move
-                    break
-        if len(matches) < 4096:
-            matches[key] = found
-        return found
+        if not mask:
+            return None
+        if castling_piece:
+            mask |= board.kings & board.occupied_co[board.turn]
+            # a Chess960 castling is king-takes-rook, and the rook can stay put
+            to_mask |= board.rooks & board.occupied_co[board.turn]
+        guard = self.guard()
+        # any other move changes its target square: only those moves can match
+        for move in board.generate_pseudo_legal_moves(from_mask=mask, to_mask=to_mask):
+            # pseudo-legal already: only the king's safety is left to test
+            if child_key(before, board, move) == key and guard.keeps_king_safe(board, move):
+                return move
+        return None
+
+    def legal_moves(self, from_mask: int = chess.BB_ALL) -> Iterator[chess.Move]:
+        """``board.generate_legal_moves(from_mask)``, from the node's ``guard``."""
+        return self.guard().legal_moves(self.board, from_mask)
 
     def legal_children(self) -> dict[bytes, chess.Move]:
         """Placement after each legal move -> that move (cached)."""
         if self._legal is None:
-            board = self.board
+            board, guard = self.board, self.guard()
             # children() holds pseudo-legal moves: is_legal would generate each again
-            self._legal = {k: m for k, m in self.children().items() if not board.is_into_check(m)}
+            self._legal = {
+                k: m for k, m in self.children().items() if guard.keeps_king_safe(board, m)
+            }
         return self._legal
 
     def has_legal_move(self) -> bool:
         """Cached: a node's board never changes, and each commit asks it two or three times."""
         if self._any_legal is None:
-            self._any_legal = any(self.board.generate_legal_moves())
+            self._any_legal = self.guard().any_legal_move(self.board)
         return self._any_legal
 
     def child(self, move: chess.Move) -> Node:
-        board = self.board.copy(stack=False)
-        key = child_key(self.key, board, move)
-        board.push(move)
-        return Node(board, key, self.ply + 1, parent=self, move=move)
+        """The position after ``move`` (its board made by ``daemon.rules.boards``)."""
+        board, key = self.board, self.key
+        return Node(
+            board_after(board, key, move), child_key(key, board, move), self.ply + 1, self, move
+        )
 
     def fen(self) -> str:
         """The FEN, built from the key (python-chess's own is slow on the hot path)."""
@@ -165,13 +257,29 @@ class Node:
         # has_legal_en_passant() means ep_square is set; mypy cannot know that.
         ep = chess.square_name(board.ep_square) if board.has_legal_en_passant() else "-"  # type: ignore[arg-type]
         return (
-            f"{placement_from_key(self.key)} {'w' if board.turn else 'b'} "
+            f"{self.placement()} {'w' if board.turn else 'b'} "
             f"{_castling_field(board)} {ep} {board.halfmove_clock} {board.fullmove_number}"
         )
 
+    def placement(self) -> str:
+        """The FEN's placement field. A move changes the rows of its from and to squares
+        only (en passant's victim and castling's rook stand on one of them): the other
+        six are the parent's, when it has made its own (each move's FEN: issue 28)."""
+        rows = self._rows
+        if rows is None:
+            parent, move = self.parent, self.move
+            if parent is not None and move is not None and parent._rows is not None:
+                rows = parent._rows.copy()
+                for rank in {move.from_square >> 3, move.to_square >> 3}:
+                    rows[7 - rank] = rank_row(self.key, rank)
+            else:
+                rows = placement_rows(self.key)
+            self._rows = rows
+        return "/".join(rows)
+
     def is_over(self) -> bool:
         """Checkmate, stalemate or a dead position (5.1a, 5.2a, 5.2b)."""
-        return not self.has_legal_move() or self.board.is_insufficient_material()
+        return not self.has_legal_move() or insufficient_material(self.board)
 
     def identity(self) -> tuple:
         """What makes two positions "the same" for repetition (9.2)."""
@@ -194,7 +302,43 @@ class Node:
         return moves[::-1]
 
 
+def _pawn_can(
+    board: chess.Board, frm: int, to: int, white: bool, onto_empty: bool, key: bytes
+) -> bool:
+    """A pawn of the side to move may go from ``frm`` to ``to`` as python-chess generates
+    pawn moves (en passant aside): one square forward onto an empty one, two from where
+    the second lands on the fourth rank (the fifth for Black), or a capture forward on
+    the diagonal."""
+    if not onto_empty:
+        return bool(chess.BB_PAWN_ATTACKS[white][frm] & chess.BB_SQUARES[to])
+    forward = 8 if white else -8
+    if to - frm == forward:
+        return True
+    return (
+        to - frm == 2 * forward
+        and key[frm + forward] == _EMPTY
+        and to >> 3 in ((2, 3) if white else (4, 5))
+    )
+
+
+#: ``castling_xfen``'s answers by what it reads (the rights, the kings, the rooks on the
+#: back ranks): while rights are left, most moves leave all of them as they were
+_CASTLING_FIELDS: dict[tuple[int, ...], str] = {}
+
+
 def _castling_field(board: chess.Board) -> str:
     """The FEN's castling field: python-chess's ``castling_xfen``, asked only when some
-    right is left (it reads each rook; most of a long game has none: issue 28)."""
-    return board.castling_xfen() if board.clean_castling_rights() else "-"
+    right is left (it reads each rook; most of a long game has none: issue 28), and
+    once for each arrangement of the kings and back-rank rooks with those rights."""
+    rights = board.clean_castling_rights()
+    if not rights:
+        return "-"
+    white, black = board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK]
+    kings, rooks = board.kings & ~board.promoted, board.rooks & chess.BB_BACKRANKS
+    asked = (rights, kings & white, kings & black, rooks & white, rooks & black)
+    field = _CASTLING_FIELDS.get(asked)
+    if field is None:
+        if len(_CASTLING_FIELDS) >= 256:
+            _CASTLING_FIELDS.clear()
+        field = _CASTLING_FIELDS[asked] = board.castling_xfen()
+    return field

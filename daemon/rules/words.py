@@ -15,6 +15,13 @@ from __future__ import annotations
 import chess
 
 _PIECE_WORDS = {"K": "king", "Q": "queen", "R": "rook", "B": "bishop", "N": "knight"}
+_PAWNS = frozenset(b"Pp")
+_WHITE = frozenset(b"PNBRQK")
+_EMPTY = ord(".")
+_FILES = chess.FILE_NAMES
+_SQUARES = chess.SQUARE_NAMES
+_LETTERS = {piece_type: chess.piece_symbol(piece_type).upper() for piece_type in chess.PIECE_TYPES}
+_TYPES = {letter: piece_type for piece_type, letter in _LETTERS.items()}
 
 
 def san(
@@ -22,21 +29,51 @@ def san(
     move: chess.Move,
     after: chess.Board | None = None,
     after_has_legal_move: bool | None = None,
+    *,
+    key: bytes | None = None,
+    check: bool | None = None,
 ) -> str:
     """The move's SAN, as PGN writes it, the same text as python-chess's ``Board.san``.
 
     ``Board.san`` pushes the move to look for check and mate and generates the legal
-    replies; the core has the position after the move already (``after``) and asks it
-    those questions anyway, so given them only the text before the suffix is made
-    here (issue 28: a fifth of a move's cost). Without them, ``Board.san`` itself.
+    replies; the core has the position after the move already (``after``, or whether
+    it is ``check``) and asks it those questions anyway, so given them only the text
+    before the suffix is made here (issue 28: a fifth of a move's cost). With ``key``
+    (the placement before the move) that text is read off the squares unless another
+    piece of the same kind could go to the same square (python-chess then writes
+    which one). Without them, ``Board.san`` itself.
     """
-    without_suffix = getattr(board, "_algebraic_without_suffix", None)
-    if after is None or after_has_legal_move is None or without_suffix is None:
+    if check is None:
+        if after is None:
+            return board.san(move)
+        check = after.is_check()
+    if check and after_has_legal_move is None:
         return board.san(move)
-    text: str = without_suffix(move)
-    if after.is_check():
+    text = (key is not None and _plain_san(board, key, move)) or board._algebraic_without_suffix(
+        move
+    )
+    if check:
         return text + ("+" if after_has_legal_move else "#")
     return text
+
+
+def _plain_san(board: chess.Board, key: bytes, move: chess.Move) -> str | None:
+    """The SAN before its suffix, when nothing needs telling apart; else None."""
+    frm, to = move.from_square, move.to_square
+    piece = key[frm]
+    if piece in _PAWNS:
+        text = f"{_FILES[frm & 7]}x{_SQUARES[to]}" if (frm ^ to) & 7 else _SQUARES[to]
+        return f"{text}={_LETTERS[move.promotion]}" if move.promotion else text
+    letter = chr(piece).upper()
+    taken = key[to] != _EMPTY and (key[to] in _WHITE) != (piece in _WHITE)
+    if letter == "K" and ((key[to] != _EMPTY and not taken) or abs((frm & 7) - (to & 7)) == 2):
+        return "O-O-O" if to & 7 < frm & 7 else "O-O"  # castling (king takes rook)
+    rivals = board.pieces_mask(_TYPES[letter], board.turn) & ~chess.BB_SQUARES[frm]
+    target = chess.BB_SQUARES[to]
+    for square in chess.scan_forward(rivals):
+        if board.attacks_mask(square) & target:
+            return None  # another could go there: python-chess tells them apart
+    return f"{letter}x{_SQUARES[to]}" if taken else f"{letter}{_SQUARES[to]}"
 
 
 def describe_move(board: chess.Board, move: chess.Move, written: str | None = None) -> str:
@@ -49,15 +86,20 @@ def describe_move(board: chess.Board, move: chess.Move, written: str | None = No
     elif body.startswith("O-O"):
         words.append("castles kingside")
     else:
-        piece = chess.piece_symbol(board.piece_type_at(move.from_square) or chess.PAWN).upper()
-        words.append(_PIECE_WORDS.get(piece, "pawn"))
-        words.append(chess.square_name(move.from_square))
-        words.append("takes" if board.is_capture(move) else "to")
-        words.append(chess.square_name(move.to_square))
-        if board.is_en_passant(move):
+        # a legal move's SAN begins with its piece's letter (a pawn's: its file, in
+        # lower case) and has an x when it captures, as python-chess writes it
+        piece = _PIECE_WORDS.get(body[0], "pawn")
+        takes = "x" in body
+        words += [
+            piece,
+            _SQUARES[move.from_square],
+            "takes" if takes else "to",
+            _SQUARES[move.to_square],
+        ]
+        if takes and piece == "pawn" and board.is_en_passant(move):
             words.append("en passant")
         if move.promotion:
-            words.append("promotes to " + _PIECE_WORDS[chess.piece_symbol(move.promotion).upper()])
+            words.append("promotes to " + _PIECE_WORDS[_LETTERS[move.promotion]])
     if san_text.endswith("#"):
         words.append("checkmate")
     elif san_text.endswith("+"):

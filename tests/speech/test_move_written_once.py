@@ -12,6 +12,7 @@ import pytest
 from daemon import compose
 from daemon.config import Settings
 from daemon.gamerecord import replay
+from daemon.rules import words
 from daemon.speech.answers import move_phrase
 from daemon.speech.vocabulary import vocabulary_of
 from drivers.simulators.handling import human_sensor_log
@@ -27,16 +28,25 @@ def test_each_move_is_written_once_and_said_from_that_text(
     moves = [chess.Move.from_uci(uci) for uci in OPENING]
     log = human_sensor_log(chess.Board(), moves, seed=5, with_clock=False)
     written = 0
-    # Every SAN python-chess makes, through Board.san or the core's own suffix
-    # (daemon.rules.words.san), is written by this one method.
+    # Every SAN is written by one of two: python-chess's method (through Board.san or
+    # the core's own suffix, daemon.rules.words.san), or the core's reading of the text
+    # off the placement (words._plain_san, None when python-chess must tell pieces apart).
     real_write = chess.Board._algebraic_without_suffix
+    real_plain = words._plain_san
 
     def write(board: chess.Board, move: chess.Move, **options: bool) -> str:
         nonlocal written
         written += 1
         return real_write(board, move, **options)
 
+    def plain(board: chess.Board, key: bytes, move: chess.Move) -> str | None:
+        nonlocal written
+        text = real_plain(board, key, move)
+        written += text is not None
+        return text
+
     monkeypatch.setattr(chess.Board, "_algebraic_without_suffix", write)
+    monkeypatch.setattr(words, "_plain_san", plain)
     feed = []
     for event in log:
         while (deadline := core.next_deadline()) is not None and deadline <= event.t:
