@@ -5,8 +5,10 @@ issue 19's memory trick on ``ssl`` met its figures while plain MQTT died after a
 dozen events. So a run of ``benchmarks/pibudget.py`` also carries, on its game, the
 outputs a hall uses, and fails unless each delivered:
 
-- **MQTT**: the daemon publishes to a real Mosquitto, and the real relay
-  (``dgt-bridge relay``, its own process) holds every move of the game, in order;
+- **MQTT**: the daemon publishes to a real Mosquitto (plain, or with ``tls`` over
+  TLS: a listener with a throw-away CA's certificate, ``benchmarks/testca.py``, the
+  daemon and the relay checking it), and the real relay (``dgt-bridge relay``, its own
+  process) holds every move of the game, in order;
 - **the page**: a viewer opened the live page (``/``, HTML) before the game and had
   every move from its ``/events`` stream;
 - **speech**: every move's phrase was heard (the first loud sample reached the
@@ -19,6 +21,7 @@ The broker, the relay and the viewer run outside the CPU group, as other machine
 from __future__ import annotations
 
 import contextlib
+import getpass
 import json
 import os
 import shutil
@@ -31,6 +34,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from benchmarks.testca import has_openssl, make_test_ca
 
 ROOT = Path(__file__).resolve().parent.parent
 MOSQUITTO = shutil.which("mosquitto") or (
@@ -126,31 +131,53 @@ class Viewer:
 
 class Features:
     """The broker and the relay (started by ``start``), the daemon's settings that
-    turn MQTT on towards them, a viewer of its page, and the verdicts."""
+    turn MQTT on towards them (``tls``: over TLS), a viewer of its page, and the
+    verdicts."""
 
-    def __init__(self, work: Path) -> None:
+    def __init__(self, work: Path, *, tls: bool = False) -> None:
         self.work = work
+        self.tls = tls
         self.port = free_port()
         self.relay_port = free_port()
         self.broker: subprocess.Popen[bytes] | None = None
         self.relay: subprocess.Popen[bytes] | None = None
         self.viewer: Viewer | None = None
         self.problem = "" if MOSQUITTO else "mosquitto is not installed"
+        if tls and not self.problem and not has_openssl():
+            self.problem = "openssl is not installed (the TLS broker's certificates)"
 
     def settings(self, tournament: str = TOURNAMENT) -> dict[str, Any]:
         """The ``broadcast:`` keys of the daemon's configuration (its page is on in the
         benchmark's own); another ``tournament``: MQTT as on, but not to the relay."""
         if self.problem:
             return {"round": ROUND}
-        mqtt = {"enabled": True, "host": "127.0.0.1", "port": self.port,
-                "tournament": tournament}  # fmt: skip
+        mqtt: dict[str, Any] = {"enabled": True, "host": "127.0.0.1", "port": self.port,
+                                "tournament": tournament}  # fmt: skip
+        if self.tls:
+            mqtt.update(tls=True, ca_file=str(self.work / "ca.crt"))
         return {"round": ROUND, "mqtt": mqtt}
 
     def start(self) -> Features:
         if self.problem:
             return self
         config = self.work / "mosquitto.conf"
-        config.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n")
+        # started as root, mosquitto would become user "mosquitto", who cannot read
+        # the key in our temporary directory: it stays who we are
+        text = (f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
+                f"user {getpass.getuser()}\n")  # fmt: skip
+        tls: list[str] = []
+        if self.tls:  # the broker's certificate, checked by the daemon and the relay
+            make_test_ca(self.work)
+            text += "".join(
+                f"{key} {self.work / name}\n"
+                for key, name in (
+                    ("cafile", "ca.crt"),
+                    ("certfile", "broker.crt"),
+                    ("keyfile", "broker.key"),
+                )
+            )
+            tls = ["--tls", "--ca", str(self.work / "ca.crt")]
+        config.write_text(text)
         self.broker = subprocess.Popen(
             [str(MOSQUITTO), "-c", str(config)],
             stdout=subprocess.DEVNULL,
@@ -165,7 +192,7 @@ class Features:
             self.relay = subprocess.Popen(
                 [sys.executable, "-m", "daemon", "relay", "--broker", f"127.0.0.1:{self.port}",
                  "--tournament", TOURNAMENT, "--round", ROUND, "--address", "127.0.0.1",
-                 "--port", str(self.relay_port)],
+                 "--port", str(self.relay_port), *tls],
                 stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.work,
             )  # fmt: skip
         if not _listening(self.relay_port, 60):

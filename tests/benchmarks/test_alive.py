@@ -60,3 +60,11 @@ def test_the_viewer_reads_moves_from_envelopes_and_bare_events() -> None:
     assert _moves_in({"type": "move", "uci": "e7e5"}) == [("1", "e7e5")]
     assert _moves_in({"type": "clock", "white": 10}) == []
     assert _moves_in([1, 2]) == []
+
+
+def test_a_tls_run_points_the_daemon_and_the_relay_at_the_broker_over_tls(tmp_path: Path) -> None:
+    # pibudget --mqtt tls: the daemon checks the broker's certificate against the
+    # run's own CA (a plain connection would not reach the TLS-only listener)
+    mqtt = Features(tmp_path, tls=True).settings()["mqtt"]
+    assert mqtt["tls"] is True and mqtt["ca_file"] == str(tmp_path / "ca.crt")
+    assert "tls" not in Features(tmp_path).settings()["mqtt"]
