@@ -59,12 +59,13 @@ def _listening(port: int, timeout: float) -> bool:
     return False
 
 
-def _moves_in(message: Any) -> list[tuple[str, str]]:
+def moves_in(message: Any) -> list[tuple[str, str]]:
     """The (board, move) a feed message of the page carries (an envelope naming its
     board, or a bare event: board 1)."""
     if not isinstance(message, dict):
         return []
-    event = message.get("event") if isinstance(message.get("event"), dict) else message
+    inner = message.get("event")
+    event: dict[str, Any] = inner if isinstance(inner, dict) else message
     if event.get("type") == "move" and isinstance(event.get("uci"), str):
         return [(str(message.get("board") or "1"), event["uci"])]
     return []
@@ -121,7 +122,7 @@ class Viewer:
                     line = raw.decode(errors="replace").rstrip("\r\n")
                     if line.startswith("data:"):
                         with contextlib.suppress(ValueError):
-                            for board, uci in _moves_in(json.loads(line[5:])):
+                            for board, uci in moves_in(json.loads(line[5:])):
                                 self.moves.setdefault(board, []).append(uci)
         except OSError as error:  # the daemon stopped, or never served
             self.error = str(error)
@@ -228,34 +229,22 @@ class Features:
         board's), ``heard`` phrases of board 1's heard (None: no speech in this run);
         waits up to ``wait`` s for the relay (MQTT is asynchronous)."""
         games = expected if isinstance(expected, dict) else {"1": expected}
-        moves = sum(len(m) for m in games.values())
+        found = [self.mqtt_check(games, wait), page_check(self.viewer, games)]
+        if heard is not None:
+            found.append(speech_check(heard, sum(len(m) for m in games.values())))
+        return found
+
+    def mqtt_check(self, games: dict[str, list[str]], wait: float = 15.0) -> Check:
+        """The relay holds each board's game, waiting up to ``wait`` s for it."""
         deadline = time.monotonic() + wait
         relayed = self.relayed()
         while not self.problem and not _holds(relayed, games) and time.monotonic() < deadline:
             time.sleep(0.2)
             relayed = self.relayed()
         if self.problem:
-            mqtt = Check("MQTT relay holds every move", False, self.problem)
-        else:
-            mqtt = Check("MQTT relay holds every move", _holds(relayed, games),
-                         _tally(relayed, games))  # fmt: skip
-        viewer = self.viewer
-        if viewer is None:
-            page = Check("page served a viewer", False, "no viewer was started")
-        else:
-            streamed = _holds(viewer.moves, games)
-            page = Check(
-                "page served a viewer",
-                viewer.page_ok and streamed,
-                f"page {'served' if viewer.page_ok else 'NOT served'}; streamed "
-                + _tally(viewer.moves, games)
-                + (f"; {viewer.error}" if viewer.error and not streamed else ""),
-            )
-        found = [mqtt, page]
-        if heard is not None:
-            found.append(Check("speech heard for every move", heard == moves > 0,
-                               f"{heard} of {moves} phrases heard"))  # fmt: skip
-        return found
+            return Check("MQTT relay holds every move", False, self.problem)
+        return Check("MQTT relay holds every move", _holds(relayed, games),
+                     _tally(relayed, games))  # fmt: skip
 
     def _relay_tail(self) -> str:
         with contextlib.suppress(OSError):
@@ -271,3 +260,57 @@ class Features:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait(5)
+
+
+def page_check(viewer: Viewer | None, games: dict[str, list[str]]) -> Check:
+    """The viewer was served the page and streamed every board's game."""
+    if viewer is None:
+        return Check("page served a viewer", False, "no viewer was started")
+    streamed = _holds(viewer.moves, games)
+    return Check(
+        "page served a viewer",
+        viewer.page_ok and streamed,
+        f"page {'served' if viewer.page_ok else 'NOT served'}; streamed "
+        + _tally(viewer.moves, games)
+        + (f"; {viewer.error}" if viewer.error and not streamed else ""),
+    )
+
+
+def crowd_check(records: list[dict[str, Any]], count: int, games: dict[str, list[str]]) -> Check:
+    """Each of the ``count`` viewers of a crowd (``benchmarks.viewers``) was served the
+    page and streamed every board's whole game."""
+    whole = [r for r in records if r.get("page_ok") and _holds(r.get("moves") or {}, games)]
+    short = [r for r in records if r not in whole]
+    seen = f"{len(whole)} of {count} viewers had the page and every board's whole game"
+    if short:
+        first = short[0]
+        seen += (f"; one short: page {'served' if first.get('page_ok') else 'NOT served'}, "
+                 + _tally(first.get("moves") or {}, games)
+                 + (f", {first['error']}" if first.get("error") else ""))  # fmt: skip
+    return Check(f"page served {count} viewers", len(whole) == count > 0, seen)
+
+
+def speech_check(heard: int, moves: int, who: str = "") -> Check:
+    """Every move's phrase was heard (``who``: whose earphone, in a hall)."""
+    name = f"speech heard for every move{f' ({who})' if who else ''}"
+    return Check(name, heard == moves > 0, f"{heard} of {moves} phrases heard")
+
+
+def pushed_games(pgn: str) -> dict[str, list[str]]:
+    """Each board's moves in a round's PGN as pushed to lichess (its ``Board`` tag)."""
+    import io
+
+    import chess.pgn
+
+    found: dict[str, list[str]] = {}
+    stream = io.StringIO(pgn)
+    while (game := chess.pgn.read_game(stream)) is not None:
+        found[game.headers.get("Board", "?")] = [m.uci() for m in game.mainline_moves()]
+    return found
+
+
+def lichess_check(last_push: str, pushes: int, games: dict[str, list[str]]) -> Check:
+    """The last PGN the lichess endpoint took holds every board's whole game."""
+    pushed = pushed_games(last_push)
+    return Check("lichess push holds every move", pushes > 0 and _holds(pushed, games),
+                 f"{pushes} pushes taken; the last: {_tally(pushed, games)}")  # fmt: skip

@@ -277,6 +277,58 @@ def measure_single(budget: Budget, figures: Figures, plies: int, starts: int, id
 SLOW_EVENT, SLOW_SPEECH = 0.020, 0.200
 
 
+@dataclass
+class Timed:
+    """One move's times (one clock, any): its press, its ``move`` event, the first loud
+    sample of its phrase heard, and how long the phrase before still sounded after the
+    press (0: it had ended)."""
+
+    ply: int
+    pressed: float
+    event_at: float
+    heard: float
+    still: float
+
+    @property
+    def to_event(self) -> float:
+        return self.event_at - self.pressed
+
+    @property
+    def to_speech(self) -> float:
+        return self.heard - self.pressed
+
+
+def timed_moves(
+    expected: list[str],
+    seen: dict[int, tuple[str, float]],
+    presses: dict[int, float],
+    starts: list[float],
+    ends: list[float],
+) -> tuple[list[Timed], int, int]:
+    """Each move's times, from its press (``presses[ply]``), its first ``move`` event
+    (``seen[ply]``: uci, time) and the player's log (phrases' first samples heard,
+    ``starts``, and ends); and the moves wrong or missed, and unspoken (no phrase heard
+    between its event and the next move's)."""
+    rows: list[Timed] = []
+    wrong = unspoken = 0
+    for ply in range(1, len(expected) + 1):
+        got = seen.get(ply)
+        pressed = presses.get(ply)
+        if got is None or got[0] != expected[ply - 1] or pressed is None:
+            wrong += 1
+            continue
+        following = seen.get(ply + 1, ("", float("inf")))[1]
+        spoken = [s for s in starts if pressed <= s < following]
+        if not spoken:
+            unspoken += 1
+            continue
+        # The phrase before this one: still sounding at the press if it ended after it.
+        before = [e for e in ends if e < spoken[0]]
+        still = max(0.0, before[-1] - pressed) if before else 0.0
+        rows.append(Timed(ply, pressed, got[1], spoken[0], still))
+    return rows, wrong, unspoken
+
+
 def _latencies(figures: Figures, daemon: BudgetDaemon, emulator: Any, plan: Any,
                expected: list[str], sampler: TreeSampler | None = None) -> None:  # fmt: skip
     seen: dict[int, tuple[str, float]] = {}
@@ -288,42 +340,35 @@ def _latencies(figures: Figures, daemon: BudgetDaemon, emulator: Any, plan: Any,
                 # an engine that failed: the phrases after it are another engine's
                 figures.notes.append(f"speech: {event.get('message')}")
     starts, ends = daemon.player_log_times()
-    rows: list[tuple[int, float, float, float, float | None, float]] = []
-    for ply in range(1, len(expected) + 1):
-        got = seen.get(ply)
-        pressed = emulator.applied_at.get(id(plan.deciding[ply]))
-        if got is None or got[0] != expected[ply - 1] or pressed is None:
-            figures.wrong += 1
-            continue
-        figures.to_event.append(got[1] - pressed)
-        following = seen.get(ply + 1, ("", float("inf")))[1]
-        spoken = [s for s in starts if pressed <= s < following]
-        if not spoken:
-            figures.unspoken += 1
-            continue
-        heard = spoken[0]
-        figures.to_speech.append(heard - pressed)
-        # The phrase before this one: still sounding at the press if it ended after it.
-        before = [e for e in ends if e < heard]
-        still = before[-1] - pressed if before else 0.0
-        if still > 0:
-            figures.speech_behind.append((heard - pressed, still))
+    presses = {
+        ply: emulator.applied_at[id(event)]
+        for ply, event in plan.deciding.items()
+        if id(event) in emulator.applied_at
+    }
+    rows, wrong, unspoken = timed_moves(expected, seen, presses, starts, ends)
+    figures.wrong += wrong
+    figures.unspoken += unspoken
+    for row in rows:
+        figures.to_event.append(row.to_event)
+        figures.to_speech.append(row.to_speech)
+        if row.still > 0:
+            figures.speech_behind.append((row.to_speech, row.still))
         else:
-            figures.speech_free.append(heard - pressed)
-        rows.append((ply, pressed, got[1], heard, max(0.0, still), heard - pressed))
+            figures.speech_free.append(row.to_speech)
     if not rows:
         return
-    slowest_event = max(rows, key=lambda r: r[2] - r[1])
-    slowest_speech = max(rows, key=lambda r: r[5])
-    for ply, pressed, event_at, heard, still, speech in rows:
-        if not (event_at - pressed > SLOW_EVENT or speech > SLOW_SPEECH
-                or ply in (slowest_event[0], slowest_speech[0])):  # fmt: skip
+    slowest_event = max(rows, key=lambda r: r.to_event)
+    slowest_speech = max(rows, key=lambda r: r.to_speech)
+    for row in rows:
+        if not (row.to_event > SLOW_EVENT or row.to_speech > SLOW_SPEECH
+                or row.ply in (slowest_event.ply, slowest_speech.ply)):  # fmt: skip
             continue
-        behind = f", the previous phrase sounded {still * 1e3:.0f} ms more" if still else ""
+        behind = f", the previous phrase sounded {row.still * 1e3:.0f} ms more" if row.still else ""
         figures.slow.append(
-            f"ply {ply}: press -> move {(event_at - pressed) * 1e3:.1f} ms "
-            f"[{describe_window(sampler, pressed, event_at)}]; -> heard {speech * 1e3:.1f} ms"
-            f"{behind} [{describe_window(sampler, pressed, heard)}]"
+            f"ply {row.ply}: press -> move {row.to_event * 1e3:.1f} ms "
+            f"[{describe_window(sampler, row.pressed, row.event_at)}]; -> heard "
+            f"{row.to_speech * 1e3:.1f} ms{behind} "
+            f"[{describe_window(sampler, row.pressed, row.heard)}]"
         )
 
 

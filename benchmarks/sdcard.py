@@ -56,19 +56,27 @@ def build_shim(directory: Path) -> Path:
     return library
 
 
+def shim_environment(
+    shim: Path, log: Path, low: float = 20.0, high: float = 200.0
+) -> dict[str, str]:
+    """The variables that give a process the slow card: the shim preloaded, its delays'
+    range (ms), the file each delay taken is noted in, a fixed seed."""
+    return {
+        "LD_PRELOAD": str(shim),
+        "SLOW_FSYNC_MIN_MS": str(low),
+        "SLOW_FSYNC_MAX_MS": str(high),
+        "SLOW_FSYNC_LOG": str(log),
+        "SLOW_FSYNC_SEED": "28",
+    }
+
+
 def run(
     module: str, args: list[str], *, shim: Path | None, low: float, high: float, log: Path
 ) -> tuple[str, list[float]]:
     """One benchmark's whole output, and the fsync delays it slept (ms)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     if shim is not None:
-        env.update(
-            LD_PRELOAD=str(shim),
-            SLOW_FSYNC_MIN_MS=str(low),
-            SLOW_FSYNC_MAX_MS=str(high),
-            SLOW_FSYNC_LOG=str(log),
-            SLOW_FSYNC_SEED="28",
-        )
+        env.update(shim_environment(shim, log, low, high))
     log.unlink(missing_ok=True)
     done = subprocess.run(
         [sys.executable, "-m", f"benchmarks.{module}", *args],
