@@ -104,6 +104,8 @@ class Viewer:
     url: str
     page_ok: bool = False
     moves: dict[str, list[str]] = field(default_factory=dict)  # by board
+    #: when each of those moves came (time.monotonic), by board
+    times: dict[str, list[float]] = field(default_factory=dict)
     error: str = ""
     connected: threading.Event = field(default_factory=threading.Event)
 
@@ -124,6 +126,7 @@ class Viewer:
                         with contextlib.suppress(ValueError):
                             for board, uci in moves_in(json.loads(line[5:])):
                                 self.moves.setdefault(board, []).append(uci)
+                                self.times.setdefault(board, []).append(time.monotonic())
         except OSError as error:  # the daemon stopped, or never served
             self.error = str(error)
         finally:

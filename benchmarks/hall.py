@@ -215,6 +215,7 @@ async def run_hall(kind: str, count: int, plies: int, seed: int) -> dict[str, An
         features.stop()
         for emulator in emulators:
             emulator.stop()
+        durable = _durable(directory / "games", features)
     applied = (
         chain.applied
         if kind == "bus"
@@ -239,7 +240,22 @@ async def run_hall(kind: str, count: int, plies: int, seed: int) -> dict[str, An
             b: (_final(moves[b]), expected[b]) for b in expected if _final(moves[b]) != expected[b]
         },
         "alive": alive,
+        "durable": durable,
     }
+
+
+def _durable(storage: Path, features: Features) -> tuple[int, list[str]] | None:
+    """With the slow card (``benchmarks.sdcard``: its shim notes every fsync in
+    ``SLOW_FSYNC_LOG``) and fsync on: the moves the viewer had, checked to have been on
+    the card first (docs/daemon.md, "What is on the card when"); None otherwise."""
+    log = os.environ.get("SLOW_FSYNC_LOG")
+    viewer = features.viewer
+    if not (log and FSYNC and viewer is not None):
+        return None
+    from benchmarks.sdcard import read_fsyncs, shown_before_on_card
+
+    shown = {b: list(zip(viewer.moves[b], viewer.times[b], strict=False)) for b in viewer.moves}
+    return shown_before_on_card(storage, read_fsyncs(Path(log)), shown)
 
 
 def _page_port(hall: Daemon) -> int:
@@ -340,6 +356,13 @@ def report(result: dict[str, Any]) -> None:
     report_lags(result)
     for check in result["alive"]:
         print(f"   {check.feature}: {'alive' if check.alive else 'DEAD'} ({check.seen})")
+    if result.get("durable") is not None:
+        checked, early = result["durable"]
+        which = f" ({', '.join(early[:5])})" if early else ""
+        print(
+            "   moves shown on the page before their journal line was on the card: "
+            f"{len(early)} of {checked}{which}"
+        )
 
 
 async def fetch_text(url: str) -> str:
@@ -553,7 +576,12 @@ def main() -> int:
         report(results[-1])
     footer()
     # a run whose games were not exact, or whose relay or viewer missed a move, fails
-    failed = any(r["exact"] != r["boards"] or not all(c.alive for c in r["alive"]) for r in results)
+    failed = any(
+        r["exact"] != r["boards"]
+        or not all(c.alive for c in r["alive"])
+        or (r["durable"] is not None and (r["durable"][1] or not r["durable"][0]))
+        for r in results
+    )
     return 1 if failed else 0
 
 

@@ -570,7 +570,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
         if args.slow_card:
-            delays = sorted(float(x) for x in (shim_dir / "delays.txt").read_text().split())
+            from benchmarks.sdcard import read_fsyncs
+
+            delays = sorted(f.ms for f in read_fsyncs(shim_dir / "delays.txt"))
             print(
                 f"slow SD card: {len(delays)} fsyncs slept, median "
                 f"{delays[len(delays) // 2] if delays else 0:.0f} ms"
