@@ -27,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,25 @@ def pymalloc_mb() -> tuple[float, float]:
     return held, used
 
 
+def glibc_mb() -> tuple[float, float, float]:
+    """glibc's heap in this process (``mallinfo2``): bytes in use, free in its arenas
+    and in mmapped chunks, MB; NaN where there is no glibc."""
+    import ctypes
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in (
+            "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+            "uordblks", "fordblks", "keepcost")]  # fmt: skip
+
+    try:
+        call = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return float("nan"), float("nan"), float("nan")
+    call.restype = MallInfo2
+    info = call()
+    return info.uordblks / 1e6, info.fordblks / 1e6, info.hblkhd / 1e6
+
+
 def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first: int,
                expected: int, features: bool = True, speech: bool = False,
                trace: bool = True) -> None:  # fmt: skip
@@ -232,11 +252,14 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
                     traced = tracemalloc.get_traced_memory()[0] if trace else float("nan")
                     rss, dirty = _rss_mb()
                     arenas, blocks = pymalloc_mb()
+                    used, free, mapped = glibc_mb()
                     print(
                         f"after game {number:3d}: Python's objects {traced / 1e6:6.3f} MB; "
                         f"pymalloc's arenas {arenas:6.2f} MB holding blocks of "
-                        f"{blocks:6.3f} MB; RSS {rss:6.2f} MB, private dirty {dirty:6.2f} MB; "
-                        f"games started {seen['game_start']}, moves {seen['move']}",
+                        f"{blocks:6.3f} MB; glibc's heap {used:6.2f} MB in use, {free:6.2f} "
+                        f"free, {mapped:6.2f} mmapped; RSS {rss:6.2f} MB, private dirty "
+                        f"{dirty:6.2f} MB; games started {seen['game_start']}, moves "
+                        f"{seen['move']}",
                         flush=True,
                     )
             finally:
@@ -383,6 +406,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         flush=True,
                     )
                 emulator.wait_played(60)
+                with daemon.changed:  # a speech engine set aside, a disk error ...
+                    notices = Counter(str(e.get("code")) for _, _, e in daemon.events
+                                      if e.get("type") == "notice")  # fmt: skip
+                print(f"notices in the feed: {dict(notices) or 'none'}")
             finally:
                 daemon.stop()
     finally:
