@@ -72,24 +72,24 @@ static long long size_of(int fd) {
     return fstat(fd, &info) == 0 ? (long long)info.st_size : -1;
 }
 
-int fsync(int fd) {
-    static int (*real)(int) = NULL;
-    if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+/* The real call, after the card's delay; noted; the caller sees the real call's error. */
+static int slowly(int (*real)(int), int fd) {
     long long size = size_of(fd);
     double ms = card_delay();
     int result = real(fd), error = errno;
     note(ms, size, fd);
-    errno = error;  /* the caller sees the real call's error, not the note's */
+    errno = error;
     return result;
+}
+
+int fsync(int fd) {
+    static int (*real)(int) = NULL;
+    if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    return slowly(real, fd);
 }
 
 int fdatasync(int fd) {
     static int (*real)(int) = NULL;
     if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
-    long long size = size_of(fd);
-    double ms = card_delay();
-    int result = real(fd), error = errno;
-    note(ms, size, fd);
-    errno = error;  /* the caller sees the real call's error, not the note's */
-    return result;
+    return slowly(real, fd);
 }

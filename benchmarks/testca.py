@@ -18,12 +18,12 @@ def _openssl(*args: str, cwd: Path) -> None:
 
 
 def make_test_ca(directory: Path) -> None:
-    """``ca.crt``/``ca.key``, ``broker.crt``/``broker.key`` (for 127.0.0.1) and
-    ``client.crt``/``client.key`` in ``directory``."""
+    """``ca.crt``/``ca.key``, ``broker.crt``/``broker.key`` (for 127.0.0.1 and
+    localhost) and ``client.crt``/``client.key`` in ``directory``."""
     ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
     _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
              "-subj", "/CN=benchmark hall CA", cwd=directory)  # fmt: skip
-    for name, extension in (("broker", "subjectAltName=IP:127.0.0.1"),
+    for name, extension in (("broker", "subjectAltName=IP:127.0.0.1,DNS:localhost"),
                             ("client", "extendedKeyUsage=clientAuth")):  # fmt: skip
         (directory / f"{name}.ext").write_text(extension + "\n")
         _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr",
