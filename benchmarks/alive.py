@@ -5,8 +5,10 @@ issue 19's memory trick on ``ssl`` met its figures while plain MQTT died after a
 dozen events. So a run of ``benchmarks/pibudget.py`` also carries, on its game, the
 outputs a hall uses, and fails unless each delivered:
 
-- **MQTT**: the daemon publishes to a real Mosquitto, and the real relay
-  (``dgt-bridge relay``, its own process) holds every move of the game, in order;
+- **MQTT**: the daemon publishes to a real Mosquitto (plain, or with ``tls`` over
+  TLS: a listener with a throw-away CA's certificate, ``benchmarks/testca.py``, the
+  daemon and the relay checking it), and the real relay (``dgt-bridge relay``, its own
+  process) holds every move of the game, in order;
 - **the page**: a viewer opened the live page (``/``, HTML) before the game and had
   every move from its ``/events`` stream;
 - **speech**: every move's phrase was heard (the first loud sample reached the
@@ -19,6 +21,7 @@ The broker, the relay and the viewer run outside the CPU group, as other machine
 from __future__ import annotations
 
 import contextlib
+import getpass
 import json
 import os
 import shutil
@@ -31,6 +34,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from benchmarks.testca import has_openssl, make_test_ca
 
 ROOT = Path(__file__).resolve().parent.parent
 MOSQUITTO = shutil.which("mosquitto") or (
@@ -54,12 +59,13 @@ def _listening(port: int, timeout: float) -> bool:
     return False
 
 
-def _moves_in(message: Any) -> list[tuple[str, str]]:
+def moves_in(message: Any) -> list[tuple[str, str]]:
     """The (board, move) a feed message of the page carries (an envelope naming its
     board, or a bare event: board 1)."""
     if not isinstance(message, dict):
         return []
-    event = message.get("event") if isinstance(message.get("event"), dict) else message
+    inner = message.get("event")
+    event: dict[str, Any] = inner if isinstance(inner, dict) else message
     if event.get("type") == "move" and isinstance(event.get("uci"), str):
         return [(str(message.get("board") or "1"), event["uci"])]
     return []
@@ -98,6 +104,8 @@ class Viewer:
     url: str
     page_ok: bool = False
     moves: dict[str, list[str]] = field(default_factory=dict)  # by board
+    #: when each of those moves came (time.monotonic), by board
+    times: dict[str, list[float]] = field(default_factory=dict)
     error: str = ""
     connected: threading.Event = field(default_factory=threading.Event)
 
@@ -116,8 +124,9 @@ class Viewer:
                     line = raw.decode(errors="replace").rstrip("\r\n")
                     if line.startswith("data:"):
                         with contextlib.suppress(ValueError):
-                            for board, uci in _moves_in(json.loads(line[5:])):
+                            for board, uci in moves_in(json.loads(line[5:])):
                                 self.moves.setdefault(board, []).append(uci)
+                                self.times.setdefault(board, []).append(time.monotonic())
         except OSError as error:  # the daemon stopped, or never served
             self.error = str(error)
         finally:
@@ -126,31 +135,53 @@ class Viewer:
 
 class Features:
     """The broker and the relay (started by ``start``), the daemon's settings that
-    turn MQTT on towards them, a viewer of its page, and the verdicts."""
+    turn MQTT on towards them (``tls``: over TLS), a viewer of its page, and the
+    verdicts."""
 
-    def __init__(self, work: Path) -> None:
+    def __init__(self, work: Path, *, tls: bool = False) -> None:
         self.work = work
+        self.tls = tls
         self.port = free_port()
         self.relay_port = free_port()
         self.broker: subprocess.Popen[bytes] | None = None
         self.relay: subprocess.Popen[bytes] | None = None
         self.viewer: Viewer | None = None
         self.problem = "" if MOSQUITTO else "mosquitto is not installed"
+        if tls and not self.problem and not has_openssl():
+            self.problem = "openssl is not installed (the TLS broker's certificates)"
 
     def settings(self, tournament: str = TOURNAMENT) -> dict[str, Any]:
         """The ``broadcast:`` keys of the daemon's configuration (its page is on in the
         benchmark's own); another ``tournament``: MQTT as on, but not to the relay."""
         if self.problem:
             return {"round": ROUND}
-        mqtt = {"enabled": True, "host": "127.0.0.1", "port": self.port,
-                "tournament": tournament}  # fmt: skip
+        mqtt: dict[str, Any] = {"enabled": True, "host": "127.0.0.1", "port": self.port,
+                                "tournament": tournament}  # fmt: skip
+        if self.tls:
+            mqtt.update(tls=True, ca_file=str(self.work / "ca.crt"))
         return {"round": ROUND, "mqtt": mqtt}
 
     def start(self) -> Features:
         if self.problem:
             return self
         config = self.work / "mosquitto.conf"
-        config.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n")
+        # started as root, mosquitto would become user "mosquitto", who cannot read
+        # the key in our temporary directory: it stays who we are
+        text = (f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
+                f"user {getpass.getuser()}\n")  # fmt: skip
+        tls: list[str] = []
+        if self.tls:  # the broker's certificate, checked by the daemon and the relay
+            make_test_ca(self.work)
+            text += "".join(
+                f"{key} {self.work / name}\n"
+                for key, name in (
+                    ("cafile", "ca.crt"),
+                    ("certfile", "broker.crt"),
+                    ("keyfile", "broker.key"),
+                )
+            )
+            tls = ["--tls", "--ca", str(self.work / "ca.crt")]
+        config.write_text(text)
         self.broker = subprocess.Popen(
             [str(MOSQUITTO), "-c", str(config)],
             stdout=subprocess.DEVNULL,
@@ -165,7 +196,7 @@ class Features:
             self.relay = subprocess.Popen(
                 [sys.executable, "-m", "daemon", "relay", "--broker", f"127.0.0.1:{self.port}",
                  "--tournament", TOURNAMENT, "--round", ROUND, "--address", "127.0.0.1",
-                 "--port", str(self.relay_port)],
+                 "--port", str(self.relay_port), *tls],
                 stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.work,
             )  # fmt: skip
         if not _listening(self.relay_port, 60):
@@ -201,34 +232,22 @@ class Features:
         board's), ``heard`` phrases of board 1's heard (None: no speech in this run);
         waits up to ``wait`` s for the relay (MQTT is asynchronous)."""
         games = expected if isinstance(expected, dict) else {"1": expected}
-        moves = sum(len(m) for m in games.values())
+        found = [self.mqtt_check(games, wait), page_check(self.viewer, games)]
+        if heard is not None:
+            found.append(speech_check(heard, sum(len(m) for m in games.values())))
+        return found
+
+    def mqtt_check(self, games: dict[str, list[str]], wait: float = 15.0) -> Check:
+        """The relay holds each board's game, waiting up to ``wait`` s for it."""
         deadline = time.monotonic() + wait
         relayed = self.relayed()
         while not self.problem and not _holds(relayed, games) and time.monotonic() < deadline:
             time.sleep(0.2)
             relayed = self.relayed()
         if self.problem:
-            mqtt = Check("MQTT relay holds every move", False, self.problem)
-        else:
-            mqtt = Check("MQTT relay holds every move", _holds(relayed, games),
-                         _tally(relayed, games))  # fmt: skip
-        viewer = self.viewer
-        if viewer is None:
-            page = Check("page served a viewer", False, "no viewer was started")
-        else:
-            streamed = _holds(viewer.moves, games)
-            page = Check(
-                "page served a viewer",
-                viewer.page_ok and streamed,
-                f"page {'served' if viewer.page_ok else 'NOT served'}; streamed "
-                + _tally(viewer.moves, games)
-                + (f"; {viewer.error}" if viewer.error and not streamed else ""),
-            )
-        found = [mqtt, page]
-        if heard is not None:
-            found.append(Check("speech heard for every move", heard == moves > 0,
-                               f"{heard} of {moves} phrases heard"))  # fmt: skip
-        return found
+            return Check("MQTT relay holds every move", False, self.problem)
+        return Check("MQTT relay holds every move", _holds(relayed, games),
+                     _tally(relayed, games))  # fmt: skip
 
     def _relay_tail(self) -> str:
         with contextlib.suppress(OSError):
@@ -244,3 +263,57 @@ class Features:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait(5)
+
+
+def page_check(viewer: Viewer | None, games: dict[str, list[str]]) -> Check:
+    """The viewer was served the page and streamed every board's game."""
+    if viewer is None:
+        return Check("page served a viewer", False, "no viewer was started")
+    streamed = _holds(viewer.moves, games)
+    return Check(
+        "page served a viewer",
+        viewer.page_ok and streamed,
+        f"page {'served' if viewer.page_ok else 'NOT served'}; streamed "
+        + _tally(viewer.moves, games)
+        + (f"; {viewer.error}" if viewer.error and not streamed else ""),
+    )
+
+
+def crowd_check(records: list[dict[str, Any]], count: int, games: dict[str, list[str]]) -> Check:
+    """Each of the ``count`` viewers of a crowd (``benchmarks.viewers``) was served the
+    page and streamed every board's whole game."""
+    whole = [r for r in records if r.get("page_ok") and _holds(r.get("moves") or {}, games)]
+    short = [r for r in records if r not in whole]
+    seen = f"{len(whole)} of {count} viewers had the page and every board's whole game"
+    if short:
+        first = short[0]
+        seen += (f"; one short: page {'served' if first.get('page_ok') else 'NOT served'}, "
+                 + _tally(first.get("moves") or {}, games)
+                 + (f", {first['error']}" if first.get("error") else ""))  # fmt: skip
+    return Check(f"page served {count} viewers", len(whole) == count > 0, seen)
+
+
+def speech_check(heard: int, moves: int, who: str = "") -> Check:
+    """Every move's phrase was heard (``who``: whose earphone, in a hall)."""
+    name = f"speech heard for every move{f' ({who})' if who else ''}"
+    return Check(name, heard == moves > 0, f"{heard} of {moves} phrases heard")
+
+
+def pushed_games(pgn: str) -> dict[str, list[str]]:
+    """Each board's moves in a round's PGN as pushed to lichess (its ``Board`` tag)."""
+    import io
+
+    import chess.pgn
+
+    found: dict[str, list[str]] = {}
+    stream = io.StringIO(pgn)
+    while (game := chess.pgn.read_game(stream)) is not None:
+        found[game.headers.get("Board", "?")] = [m.uci() for m in game.mainline_moves()]
+    return found
+
+
+def lichess_check(last_push: str, pushes: int, games: dict[str, list[str]]) -> Check:
+    """The last PGN the lichess endpoint took holds every board's whole game."""
+    pushed = pushed_games(last_push)
+    return Check("lichess push holds every move", pushes > 0 and _holds(pushed, games),
+                 f"{pushes} pushes taken; the last: {_tally(pushed, games)}")  # fmt: skip

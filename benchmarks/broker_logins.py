@@ -29,6 +29,7 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 
 from benchmarks.common import ROOT, footer, header
+from benchmarks.testca import make_test_ca
 
 SHIPPED = ROOT / "config" / "mosquitto"
 TOURNAMENT = "club-open"
@@ -40,24 +41,6 @@ def _rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
-
-
-def _openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
-
-
-def _test_ca(directory: Path) -> None:
-    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
-    _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
-             "-subj", "/CN=benchmark hall CA", cwd=directory)  # fmt: skip
-    for name, extension in (("broker", "subjectAltName=IP:127.0.0.1"),
-                            ("client", "extendedKeyUsage=clientAuth")):  # fmt: skip
-        (directory / f"{name}.ext").write_text(extension + "\n")
-        _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr",
-                 "-subj", f"/CN={name}", cwd=directory)  # fmt: skip
-        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-                 "-CAcreateserial", "-out", f"{name}.crt", "-days", "2",
-                 "-extfile", f"{name}.ext", cwd=directory)  # fmt: skip
 
 
 def _logins(directory: Path, boards: int) -> dict[str, str]:
@@ -117,7 +100,7 @@ def _client(directory: Path, port: int, user: str, password: str) -> mqtt.Client
 def measure(boards: int, state_bytes: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="broker-logins-") as name:
         directory = Path(name)
-        _test_ca(directory)
+        make_test_ca(directory)
         started = time.monotonic()
         passwords = _logins(directory, boards)
         made = time.monotonic() - started

@@ -197,6 +197,7 @@ class BudgetDaemon:
         port: str | None = None,
         config: Path | None = None,
         speech: bool = True,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         notify_path = work / f"notify-{time.monotonic_ns()}.sock"
@@ -216,9 +217,10 @@ class BudgetDaemon:
             "broadcast": {"address": "127.0.0.1", "port": self.http_port},
         }
         config = unit_config(work, config, settings)
-        env = unit_environment(work)
-        warm_cache(config, env)
-        env["NOTIFY_SOCKET"] = str(notify_path)
+        environment = unit_environment(work)
+        warm_cache(config, environment)
+        # ``env``: the benchmark's own additions (LD_PRELOAD of a slow SD card ...)
+        environment.update(env or {}, NOTIFY_SOCKET=str(notify_path))
         command = [sys.executable, "-m", "daemon", "run", "--events", "-",
                    "--storage", str(work / "games")]  # fmt: skip
         if port:
@@ -234,7 +236,7 @@ class BudgetDaemon:
             self.process = subprocess.Popen(
                 command,
                 cwd=ROOT,
-                env=env,
+                env=environment,
                 stdout=subprocess.PIPE,
                 stderr=log,
                 text=True,

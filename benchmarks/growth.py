@@ -22,10 +22,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
+import os
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,8 +35,8 @@ from typing import Any
 import chess
 
 from benchmarks.common import GAMES_PGN, footer, header
-from benchmarks.daemonrun import BudgetDaemon, compile_sources
-from benchmarks.processes import private_mb, tree_pss
+from benchmarks.daemonrun import SYNTHESIS, BudgetDaemon, compile_sources
+from benchmarks.processes import descendants, private_mb, tree_pss
 from drivers.sensors import SensorEvent
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.gamelogs import distinct_openings
@@ -114,8 +116,52 @@ def _rss_mb() -> tuple[float, float]:
     return fields.get("Rss", 0) / 1e3, fields.get("Private_Dirty", 0) / 1e3
 
 
+def pymalloc_mb() -> tuple[float, float]:
+    """pymalloc's arenas in use (MB; an arena is given back only once every block in
+    it is free) and the bytes its allocated blocks hold (MB): the first growing while
+    the second does not is fragmentation. From ``sys._debugmallocstats`` (stderr)."""
+    import re
+
+    with tempfile.TemporaryFile() as out:
+        saved = os.dup(2)
+        sys.stderr.flush()
+        os.dup2(out.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    arenas = re.search(r"(\d+) arenas \* (\d+) bytes/arena", text)
+    blocks = re.search(r"# bytes in allocated blocks\s+=\s+([\d,]+)", text)
+    held = int(arenas.group(1)) * int(arenas.group(2)) / 1e6 if arenas else float("nan")
+    used = int(blocks.group(1).replace(",", "")) / 1e6 if blocks else float("nan")
+    return held, used
+
+
+def glibc_mb() -> tuple[float, float, float]:
+    """glibc's heap in this process (``mallinfo2``): bytes in use, free in its arenas
+    and in mmapped chunks, MB; NaN where there is no glibc."""
+    import ctypes
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in (
+            "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+            "uordblks", "fordblks", "keepcost")]  # fmt: skip
+
+    try:
+        call = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return float("nan"), float("nan"), float("nan")
+    call.restype = MallInfo2
+    info = call()
+    return info.uordblks / 1e6, info.fordblks / 1e6, info.hblkhd / 1e6
+
+
 def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first: int,
-               expected: int, features: bool = True) -> None:  # fmt: skip
+               expected: int, features: bool = True, speech: bool = False,
+               trace: bool = True) -> None:  # fmt: skip
     """The same day with the daemon in this process under ``tracemalloc``: after every
     game what Python's objects hold (tracemalloc) beside what the process holds (RSS,
     private dirty). Objects kept per game grow both; memory the allocator keeps after
@@ -123,9 +169,13 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
     grew from game ``first`` to the last, grouped by traceback.
 
     With ``features`` the page has a viewer (``curl`` on ``/events``, its own process)
-    and MQTT publishes to a real Mosquitto, as a hall runs; the journal and PGN are on."""
+    and MQTT publishes to a real Mosquitto, as a hall runs; the journal and PGN are on.
+    With ``speech`` the daemon speaks (pyttsx3 in its thread, into the benchmark's
+    stand-in player), as the unit's does. Without ``trace`` (``--in-process``): no
+    tracemalloc and no collection forced, as the daemon runs; then pymalloc's arenas
+    and the bytes their blocks hold are shown beside the process's memory."""
     import asyncio
-    import os
+    import gc
     import shutil
     import subprocess
     import tracemalloc
@@ -155,10 +205,18 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
                                 "DGT_BRIDGE_BROADCAST__MQTT__PORT": str(port),
                                 "DGT_BRIDGE_BROADCAST__MQTT__TOURNAMENT": "growth"})  # fmt: skip
                 print(f"MQTT to mosquitto on 127.0.0.1:{port}")
+        if speech:  # pyttsx3 in the daemon's thread, the stand-in player noting
+            from benchmarks.latency import stream_player_setting
+
+            environ.update({"DGT_BRIDGE_SPEECH__ENGINE": "pyttsx3",
+                            "DGT_BRIDGE_SPEECH__DEVICE": '"null"',
+                            "DGT_BRIDGE_SPEECH__STREAM_PLAYER":
+                                stream_player_setting(tmp / "player.log")})  # fmt: skip
         settings = load(None, environ)
         snapshots: dict[int, tracemalloc.Snapshot] = {}
-        tracemalloc.start(12)
-        stack.callback(tracemalloc.stop)
+        if trace:
+            tracemalloc.start(12)
+            stack.callback(tracemalloc.stop)
 
         seen: dict[str, int] = {"game_start": 0, "move": 0}
 
@@ -169,7 +227,7 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
 
         async def day(port: str, emulator: BoardEmulator) -> None:
             daemon = Daemon(settings, port=port, storage_dir=tmp / "games", resume=False,
-                            speech=False, on_event=count)  # fmt: skip
+                            speech=speech, on_event=count)  # fmt: skip
             await daemon.start()
             try:
                 for _ in range(200):
@@ -187,14 +245,21 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
                 for number, end in enumerate(ends, start=1):
                     due = started + (end - events[0].t) / speed + 2.0
                     await asyncio.sleep(max(0.0, due - time.monotonic()))
-                    if number in (first, len(ends)):
+                    if trace and number in (first, len(ends)):
                         snapshots[number] = tracemalloc.take_snapshot()
-                    traced, _ = tracemalloc.get_traced_memory()
+                    if trace:
+                        gc.collect()  # what is kept, not what waits for the collector
+                    traced = tracemalloc.get_traced_memory()[0] if trace else float("nan")
                     rss, dirty = _rss_mb()
+                    arenas, blocks = pymalloc_mb()
+                    used, free, mapped = glibc_mb()
                     print(
                         f"after game {number:3d}: Python's objects {traced / 1e6:6.3f} MB; "
-                        f"RSS {rss:6.2f} MB, private dirty {dirty:6.2f} MB; games started "
-                        f"{seen['game_start']}, moves {seen['move']}",
+                        f"pymalloc's arenas {arenas:6.2f} MB holding blocks of "
+                        f"{blocks:6.3f} MB; glibc's heap {used:6.2f} MB in use, {free:6.2f} "
+                        f"free, {mapped:6.2f} mmapped; RSS {rss:6.2f} MB, private dirty "
+                        f"{dirty:6.2f} MB; games started {seen['game_start']}, moves "
+                        f"{seen['move']}",
                         flush=True,
                     )
             finally:
@@ -247,6 +312,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         "to the last (no speech)",
     )
     parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="instead: the daemon in this process as it runs (no tracemalloc, no forced "
+        "collection), pymalloc's arenas beside the process's memory after each game",
+    )
+    parser.add_argument(
+        "--speech",
+        action="store_true",
+        help="with --trace: the daemon in this process speaks too (pyttsx3 in its thread)",
+    )
+    parser.add_argument(
+        "--synthesis",
+        choices=("thread", "process"),
+        default="thread",
+        help="speech.synthesis of the daemon: pyttsx3 in its thread (as shipped for one "
+        "output) or in a worker process",
+    )
+    parser.add_argument(
+        "--no-speech",
+        action="store_true",
+        help="the daemon without speech (what the speech adds to the day's memory)",
+    )
+    parser.add_argument(
         "--rows",
         type=int,
         default=0,
@@ -259,6 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         placement.ROWS_KEPT = args.rows
     if args.quick:
         args.games, args.plies = 3, 4
+    SYNTHESIS[0] = args.synthesis
     header("a tournament day: games back to back through one daemon")
     compile_sources()  # an installed daemon starts from bytecode
     # a few of the file's games start from a set-up position (a FEN header): not a
@@ -268,10 +357,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     events, ends = day_log(games)
     duration = (events[-1].t - events[0].t) / args.speed
     print(f"{len(games)} games of {args.plies} plies, {duration:.0f} s at hands x{args.speed:g}")
-    if args.trace:
+    if args.trace or args.in_process:
         traced_day(
-            events, ends, args.speed, min(args.trace, len(ends) - 1), sum(len(g) for g in games)
-        )
+            events, ends, args.speed, min(args.trace, len(ends) - 1), sum(len(g) for g in games),
+            speech=args.speech, trace=bool(args.trace),
+        )  # fmt: skip
         footer()
         return 0
     emulator = BoardEmulator().start()
@@ -281,7 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="dgt-growth-") as tmp:
             work = Path(tmp)
-            daemon = BudgetDaemon(None, work, port=emulator.port_path)
+            daemon = BudgetDaemon(None, work, port=emulator.port_path, speech=not args.no_speech)
             try:
                 daemon.wait_ready(120)
                 daemon.wait_for(lambda e: e.get("type") in ("game_start", "game_resumed"), 60)
@@ -301,17 +391,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                         moves = sum(1 for _, _, e in daemon.events if e.get("type") == "move")
                     pss, parts = tree_pss(daemon.pid)
                     privates.append(private_mb(daemon.pid))
+                    # the worker's too (speech.synthesis: process), the players'
+                    children = sum(private_mb(p) for p in descendants(daemon.pid)[1:])
                     size, count = directory_size(work / "games")
                     rows.append((number, pss, parts, size, count, moves))
                     print(
                         f"after game {number:2d}: PSS {pss:.1f} MB ("
                         + ", ".join(f"{k} {v:.1f}" for k, v in sorted(parts.items()))
-                        + f"; the daemon's private {privates[-1]:.2f}); storage {size} bytes"
+                        + f"; the daemon's private {privates[-1]:.2f}, "
+                        f"its children's {children:.2f})"
+                        + f"; storage {size} bytes"
                         f" in {count} files; games started "
                         f"{starts}; move events so far {moves}",
                         flush=True,
                     )
                 emulator.wait_played(60)
+                with daemon.changed:  # a speech engine set aside, a disk error ...
+                    notices = Counter(str(e.get("code")) for _, _, e in daemon.events
+                                      if e.get("type") == "notice")  # fmt: skip
+                print(f"notices in the feed: {dict(notices) or 'none'}")
             finally:
                 daemon.stop()
     finally:

@@ -14,7 +14,14 @@ chain. Measured, per run:
   board's rules core (the polling's share), and a clock press -> the ``move`` event
   (what a listener waits for), p50/p99/max;
 - the daemon's CPU (the process's, less the emulator thread's, from /proc) and the
-  process's peak RSS.
+  process's peak RSS;
+- every output a hall uses alive (``benchmarks.alive``; issue 28): the daemon
+  publishes over MQTT to a real Mosquitto and the real relay must hold every board's
+  whole game, and a viewer of the live page must have had the page and every move.
+  A run with a game not exact or an output that missed a move exits 1.
+
+The same hall in the daemon's own process on a Pi's CPU budget, with speech, MQTT
+over TLS, lichess and 100 viewers: ``benchmarks.pihall``.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import asyncio
 import json
 import os
 import resource
+import sys
 import threading
 import time
 from collections import defaultdict
@@ -33,6 +41,7 @@ from typing import Any
 
 import chess
 
+from benchmarks.alive import Features
 from benchmarks.common import GAMES_PGN, footer, header, percentile
 from daemon.app import Daemon
 from daemon.config import load_text
@@ -95,11 +104,13 @@ def process_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def config_text(boards: list[str]) -> str:
+def config_text(boards: list[str], broadcast: dict[str, Any] | None = None) -> str:
+    """The hall's configuration; ``broadcast``: more keys of that section (MQTT)."""
     return (
         "clock:\n  time_control: 3+2\n"
         "broadcast:\n  address: 127.0.0.1\n  port: 0\n"
-        f"storage:\n  fsync: {str(FSYNC).lower()}\n"  # the shipped pgn_every: PGN every move
+        + "".join(f"  {key}: {json.dumps(value)}\n" for key, value in (broadcast or {}).items())
+        + f"storage:\n  fsync: {str(FSYNC).lower()}\n"  # the shipped pgn_every: PGN every move
         "boards:\n" + "".join(boards)
     )
 
@@ -109,10 +120,12 @@ async def start_timed_hall(
     directory: Path,
     moves: dict[str, list[tuple[int, str, float]]],
     arrivals: dict[str, list[tuple[SensorEvent, float]]],
+    broadcast: dict[str, Any] | None = None,
 ) -> Daemon:
     """The hall daemon for ``entries``, started, noting each board's move events and
-    each sensor event's arrival at its rules core (with the time)."""
-    settings = load_text(config_text(entries), "bench.yaml", environ={})
+    each sensor event's arrival at its rules core (with the time); ``broadcast``: more
+    keys of that section."""
+    settings = load_text(config_text(entries, broadcast), "bench.yaml", environ={})
 
     def on_event(event: dict[str, Any]) -> None:
         if event["type"] == "move":
@@ -168,10 +181,13 @@ async def run_hall(kind: str, count: int, plies: int, seed: int) -> dict[str, An
                 board = TimedBoard(directory / f"usb{i}").start()
                 emulators.append(board)
                 entries.append(f'  - {{id: "{i + 1}", port: "{board.port_path}"}}\n')
-        hall = await start_timed_hall(entries, directory, moves, arrivals)
+        # every output a hall uses, checked at the end: MQTT to the relay, the page
+        features = Features(directory).start()
+        hall = await start_timed_hall(entries, directory, moves, arrivals, features.settings())
         deadline = time.monotonic() + 20
         while not all(u.connected for u in hall.boards.values()) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
+        await asyncio.to_thread(features.watch, _page_port(hall))
         bytes_before = chain.bytes_on_line if kind == "bus" else 0
         emulator_threads = [getattr(e._thread, "native_id", None) for e in emulators]
         cpu_before = process_cpu() - sum(thread_cpu(t) for t in emulator_threads)
@@ -193,10 +209,13 @@ async def run_hall(kind: str, count: int, plies: int, seed: int) -> dict[str, An
         cpu = process_cpu() - sum(thread_cpu(t) for t in emulator_threads) - cpu_before
         line_bytes = (chain.bytes_on_line - bytes_before) if kind == "bus" else 0
         stats = next(iter(hall.buses.values())).poller.stats if kind == "bus" else None
+        alive = await asyncio.to_thread(features.checks, expected, None)
         hall.stop()
         await hall.close()
+        features.stop()
         for emulator in emulators:
             emulator.stop()
+        durable = _durable(directory / "games", features)
     applied = (
         chain.applied
         if kind == "bus"
@@ -220,7 +239,28 @@ async def run_hall(kind: str, count: int, plies: int, seed: int) -> dict[str, An
         "wrong": {
             b: (_final(moves[b]), expected[b]) for b in expected if _final(moves[b]) != expected[b]
         },
+        "alive": alive,
+        "durable": durable,
     }
+
+
+def _durable(storage: Path, features: Features) -> tuple[int, list[str]] | None:
+    """With the slow card (``benchmarks.sdcard``: its shim notes every fsync in
+    ``SLOW_FSYNC_LOG``) and fsync on: the moves the viewer had, checked to have been on
+    the card first (docs/daemon.md, "What is on the card when"); None otherwise."""
+    log = os.environ.get("SLOW_FSYNC_LOG")
+    viewer = features.viewer
+    if not (log and FSYNC and viewer is not None):
+        return None
+    from benchmarks.sdcard import read_fsyncs, shown_before_on_card
+
+    shown = {b: list(zip(viewer.moves[b], viewer.times[b], strict=False)) for b in viewer.moves}
+    return shown_before_on_card(storage, read_fsyncs(Path(log)), shown)
+
+
+def _page_port(hall: Daemon) -> int:
+    """The port of the hall's live page (``http_url``: http://127.0.0.1:PORT/)."""
+    return int(str(hall.http_url).rstrip("/").rsplit(":", 1)[1])
 
 
 def _final(decided: list[tuple[int, str, float]]) -> list[str]:
@@ -314,6 +354,15 @@ def report(result: dict[str, Any]) -> None:
             f"{result['timeouts']} time-outs"
         )
     report_lags(result)
+    for check in result["alive"]:
+        print(f"   {check.feature}: {'alive' if check.alive else 'DEAD'} ({check.seen})")
+    if result.get("durable") is not None:
+        checked, early = result["durable"]
+        which = f" ({', '.join(early[:5])})" if early else ""
+        print(
+            "   moves shown on the page before their journal line was on the card: "
+            f"{len(early)} of {checked}{which}"
+        )
 
 
 async def fetch_text(url: str) -> str:
@@ -490,7 +539,7 @@ def report_together(result: dict[str, Any]) -> None:
     report_lags(result)
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="2 and 1 boards, 4 plies")
     parser.add_argument("--plies", type=int, default=30, help="plies per game (30)")
@@ -518,13 +567,23 @@ def main() -> None:
     if args.together:
         report_together(asyncio.run(run_together(max(chains), max(usb, 1), plies, args.seed)))
         footer()
-        return
-    for count in chains:
-        report(asyncio.run(run_hall("bus", count, plies, args.seed)))
+        return 0
+    results = [asyncio.run(run_hall("bus", count, plies, args.seed)) for count in chains]
+    for result in results:
+        report(result)
     if usb:
-        report(asyncio.run(run_hall("usb", usb, plies, args.seed)))
+        results.append(asyncio.run(run_hall("usb", usb, plies, args.seed)))
+        report(results[-1])
     footer()
+    # a run whose games were not exact, or whose relay or viewer missed a move, fails
+    failed = any(
+        r["exact"] != r["boards"]
+        or not all(c.alive for c in r["alive"])
+        or (r["durable"] is not None and (r["durable"][1] or not r["durable"][0]))
+        for r in results
+    )
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,6 +1,7 @@
 """The daemon's targets on a Raspberry Pi's CPU budget, simulated with a cgroup quota.
 
     python -m benchmarks.pibudget [--plies N] [--boards N] [--quick] [--budgets full,pi4,zero2w]
+                                  [--mqtt plain,tls]
 
 Nobody here has a Pi, so ``dgt-bridge run`` (``python -m daemon run``, with the speech
 worker, the player and everything else it starts: its whole process tree) runs in a
@@ -86,8 +87,10 @@ Measured at each budget (the ``full`` budget is this machine without a quota):
   different real game each at blitz pace (3+2), every move exact, press -> ``move``
   event p99 per budget;
 - every shipped feature alive (``benchmarks/alive.py``; pass/fail, not timed): the
-  one-board daemons run with the page and MQTT on (plain, to a real Mosquitto, as a
-  hall runs them), and in the game the real relay (``dgt-bridge relay``) must hold
+  one-board daemons run with the page and MQTT on (to a real Mosquitto, as a hall
+  runs them; ``--mqtt plain,tls``, the default, measures each budget twice, MQTT plain
+  and MQTT over TLS, side by side, and a verdict holds only if met in both), and in
+  the game the real relay (``dgt-bridge relay``) must hold
   every move, a viewer of the page must have had every move from ``/events``, and
   every move's phrase must have been heard; the bus chain's daemon (no speech) runs
   with the page and MQTT on too, and the relay and a viewer must have every board's
@@ -140,6 +143,8 @@ PI4_NBODY_STEPS = 5_000_000
 ZERO2W_PER_PI4 = 3.0
 #: A budget's name with this ending gives each process of the tree its own group.
 CORES = "-cores"
+#: How the daemon's MQTT reaches the broker in a run (``--mqtt``).
+MQTT_MODES = ("plain", "tls")
 
 
 # -- the measures -----------------------------------------------------------------------
@@ -148,6 +153,10 @@ CORES = "-cores"
 @dataclass
 class Figures:
     budget: Budget
+    #: MQTT to the broker: plain or tls (``--mqtt``)
+    mqtt: str = "plain"
+    #: the column's name with the MQTT mode (several modes measured)
+    named_with_mqtt: bool = False
     readies: list[float] = field(default_factory=list)
     idle_cpu: float = float("nan")  # share of one core of this machine
     idle_parts: dict[str, float] = field(default_factory=dict)  # by process kind
@@ -177,6 +186,11 @@ class Figures:
     #: each shipped feature's verdict on the game (benchmarks.alive): MQTT, page, speech
     alive: list[Check] = field(default_factory=list)
 
+    @property
+    def name(self) -> str:
+        """The table's column: the budget, and the MQTT mode when both are measured."""
+        return f"{self.budget.name} {self.mqtt}" if self.named_with_mqtt else self.budget.name
+
     def noted(self, measure: str) -> None:
         """Notes the machine's load beside ``measure`` (the figures depend on it)."""
         self.loads[measure] = os.getloadavg()[0]
@@ -188,11 +202,11 @@ class Figures:
 
 def measure_single(budget: Budget, figures: Figures, plies: int, starts: int, idle: float) -> None:
     """Start-up, idle CPU, PSS and a game with a clock, one board; every daemon with
-    the page and MQTT on (a real Mosquitto), as a hall runs it, and the game's checked
-    for every feature delivered (``benchmarks.alive``)."""
+    the page and MQTT on (a real Mosquitto; ``figures.mqtt`` tls: over TLS), as a hall
+    runs it, and the game's checked for every feature delivered (``benchmarks.alive``)."""
     emulator = StampingEmulator().start()
     work = Path(tempfile.mkdtemp(prefix="dgt-pibudget-alive-"))
-    features = Features(work).start()
+    features = Features(work, tls=figures.mqtt == "tls").start()
     if features.problem:
         figures.notes.append(f"features: {features.problem}")
 
@@ -263,6 +277,58 @@ def measure_single(budget: Budget, figures: Figures, plies: int, starts: int, id
 SLOW_EVENT, SLOW_SPEECH = 0.020, 0.200
 
 
+@dataclass
+class Timed:
+    """One move's times (one clock, any): its press, its ``move`` event, the first loud
+    sample of its phrase heard, and how long the phrase before still sounded after the
+    press (0: it had ended)."""
+
+    ply: int
+    pressed: float
+    event_at: float
+    heard: float
+    still: float
+
+    @property
+    def to_event(self) -> float:
+        return self.event_at - self.pressed
+
+    @property
+    def to_speech(self) -> float:
+        return self.heard - self.pressed
+
+
+def timed_moves(
+    expected: list[str],
+    seen: dict[int, tuple[str, float]],
+    presses: dict[int, float],
+    starts: list[float],
+    ends: list[float],
+) -> tuple[list[Timed], int, int]:
+    """Each move's times, from its press (``presses[ply]``), its first ``move`` event
+    (``seen[ply]``: uci, time) and the player's log (phrases' first samples heard,
+    ``starts``, and ends); and the moves wrong or missed, and unspoken (no phrase heard
+    between its event and the next move's)."""
+    rows: list[Timed] = []
+    wrong = unspoken = 0
+    for ply in range(1, len(expected) + 1):
+        got = seen.get(ply)
+        pressed = presses.get(ply)
+        if got is None or got[0] != expected[ply - 1] or pressed is None:
+            wrong += 1
+            continue
+        following = seen.get(ply + 1, ("", float("inf")))[1]
+        spoken = [s for s in starts if pressed <= s < following]
+        if not spoken:
+            unspoken += 1
+            continue
+        # The phrase before this one: still sounding at the press if it ended after it.
+        before = [e for e in ends if e < spoken[0]]
+        still = max(0.0, before[-1] - pressed) if before else 0.0
+        rows.append(Timed(ply, pressed, got[1], spoken[0], still))
+    return rows, wrong, unspoken
+
+
 def _latencies(figures: Figures, daemon: BudgetDaemon, emulator: Any, plan: Any,
                expected: list[str], sampler: TreeSampler | None = None) -> None:  # fmt: skip
     seen: dict[int, tuple[str, float]] = {}
@@ -274,42 +340,35 @@ def _latencies(figures: Figures, daemon: BudgetDaemon, emulator: Any, plan: Any,
                 # an engine that failed: the phrases after it are another engine's
                 figures.notes.append(f"speech: {event.get('message')}")
     starts, ends = daemon.player_log_times()
-    rows: list[tuple[int, float, float, float, float | None, float]] = []
-    for ply in range(1, len(expected) + 1):
-        got = seen.get(ply)
-        pressed = emulator.applied_at.get(id(plan.deciding[ply]))
-        if got is None or got[0] != expected[ply - 1] or pressed is None:
-            figures.wrong += 1
-            continue
-        figures.to_event.append(got[1] - pressed)
-        following = seen.get(ply + 1, ("", float("inf")))[1]
-        spoken = [s for s in starts if pressed <= s < following]
-        if not spoken:
-            figures.unspoken += 1
-            continue
-        heard = spoken[0]
-        figures.to_speech.append(heard - pressed)
-        # The phrase before this one: still sounding at the press if it ended after it.
-        before = [e for e in ends if e < heard]
-        still = before[-1] - pressed if before else 0.0
-        if still > 0:
-            figures.speech_behind.append((heard - pressed, still))
+    presses = {
+        ply: emulator.applied_at[id(event)]
+        for ply, event in plan.deciding.items()
+        if id(event) in emulator.applied_at
+    }
+    rows, wrong, unspoken = timed_moves(expected, seen, presses, starts, ends)
+    figures.wrong += wrong
+    figures.unspoken += unspoken
+    for row in rows:
+        figures.to_event.append(row.to_event)
+        figures.to_speech.append(row.to_speech)
+        if row.still > 0:
+            figures.speech_behind.append((row.to_speech, row.still))
         else:
-            figures.speech_free.append(heard - pressed)
-        rows.append((ply, pressed, got[1], heard, max(0.0, still), heard - pressed))
+            figures.speech_free.append(row.to_speech)
     if not rows:
         return
-    slowest_event = max(rows, key=lambda r: r[2] - r[1])
-    slowest_speech = max(rows, key=lambda r: r[5])
-    for ply, pressed, event_at, heard, still, speech in rows:
-        if not (event_at - pressed > SLOW_EVENT or speech > SLOW_SPEECH
-                or ply in (slowest_event[0], slowest_speech[0])):  # fmt: skip
+    slowest_event = max(rows, key=lambda r: r.to_event)
+    slowest_speech = max(rows, key=lambda r: r.to_speech)
+    for row in rows:
+        if not (row.to_event > SLOW_EVENT or row.to_speech > SLOW_SPEECH
+                or row.ply in (slowest_event.ply, slowest_speech.ply)):  # fmt: skip
             continue
-        behind = f", the previous phrase sounded {still * 1e3:.0f} ms more" if still else ""
+        behind = f", the previous phrase sounded {row.still * 1e3:.0f} ms more" if row.still else ""
         figures.slow.append(
-            f"ply {ply}: press -> move {(event_at - pressed) * 1e3:.1f} ms "
-            f"[{describe_window(sampler, pressed, event_at)}]; -> heard {speech * 1e3:.1f} ms"
-            f"{behind} [{describe_window(sampler, pressed, heard)}]"
+            f"ply {row.ply}: press -> move {row.to_event * 1e3:.1f} ms "
+            f"[{describe_window(sampler, row.pressed, row.event_at)}]; -> heard "
+            f"{row.to_speech * 1e3:.1f} ms{behind} "
+            f"[{describe_window(sampler, row.pressed, row.heard)}]"
         )
 
 
@@ -329,7 +388,7 @@ def measure_bus(budget: Budget, figures: Figures, boards: int, plies: int) -> No
     with tempfile.TemporaryDirectory(prefix="dgt-pibudget-bus-") as tmp:
         work = Path(tmp)
         # MQTT and the page on, as a hall runs; every board's game checked on both
-        features = Features(work).start()
+        features = Features(work, tls=figures.mqtt == "tls").start()
         if features.problem:
             figures.notes.append(f"bus features: {features.problem}")
         # The shipped storage.pgn_every (0: the PGN rewritten after every move, as a
@@ -431,6 +490,53 @@ def board_memory(counts: Sequence[int]) -> dict[int, float]:
     return found
 
 
+def calibrated_budgets(names: str, steps: int, zero2w_pinned: float = 0.0) -> list[Budget]:
+    """The budgets ``names`` (full,pi4,zero2w, each also with -cores) at the fractions
+    of one of this machine's cores the n-body calibration gives (``zero2w_pinned``: the
+    Zero 2 W's in % instead), each single group checked with the n-body; printed."""
+    ours, ours_wall = nbody_seconds_per_step(steps)
+    pi4_step = PI4_NBODY_SECONDS / PI4_NBODY_STEPS
+    pi4 = ours / pi4_step
+    zero = pi4 / ZERO2W_PER_PI4
+    print(
+        f"calibration: n-body {steps} steps here: {ours * 1e6:.2f} µs CPU per "
+        f"step ({ours_wall * 1e6:.2f} µs wall); Pi 4 (published): {pi4_step * 1e6:.2f} µs per "
+        f"step -> a Pi 4 core = {pi4 * 100:.1f}% of one of ours (this machine "
+        f"{1 / pi4:.1f}x faster); Pi Zero 2 W = Pi 4 / {ZERO2W_PER_PI4:g} = {zero * 100:.1f}% "
+        f"(load {load_average()})"
+    )
+    if zero2w_pinned:  # pinned: runs at another time compare at the same budget
+        zero = zero2w_pinned / 100
+        print(f"Pi Zero 2 W budget pinned at {zero * 100:.1f}% (--zero2w-fraction)")
+    fractions = {"full": None, "pi4": pi4, "zero2w": zero}
+    budgets = [
+        Budget(n, fractions[n.removesuffix(CORES)], per_process=n.endswith(CORES))
+        for n in names.split(",")
+        if n.removesuffix(CORES) in fractions and n != "full" + CORES
+    ]
+    for budget in budgets:
+        if budget.fraction is None or budget.per_process:  # the same group's check
+            continue
+        with cpu_group(budget) as group:
+            _, wall = nbody_seconds_per_step(max(1000, steps // 10), group)
+        print(
+            f"check of the {budget.name} group: n-body {wall * 1e6:.2f} µs wall per step = "
+            f"{ours / wall * 100:.1f}% of full speed (asked {budget.fraction * 100:.1f}%; "
+            f"load {load_average()})"
+        )
+    return budgets
+
+
+def judged_columns(all_figures: list[Figures], preferred: Sequence[str]) -> list[Figures]:
+    """The columns of the first budget in ``preferred`` that was measured (one per MQTT
+    mode): where the verdicts are taken."""
+    for name in preferred:
+        found = [f for f in all_figures if f.budget.name == name]
+        if found:
+            return found
+    return []
+
+
 # -- the report -------------------------------------------------------------------------
 
 
@@ -463,36 +569,56 @@ def features_cell(figures: Figures) -> str:
     return "alive" if not dead else "DEAD: " + ", ".join(dead)
 
 
-def report(all_figures: list[Figures], zero: Figures | None) -> None:
+def worst(judged: list[Figures], value: Any) -> float:
+    """The worst (largest) of ``value(f)`` over the judged columns (one per MQTT mode):
+    a target is met only if met in each; NaN when none has the figure."""
+    found = [v for f in judged if (v := value(f)) == v]
+    return max(found) if found else float("nan")
+
+
+def p99(values: list[float]) -> float:
+    return percentile(values, 0.99) if values else float("nan")
+
+
+def ready_median(f: Figures) -> float:
+    return statistics.median(f.readies) if f.readies else float("nan")
+
+
+def own_after(f: Figures) -> float:
+    return f.own_after if f.own_after is not None else float("nan")
+
+
+def report(all_figures: list[Figures], judged: list[Figures]) -> None:
+    """The table, every column side by side; the verdicts at the judged budget's
+    columns (each MQTT mode), then each column's details."""
     print()
-    names = [f.budget.name for f in all_figures]
+    names = [f.name for f in all_figures]
     print("(@L: the 1-minute load average of this 2-core machine when the measure ended)")
-    judged = zero.budget.name if zero is not None else "zero2w"
-    print("| measure | " + " | ".join(names) + f" | target (at {judged}) | verdict |")
+    where = judged[0].budget.name if judged else "zero2w"
+    print("| measure | " + " | ".join(names) + f" | target (at {where}) | verdict |")
     print("|---|" + "---|" * len(names) + "---|---|")
 
     def row(measure: str, cells: list[str], target: str, ok: str) -> None:
         print(f"| {measure} | " + " | ".join(cells) + f" | {target} | {ok} |")
 
-    z = zero
     row(
         "press -> move event p50 / p99 (ms)",
         [f"{ms(f.to_event, 0.5)} / {ms(f.to_event, 0.99)}{f.at('game')}" for f in all_figures],
         "p99 < 50 ms",
-        verdict(percentile(z.to_event, 0.99) if z and z.to_event else float("nan"), 0.050),
+        verdict(worst(judged, lambda f: p99(f.to_event)), 0.050),
     )
     row(
         "press -> first sample of speech heard p50 / p99 (ms)",
         [f"{ms(f.to_speech, 0.5)} / {ms(f.to_speech, 0.99)}{f.at('game')}" for f in all_figures],
         "p99 < 250 ms",
-        verdict(percentile(z.to_speech, 0.99) if z and z.to_speech else float("nan"), 0.250),
+        verdict(worst(judged, lambda f: p99(f.to_speech)), 0.250),
     )
     row(
         "... moves pressed after the previous phrase ended: n; p50 / p99 (ms)",
         [f"{len(f.speech_free)}; {ms(f.speech_free, 0.5)} / {ms(f.speech_free, 0.99)}"
          for f in all_figures],
         "p99 < 250 ms",
-        verdict(percentile(z.speech_free, 0.99) if z and z.speech_free else float("nan"), 0.250),
+        verdict(worst(judged, lambda f: p99(f.speech_free)), 0.250),
     )  # fmt: skip
 
     def behind(f: Figures) -> str:
@@ -513,7 +639,7 @@ def report(all_figures: list[Figures], zero: Figures | None) -> None:
         "moves wrong or missed / unspoken",
         [f"{f.wrong} / {f.unspoken}" for f in all_figures],
         "0 / 0",
-        "meets" if z and not z.wrong and not z.unspoken else "MISSES",
+        "meets" if judged and not any(f.wrong or f.unspoken for f in judged) else "MISSES",
     )
     row(
         "features alive: MQTT relay holds every move, page served a viewer, speech heard "
@@ -532,7 +658,7 @@ def report(all_figures: list[Figures], zero: Figures | None) -> None:
             for f in all_figures
         ],
         "< 5 s",
-        verdict(statistics.median(z.readies) if z and z.readies else float("nan"), 5.0),
+        verdict(worst(judged, ready_median), 5.0),
     )
 
     def idle_share(f: Figures) -> float:
@@ -542,47 +668,50 @@ def report(all_figures: list[Figures], zero: Figures | None) -> None:
         "idle CPU, % of the budget (% of our core)",
         [f"{idle_share(f) * 100:.2f} ({f.idle_cpu * 100:.2f}){f.at('idle')}" for f in all_figures],
         "< 2%",
-        verdict(idle_share(z) if z else float("nan"), 0.02),
+        verdict(worst(judged, idle_share), 0.02),
     )
     row(
         "PSS of the process tree idle / after the game (MB)",
         [f"{f.pss_idle:.1f} / {f.pss_after:.1f}{f.at('game')}" for f in all_figures],
         "< 45 MB",
-        verdict(max(f.pss_after for f in all_figures), 45.0),
+        verdict(worst(all_figures, lambda f: f.pss_after), 45.0),
     )
 
     def mb(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.1f}"
 
-    owns = [f.own_after for f in all_figures if f.own_after is not None]
     row(
         "the tree's own pages, each counted once, idle / after the game (MB)",
         [f"{mb(f.own_idle)} / {mb(f.own_after)}{f.at('game')}" for f in all_figures],
         "< 45 MB (alone on the machine)",
-        verdict(max(owns) if owns else float("nan"), 45.0),
+        verdict(worst(all_figures, own_after), 45.0),
     )
     if any(f.bus_exact for f in all_figures):
+
+        def bus_ok(f: Figures) -> bool:
+            done, _, boards = f.bus_exact.partition("/")
+            return bool(f.bus_exact) and done == boards and p99(f.bus_lag) < 0.5
+
         row("bus boards: games exact; press -> move p99 (ms)",
             [f"{f.bus_exact}; {ms(f.bus_lag, .99)}{f.at('bus')}" for f in all_figures],
             "all exact, p99 < 500 ms",
-            "meets" if z and z.bus_exact and z.bus_exact.split("/")[0] == z.bus_exact.split("/")[1]
-            and percentile(z.bus_lag, .99) < 0.5 else "MISSES")  # fmt: skip
+            "meets" if judged and all(bus_ok(f) for f in judged) else "MISSES")  # fmt: skip
     print()
     for f in all_figures:
         parts = ", ".join(f"{k} {v:.1f}" for k, v in sorted(f.pss_after_parts.items()))
-        print(f"{f.budget.name}: PSS after the game by process (MB): {parts}")
+        print(f"{f.name}: PSS after the game by process (MB): {parts}")
         share = f.budget.fraction or 1.0
         idle = ", ".join(f"{k} {v / share * 100:.2f}" for k, v in sorted(f.idle_parts.items()))
-        print(f"{f.budget.name}: idle CPU by process (% of the budget): {idle}")
+        print(f"{f.name}: idle CPU by process (% of the budget): {idle}")
         for check in f.alive:
             state = "alive" if check.alive else "DEAD"
-            print(f"{f.budget.name}: {check.feature}: {state} ({check.seen})")
+            print(f"{f.name}: {check.feature}: {state} ({check.seen})")
         for note in f.notes:
-            print(f"{f.budget.name}: NOTE {note}")
+            print(f"{f.name}: NOTE {note}")
     print("\nslow moves (ms run + ms waiting to run, per process, in the window):")
     for f in all_figures:
         for line in f.slow:
-            print(f"{f.budget.name}: {line}")
+            print(f"{f.name}: {line}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -613,6 +742,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="1,2,12",
         help="bus chain sizes whose idle PSS is measured, no speech (1,2,12; '': none)",
     )
+    parser.add_argument("--mqtt", default="plain,tls",
+                        help="MQTT to the broker in each budget's runs, each measured: "
+                        "plain, tls or both (plain,tls: the default)")  # fmt: skip
     parser.add_argument("--synthesis", choices=("thread", "process"), default="thread",
                         help="speech.synthesis: pyttsx3 in the daemon's thread (thread) or "
                         "in its worker process (process)")  # fmt: skip
@@ -634,52 +766,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"cannot run: {problem}")
         return 2
     compile_sources()
-    ours, ours_wall = nbody_seconds_per_step(args.calibrate_steps)
-    pi4_step = PI4_NBODY_SECONDS / PI4_NBODY_STEPS
-    pi4 = ours / pi4_step
-    zero = pi4 / ZERO2W_PER_PI4
-    print(
-        f"calibration: n-body {args.calibrate_steps} steps here: {ours * 1e6:.2f} µs CPU per "
-        f"step ({ours_wall * 1e6:.2f} µs wall); Pi 4 (published): {pi4_step * 1e6:.2f} µs per "
-        f"step -> a Pi 4 core = {pi4 * 100:.1f}% of one of ours (this machine "
-        f"{1 / pi4:.1f}x faster); Pi Zero 2 W = Pi 4 / {ZERO2W_PER_PI4:g} = {zero * 100:.1f}% "
-        f"(load {load_average()})"
-    )
-    if args.zero2w_fraction:  # pinned: runs at another time compare at the same budget
-        zero = args.zero2w_fraction / 100
-        print(f"Pi Zero 2 W budget pinned at {zero * 100:.1f}% (--zero2w-fraction)")
-    fractions = {"full": None, "pi4": pi4, "zero2w": zero}
-    budgets = [
-        Budget(n, fractions[n.removesuffix(CORES)], per_process=n.endswith(CORES))
-        for n in args.budgets.split(",")
-        if n.removesuffix(CORES) in fractions and n != "full" + CORES
-    ]
-    for budget in budgets:
-        if budget.fraction is None or budget.per_process:  # the same group's check
-            continue
-        with cpu_group(budget) as group:
-            _, wall = nbody_seconds_per_step(max(1000, args.calibrate_steps // 10), group)
-        print(
-            f"check of the {budget.name} group: n-body {wall * 1e6:.2f} µs wall per step = "
-            f"{ours / wall * 100:.1f}% of full speed (asked {budget.fraction * 100:.1f}%; "
-            f"load {load_average()})"
-        )
+    budgets = calibrated_budgets(args.budgets, args.calibrate_steps, args.zero2w_fraction)
+    modes = [m for m in args.mqtt.split(",") if m]
+    if not modes or any(m not in MQTT_MODES for m in modes):
+        parser.error(f"--mqtt: a comma-separated list of {', '.join(MQTT_MODES)}")
     all_figures = []
     for budget in budgets:
-        figures = Figures(budget)
-        print(f"-- {budget.label()}: one board with a clock, {args.plies} plies ...", flush=True)
-        measure_single(budget, figures, args.plies, args.starts, args.idle)
-        if args.boards:
-            print(f"-- {budget.label()}: {args.boards} boards on one bus ...", flush=True)
-            measure_bus(budget, figures, args.boards, args.bus_plies)
-        all_figures.append(figures)
-        # The figures are in the table at the end; this says the run is alive.
-        print(
-            f"{budget.name} done (load at each measure: "
-            + ", ".join(f"{k} {v:.2f}" for k, v in figures.loads.items())
-            + ")",
-            flush=True,
-        )
+        for mode in modes:
+            figures = Figures(budget, mqtt=mode, named_with_mqtt=len(modes) > 1)
+            what = f"{budget.label()}, MQTT {mode}"
+            print(f"-- {what}: one board with a clock, {args.plies} plies ...", flush=True)
+            measure_single(budget, figures, args.plies, args.starts, args.idle)
+            if args.boards:
+                print(f"-- {what}: {args.boards} boards on one bus ...", flush=True)
+                measure_bus(budget, figures, args.boards, args.bus_plies)
+            all_figures.append(figures)
+            # The figures are in the table at the end; this says the run is alive.
+            print(
+                f"{figures.name} done (load at each measure: "
+                + ", ".join(f"{k} {v:.2f}" for k, v in figures.loads.items())
+                + ")",
+                flush=True,
+            )
     counts = [int(n) for n in args.board_memory.split(",") if n] if not args.quick else [1, 2]
     if counts:
         memory = board_memory(counts)
@@ -696,14 +804,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             + " (target < 10 MB)"
         )
     # The verdict: at the Zero 2 W's four cores if measured (the Pi's model), else at
-    # its budget with the whole tree on one core.
-    zero_figures = next(
-        (f for name in ("zero2w" + CORES, "zero2w") for f in all_figures if f.budget.name == name),
-        None,
-    )
-    if zero_figures is not None:
-        print(f"\nverdicts at {zero_figures.budget.label()}")
-    report(all_figures, zero_figures)
+    # its budget with the whole tree on one core; in every MQTT mode measured.
+    judged = judged_columns(all_figures, ("zero2w" + CORES, "zero2w"))
+    if judged:
+        print(f"\nverdicts at {judged[0].budget.label()}, MQTT {' and '.join(modes)}")
+    report(all_figures, judged)
     footer()
     failed = any(f.wrong or f.unspoken or not is_alive(f) for f in all_figures)
     return 1 if failed else 0

@@ -207,13 +207,18 @@ def player_pss() -> float:
 
 
 def tree_pss(pid: int) -> tuple[float, dict[str, float]]:
-    """PSS summed over the process tree, and by process kind (the player's stand-in
+    """PSS summed over the process tree, and by process kind (each player's stand-in
     replaced by a real aplay's figure)."""
     parts: dict[str, float] = defaultdict(float)
+    players = 0  # a hall's speaking boards have one each
     for member in descendants(pid):
-        parts[command_name(member)] += pss_mb(member)
-    if parts.pop(STAND_IN, None) is not None:
-        parts["player (aplay)"] = player_pss()
+        kind = command_name(member)
+        if kind == STAND_IN:
+            players += 1
+        else:
+            parts[kind] += pss_mb(member)
+    if players:
+        parts["player (aplay)"] = players * player_pss()
     return sum(parts.values()), dict(parts)
 
 

@@ -3,14 +3,24 @@
 # would measure each other), keeping each output in benchmarks/results/<name>.txt,
 # which RESULTS.md quotes. Names on the command line pick some: run_all.sh core fanout
 # pibudget runs the daemon at full speed and in CPU quotas worth a Pi 4 and a Pi Zero 2 W
-# core (it needs a writable cgroup cpu controller, i.e. root); growth is a tournament day;
-# memory_parts says where the daemon's memory goes, part by part; phrases_back_to_back
-# counts pyttsx3's phrases without samples.
+# core (it needs a writable cgroup cpu controller, i.e. root), with MQTT plain and over
+# TLS; pihall is the issue-28 hall on one Pi 4 (two bus chains of 12, two blind
+# players, MQTT over TLS, lichess, 100 viewers), pihall-zero2w the Zero 2 W's (12 bus
+# boards, one blind player, MQTT), pihall-zero2w-slowcard the same with a slow SD card
+# (both need root too); sdcard is one board and a 12-board chain with a slow SD card;
+# growth is a tournament day; memory_parts says where the daemon's memory goes, part by
+# part; phrases_back_to_back counts pyttsx3's phrases without samples.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 mkdir -p benchmarks/results
-names="${*:-core fanout latency footprint cli_startup hall bus_order pibudget growth memory_parts phrases_back_to_back accuracy faults}"
+names="${*:-core fanout latency footprint cli_startup hall bus_order pibudget pihall pihall-zero2w sdcard pihall-zero2w-slowcard growth memory_parts phrases_back_to_back accuracy faults}"
 for name in $names; do
-    python -m "benchmarks.$name" > "benchmarks/results/$name.txt" 2>&1
+    case "$name" in
+        pihall-zero2w) command="benchmarks.pihall --hall zero2w" ;;
+        pihall-zero2w-slowcard) command="benchmarks.pihall --hall zero2w --slow-card" ;;
+        *) command="benchmarks.$name" ;;
+    esac
+    # shellcheck disable=SC2086  # the command's words are meant to split
+    python -m $command > "benchmarks/results/$name.txt" 2>&1
     echo "$name: exit $? ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg))"
 done

@@ -33,6 +33,7 @@ class TreeSampler:
         #: per sample: kind -> (run ns, wait ns), and the groups' throttled ns
         self.samples: list[tuple[dict[str, tuple[int, int]], int]] = []
         self._kinds: dict[int, str] = {}
+        self._threads: dict[int, str] = {}  # the daemon's threads: loop, synthesis, other
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -57,15 +58,14 @@ class TreeSampler:
             by_kind: dict[str, tuple[int, int]] = {}
             for pid in pids:
                 kind = self._kinds.get(pid) or self._kinds.setdefault(pid, command_name(pid))
-                run = wait = 0
                 with contextlib.suppress(OSError):
                     for task in os.listdir(f"/proc/{pid}/task"):
                         with contextlib.suppress(OSError, ValueError, IndexError):
                             fields = Path(f"/proc/{pid}/task/{task}/schedstat").read_text()
                             r, w = fields.split()[:2]
-                            run, wait = run + int(r), wait + int(w)
-                old = by_kind.get(kind, (0, 0))
-                by_kind[kind] = (old[0] + run, old[1] + wait)
+                            part = self._part(kind, pid, int(task))
+                            old = by_kind.get(part, (0, 0))
+                            by_kind[part] = (old[0] + int(r), old[1] + int(w))
             throttled = 0
             for path in self._group_paths():
                 with contextlib.suppress(OSError, ValueError):
@@ -74,6 +74,24 @@ class TreeSampler:
                             throttled += int(line.split()[1])
             self.times.append(now)
             self.samples.append((by_kind, throttled))
+
+    def _part(self, kind: str, pid: int, task: int) -> str:
+        """The daemon's threads apart (where a phrase's first sample waits on one
+        core: the event loop, the pyttsx3 synthesis thread and libespeak-ng's, the
+        others: MQTT's, the disk writer); every other process whole."""
+        if kind != "daemon":
+            return kind
+        part = self._threads.get(task)
+        if part is None:
+            from daemon.speech.synthesis import OS_THREAD_NAME
+
+            comm = Path(f"/proc/{pid}/task/{task}/comm").read_bytes().strip()
+            if task == pid:
+                part = "daemon loop"
+            else:
+                part = "daemon synthesis" if comm == OS_THREAD_NAME else "daemon other"
+            self._threads[task] = part
+        return part
 
     def window(self, start: float, end: float) -> tuple[dict[str, tuple[float, float]], float]:
         """Milliseconds each kind ran and waited between ``start`` and ``end`` (wall
@@ -96,6 +114,7 @@ def describe_window(sampler: TreeSampler | None, start: float, end: float) -> st
     if sampler is None:
         return ""
     spent, throttled = sampler.window(start, end)
-    short = {"daemon": "daemon", "speech worker": "worker", STAND_IN: "player"}
+    short = {"daemon loop": "loop", "daemon synthesis": "synthesis", "daemon other": "threads",
+             "speech worker": "worker", STAND_IN: "player"}  # fmt: skip
     parts = [f"{short.get(k, k[:12])} {r:.1f}+{w:.1f}" for k, (r, w) in sorted(spent.items())]
     return ", ".join(parts) + (f"; throttled {throttled:.1f}" if throttled == throttled else "")

@@ -50,8 +50,11 @@ class Binder:
         return ConfigError(self.source, line, key, message)
 
     def scalar(self, node: Node) -> Any:
+        """The node's Python value, as PyYAML constructs it: a scalar's, or (for a
+        field bound later, ``Any``) a mapping's or sequence's whole, also when the
+        node was read back from the cache."""
         if isinstance(node, Light):
-            return node.constructed
+            return node.constructed if is_scalar(node) else nodes.light_value(node)
         if self._constructor is None:
             self._constructor = nodes.yaml_module().SafeLoader("")
         return self._constructor.construct_object(node, deep=True)

@@ -138,6 +138,17 @@ def _light(data: list[Any]) -> Light:
     raise ValueError(f"not a node: {kind!r}")
 
 
+def light_value(node: Light) -> Any:
+    """A cached node's Python value: a scalar's constructed value, a sequence's as a
+    list, a mapping's as a dict (a board's own ``speech:`` keys, which the loader
+    binds later, are such a mapping: without it they read as None, absent)."""
+    if is_mapping(node):
+        return {light_value(k): light_value(v) for k, v in node.value}
+    if is_sequence(node):
+        return [light_value(item) for item in node.value]
+    return node.constructed
+
+
 def cached_tree(text: str) -> Light | None:
     """The tree of a file with this text that loaded before, or None."""
     from daemon import yamlcache

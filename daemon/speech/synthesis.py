@@ -139,6 +139,10 @@ class Hung(Exception):
     """No reply from the thread within the time-out."""
 
 
+def _nobody(reply: Reply) -> None:
+    """Where a finished job's late replies go (see ``run``'s end)."""
+
+
 async def run(thread: SynthesisThread, timeout: float, *, voice: str, volume: float,
               rate: int, text: str | None = None, path: str | None = None,
               on_pcm: Callable[[bytes], Awaitable[None]] | None = None) -> Any:  # fmt: skip
@@ -176,3 +180,8 @@ async def run(thread: SynthesisThread, timeout: float, *, voice: str, volume: fl
             return value
     finally:
         job.cancelled = True  # whatever comes after this is not for anyone
+        # ``deliver`` holds the job and the job holds ``deliver``: a cycle that only
+        # the collector's rare full pass frees, with the queue and its futures. Kept,
+        # a phrase's ~1.5 kB piled up over a tournament day's first 40 games
+        # (benchmarks/growth.py, issue 28); broken here, all goes when the phrase ends.
+        job.deliver = _nobody

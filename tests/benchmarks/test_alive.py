@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.alive import Features, Viewer, _moves_in
+from benchmarks.alive import Features, Viewer, crowd_check, lichess_check, moves_in
 
 GAME = ["e2e4", "e7e5", "g1f3"]
 
@@ -56,7 +56,36 @@ def test_a_hall_is_alive_only_with_every_board_whole(tmp_path: Path) -> None:
 
 def test_the_viewer_reads_moves_from_envelopes_and_bare_events() -> None:
     envelope = {"seq": 4, "board": "7", "event": {"type": "move", "uci": "e2e4"}}
-    assert _moves_in(envelope) == [("7", "e2e4")]
-    assert _moves_in({"type": "move", "uci": "e7e5"}) == [("1", "e7e5")]
-    assert _moves_in({"type": "clock", "white": 10}) == []
-    assert _moves_in([1, 2]) == []
+    assert moves_in(envelope) == [("7", "e2e4")]
+    assert moves_in({"type": "move", "uci": "e7e5"}) == [("1", "e7e5")]
+    assert moves_in({"type": "clock", "white": 10}) == []
+    assert moves_in([1, 2]) == []
+
+
+def test_a_tls_run_points_the_daemon_and_the_relay_at_the_broker_over_tls(tmp_path: Path) -> None:
+    # pibudget --mqtt tls: the daemon checks the broker's certificate against the
+    # run's own CA (a plain connection would not reach the TLS-only listener)
+    mqtt = Features(tmp_path, tls=True).settings()["mqtt"]
+    assert mqtt["tls"] is True and mqtt["ca_file"] == str(tmp_path / "ca.crt")
+    assert "tls" not in Features(tmp_path).settings()["mqtt"]
+
+
+def test_a_hall_s_crowd_of_viewers_is_alive_only_if_each_had_every_move() -> None:
+    games = {"1": GAME, "2": GAME[:2]}
+    whole = {"page_ok": True, "moves": {"1": GAME, "2": GAME[:2]}, "error": ""}
+    assert crowd_check([whole, whole], 2, games).alive
+    short = {"page_ok": True, "moves": {"1": GAME, "2": GAME[:1]}, "error": "reset"}
+    check = crowd_check([whole, short], 2, games)
+    assert not check.alive and "1 of 2 viewers" in check.seen and "reset" in check.seen
+    assert not crowd_check([whole], 2, games).alive  # a viewer that never reported
+    assert not crowd_check([{**whole, "page_ok": False}] * 2, 2, games).alive
+
+
+def test_the_lichess_push_is_alive_only_with_every_board_s_whole_game() -> None:
+    pgn = (
+        '[Event "x"]\n[Board "1"]\n\n1. e4 e5 2. Nf3 *\n\n'
+        '[Event "x"]\n[Board "2"]\n\n1. e4 e5 *\n'
+    )
+    assert lichess_check(pgn, 3, {"1": GAME, "2": GAME[:2]}).alive
+    assert not lichess_check(pgn, 3, {"1": GAME, "2": GAME}).alive  # board 2 short
+    assert not lichess_check("", 0, {"1": GAME}).alive  # never pushed

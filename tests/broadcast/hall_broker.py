@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from mqtt_helpers import Broker
 
+from benchmarks import testca
+from benchmarks.testca import has_openssl
 from daemon.broadcast import MqttSettings
 
 SHIPPED = Path(__file__).resolve().parents[2] / "config" / "mosquitto"
@@ -19,27 +21,12 @@ PASSWORDS = {"board-1": "pw-one", "board-2": "pw-two", "relay": "pw-relay"}
 TOURNAMENT = "club-open"  # as in the shipped ACL
 
 
-def _openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
-
-
 def make_test_ca(directory: Path) -> None:
-    """ca.crt, broker.crt/key (for 127.0.0.1) and client.crt/key, all EC P-256."""
-    if shutil.which("openssl") is None:
+    """ca.crt, broker.crt/key (for 127.0.0.1) and client.crt/key, all EC P-256 (the
+    benchmarks' throw-away CA, ``benchmarks/testca.py``)."""
+    if not has_openssl():
         pytest.skip("openssl is not installed")
-    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
-    _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
-             "-subj", "/CN=dgt-bridge test hall CA", cwd=directory)  # fmt: skip
-    for name, extension in (
-        ("broker", "subjectAltName=IP:127.0.0.1,DNS:localhost"),
-        ("client", "extendedKeyUsage=clientAuth"),
-    ):
-        (directory / f"{name}.ext").write_text(extension + "\n")
-        _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr",
-                 "-subj", f"/CN={name}", cwd=directory)  # fmt: skip
-        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-                 "-CAcreateserial", "-out", f"{name}.crt", "-days", "2",
-                 "-extfile", f"{name}.ext", cwd=directory)  # fmt: skip
+    testca.make_test_ca(directory)
 
 
 class HallBroker(Broker):

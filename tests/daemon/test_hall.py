@@ -59,6 +59,16 @@ async def fetch(url: str) -> str:
         return await response.text()
 
 
+async def _page_until(pair, shown, timeout: float = 30.0) -> dict:
+    """The hall's ``/state.json`` once ``shown(state)`` holds (or the last read)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        state = json.loads(await fetch(f"{pair.hall.http_url}state.json"))
+        if shown(state) or time.monotonic() > deadline:
+            return state
+        await asyncio.sleep(0.05)
+
+
 async def _until(condition, timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -228,13 +238,15 @@ async def test_two_boards_one_game_a_late_repetition_is_reported_then_agreed(tmp
             {"square": "e4", "piece": "P"},
             {"square": "e2", "piece": None},
         ]
-        state = json.loads(await fetch(f"{pair.hall.http_url}state.json"))
+        # The page shows an event once it is on the card (the disk writer's fsync,
+        # slow on a loaded machine): read it until the banner is there.
+        state = await _page_until(pair, lambda st: st["boards"]["7"]["irregularity"])
         assert list(state["boards"]) == ["7"], "one game on the page"
         assert "boards disagree" in state["boards"]["7"]["status"]["detail"]  # the marker
         assert state["boards"]["7"]["irregularity"]["kind"] == "boards_diverged"  # the banner
         await pair.move(pair.blind, "e2", "e4", "P")  # late, but right
         assert await _until(lambda: pair.kinds("boards_agree"))
-        state = json.loads(await fetch(f"{pair.hall.http_url}state.json"))
+        state = await _page_until(pair, lambda st: st["boards"]["7"]["irregularity"] is None)
         assert "disagree" not in state["boards"]["7"]["status"]["detail"]
         assert state["boards"]["7"]["irregularity"] is None
         await pair.move(pair.blind, "c7", "c5", "p")  # his own move, on his own board

@@ -173,3 +173,29 @@ def test_replay_starts_without_pyyaml_once_its_files_loaded(tmp_path: Path) -> N
         for _ in range(2)
     ]
     assert [r.stdout.strip() for r in runs] == ["True", "False"], [r.stderr for r in runs]
+
+
+HALL = """\
+speech:
+  device: "null"
+boards:
+  - {id: "1", port: /dev/ttyACM0, speak: true, speech: {device: "hw:1", channel: left}}
+  - {id: "2", port: /dev/ttyACM1, speak: true, clock: {time_control: "5+3"}}
+"""
+
+
+def test_a_speaking_board_keeps_its_own_earphone_when_read_back(cache: Path) -> None:
+    # The unit keeps the parsed file (CacheDirectory=): from the second start on, a
+    # hall's speaking board read back from the cache played in the section's device,
+    # another blind player's earphone, and lost its own clock keys too.
+    first = load_text(HALL, "hall.yaml")
+    second = load_text(HALL, "hall.yaml")
+    for settings in (first, second):
+        one, two = settings.boards
+        assert one.speech is not None and (one.speech.device, one.speech.channel) == (
+            "hw:1",
+            "left",
+        )
+        assert two.speech is not None and two.speech.device == "null"
+        assert two.clock is not None and two.clock.time_control == "5+3"
+    assert second == first

@@ -1,0 +1,600 @@
+"""A whole hall in one daemon on a Raspberry Pi's CPU budget, every output on (issue 28).
+
+    python -m benchmarks.pihall [--hall pi4|zero2w] [--budgets ...] [--plies N] [--quick]
+                                [--slow-card]
+
+``--hall pi4`` (the default), the issue's hall on one Pi 4: one ``dgt-bridge run``
+(run as the systemd unit runs it: ``benchmarks.daemonrun.BudgetDaemon``) reads
+
+- two DGT bus chains of 12 boards each (two serial ports, 9600 baud each, the chain
+  emulator keeping the line's real speed), a different real game on each board at
+  blitz pace (3+2, the human-handling model's own times);
+- two USB boards that speak, one blind player at each with one earphone
+  (``speak: true``, each board its own player), their games played with a clock by
+  hands that think 1-1.6 s a move, as in ``benchmarks.pibudget``;
+
+and publishes every board over MQTT with TLS (a real Mosquitto, its certificate
+checked against a throw-away CA), pushes the round to lichess (a local endpoint
+answering as lichess does: ``benchmarks/lichesspoint.py``) and serves the live page to
+100 viewers following ``/events`` (``benchmarks/viewers.py``, each from an address of
+its own). ``--hall zero2w``: 12 bus boards and one speaking board, MQTT (plain) and
+one viewer, no lichess push.
+
+The daemon's whole process tree (the synthesis worker, the players) is in the CPU
+group of each budget in ``--budgets`` (``benchmarks.pibudget``'s calibration and
+models: ``pi4`` the tree on one Pi 4 core, ``pi4-cores`` each process on a core of its
+own as on the Pi's four; ``zero2w`` and ``zero2w-cores`` alike; ``full`` no quota),
+one budget after the other in the same run. The emulators, the broker, the relay,
+the viewers and the lichess endpoint run outside it, as other machines would.
+
+Measured, per budget: every board's moves against its game; press -> ``move`` event
+on every board (p50/p99 over the boards, and the worst board's p99); for each blind
+player press -> the first loud sample of the move's phrase heard (the player is
+``benchmarks/record_stream_player.py``, see ``benchmarks.pibudget``); the PSS of the
+daemon's tree after the games; its CPU over the games. And every output alive
+(``benchmarks.alive``): the relay holds every board's whole game, every viewer had the
+page and every board's whole game, lichess's last push holds every board's whole game,
+each blind player heard every move. A run in which any of these failed exits 1.
+
+Targets: every move exact; press -> move p99 < 300 ms on every board (Pi 4; the Zero
+2 W hall < 500 ms); press -> first sample of speech p99 < 250 ms for each blind player;
+PSS reported. ``--slow-card``: every fsync of the daemon takes 20-200 ms
+(``benchmarks/slow_fsync.c``, see ``benchmarks.sdcard``); the journal is fsynced as
+shipped (``storage.fsync: true``) in every run, on this machine's disk without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+
+from benchmarks import alive
+from benchmarks.alive import Check, Features
+from benchmarks.common import GAMES_PGN, footer, header, load_average, percentile
+from benchmarks.cpugroups import Budget, can_use_cgroups, cpu_group
+from benchmarks.daemonrun import SYNTHESIS, BudgetDaemon, compile_sources
+from benchmarks.hall import TimedChain, _final, _lags
+from benchmarks.latency import StampingEmulator, plan_game, stream_player_setting
+from benchmarks.lichesspoint import LichessPoint
+from benchmarks.pibudget import calibrated_budgets, timed_moves
+from benchmarks.processes import descendants, task_run_ns, tree_pss
+from benchmarks.viewers import Crowd
+from drivers.simulators.emulator import BoardEmulator
+from drivers.simulators.gamelogs import distinct_openings
+from drivers.simulators.handling import human_sensor_log
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A hall: its bus chains' sizes, its speaking boards, how it broadcasts, its targets."""
+
+    chains: tuple[int, ...]
+    speaking: int
+    viewers: int
+    mqtt: str  # plain or tls
+    lichess: bool
+    lag_target: float  # press -> move p99 on every board, s
+    budgets: str
+    judged: tuple[str, ...]  # the budgets every verdict must hold at (those measured)
+
+    def describe(self) -> str:
+        chains = " + ".join(str(c) for c in self.chains)
+        return (
+            f"bus chains of {chains} boards, {self.speaking} speaking USB board(s), MQTT "
+            f"{self.mqtt}, {self.viewers} viewer(s), lichess push "
+            f"{'on' if self.lichess else 'off'}"
+        )
+
+
+HALLS = {
+    "pi4": Shape((12, 12), 2, 100, "tls", True, 0.300, "full,pi4-cores,pi4", ("pi4-cores",)),
+    "zero2w": Shape(
+        (12,), 1, 1, "plain", False, 0.500, "full,zero2w-cores,zero2w", ("zero2w-cores", "zero2w")
+    ),
+}
+#: What speech adds to a move in a hall: press -> first sample heard, every player.
+SPEECH_TARGET = 0.250
+
+
+@dataclass
+class Player:
+    """One blind player's board: its emulator, its game and where it is heard."""
+
+    board: str
+    emulator: StampingEmulator
+    plan: Any  # latency.Plan: the sensor log and each ply's deciding press
+    expected: list[str]
+    log: Path
+
+
+@dataclass
+class HallFigures:
+    budget: Budget
+    exact: int = 0
+    boards: int = 0
+    wrong: dict[str, str] = field(default_factory=dict)
+    lags: dict[str, list[float]] = field(default_factory=dict)  # press -> move, by board
+    slowest: list[tuple[float, str, int]] = field(default_factory=list)
+    speech: dict[str, list[float]] = field(default_factory=dict)  # by blind player's board
+    speech_free: dict[str, list[float]] = field(default_factory=dict)
+    unspoken: dict[str, int] = field(default_factory=dict)
+    pss: float = float("nan")
+    pss_parts: dict[str, float] = field(default_factory=dict)
+    cpu: float = float("nan")  # share of one of this machine's cores over the games
+    elapsed: float = 0.0
+    alive: list[Check] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    load: tuple[float, float] = (float("nan"), float("nan"))
+
+    def all_lags(self) -> list[float]:
+        return [lag for lags in self.lags.values() for lag in lags]
+
+    def worst_board(self) -> tuple[str, float]:
+        """The board whose press -> move p99 is the largest, and that p99."""
+        worst = max(self.lags.items(), key=lambda item: p99(item[1]), default=("-", []))
+        return worst[0], p99(worst[1])
+
+
+def p99(values: list[float]) -> float:
+    return percentile(values, 0.99) if values else float("nan")
+
+
+def tree_cpu_ns(pid: int) -> int:
+    """Nanoseconds the daemon's tree has run so far (its live processes' threads)."""
+    return sum(sum(task_run_ns(member).values()) for member in descendants(pid))
+
+
+def hall_config(
+    work: Path,
+    chains: list[TimedChain],
+    players: list[Player],
+    broadcast: dict[str, Any],
+) -> Path:
+    """The hall's configuration: every chain's boards, the speaking boards each with
+    its own player, the broadcast's MQTT (and lichess); the rest as shipped."""
+    import yaml
+
+    boards: list[dict[str, Any]] = []
+    for chain in chains:
+        for board in chain.boards:
+            boards.append(
+                {
+                    "id": str(len(boards) + 1),
+                    "bus_port": chain.port_path,
+                    "bus_serial": board.serial,
+                }
+            )
+    for player in players:
+        boards.append(
+            {
+                "id": player.board,
+                "port": player.emulator.port_path,
+                "speak": True,
+                "speech": {"stream_player": json.loads(stream_player_setting(player.log))},
+            }
+        )
+    tree = {"clock": {"time_control": "3+2"}, "broadcast": broadcast, "boards": boards}
+    path = work / "hall.yaml"
+    path.write_text(yaml.safe_dump(tree, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def as_game(moves: list[chess.Move]) -> chess.pgn.Game:
+    """The moves as a game from the start position (what ``plan_game`` plays)."""
+    game = chess.pgn.Game()
+    node: chess.pgn.GameNode = game
+    for move in moves:
+        node = node.add_variation(move)
+    return game
+
+
+def bus_moves(daemon: BudgetDaemon) -> dict[str, list[tuple[int, str, float]]]:
+    """Each board's ``move`` events (ply, uci, monotonic time), in the feed's order."""
+    moves: dict[str, list[tuple[int, str, float]]] = defaultdict(list)
+    with daemon.changed:
+        for _, mono, event in daemon.events:
+            if event.get("type") == "move":
+                moves[str(event.get("board"))].append((int(event["ply"]), str(event["uci"]), mono))
+    return moves
+
+
+def run_hall(shape: Shape, budget: Budget, plies: int, slow_card: dict[str, str]) -> HallFigures:
+    """One hall under ``budget``: set up, played, measured, checked."""
+    figures = HallFigures(budget)
+    bus_count = sum(shape.chains)
+    games = distinct_openings(GAMES_PGN, bus_count + shape.speaking, plies)
+    expected = {str(i + 1): [m.uci() for m in g] for i, g in enumerate(games[:bus_count])}
+    loads = [os.getloadavg()[0]]
+    with contextlib.ExitStack() as stack:
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dgt-pihall-")))
+        features = Features(work, tls=shape.mqtt == "tls").start()
+        stack.callback(features.stop)
+        if features.problem:
+            figures.notes.append(f"features: {features.problem}")
+        lichess = LichessPoint().start() if shape.lichess else None
+        if lichess is not None:
+            stack.callback(lichess.stop)
+        chains: list[TimedChain] = []
+        for number, size in enumerate(shape.chains):
+            (work / f"chain{number}").mkdir()
+            serials = [f"{1025 + 100 * number + i:05d}" for i in range(size)]
+            chain = TimedChain(work / f"chain{number}", serials=serials, seed=1 + number)
+            chain.start()
+            stack.callback(chain.stop)
+            chains.append(chain)
+        players: list[Player] = []
+        for number in range(shape.speaking):
+            game = games[bus_count + number]
+            (work / f"usb{number}").mkdir()
+            emulator = StampingEmulator(directory=work / f"usb{number}")
+            emulator.start()
+            stack.callback(emulator.stop)
+            board = f"s{number + 1}"
+            players.append(
+                Player(
+                    board,
+                    emulator,
+                    plan_game(as_game(game), plies, True, seed=7 + number),
+                    [m.uci() for m in game],
+                    work / f"player-{board}.log",
+                )
+            )
+            players[-1].log.touch()
+            expected[board] = players[-1].expected
+        broadcast = features.settings()
+        if lichess is not None:
+            broadcast["lichess"] = lichess.settings()
+        config = hall_config(work, chains, players, broadcast)
+        group = stack.enter_context(cpu_group(budget))
+        daemon = BudgetDaemon(group, work, config=config, env=slow_card)
+        stack.callback(daemon.stop)
+        daemon.wait_ready(180)
+        read = daemon.boards_read(len(expected), 120)
+        if read < len(expected):
+            figures.notes.append(f"only {read} of {len(expected)} boards read")
+        daemon.wait_started(180)  # speech and the page up
+        crowd = Crowd(f"http://127.0.0.1:{daemon.http_port}", shape.viewers, work)
+        stack.callback(crowd.stop)
+        following = crowd.wait_connected(120)
+        if following < shape.viewers:
+            figures.notes.append(f"only {following} of {shape.viewers} viewers followed the feed")
+        time.sleep(3.0)  # the speech worker's start, the first clock reports
+        logs = [
+            human_sensor_log(
+                chess.Board(), g, seed=1 + i, with_clock=True, clock_seconds=180, increment=2
+            )
+            for i, g in enumerate(games[:bus_count])
+        ]
+        cpu_before, started = tree_cpu_ns(daemon.pid), time.monotonic()
+        index = 0
+        for chain in chains:
+            for place in range(len(chain.boards)):
+                chain.play_on(place, logs[index], speed=1.0)
+                index += 1
+        for player in players:
+            player.emulator.play(player.plan.events)
+        boards: list[BoardEmulator] = [*chains, *(p.emulator for p in players)]
+        for played in boards:
+            while not played.wait_played(5):
+                loads.append(os.getloadavg()[0])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            moves = bus_moves(daemon)
+            if all(_final(moves[b]) == expected[b] for b in expected):
+                break
+            time.sleep(0.2)
+        figures.elapsed = time.monotonic() - started
+        figures.cpu = (tree_cpu_ns(daemon.pid) - cpu_before) / 1e9 / figures.elapsed
+        time.sleep(3.0)  # the last phrases
+        figures.pss, figures.pss_parts = tree_pss(daemon.pid)
+        moves = bus_moves(daemon)
+        figures.boards = len(expected)
+        figures.exact = sum(_final(moves[b]) == expected[b] for b in expected)
+        figures.wrong = {
+            b: " ".join(_final(moves[b])) for b in expected if _final(moves[b]) != expected[b]
+        }
+        _measure_lags(figures, chains, moves)
+        _measure_speech(figures, daemon, players)
+        # every output: MQTT's relay, lichess's last push, the viewers, the earphones
+        figures.alive.append(features.mqtt_check(expected, wait=30))
+        if lichess is not None:
+            deadline = time.monotonic() + 30  # the push interval (8 s) and the push
+            while not alive.lichess_check(lichess.last, lichess.pushes, expected).alive:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            figures.alive.append(alive.lichess_check(lichess.last, lichess.pushes, expected))
+        figures.alive.append(alive.crowd_check(crowd.stop(), shape.viewers, expected))
+        for player in players:
+            heard = len(figures.speech.get(player.board, []))
+            figures.alive.append(
+                alive.speech_check(
+                    heard, len(player.expected), f"blind player at board {player.board}"
+                )
+            )
+    loads.append(os.getloadavg()[0])
+    figures.load = (min(loads), max(loads))
+    return figures
+
+
+def _measure_lags(
+    figures: HallFigures, chains: list[TimedChain], moves: dict[str, list[tuple[int, str, float]]]
+) -> None:
+    """Press -> move on each bus board (the chains' times against the feed's)."""
+    first = 0
+    for chain in chains:
+        names = [str(first + i + 1) for i in range(len(chain.boards))]
+        for index, name in enumerate(names):
+            played = [a for a in chain.applied if a[0] == index]
+            _, press = _lags(played, defaultdict(list), moves, names)
+            figures.lags[name] = press
+        first += len(names)
+    from benchmarks.hall import WORST
+
+    figures.slowest = sorted(WORST, reverse=True)[:5]
+    WORST.clear()
+
+
+def _measure_speech(figures: HallFigures, daemon: BudgetDaemon, players: list[Player]) -> None:
+    """Press -> move and press -> first sample heard at each speaking board."""
+    from benchmarks.latency import read_player_log
+
+    for player in players:
+        seen: dict[int, tuple[str, float]] = {}
+        with daemon.changed:
+            for wall, _, event in daemon.events:
+                if event.get("type") == "move" and str(event.get("board")) == player.board:
+                    seen.setdefault(int(event["ply"]), (str(event["uci"]), wall))
+        presses = {
+            ply: player.emulator.applied_at[id(event)]
+            for ply, event in player.plan.deciding.items()
+            if id(event) in player.emulator.applied_at
+        }
+        starts, ends = read_player_log(player.log)
+        rows, wrong, unspoken = timed_moves(player.expected, seen, presses, starts, ends)
+        figures.lags[player.board] = [row.to_event for row in rows]
+        figures.speech[player.board] = [row.to_speech for row in rows]
+        figures.speech_free[player.board] = [row.to_speech for row in rows if not row.still]
+        figures.unspoken[player.board] = unspoken + wrong
+
+
+# -- the report -------------------------------------------------------------------------
+
+
+def ms(value: float) -> str:
+    return "n/a" if value != value else f"{value * 1e3:.0f}"
+
+
+def judged_runs(shape: Shape, all_figures: list[HallFigures]) -> list[HallFigures]:
+    """Where the verdicts are taken: each of the hall's Pi models measured (the Zero
+    2 W's four cores and its one core: the issue wants speech on both), else the last
+    budget of the run."""
+    found = [f for f in all_figures if f.budget.name in shape.judged]
+    return found or all_figures[-1:]
+
+
+def meets(judged: list[HallFigures], test: Any) -> bool:
+    """A target holds at every judged budget."""
+    return bool(judged) and all(test(f) for f in judged)
+
+
+def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
+    """The table (every budget side by side) and the verdicts; True if all met."""
+    judged = judged_runs(shape, all_figures)
+    where = " and ".join(f.budget.name for f in judged) or "-"
+    names = [f.budget.name for f in all_figures]
+    print("\n| measure | " + " | ".join(names) + f" | target (at {where}) | verdict |")
+    print("|---|" + "---|" * len(names) + "---|---|")
+
+    def row(measure: str, cells: list[str], target: str, met: bool | None) -> None:
+        ok = "-" if met is None else "meets" if met else "MISSES"
+        print(f"| {measure} | " + " | ".join(cells) + f" | {target} | {ok} |")
+
+    row(
+        "boards whose every move is exact",
+        [f"{f.exact}/{f.boards}" for f in all_figures],
+        "all",
+        meets(judged, lambda f: f.exact == f.boards > 0),
+    )
+    row(
+        "press -> move, every board: p50 / p99 (ms)",
+        [f"{ms(percentile(f.all_lags(), 0.5))} / {ms(p99(f.all_lags()))}" for f in all_figures],
+        "",
+        None,
+    )
+    worst = [f.worst_board() for f in all_figures]
+    row(
+        "press -> move p99 of the worst board (ms)",
+        [f"{ms(v)} (board {b})" for b, v in worst],
+        f"< {shape.lag_target * 1e3:.0f} ms on every board",
+        meets(judged, lambda f: f.worst_board()[1] < shape.lag_target),
+    )
+    players = sorted({b for f in all_figures for b in f.speech})
+    for board in players:
+        row(
+            f"blind player at board {board}: press -> first sample heard p50 / p99 (ms); "
+            "pressed after the phrase before ended: n, p99",
+            [
+                f"{ms(percentile(f.speech.get(board, []), 0.5))} / "
+                f"{ms(p99(f.speech.get(board, [])))}; {len(f.speech_free.get(board, []))}, "
+                f"{ms(p99(f.speech_free.get(board, [])))}"
+                for f in all_figures
+            ],
+            f"p99 < {SPEECH_TARGET * 1e3:.0f} ms",
+            meets(judged, lambda f, b=board: p99(f.speech.get(b, [])) < SPEECH_TARGET),
+        )
+        row(
+            f"blind player at board {board}: moves unspoken or wrong",
+            [str(f.unspoken.get(board, "n/a")) for f in all_figures],
+            "0",
+            meets(judged, lambda f, b=board: f.unspoken.get(b) == 0),
+        )
+    row(
+        "PSS of the daemon's tree after the games (MB)",
+        [f"{f.pss:.1f}" for f in all_figures],
+        "(reported)",
+        None,
+    )
+    row(
+        "the tree's CPU over the games, % of the budget (% of one of our cores)",
+        [f"{f.cpu / (f.budget.fraction or 1) * 100:.0f} ({f.cpu * 100:.1f})" for f in all_figures],
+        "(reported)",
+        None,
+    )
+    row(
+        "every output alive: relay (MQTT)"
+        + (", lichess push" if shape.lichess else "")
+        + ", every viewer, each earphone",
+        [_alive_cell(f) for f in all_figures],
+        "all alive (pass/fail)",
+        all(f.alive and all(c.alive for c in f.alive) for f in all_figures),
+    )
+    row(
+        "load average (1 min) during the games",
+        [f"{f.load[0]:.1f}-{f.load[1]:.1f}" for f in all_figures],
+        "",
+        None,
+    )
+    print()
+    for f in all_figures:
+        parts = ", ".join(f"{k} {v:.1f}" for k, v in sorted(f.pss_parts.items()))
+        print(f"{f.budget.name}: {f.elapsed:.0f} s of games; PSS by process (MB): {parts}")
+        print(
+            f"{f.budget.name}: slowest bus moves: "
+            + ", ".join(f"board {b} ply {p} {t * 1e3:.0f} ms" for t, b, p in f.slowest)
+        )
+        for board, moves in f.wrong.items():
+            print(f"{f.budget.name}: board {board} WRONG: {moves}")
+        for check in f.alive:
+            print(
+                f"{f.budget.name}: {check.feature}: "
+                f"{'alive' if check.alive else 'DEAD'} ({check.seen})"
+            )
+        for note in f.notes:
+            print(f"{f.budget.name}: NOTE {note}")
+    met = meets(judged, lambda f: f.exact == f.boards and f.worst_board()[1] < shape.lag_target)
+    met &= meets(judged, lambda f: all(p99(v) < SPEECH_TARGET for v in f.speech.values()))
+    return met
+
+
+def _alive_cell(f: HallFigures) -> str:
+    if not f.alive:
+        return "not checked"
+    dead = [c.feature.split(" (")[0] for c in f.alive if not c.alive]
+    return "alive" if not dead else "DEAD: " + ", ".join(dead)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--hall",
+        choices=sorted(HALLS),
+        default="pi4",
+        help="pi4: 2 x 12 bus boards, 2 speaking, MQTT TLS, 100 viewers, "
+        "lichess; zero2w: 12 bus boards, 1 speaking, MQTT (pi4)",
+    )
+    parser.add_argument(
+        "--budgets",
+        default="",
+        help="comma-separated (default: the hall's: full and its Pi's two "
+        "models); full, pi4, pi4-cores, zero2w, zero2w-cores",
+    )
+    parser.add_argument("--plies", type=int, default=30, help="plies per game (30)")
+    parser.add_argument("--viewers", type=int, default=0, help="viewers (the hall's)")
+    parser.add_argument("--mqtt", choices=("plain", "tls"), default="", help="(the hall's)")
+    parser.add_argument(
+        "--slow-card",
+        action="store_true",
+        help="every fsync of the daemon takes 20-200 ms (a slow SD card)",
+    )
+    parser.add_argument("--calibrate-steps", type=int, default=200_000)
+    parser.add_argument(
+        "--zero2w-fraction", type=float, default=0.0, help="pin the Zero 2 W's budget, %% of a core"
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="chains of 2 boards, 4 plies, 5 viewers: checks the plumbing",
+    )
+    args = parser.parse_args(argv)
+    shape = HALLS[args.hall]
+    changes: dict[str, Any] = {}
+    if args.quick:
+        changes = {"chains": tuple(2 for _ in shape.chains), "viewers": min(shape.viewers, 5)}
+        args.plies, args.calibrate_steps = 4, 5_000
+    if args.viewers:
+        changes["viewers"] = args.viewers
+    if args.mqtt:
+        changes["mqtt"] = args.mqtt
+    if changes:
+        shape = Shape(**{**shape.__dict__, **changes})
+    SYNTHESIS[0] = "auto"  # as shipped: the thread for one blind player, a worker for two
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    with contextlib.suppress(OSError):
+        os.nice(-10)  # the emulators stand in for hardware (see benchmarks.pibudget)
+    header(f"a hall in one daemon on a Pi's budget ({args.hall}): {shape.describe()}")
+    names = args.budgets or shape.budgets
+    if names != "full":
+        problem = can_use_cgroups()
+        if problem:
+            print(f"cannot run: {problem}")
+            return 2
+    compile_sources()
+    budgets = calibrated_budgets(names, args.calibrate_steps, args.zero2w_fraction)
+    slow_card: dict[str, str] = {}
+    with contextlib.ExitStack() as stack:
+        if args.slow_card:
+            from benchmarks.sdcard import build_shim, shim_environment
+
+            shim_dir = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            slow_card = shim_environment(build_shim(shim_dir), shim_dir / "delays.txt")
+            print("slow SD card: every fsync of the daemon sleeps 20-200 ms (log-uniform)")
+        all_figures = []
+        for budget in budgets:
+            print(
+                f"-- {budget.label()}: {args.plies} plies a board ... (load {load_average()})",
+                flush=True,
+            )
+            all_figures.append(run_hall(shape, budget, args.plies, slow_card))
+            done = all_figures[-1]
+            print(
+                f"{budget.name} done: {done.exact}/{done.boards} exact, "
+                f"{done.elapsed:.0f} s (load {load_average()})",
+                flush=True,
+            )
+        if args.slow_card:
+            from benchmarks.sdcard import read_fsyncs
+
+            delays = sorted(f.ms for f in read_fsyncs(shim_dir / "delays.txt"))
+            print(
+                f"slow SD card: {len(delays)} fsyncs slept, median "
+                f"{delays[len(delays) // 2] if delays else 0:.0f} ms"
+            )
+    met = report(shape, all_figures)
+    judged = judged_runs(shape, all_figures)
+    print(
+        f"\nverdict: {'every target met' if met else 'a target MISSED'} at "
+        f"{' and '.join(f.budget.name for f in judged) or '-'}"
+    )
+    footer()
+    dead = any(not f.alive or not all(c.alive for c in f.alive) for f in all_figures)
+    wrong = any(f.exact != f.boards for f in all_figures)
+    return 1 if dead or wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
