@@ -15,7 +15,7 @@ Each command runs ``--runs`` times; the ratio is of the fastest runs (the run le
 disturbed by other processes), and the medians are printed beside them. A first,
 untimed run of each command writes what an installed package has after its first
 start: the bytecode, and the parsed configuration and vocabulary in the cache
-directory (``daemon.yamlcache``), so the timed runs import no PyYAML.
+directory (``daemon.files.yamlcache``), so the timed runs import no PyYAML.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ import chess.pgn
 from benchmarks.common import ROOT
 from benchmarks.cpugroups import CpuGroup, ProcessGroups, enter
 from benchmarks.processes import free_port, thread_states
-from daemon import resources
+from daemon.files import resources
 from drivers.sensors import ClockReport, SensorEvent
 
 Predicate = Callable[[dict[str, Any]], bool]
@@ -412,7 +412,7 @@ def unit_environment(work: Path) -> dict[str, str]:
 def warm_cache(config: Path, env: dict[str, str]) -> None:
     """Parses the configuration (and its vocabulary) once into the cache directory, as
     the Pi's daemon did at its first start: every later start reads the parsed tree
-    back without PyYAML (daemon/yamlcache.py). Outside the CPU group."""
+    back without PyYAML (daemon/files/yamlcache.py). Outside the CPU group."""
     subprocess.run(
         [sys.executable, "-m", "daemon", "check-config", str(config)],
         cwd=ROOT, env=env, capture_output=True, timeout=120, check=True,

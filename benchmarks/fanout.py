@@ -36,7 +36,7 @@ from typing import Any
 import chess
 
 from benchmarks.common import ROOT, footer, header, percentile, spread_ms
-from daemon import events
+from daemon.game import events
 
 MOSQUITTO = "/usr/sbin/mosquitto"
 TOPIC_PREFIX = "dgt-bench"

@@ -44,9 +44,9 @@ import chess
 import chess.pgn
 
 from benchmarks.common import GAMES_PGN, ROOT, footer, header, percentile, spread_ms
-from daemon import resources
 from daemon.app import Daemon
 from daemon.config import load_file
+from daemon.files import resources
 from drivers.sensors import SensorEvent
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.handling import ALL, Hands, Timing

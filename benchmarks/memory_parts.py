@@ -40,7 +40,7 @@ DAEMON_PARTS = [
 ]  # fmt: skip
 
 #: Imported only when the configuration's parsed tree is not in the cache (the first
-#: start after an edit or an upgrade; daemon/yamlcache.py).
+#: start after an edit or an upgrade; daemon/files/yamlcache.py).
 COLD_CACHE = [("the interpreter", "pass"), ("PyYAML", "import yaml")]
 
 WORKER_PARTS = [

@@ -2,7 +2,7 @@
 
     python -m benchmarks.one_record [--plies N] [--runs N] [--disk-writer] [--quick]
 
-One board as the daemon makes it (``daemon.board.Board``: journal, speech with the
+One board as the daemon makes it (``daemon.boards.board.Board``: journal, speech with the
 text engine and the two phone pages' announcers, the page's hub without a server),
 fed a shipped standard game played by the human-handling model on simulated time.
 It prints how many times a feed event is folded into a game record (issue 25: the
@@ -13,7 +13,7 @@ announcer its own), and the CPU the board's whole path takes per feed event (bes
 of the runs: the outputs' work and the journal's writes to a temporary directory
 included). ``--disk-writer``: the journal's fsync and PGN on the daemon's disk
 writer, as the daemon runs (here without an event loop its jobs run at once), so
-the page reads the record as of the last event on the card (``daemon.pageview``:
+the page reads the record as of the last event on the card (``daemon.boards.pageview``:
 a snapshot an event).
 """
 
@@ -31,14 +31,14 @@ import chess
 import chess.pgn
 
 from benchmarks.common import GAMES_PGN, footer, header
-from daemon.board import Board
+from daemon.boards.board import Board
+from daemon.boards.pipeline import SimulatedScheduler
 from daemon.broadcast.server import Broadcaster
 from daemon.config import board_entries, load_text
-from daemon.diskwriter import DiskWriter
-from daemon.events import DomainEvent
-from daemon.gamerecord import GameRecord
-from daemon.pipeline import SimulatedScheduler
+from daemon.game.events import DomainEvent
+from daemon.game.record import GameRecord
 from daemon.speech.vocabulary import vocabulary_of
+from daemon.storage.diskwriter import DiskWriter
 from drivers.simulators.handling import human_sensor_log
 
 CONFIG = (

@@ -49,9 +49,9 @@ from benchmarks.latency import (
     read_player_log,
     stream_player_setting,
 )
-from daemon import resources
 from daemon.app import Daemon
 from daemon.config import load_file
+from daemon.files import resources
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 TARGET = 0.400

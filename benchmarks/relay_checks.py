@@ -33,7 +33,7 @@ from daemon.broadcast.mqtt import MqttPublisher
 from daemon.broadcast.relay import Relay
 from daemon.broadcast.relaycheck import check_envelope, check_state, replays
 from daemon.broadcast.settings import BoardSettings, BroadcastSettings, MqttSettings
-from daemon.events import ClockUpdate, GameStart, Move
+from daemon.game.events import ClockUpdate, GameStart, Move
 
 
 def long_game(plies: int, seed: int = 18) -> list[str]:

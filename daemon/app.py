@@ -1,16 +1,16 @@
 """The daemon: one process beside one board or many, board link -> rules core -> outputs.
 
-``Daemon`` reads a list of boards (``daemon.board.Board``): ``board:`` in the
+``Daemon`` reads a list of boards (``daemon.boards.board.Board``): ``board:`` in the
 configuration is a list of one, ``boards:`` a list of many, and both run the same
 code. The daemon holds what the boards share: the event loop, the live page (one
 card per game, derived from the same list), the systemd notifier and status, the
 chains of boards in DGT bus mode (one ``BusLink`` per chain) and the pairs of boards
-bound to one game (``same_game_as``, Appendix E.1, ``daemon.twoboards``).
+bound to one game (``same_game_as``, Appendix E.1, ``daemon.boards.twoboards``).
 
 Everything runs on one event loop, and nothing on it may wait for anything slow:
 
 - a board's link reads the serial port through ``loop.add_reader`` and hands each
-  sensor event to the board's pipeline (``daemon.pipeline``);
+  sensor event to the board's pipeline (``daemon.boards.pipeline``);
 - the rules core is pure and fast: ``judge`` returns domain events at once, and its
   timers (settle time) are one ``loop.call_later`` at ``next_deadline()``, no polling;
 - each domain event goes, in order, to the journal (disk first: a lost move is the
@@ -55,23 +55,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from daemon import compose
-from daemon.board import Board, journal_history
+from daemon.boards.board import Board, journal_history
+from daemon.boards.outputs import FeedWriter, Output
+from daemon.boards.pipeline import BoardPipeline, Cancellable, LoopScheduler, Scheduler
 from daemon.compose import DEFAULT_BOARD_ID, configured_board_id, turned_round
 from daemon.config import BoardEntry, Settings, board_entries
-from daemon.diskwriter import DiskWriter
-from daemon.events import BoardsAgree, Colour, DomainEvent, Irregularity
-from daemon.formatting import describe_event
-from daemon.handin import HAND_IN, HandIn
-from daemon.outputs import FeedWriter, Output
-from daemon.pipeline import BoardPipeline, Cancellable, LoopScheduler, Scheduler
+from daemon.game.events import BoardsAgree, Colour, DomainEvent, Irregularity
+from daemon.game.formatting import describe_event
 from daemon.service.gcfreeze import freeze_startup
 from daemon.service.lifecycle import Lifecycle, quietly
 from daemon.service.notify import Notifier
 from daemon.service.status import DaemonStatus
+from daemon.storage.diskwriter import DiskWriter
+from daemon.storage.handin import HAND_IN, HandIn
 from drivers.sensors import ConnectionChange, SensorEvent
 
 if TYPE_CHECKING:
-    from daemon.twoboards import TwoBoardGame
+    from daemon.boards.twoboards import TwoBoardGame
 
 __all__ = [
     "DEFAULT_BOARD_ID",
@@ -178,7 +178,7 @@ class Daemon(Lifecycle):
         # one feed for every board's lines (a failing stream is dropped for all)
         feed = FeedWriter(events_out) if events_out is not None else None
         # every board's fsync and PGN rewrite, off the event loop (an SD card's fsync
-        # takes 20-200 ms; ``daemon.diskwriter``)
+        # takes 20-200 ms; ``daemon.storage.diskwriter``)
         self.disk_writer = DiskWriter()
         journal_dirs: dict[str, Path] = {}
         for entry in self.entries:
@@ -267,7 +267,7 @@ class Daemon(Lifecycle):
 
     def _bind_pair(self, entry: BoardEntry) -> None:
         """``entry`` repeats the game of ``same_game_as``: one pipeline reads both."""
-        from daemon.twoboards import TwoBoardGame
+        from daemon.boards.twoboards import TwoBoardGame
 
         main = self.boards[entry.same_game_as]
         blind = self.boards[entry.id]

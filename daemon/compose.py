@@ -23,8 +23,8 @@ from drivers.records import Record
 from drivers.sensors import BoardDump, MagicPiece, SensorEvent, SquareChange
 
 if TYPE_CHECKING:
-    from daemon.clocksides import SideMapper
-    from daemon.gamerecord import GameHeaders, GameRecord
+    from daemon.clock.sides import SideMapper
+    from daemon.game.record import GameHeaders, GameRecord
     from daemon.speech.announcer import Announcer, AnnouncerGroup
     from daemon.speech.phoneline import PhoneLine
     from daemon.speech.settings import SynthesisSeat
@@ -114,7 +114,7 @@ def turned_round(event: SensorEvent) -> SensorEvent:
 class BoardParts(Record):
     """What one board's pipeline is made of, before anything runs. The clock's
     driver (``clock_interpreter``) reads left and right; ``clock_sides`` decides
-    whose side is whose and makes the core's ClockReports (``daemon.clocksides``)."""
+    whose side is whose and makes the core's ClockReports (``daemon.clock.sides``)."""
 
     core: RulesCore
     orient: Callable[[SensorEvent], SensorEvent]
@@ -151,7 +151,7 @@ def build_clock_sides(
     not the game's."""
     if settings.clock.device == "none":
         return None
-    from daemon.clocksides import SideMapper
+    from daemon.clock.sides import SideMapper
 
     return SideMapper(settings.clock.sides, core, interpreter)
 
@@ -235,9 +235,9 @@ def tournament_value(settings: Settings, key: str) -> str:
 def build_headers(settings: Settings, board_id: str | None = None) -> GameHeaders:
     """The PGN headers of one board's games on disk: Event, Site, Date and Round as the
     page has them (``broadcast:``, the board's card's own round first), the players of
-    ``game:`` (the board's own, see ``daemon.board.board_settings``) and a ``Board`` tag,
+    ``game:`` (the board's own, see ``daemon.boards.board.board_settings``) and a ``Board`` tag,
     so a game's file on disk and ``/game.pgn`` say the same (issue 29)."""
-    from daemon.gamerecord import GameHeaders, today_pgn_date
+    from daemon.game.record import GameHeaders, today_pgn_date
 
     game = settings.game
     board = board_id or configured_board_id(settings)

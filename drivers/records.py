@@ -1,6 +1,6 @@
 """Value semantics for dataclasses, written once instead of generated per class.
 
-The sensor events (``drivers.sensors``), the domain events (``daemon.events``), the
+The sensor events (``drivers.sensors``), the domain events (``daemon.game.events``), the
 settings and the rules core's records are dataclasses, some 50 classes that every
 command builds at its start. CPython 3.11's ``dataclass`` compiles each method it
 generates separately (three for a plain class, six for a frozen one), and compiling

@@ -59,7 +59,7 @@ class SquareChange(FrozenRecord):
 class ClockReading(FrozenRecord):
     """What a clock shows, in its own terms: the left and the right time, which side
     runs, which flags are down. A clock knows no colours: the daemon decides whose
-    side is whose (``daemon.clocksides``) and hands the rules core a ClockReport."""
+    side is whose (``daemon.clock.sides``) and hands the rules core a ClockReport."""
 
     t: float
     left: float  # seconds shown on the left display

@@ -21,7 +21,7 @@ SHARED = Path(os.environ.get("DGT_BRIDGE_SHARED", ROOT.parent / "shared"))
 settings.register_profile("no-deadlines", deadline=None)
 settings.load_profile("no-deadlines")
 
-# The parsed-YAML cache (daemon.yamlcache) of this run, and of the commands it starts,
+# The parsed-YAML cache (daemon.files.yamlcache) of this run, and of the commands it starts,
 # in a directory of its own: never the user's ~/.cache, never another run's.
 _CACHE = tempfile.mkdtemp(prefix="dgt-bridge-test-cache-")
 atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)

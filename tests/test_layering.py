@@ -189,7 +189,7 @@ _FEED_TYPES = frozenset(
 
 def test_no_driver_reads_the_event_feed_or_decides_whose_clock_side_is_whose() -> None:
     """Whose clock side is White's is a decision about the game: the daemon's
-    (``daemon.clocksides``, asking the rules core). A driver reads left and right and
+    (``daemon.clock.sides``, asking the rules core). A driver reads left and right and
     never matches on the feed's event types, nor is handed the board's mover."""
     found = []
     for name, path in modules("drivers").items():
@@ -206,7 +206,7 @@ def test_no_driver_reads_the_event_feed_or_decides_whose_clock_side_is_whose() -
 def test_the_clock_drivers_report_left_and_right_and_know_no_colours() -> None:
     """A clock knows left and right: the drivers that read and write clocks (the DGT
     clock through the board or on a bus, a USB clock) report and take sides only.
-    Which side is White's, learnt or configured, is mapped in ``daemon.clocksides``,
+    Which side is White's, learnt or configured, is mapped in ``daemon.clock.sides``,
     so a replay of their sensor log maps it as the daemon did."""
     colours = {"white", "black", "Colour", "ClockReport", "white_side", "white_on_left"}
     found = []
@@ -222,7 +222,7 @@ def test_the_clock_drivers_report_left_and_right_and_know_no_colours() -> None:
 
 
 def test_each_boards_game_has_one_record_type() -> None:
-    """One typed game record (``daemon.gamerecord.GameRecord``), folded once per event
+    """One typed game record (``daemon.game.record.GameRecord``), folded once per event
     by the board's pipeline and read by the journal, the speech, the page and MQTT: no
     other class of the daemon folds the feed into a game of its own (``apply``
     beside ``pgn`` or ``state``)."""
@@ -234,4 +234,4 @@ def test_each_boards_game_has_one_record_type() -> None:
                 methods = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
                 if "apply" in methods and methods & {"pgn", "state"}:
                     records.append(f"{name}.{node.name}")
-    assert records == ["daemon.gamerecord.GameRecord"]
+    assert records == ["daemon.game.record.GameRecord"]

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from daemon.broadcast.settings import BoardSettings, BroadcastSettings
 from daemon.broadcast.strictjson import dumps
-from daemon.gamerecord import GameHeaders, GameRecord, today_pgn_date
+from daemon.game.record import GameHeaders, GameRecord, today_pgn_date
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class BoardStatus:
 class BoardFeed:
     """One board as the hub keeps it. Its ``record`` is the hub's own (folded from
     what it hears: a relay's boards), or, once ``source`` is set, the record the
-    daemon's board holds, as the page may show it (``daemon.pageview``)."""
+    daemon's board holds, as the page may show it (``daemon.boards.pageview``)."""
 
     __slots__ = ("_record", "clock_by_hand", "seq", "settings", "source", "status")
 

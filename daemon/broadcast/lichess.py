@@ -49,7 +49,7 @@ import aiohttp
 
 from daemon.broadcast.hub import Hub
 from daemon.broadcast.settings import LichessSettings
-from daemon.gamerecord import GameHeaders
+from daemon.game.record import GameHeaders
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Any
 import chess
 
 from daemon.broadcast.controls import ControlError
-from daemon.gamerecord import GameRecord
+from daemon.game.record import GameRecord
 from daemon.rules import corrections
 from drivers.sensors import Request
 

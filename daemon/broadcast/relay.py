@@ -67,7 +67,7 @@ from daemon.broadcast.relayrules import (
 )
 from daemon.broadcast.settings import BroadcastSettings, LichessSettings, MqttSettings
 from daemon.broadcast.web import GUARD_KEY, build_app, json_response
-from daemon.gamerecord import GameHeaders
+from daemon.game.record import GameHeaders
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import chess
 
-from daemon import events as _events
-from daemon.gamerecord import PGN_RESULTS, PGN_TAG_NAME
+from daemon.game import events as _events
+from daemon.game.record import PGN_RESULTS, PGN_TAG_NAME
 
 #: Largest payloads, in bytes. An event is a few hundred bytes (an irregularity
 #: with what to restore a few kilobytes); a state holds the whole game.
@@ -39,7 +39,7 @@ MAX_SEQ = 2**53  # what JSON numbers hold exactly
 ORIGIN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 SIDES = ("white", "black")
 
-#: Event types the daemon emits (``daemon.events``); anything else is not ours.
+#: Event types the daemon emits (``daemon.game.events``); anything else is not ours.
 EVENT_TYPES = frozenset(
     cls.type
     for cls in vars(_events).values()
@@ -121,7 +121,7 @@ def _plain(value: Any, what: str, depth: int = 0) -> None:
 
 
 def check_event(event: Any) -> dict[str, Any]:
-    """One feed event as ``daemon.events`` makes it, or ``Rejected``."""
+    """One feed event as ``daemon.game.events`` makes it, or ``Rejected``."""
     if not isinstance(event, dict):
         raise Rejected("the event is not an object")
     kind = event.get("type")

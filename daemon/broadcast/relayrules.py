@@ -20,7 +20,7 @@ import chess
 
 from daemon.broadcast.controls import ARTICLE
 from daemon.broadcast.relaycheck import SIDES, Rejected
-from daemon.gamerecord import PGN_RESULTS
+from daemon.game.record import PGN_RESULTS
 
 #: No clock of a board shows more (a classical game with every period added and
 #: penalties stays far below it).

@@ -21,7 +21,7 @@ from daemon.broadcast.settings import BroadcastSettings
 from daemon.broadcast.web import GUARD_KEY, RequestCallback, build_app
 
 if TYPE_CHECKING:
-    from daemon.gamerecord import GameHeaders, GameRecord
+    from daemon.game.record import GameHeaders, GameRecord
 
 log = logging.getLogger(__name__)
 

@@ -28,9 +28,9 @@ from typing import Any, ClassVar
 import chess
 import chess.pgn
 
-from daemon import resources
 from daemon.commands._waiting import play_then_serve, wait_until
-from daemon.events import DomainEvent, GameEnd, Move, Takeback
+from daemon.files import resources
+from daemon.game.events import DomainEvent, GameEnd, Move, Takeback
 
 #: The chain's first serial number (``dgt-bridge emulate --bus`` numbers as well).
 FIRST_SERIAL = 1025
@@ -105,7 +105,7 @@ class BoardTranscript:
     changed: asyncio.Event
 
     def receive(self, event: DomainEvent) -> None:
-        from daemon.formatting import describe
+        from daemon.game.formatting import describe
 
         game = self.game
         match event:

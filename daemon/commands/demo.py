@@ -30,9 +30,9 @@ from typing import Any
 import chess
 import chess.pgn
 
-from daemon import resources
 from daemon.commands._waiting import play_then_serve, wait_until
-from daemon.events import DomainEvent, GameEnd, GameStart, Move
+from daemon.files import resources
+from daemon.game.events import DomainEvent, GameEnd, GameStart, Move
 
 #: The plies before which the demo's irregularities happen (if the game is that long).
 ILLEGAL_MOVE_BEFORE_PLY = 6
@@ -352,7 +352,7 @@ class _Printer:
         self.changed.set()
 
     def lines(self, event: DomainEvent) -> list[str]:
-        from daemon.formatting import describe
+        from daemon.game.formatting import describe
 
         if isinstance(event, Move) or self.spoken is None:
             return [describe(event)]

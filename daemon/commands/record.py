@@ -87,9 +87,9 @@ async def record_to(
     import contextlib
     import signal
 
+    from daemon.boards.pipeline import BoardPipeline, LoopScheduler
     from daemon.compose import build_board_parts, build_link
     from daemon.config import Settings
-    from daemon.pipeline import BoardPipeline, LoopScheduler
 
     settings = settings or Settings()
     stop = asyncio.Event()

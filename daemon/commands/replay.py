@@ -66,9 +66,9 @@ def replay_feed(
     its time when ``sleep`` is given, else on simulated time), then let its timers
     run out; the feed goes to ``out`` as JSON lines. ``built`` is called once the
     pipeline is made (the command's building is done: ``daemon.service.gcfreeze``)."""
+    from daemon.boards.outputs import FeedWriter
+    from daemon.boards.pipeline import BoardPipeline, SimulatedScheduler
     from daemon.compose import build_board_parts, configured_board_id
-    from daemon.outputs import FeedWriter
-    from daemon.pipeline import BoardPipeline, SimulatedScheduler
 
     scheduler = SimulatedScheduler()
     feed = FeedWriter(out, flush=sleep is not None, fatal=True)

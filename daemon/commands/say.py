@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from daemon.gamerecord import GameRecord
+from daemon.game.record import GameRecord
 from daemon.speech.answers import REQUESTS, answer
 from daemon.speech.settings import ENGINES, SpeechSettings
 from daemon.speech.vocabulary import VocabularyError, vocabulary_of

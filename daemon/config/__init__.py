@@ -8,7 +8,7 @@ The modules, one job each:
 
 - ``sections``: the sections as dataclasses (the daemon's own; the parts' own are
   kept by each part) and the boards a daemon reads (``board_entries``);
-- ``nodes``: the YAML node tree with its lines, and its cache (``daemon.yamlcache``);
+- ``nodes``: the YAML node tree with its lines, and its cache (``daemon.files.yamlcache``);
 - ``binder``: a node tree bound to the dataclasses, a field a key;
 - ``checks``: values the types allow but ``run`` would die on;
 - ``environment``: ``DGT_BRIDGE_<SECTION>__<KEY>`` overrides;

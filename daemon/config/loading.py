@@ -225,7 +225,7 @@ SEARCH_PATH = (Path("/etc/dgt-bridge/dgt-bridge.yaml"),)
 
 def find_config_file(explicit: str | None, environ: Mapping[str, str]) -> Path:
     """The file to read: --config, else $DGT_BRIDGE_CONFIG, else /etc, else shipped."""
-    from daemon import resources
+    from daemon.files import resources
 
     if explicit:
         return Path(explicit)

@@ -1,5 +1,5 @@
 """The YAML node tree a configuration is bound from: PyYAML's own nodes when a file is
-parsed, light ones when its tree is read back from the cache (``daemon.yamlcache``).
+parsed, light ones when its tree is read back from the cache (``daemon.files.yamlcache``).
 
 Why nodes and not ``yaml.safe_load``: nodes carry the line of each key and value, so
 every message names it. Why a cache: a file that loaded before is not parsed again, so
@@ -24,7 +24,7 @@ NULL = "tag:yaml.org,2002:null"
 
 
 def yaml_module() -> Any:
-    """PyYAML, imported when a file must be parsed (``daemon.yamlcache`` says why)."""
+    """PyYAML, imported when a file must be parsed (``daemon.files.yamlcache`` says why)."""
     import yaml
 
     return yaml
@@ -151,7 +151,7 @@ def light_value(node: Light) -> Any:
 
 def cached_tree(text: str) -> Light | None:
     """The tree of a file with this text that loaded before, or None."""
-    from daemon import yamlcache
+    from daemon.files import yamlcache
 
     data = yamlcache.read("config", text)
     if data is None:
@@ -164,7 +164,7 @@ def cached_tree(text: str) -> Light | None:
 
 def keep_tree(text: str, root: Any, scalar: Scalar) -> None:
     """Keep a tree that loaded, for the next start (one JSON cannot hold: not kept)."""
-    from daemon import yamlcache
+    from daemon.files import yamlcache
 
     try:
         plain = _plain(root, scalar)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import chess
 
-from daemon.events import DomainEvent, GameEnd
+from daemon.game.events import DomainEvent, GameEnd
 from daemon.rules.laws import laws
 from daemon.rules.lifetimes import BoardView, GameMemory, Reach
 from daemon.rules.placement import turned

@@ -8,7 +8,7 @@ once a game (6.9, 6.11, ``daemon.rules.flags``).
 
 from __future__ import annotations
 
-from daemon.events import ClockUpdate, DomainEvent
+from daemon.game.events import ClockUpdate, DomainEvent
 from daemon.rules.base import COLOUR_NAMES
 from daemon.rules.flags import fallen_flags, flag_ruling
 from daemon.rules.moves import Moves

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import chess
 
-from daemon.events import DomainEvent, DrawClaimable, Move, Takeback
+from daemon.game.events import DomainEvent, DrawClaimable, Move, Takeback
 from daemon.rules.base import COLOUR_NAMES
 from daemon.rules.boards import insufficient_material
 from daemon.rules.lifts import Lifts

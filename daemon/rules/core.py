@@ -92,7 +92,7 @@ from __future__ import annotations
 
 import chess
 
-from daemon.events import Connection, DomainEvent, InfoRequest, Notice, PositionRestored
+from daemon.game.events import Connection, DomainEvent, InfoRequest, Notice, PositionRestored
 from daemon.rules.base import COLOUR_NAMES
 from daemon.rules.clock import Clock
 from daemon.rules.irregularities import Irregularities
@@ -179,7 +179,7 @@ class RulesCore(Requests, Clock, Irregularities):
 
         The clock asks at each press: a press made while the board shows a player's
         move is that player's, which tells whose clock side is whose
-        (``daemon.clocksides``) whatever the clock showed before."""
+        (``daemon.clock.sides``) whatever the clock showed before."""
         node = self._game.node
         taking_moves = self._state.phase in (Phase.PLAYING, Phase.PRESSED, Phase.IRREGULAR)
         if node is None or not taking_moves or not self._view.known:

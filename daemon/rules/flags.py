@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import chess
 
-from daemon.events import FlagFall
+from daemon.game.events import FlagFall
 from drivers.sensors import ClockReport, Colour
 from drivers.timecontrol import TimeControl, is_last_period
 

@@ -10,7 +10,7 @@ left half made (4.6), an illegal move. A lone king on a centre square waits
 
 from __future__ import annotations
 
-from daemon.events import DomainEvent
+from daemon.game.events import DomainEvent
 from daemon.rules.base import COLOUR_NAMES
 from daemon.rules.moves import Moves
 from daemon.rules.newgame import NewGame

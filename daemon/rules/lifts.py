@@ -15,7 +15,7 @@ from operator import attrgetter
 
 import chess
 
-from daemon.events import DomainEvent, Irregularity, Touch
+from daemon.game.events import DomainEvent, Irregularity, Touch
 from daemon.rules.base import COLOUR_NAMES
 from daemon.rules.placement import captured_square, castling_squares
 from daemon.rules.report import Reporting

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import chess
 
-from daemon.events import DomainEvent
+from daemon.game.events import DomainEvent
 from daemon.rules.commit import Committing
 from daemon.rules.placement import (
     MAX_SEEN,

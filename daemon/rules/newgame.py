@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import chess
 
-from daemon.events import DomainEvent, GameStart, Notice
+from daemon.game.events import DomainEvent, GameStart, Notice
 from daemon.rules.commit import Committing
 from daemon.rules.lifetimes import GameMemory
 from daemon.rules.placement import (

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import chess
 
-from daemon.events import DomainEvent, Irregularity
+from daemon.game.events import DomainEvent, Irregularity
 from daemon.rules.base import CoreBase
 from daemon.rules.placement import EMPTY, differing_squares, on_the_way_back
 from daemon.rules.state import Trigger

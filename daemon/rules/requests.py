@@ -21,7 +21,7 @@ from typing import Any
 
 import chess
 
-from daemon.events import (
+from daemon.game.events import (
     DomainEvent,
     InfoRequest,
     Move,

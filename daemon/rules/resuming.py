@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from daemon.events import DomainEvent, GameResumed, MovesRecovered, Notice
+from daemon.game.events import DomainEvent, GameResumed, MovesRecovered, Notice
 from daemon.rules.newgame import NewGame
 from daemon.rules.placement import (
     explains,

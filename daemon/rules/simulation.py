@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from daemon.events import DomainEvent
+from daemon.game.events import DomainEvent
 from daemon.rules import RulesCore, RulesSettings
 from drivers.sensors import SensorEvent
 

@@ -16,7 +16,7 @@ from daemon.service.notify import Notifier
 from drivers.sensors import ConnectionChange
 
 if TYPE_CHECKING:
-    from daemon.board import Board
+    from daemon.boards.board import Board
     from drivers.dgt.protocol import BatteryStatus
 
 

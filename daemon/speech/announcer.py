@@ -1,7 +1,7 @@
 """The announcer: the event feed in, speech out, never in the rules core's way.
 
 ``receive(event)`` is called by the daemon for every event of the feed (the
-announcer is an output of the board's pipeline, ``daemon.outputs.Output``). It only
+announcer is an output of the board's pipeline, ``daemon.boards.outputs.Output``). It only
 reads the board's one ``GameRecord`` (the daemon's pipeline has folded the event
 into it; an announcer used alone folds its own), builds the text (pure functions) and
 offers it to the ``SpeechSchedule``: no I/O, no waiting, and no exception ever
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TextIO
 
-from daemon.events import (
+from daemon.game.events import (
     EVENT_TYPES,
     ClockUpdate,
     DomainEvent,
@@ -37,7 +37,7 @@ from daemon.events import (
     Touch,
     from_dict,
 )
-from daemon.gamerecord import GameRecord
+from daemon.game.record import GameRecord
 from daemon.speech.answers import REQUESTS, answer_phrases, joined, move_phrase
 from daemon.speech.engines import Delivery, Engine, SpeechFailure, build_engine
 from daemon.speech.messages import event_speech

@@ -1,6 +1,6 @@
 """Answers to a player's requests (Appendix E.2.9d: information only when asked).
 
-Pure functions of the game as ``daemon.gamerecord.GameRecord`` folds it from the
+Pure functions of the game as ``daemon.game.record.GameRecord`` folds it from the
 event feed, so the daemon's announcer, the web controls and ``dgt-bridge say``
 (which rebuilds the record from ``/state.json`` or an event file) give the same
 answer. Written text; the voice gets ``vocabulary.pronounce``.
@@ -18,7 +18,7 @@ from typing import Any
 
 import chess
 
-from daemon.gamerecord import GameRecord
+from daemon.game.record import GameRecord
 from daemon.speech.messages import piece_name, result_text
 from daemon.speech.phrases import phrase_for_move
 from daemon.speech.vocabulary import Vocabulary

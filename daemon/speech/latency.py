@@ -15,7 +15,7 @@ from pathlib import Path
 
 import chess
 
-from daemon.events import Colour, Move
+from daemon.game.events import Colour, Move
 from daemon.speech.announcer import Announcer
 from daemon.speech.engines import EspeakEngine, Pyttsx3Engine
 from daemon.speech.settings import SpeechSettings

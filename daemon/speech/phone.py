@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from daemon.gamerecord import GameRecord
+from daemon.game.record import GameRecord
 from daemon.speech.announcer import Announcer, OutcomeSink
 from daemon.speech.engines import Delivery
 from daemon.speech.phoneline import PhoneLine

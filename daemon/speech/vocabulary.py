@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from daemon import yamlcache
-from daemon.resources import vocabularies_dir
+from daemon.files import yamlcache
+from daemon.files.resources import vocabularies_dir
 from drivers.records import FrozenRecord
 
 #: The vocabulary used when the configuration names none: FIDE Appendix E.

@@ -1,7 +1,7 @@
 """Chess clocks: the DGT XL / DGT 3000 through the board, and USB clocks.
 
 They report what a clock knows, left and right; whose side is whose is the
-daemon's decision (``daemon.clocksides``).
+daemon's decision (``daemon.clock.sides``).
 
 - ``settings``: :class:`ClockSettings`, the configuration's ``clock:`` section.
 - ``tracker``: raw left/right readings to ClockReading events (the filters).

@@ -15,7 +15,7 @@ experience, see the shared protocol notes 1.8):
 
 It reports what the clock knows, left and right: the times, the flags, which side
 runs (a press is the running side changing). Whose side is whose is a decision
-about the game, made by the daemon (``daemon.clocksides``), which tells this
+about the game, made by the daemon (``daemon.clock.sides``), which tells this
 interpreter a game's start and a resumed game's presses in the clock's terms.
 
 Writing: :class:`ClockWriter` turns what the daemon wants shown into the clock
@@ -173,7 +173,7 @@ def move_text_xl(uci: str) -> str:
 class ClockWriter:
     """What a clock is to show, in; the clock command frames to send (in order), out.
 
-    The daemon's clock display (``daemon.clockdisplay``) tells it the game started
+    The daemon's clock display (``daemon.clock.display``) tells it the game started
     or a move was made, from the domain events it dispatches on; this layer knows
     no events (drivers import nothing of the daemon). ``model`` is ``dgt3000`` (8
     ASCII characters) or ``xl`` (6 seven-segment characters); the daemon sets it
@@ -229,7 +229,7 @@ def set_and_run(left: float, right: float, running: Side | None) -> bytes:
     running (None: the clock set paused).
 
     Used at game start and after an arbiter's correction (a penalty, 7.4b / 9.5b:
-    the daemon's ``daemon.clockpenalty`` places the times ``apply_penalty`` gives on
+    the daemon's ``daemon.clock.penalty`` places the times ``apply_penalty`` gives on
     the sides it knows are White's and Black's)."""
     left_seconds, right_seconds = _clock_seconds(left), _clock_seconds(right)
     if running is None:

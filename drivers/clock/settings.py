@@ -129,7 +129,7 @@ class ClockSettings(FrozenRecord):
       over the board's serial line), ``usb`` (a USB clock, see ``usb``) or
       ``none`` (no clock: moves complete on the rules core's settle time).
     - ``sides``: which clock side is White's, for the daemon's side mapper
-      (``daemon.clocksides``; the clock drivers report left and right). ``auto``
+      (``daemon.clock.sides``; the clock drivers report left and right). ``auto``
       learns it at each game from the presses the board explains;
       ``left_white`` / ``right_white`` fix it. Never taken from the board's
       orientation: turning the board round does not move the clock.

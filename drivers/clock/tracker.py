@@ -4,7 +4,7 @@ Every clock source (the DGT clock through the board, a USB clock) turns what
 it reads into a :class:`RawReading`: the two sides as the clock sees them, left
 and right. :class:`ClockTracker` then does what real clocks demand, still in the
 clock's own terms (which side is whose is the daemon's decision,
-``daemon.clocksides``; the board's orientation plays no part either):
+``daemon.clock.sides``; the board's orientation plays no part either):
 
 - **Implausible times.** A time that goes up is ignored unless the clock is
   being set (stopped, or a set-and-run was sent) or it is the increment of that

@@ -7,7 +7,7 @@ state and the flags are) come from the configuration
 (:class:`~drivers.clock.settings.UsbClockSettings`). Each input report becomes
 a :class:`~drivers.clock.tracker.RawReading`, and the same tracker as for the
 DGT clock (defensive filters) turns it into ClockReading events, left and right:
-whose side is whose is the daemon's decision (``daemon.clocksides``).
+whose side is whose is the daemon's decision (``daemon.clock.sides``).
 
 Decoding is pure (:func:`decode_report`); :class:`UsbClock` is the shell that
 opens the device and reads reports. pyusb calls block, so :meth:`UsbClock.run`

@@ -5,7 +5,7 @@ object with ``interpret(t, msg) -> list[SensorEvent]``. This one is deliberately
 simple: every message passes as the clock shows it, left and right, no filtering,
 no memory. The clock helper's richer interpreter (``drivers/clock/dgt3000.py``)
 replaces it where it matters: defensive filtering, news only. Neither knows whose
-side is whose: the daemon decides that (``daemon.clocksides``).
+side is whose: the daemon decides that (``daemon.clock.sides``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """DGT's convention for a result signalled on the board with the two kings: one
 table, read by the rules core (which ends the game on it) and by the display that
-only recognises it for the arbiter (``daemon.resultsignal``).
+only recognises it for the arbiter (``daemon.game.resultsignal``).
 
 At the end of a game the players put both kings in the centre: on d5 and e4 (the
 light squares) White won, on e5 and d4 (the dark squares) Black won, side by side on

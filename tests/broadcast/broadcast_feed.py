@@ -1,4 +1,4 @@
-"""Real event-feed dicts for the broadcast tests, made with ``daemon.events``.
+"""Real event-feed dicts for the broadcast tests, made with ``daemon.game.events``.
 
 The rules core may not exist yet when these tests run, so the feed is built the
 way the core builds it: one ``Move`` per half-move of a real game, with the
@@ -12,7 +12,7 @@ from typing import Any
 
 import chess
 
-from daemon import events
+from daemon.game import events
 
 #: The Opera Game (Morphy v. Duke of Brunswick and Count Isouard, Paris 1858),
 #: public domain.

@@ -19,8 +19,8 @@ import pytest
 from broadcast_feed import OPERA_GAME, game_feed
 from chromium import CHROMIUM, WAIT, close_chromium, open_chromium
 
-from daemon import events
 from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, figurine
+from daemon.game import events
 
 pytestmark = pytest.mark.browser
 

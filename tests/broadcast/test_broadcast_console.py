@@ -12,9 +12,9 @@ import chess
 import pytest
 from chromium import CHROMIUM, chromium
 
-from daemon import events
 from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings
-from daemon.resultsignal import signalled_result
+from daemon.game import events
+from daemon.game.resultsignal import signalled_result
 from daemon.rules import RulesSettings
 from daemon.rules.core import RulesCore
 from drivers.sensors import BoardDump, ClockReport, SquareChange

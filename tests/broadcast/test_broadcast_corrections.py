@@ -35,10 +35,10 @@ from daemon.broadcast import (
 )
 from daemon.broadcast.relay import Relay
 from daemon.broadcast.settings import LichessSettings
-from daemon.gamerecord import GameRecord
-from daemon.journal import Journal, resume_point
+from daemon.game.record import GameRecord
 from daemon.rules import RulesSettings
 from daemon.rules.core import RulesCore
+from daemon.storage.journal import Journal, resume_point
 from drivers.sensors import BoardDump, ConnectionChange, Request, SquareChange
 
 TOKEN = "s3cret-arbiter"

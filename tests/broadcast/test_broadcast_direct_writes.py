@@ -16,9 +16,9 @@ import socket
 from broadcast_feed import OPERA_GAME, game_feed
 from broadcast_sse import WAIT, read_sse
 
-from daemon import events
 from daemon.broadcast.hub import Message
 from daemon.broadcast.viewers import SSE_CHUNKED, SSE_PLAIN, TransportSink
+from daemon.game import events
 
 BIG = "♘" * 40_000  # 120,000 bytes of UTF-8: the WebSocket's 64-bit length, many TCP segments
 

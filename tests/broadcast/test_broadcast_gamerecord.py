@@ -11,8 +11,8 @@ from broadcast_feed import OPERA_GAME, game_feed, moves_only
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon import events
-from daemon.gamerecord import GameHeaders, GameRecord, format_clock, pgn_of_games, replay
+from daemon.game import events
+from daemon.game.record import GameHeaders, GameRecord, format_clock, pgn_of_games, replay
 
 
 def _read(pgn: str) -> chess.pgn.Game:

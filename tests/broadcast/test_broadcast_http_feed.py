@@ -14,8 +14,8 @@ import pytest
 from broadcast_feed import OPERA_GAME, game_feed, moves_only
 from broadcast_sse import WAIT, read_sse
 
-from daemon import events
 from daemon.broadcast import BoardSettings
+from daemon.game import events
 
 
 async def test_sse_live_feed_starts_with_a_snapshot_then_numbered_events(live):

@@ -15,7 +15,7 @@ import pytest
 from broadcast_feed import OPERA_GAME, game_feed
 from broadcast_sse import read_sse
 
-from daemon import events
+from daemon.game import events
 
 ATTACKER = "127.0.0.2"
 PARTIAL = b"GET /state.json HTTP/1.1\r\nHost: x\r\n"  # headers never finished

@@ -12,7 +12,7 @@ from pgn_check import unescape, validated_games
 
 from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, MqttSettings
 from daemon.broadcast.relay import Relay
-from daemon.gamerecord import SEVEN_TAG_ROSTER, GameHeaders, GameRecord, clean_tag_value
+from daemon.game.record import SEVEN_TAG_ROSTER, GameHeaders, GameRecord, clean_tag_value
 
 #: Names that broke the PGN or would: a quote and a newline forging a Result and
 #: a tag, a trailing backslash that escapes the closing quote, control and bidi

@@ -7,7 +7,7 @@ import socket
 
 from broadcast_sse import WAIT, read_sse
 
-from daemon import events
+from daemon.game import events
 
 PAD = "x" * 16_000  # big events fill a stalled viewer's socket buffers quickly
 

@@ -9,7 +9,7 @@ import math
 import pytest
 from broadcast_feed import OPERA_GAME, game_feed
 
-from daemon import events
+from daemon.game import events
 
 AUTH = {"Authorization": "Bearer s3cret", "Content-Type": "application/json"}
 

@@ -1,9 +1,9 @@
 """The daemon's clock path on simulated time: hands -> BWTIME -> interpreter -> sides -> core.
 
-What the daemon wires together (``daemon.compose``, ``daemon.pipeline``), without a
+What the daemon wires together (``daemon.compose``, ``daemon.boards.pipeline``), without a
 pty or a loop: the hands' clock reports become the BWTIME messages a DGT 3000 sends
 (its left and right as the players sit), the clock interpreter reads them (left and
-right), the board's pipeline has its side mapper (``daemon.clocksides``) make them
+right), the board's pipeline has its side mapper (``daemon.clock.sides``) make them
 the core's ClockReports, the rules core decides, and every feed event goes back to
 the side mapper (the clock reports it asks for are fed next, as the daemon's
 pipeline does). Timers run at their deadlines.
@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from daemon.clocksides import SideMapper
+from daemon.boards.pipeline import BoardPipeline, SimulatedScheduler
+from daemon.clock.sides import SideMapper
 from daemon.compose import BoardParts
-from daemon.events import DomainEvent
-from daemon.pipeline import BoardPipeline, SimulatedScheduler
+from daemon.game.events import DomainEvent
 from daemon.rules import RulesCore, RulesSettings
 from drivers.clock.dgt3000 import DgtClockInterpreter
 from drivers.dgt import protocol

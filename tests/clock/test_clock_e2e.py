@@ -6,7 +6,7 @@ interpreter reads the clock's left and right, the board's side mapper (sides
 learnt, nothing configured) makes them colours, and the rules core completes each
 move when the mover presses the clock (6.7).
 The sides are learnt from the first moves (decided on the settle time, the clock
-counting as stopped until then: ``daemon.clocksides``); from the third move on
+counting as stopped until then: ``daemon.clock.sides``); from the third move on
 every move is completed by its press. After each move the ClockWriter's text
 goes to the clock, one command at a time.
 
@@ -23,11 +23,11 @@ import chess
 import chess.pgn
 import pytest
 
-from daemon.clockdisplay import schedule_for
-from daemon.clocksides import SideMapper
+from daemon.boards.pipeline import BoardPipeline, LoopScheduler
+from daemon.clock.display import schedule_for
+from daemon.clock.sides import SideMapper
 from daemon.compose import BoardParts
-from daemon.events import GameStart, Move
-from daemon.pipeline import BoardPipeline, LoopScheduler
+from daemon.game.events import GameStart, Move
 from daemon.rules import RulesCore, RulesSettings
 from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter, move_text_3000
 from drivers.dgt import protocol

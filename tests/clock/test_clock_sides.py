@@ -15,8 +15,8 @@ import chess.pgn
 import pytest
 
 from benchmarks.daemonrun import shipped_games
-from daemon.clocksides import SideMapper
-from daemon.events import GameEnd
+from daemon.clock.sides import SideMapper
+from daemon.game.events import GameEnd
 from drivers.clock.dgt3000 import DgtClockInterpreter
 from drivers.sensors import BoardDump, ClockReport, SensorEvent
 from drivers.simulators.handling import Hands, human_sensor_log

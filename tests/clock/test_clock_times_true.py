@@ -22,9 +22,9 @@ import chess
 import chess.pgn
 import pytest
 
-from daemon import resources
 from daemon.config import load_file
-from daemon.gamerecord import GameRecord, format_clock
+from daemon.files import resources
+from daemon.game.record import GameRecord, format_clock
 from daemon.speech.answers import answer
 from daemon.speech.vocabulary import load_vocabulary
 from drivers.sensors import ClockReport

@@ -9,7 +9,7 @@ import chess
 import chess.pgn
 import pytest
 
-from daemon.clocksides import SideMapper
+from daemon.clock.sides import SideMapper
 from drivers.clock.dgt3000 import ClockWriter, move_text_3000, set_and_run
 from drivers.dgt.protocol import XL_GLYPHS, Clock, CommandParser
 from drivers.timecontrol import parse_time_control
@@ -144,7 +144,7 @@ def test_no_set_and_run_unless_configured():
 
 
 def test_times_go_onto_the_clock_by_side():
-    """Times put on the clock (a penalty's, 7.4b: ``daemon.clockpenalty`` places them by
+    """Times put on the clock (a penalty's, 7.4b: ``daemon.clock.penalty`` places them by
     colour): 320 s on the left, 250 s on the right, the left runs."""
     command = sent(set_and_run(320.0, 250.0, "left"))
     assert hms(command.payload) == (320, 250)
@@ -165,8 +165,8 @@ def test_the_clock_goes_back_to_the_times_after_showing_a_move():
 def test_the_clock_display_shows_moves_and_the_start_and_nothing_else():
     """The daemon's display dispatches on the typed events: a move's text (then the
     times again), the start's times; a clock update or a notice sends nothing."""
-    from daemon.clockdisplay import ClockDisplay
-    from daemon.events import ClockUpdate, GameStart, Move, Notice
+    from daemon.clock.display import ClockDisplay
+    from daemon.game.events import ClockUpdate, GameStart, Move, Notice
 
     async def shown() -> list[tuple[int, bytes]]:
         writer = ClockWriter(

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.clocksides import SideMapper
+from daemon.clock.sides import SideMapper
 from drivers.clock.dgt3000 import DgtClockInterpreter
 from drivers.dgt import protocol
 from drivers.dgt.protocol import (

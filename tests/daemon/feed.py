@@ -7,7 +7,7 @@ from typing import Any
 import chess
 import chess.pgn
 
-from daemon.events import DomainEvent, GameEnd, GameStart, Irregularity, Move
+from daemon.game.events import DomainEvent, GameEnd, GameStart, Irregularity, Move
 
 
 def feed_of_game(uci_moves: list[str], *, result: str | None = None) -> list[dict[str, Any]]:

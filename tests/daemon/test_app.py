@@ -10,8 +10,8 @@ import chess
 
 from daemon.app import Daemon, describe_event, journal_history, turned_round
 from daemon.config import load_text
-from daemon.events import EVENT_TYPES, Irregularity, Move, from_dict
-from daemon.formatting import describe
+from daemon.game.events import EVENT_TYPES, Irregularity, Move, from_dict
+from daemon.game.formatting import describe
 from drivers.dgt.protocol import Clock
 from drivers.sensors import BoardDump, ClockReport, SquareChange
 from drivers.simulators.emulator import BoardEmulator

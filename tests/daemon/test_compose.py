@@ -18,9 +18,9 @@ import chess.pgn
 import pytest
 
 from daemon.app import Daemon
+from daemon.boards.pipeline import SimulatedScheduler
 from daemon.cli import main
 from daemon.config import load_file
-from daemon.pipeline import SimulatedScheduler
 from drivers.sensorlog import read_log, write_event
 from drivers.sensors import SensorEvent
 from drivers.simulators.handling import human_sensor_log
@@ -148,8 +148,8 @@ def test_generated_games_replay_to_the_daemons_feed(
 def test_a_core_failure_is_noticed_and_the_board_goes_on(tmp_path, monkeypatch) -> None:
     """A bug in the rules core (here: its settle timer raising once) is logged and
     published as an internal_error notice; the next sensor events are decided."""
+    from daemon.boards.pipeline import BoardPipeline
     from daemon.compose import build_board_parts
-    from daemon.pipeline import BoardPipeline
     from drivers.sensors import BoardDump, SquareChange
 
     settings = load_file(config_file(tmp_path, "no-clock"), environ={})

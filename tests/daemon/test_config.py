@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from daemon import resources
 from daemon.config import ConfigError, Settings, load_file, load_text, settable_fields
+from daemon.files import resources
 
 SHIPPED = resources.default_config_file()
 

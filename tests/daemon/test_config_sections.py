@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 import yaml
 
-from daemon import resources
 from daemon.config import (
     ConfigError,
     Settings,
@@ -21,6 +20,7 @@ from daemon.config import (
     settable_fields,
     type_hints,
 )
+from daemon.files import resources
 
 SHIPPED = resources.default_config_file()
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
-from daemon import resources
 from daemon.commands.demo import ILLEGAL_MOVE_BEFORE_PLY, demo_sensor_log
-from daemon.gamerecord import format_clock
+from daemon.files import resources
+from daemon.game.record import format_clock
 from drivers.sensors import ClockReport
 
 ROOT = Path(__file__).resolve().parents[2]

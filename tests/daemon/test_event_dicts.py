@@ -10,7 +10,7 @@ from typing import Any
 
 from daemon.commands.replay import replay_feed
 from daemon.config import load
-from daemon.events import DomainEvent, Irregularity, Move, from_dict
+from daemon.game.events import DomainEvent, Irregularity, Move, from_dict
 from drivers.sensorlog import read_events
 
 

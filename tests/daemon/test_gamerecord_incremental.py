@@ -13,8 +13,8 @@ from typing import Any
 import chess
 import chess.pgn
 
-from daemon import events
-from daemon.gamerecord import GameHeaders, GameRecord, format_clock
+from daemon.game import events
+from daemon.game.record import GameHeaders, GameRecord, format_clock
 
 
 def _whole_game_pgn(record: GameRecord) -> str:

@@ -13,11 +13,11 @@ import chess.pgn
 import pytest
 
 from daemon.app import Daemon, broadcast_cards
+from daemon.boards.pipeline import SimulatedScheduler
 from daemon.broadcast.hub import Hub
 from daemon.compose import _fill_broadcast_headers
 from daemon.config import ConfigError, load_text
-from daemon.handin import HandInGame, game_file_names, player_slug, slug
-from daemon.pipeline import SimulatedScheduler
+from daemon.storage.handin import HandInGame, game_file_names, player_slug, slug
 from drivers.sensors import BoardDump, Request
 
 TAGS = ("Event", "Site", "Date", "Round", "Board", "White", "Black")
@@ -296,7 +296,7 @@ def test_a_position_the_arbiter_accepts_reaches_the_page_and_the_pgn_and_a_resta
 def test_a_hand_in_folder_that_cannot_be_written_is_logged_and_tried_again(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from daemon.handin import HandIn
+    from daemon.storage.handin import HandIn
 
     blocked = tmp_path / "hand-in"
     blocked.write_text("not a folder")  # a file where the folder should be
@@ -313,7 +313,7 @@ def test_a_hand_in_folder_that_cannot_be_written_is_logged_and_tried_again(
 
 def test_the_page_numbers_the_moves_after_an_accepted_position_as_the_pgn_does() -> None:
     from daemon.broadcast.page import PAGE, _move_number
-    from daemon.gamerecord import replay
+    from daemon.game.record import replay
 
     record = replay(
         [

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from daemon.boards.pipeline import BoardPipeline, SimulatedScheduler
 from daemon.compose import build_board_parts
 from daemon.config import Settings
-from daemon.pipeline import BoardPipeline, SimulatedScheduler
 from drivers.sensors import BoardDump, BoardHeard, SquareChange
 from tests.daemon.feed import Heard
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from daemon.journal import Journal, find_unfinished, resume_point
+from daemon.storage.journal import Journal, find_unfinished, resume_point
 from tests.daemon.feed import feed_of_game, illegal
 
 OPENING = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5c6", "d7c6", "e1g1"]
@@ -37,7 +37,7 @@ def test_append_puts_the_line_on_disk_and_leaves_fsync_and_pgn_to_sync(
     """The daemon hands a move to the speech between append and sync: the line must be
     readable from the file at once (a crashed daemon loses nothing), and the slow
     steps (fsync, the PGN) must come only with sync."""
-    import daemon.journal as journal_module
+    import daemon.storage.journal as journal_module
 
     synced: list[int] = []
     real_fsync = journal_module.os.fsync

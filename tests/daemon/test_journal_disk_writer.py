@@ -18,8 +18,8 @@ from pathlib import Path
 
 import chess.pgn
 
-from daemon.diskwriter import DiskWriter
-from daemon.journal import Journal
+from daemon.storage.diskwriter import DiskWriter
+from daemon.storage.journal import Journal
 from tests.daemon.feed import feed_of_game
 
 OPENING = ["e2e4", "e7e5", "g1f3", "b8c6"]

@@ -6,9 +6,9 @@ import asyncio
 import json
 from pathlib import Path
 
-import daemon.journal as journal_module
-from daemon.journal import Journal
-from daemon.pipeline import JournalSync
+import daemon.storage.journal as journal_module
+from daemon.boards.pipeline import JournalSync
+from daemon.storage.journal import Journal
 from tests.daemon.feed import feed_of_game
 from tests.daemon.test_journal import OPENING, pgn_moves
 

@@ -287,7 +287,7 @@ async def test_the_journal_speech_page_and_mqtt_read_the_boards_one_record(
     speech's answers, the page and MQTT (which reads the hub's record) all read it.
     A second record (the journal's, the announcer's or the page's own fold) would
     fold the same events again and could drift from it."""
-    from daemon.gamerecord import GameRecord
+    from daemon.game.record import GameRecord
 
     folded: set[int] = set()
     real_apply = GameRecord.apply

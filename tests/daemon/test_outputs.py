@@ -1,4 +1,4 @@
-"""The outputs of a board's pipeline (``daemon.outputs.Output``): a bug in one of
+"""The outputs of a board's pipeline (``daemon.boards.outputs.Output``): a bug in one of
 them must not cost the journal or the other outputs a move."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from pathlib import Path
 import chess
 import pytest
 
+from daemon.boards.pipeline import BoardPipeline, SimulatedScheduler
 from daemon.compose import build_board_parts
 from daemon.config import Settings
-from daemon.events import DomainEvent, Move
-from daemon.journal import Journal
-from daemon.pipeline import BoardPipeline, SimulatedScheduler
+from daemon.game.events import DomainEvent, Move
+from daemon.storage.journal import Journal
 from drivers.simulators.handling import human_sensor_log
 from tests.daemon.feed import Heard
 

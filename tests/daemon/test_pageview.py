@@ -1,13 +1,13 @@
 """The page reads the board's one record as of the last event on the card
-(``daemon.pageview``): never a move the card does not have yet, never a second fold."""
+(``daemon.boards.pageview``): never a move the card does not have yet, never a second fold."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from daemon.events import from_dict
-from daemon.gamerecord import GameRecord
-from daemon.pageview import PageView
+from daemon.boards.pageview import PageView
+from daemon.game.events import from_dict
+from daemon.game.record import GameRecord
 from tests.daemon.feed import feed_of_game
 
 OPENING = ["e2e4", "e7e5", "g1f3", "b8c6"]

@@ -15,9 +15,9 @@ import aiohttp
 
 from daemon.app import Daemon
 from daemon.broadcast.web import penalty_clock
-from daemon.clockpenalty import ClockReports, PenaltyOutcome, frame_for, new_times, put_on_clock
+from daemon.clock.penalty import ClockReports, PenaltyOutcome, frame_for, new_times, put_on_clock
 from daemon.config import load_text
-from daemon.events import ClockUpdate, Penalty
+from daemon.game.events import ClockUpdate, Penalty
 from drivers.clock.dgt3000 import set_and_run
 from drivers.simulators.emulator import BoardEmulator
 

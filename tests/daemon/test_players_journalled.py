@@ -12,9 +12,9 @@ import chess.pgn
 
 from daemon.app import Daemon
 from daemon.config import load_text
-from daemon.gamerecord import GameHeaders
-from daemon.journal import Journal, find_unfinished
+from daemon.game.record import GameHeaders
 from daemon.rules.core import RulesCore
+from daemon.storage.journal import Journal, find_unfinished
 from drivers.sensors import BoardDump, Request
 from drivers.simulators.emulator import BoardEmulator
 

@@ -8,7 +8,7 @@ import itertools
 import chess
 import pytest
 
-from daemon.resultsignal import signalled_result
+from daemon.game.resultsignal import signalled_result
 from daemon.rules.placement import key_from_board, result_signal
 
 CENTRE = ("d4", "d5", "e4", "e5")

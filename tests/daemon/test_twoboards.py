@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import chess
 
+from daemon.boards.twoboards import TwoBoardGame
 from daemon.rules import RulesCore, RulesSettings
-from daemon.twoboards import TwoBoardGame
 from drivers.sensors import BoardDump, SensorEvent, SquareChange
 
 START = chess.Board().board_fen()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon import yamlcache
 from daemon.config import ConfigError, load_text, nodes
+from daemon.files import yamlcache
 from daemon.speech import vocabulary
 from daemon.speech.vocabulary import load_vocabulary
 

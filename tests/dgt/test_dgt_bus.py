@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from daemon.clocksides import SideMapper
-from daemon.events import Move
+from daemon.clock.sides import SideMapper
+from daemon.game.events import Move
 from daemon.rules.core import RulesCore
 from drivers.dgt import buscodec
 from drivers.dgt.bus import (

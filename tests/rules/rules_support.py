@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import chess
 import chess.pgn
 
-from daemon.events import DomainEvent
+from daemon.game.events import DomainEvent
 from daemon.rules import RulesSettings
 from daemon.rules.simulation import run
 from drivers.sensors import BoardDump, ClockReport, Request, SensorEvent, SquareChange

@@ -14,7 +14,7 @@ import chess
 import pytest
 
 from daemon.cli import main
-from daemon.events import DomainEvent
+from daemon.game.events import DomainEvent
 from daemon.rules import RulesCore
 from drivers.sensorlog import write_event
 from drivers.sensors import BoardDump, ConnectionChange, Request, SensorEvent
@@ -109,7 +109,7 @@ def test_moves_typed_in_get_the_clock_of_their_own_press_or_none() -> None:
     """[%clk] of a move typed in is the clock when it was played: the presses seen
     since the board's last move, one per ply; past them no time is known, and none is
     written (not the time the arbiter typed it)."""
-    from daemon.gamerecord import replay
+    from daemon.game.record import replay
 
     script = game(clock=True)
     for frm, to in OPENING[:2]:
@@ -136,7 +136,7 @@ def test_a_game_typed_in_has_no_clock() -> None:
     out = run(script.events, settings(True))
     added = of_type(out, "move")[1:]
     assert [m.clock for m in added] == [None, None, None]  # type: ignore[attr-defined]
-    from daemon.gamerecord import replay
+    from daemon.game.record import replay
 
     assert "[%clk" not in replay([e.to_dict() for e in out]).pgn()
 

@@ -15,7 +15,7 @@ import chess
 import pytest
 from rules_support import Script, kinds, lawful_moves, of_type, played, read_games
 
-from daemon.events import DomainEvent
+from daemon.game.events import DomainEvent
 from daemon.rules import RulesCore, RulesSettings
 from drivers.sensors import BoardDump, ClockReport, SensorEvent, SquareChange
 from drivers.simulators.handling import human_sensor_log

@@ -7,7 +7,7 @@ import asyncio
 import chess
 import pytest
 
-from daemon.events import Irregularity, Move
+from daemon.game.events import Irregularity, Move
 from daemon.speech.announcer import Announcer
 from daemon.speech.engines import Delivery
 from daemon.speech.settings import SpeechSettings

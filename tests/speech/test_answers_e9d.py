@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import chess
 
-from daemon.gamerecord import GameRecord
+from daemon.game.record import GameRecord
 from daemon.speech.answers import answer
 from daemon.speech.vocabulary import load_vocabulary
 

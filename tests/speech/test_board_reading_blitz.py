@@ -18,7 +18,7 @@ import shutil
 import chess
 import pytest
 
-from daemon.gamerecord import GameRecord
+from daemon.game.record import GameRecord
 from daemon.speech.answers import answer, answer_phrases
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.simulation import EspeakDurations, game_timeline, simulate, standard_games

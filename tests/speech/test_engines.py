@@ -18,7 +18,7 @@ from pathlib import Path
 import chess
 import pytest
 
-from daemon.events import Move
+from daemon.game.events import Move
 from daemon.speech.announcer import Announcer
 from daemon.speech.engines import (
     Delivery,

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from daemon.events import Irregularity
+from daemon.game.events import Irregularity
 from daemon.speech.messages import event_phrases, event_text
 from daemon.speech.vocabulary import load_vocabulary
 from tests.speech.test_announcer import WAIT, Game, running, started  # noqa: F401

@@ -5,8 +5,8 @@ from __future__ import annotations
 import chess
 import pytest
 
-from daemon.events import FlagFall, GameEnd, GameResumed, Irregularity, PositionRestored
-from daemon.gamerecord import GameRecord
+from daemon.game.events import FlagFall, GameEnd, GameResumed, Irregularity, PositionRestored
+from daemon.game.record import GameRecord
 from daemon.speech.answers import answer, answer_phrases
 from daemon.speech.messages import event_phrases, event_text
 from daemon.speech.schedule import Announcement, SpeechSchedule

@@ -11,7 +11,7 @@ import pytest
 
 from daemon import compose
 from daemon.config import Settings
-from daemon.gamerecord import replay
+from daemon.game.record import replay
 from daemon.rules import words
 from daemon.speech.answers import move_phrase
 from daemon.speech.vocabulary import vocabulary_of

@@ -11,8 +11,8 @@ import chess
 import pytest
 
 from daemon.cli import main
-from daemon.events import ClockUpdate, GameStart, Move
-from daemon.gamerecord import replay
+from daemon.game.events import ClockUpdate, GameStart, Move
+from daemon.game.record import replay
 
 
 def feed(sans: list[str]) -> list[dict]:

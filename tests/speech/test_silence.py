@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from daemon.events import InfoRequest
+from daemon.game.events import InfoRequest
 from daemon.rules.core import RulesCore
 from drivers.sensors import Request
 from tests.speech.test_announcer import WAIT, Game, running, started  # noqa: F401

@@ -11,7 +11,7 @@ import chess
 
 from daemon.compose import build_core
 from daemon.config import load_text
-from daemon.events import FlagFall
+from daemon.game.events import FlagFall
 from daemon.speech.announcer import Announcer
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.vocabulary import load_vocabulary

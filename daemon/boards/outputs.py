@@ -4,9 +4,9 @@ after a game).
 
 Everything that hears what a board's rules core decided is an ``Output`` with one
 method, ``receive``: the feed on stdout, the log, the announcer (earphone and phone
-page), the page and MQTT (``daemon.pageview``), the clock's display, the hand-in
+page), the page and MQTT (``daemon.boards.pageview``), the clock's display, the hand-in
 files, the router of a two-board game and a demo's transcript. ``BoardPipeline``
-calls that one method, in the order of its list (``daemon.board`` builds the list).
+calls that one method, in the order of its list (``daemon.boards.board`` builds the list).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol, TextIO
 
-from daemon.events import DomainEvent
-from daemon.formatting import describe
+from daemon.game.events import DomainEvent
+from daemon.game.formatting import describe
 from daemon.lazy import logger
 
 log = logging.getLogger("dgt-bridge")
@@ -28,7 +28,7 @@ class Output(Protocol):
 
     The contract:
 
-    - ``receive`` gets every event of the board's feed, typed (``daemon.events``), in
+    - ``receive`` gets every event of the board's feed, typed (``daemon.game.events``), in
       the order the rules core decided them, after the board's one game record has
       folded it and the journal has it (disk first: a lost move is the worst failure).
     - It returns at once: an output that speaks, shows or sends queues that work (the
@@ -100,7 +100,7 @@ class FeedLines:
 
 
 class EventLog:
-    """Each event in the daemon's log, in words (``daemon.formatting``); the clock's
+    """Each event in the daemon's log, in words (``daemon.game.formatting``); the clock's
     times only at debug level. ``prefix`` names the board ("" for a single board)."""
 
     def __init__(self, prefix: str = "") -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import chess
 
-from daemon.events import (
+from daemon.game.events import (
     BoardsAgree,
     Colour,
     DomainEvent,

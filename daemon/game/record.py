@@ -5,7 +5,7 @@ Every output (the live page, the live PGN, MQTT, the journal, the speech's
 position, the moves as they stand now, the clocks, an open irregularity, the
 result. Folding the feed in one place keeps them from disagreeing.
 
-``GameRecord.apply`` takes the ``to_dict()`` objects of ``daemon.events`` (or
+``GameRecord.apply`` takes the ``to_dict()`` objects of ``daemon.game.events`` (or
 the same dicts read back from a journal or a socket). It never raises on an
 event it does not know or on a malformed one: a display must keep showing the
 game even when the feed grows new event types. No I/O, no clock: the times are
@@ -39,7 +39,7 @@ Rules of the fold:
 
 In the daemon each board's game is held once: the board's pipeline folds every
 event into its one record, and the journal (its PGN), the announcer, the page and
-MQTT read that record (``daemon.pageview``: the page and MQTT read it as of the
+MQTT read that record (``daemon.boards.pageview``: the page and MQTT read it as of the
 last event on the card, a ``snapshot``). A display of boards heard from elsewhere (a
 relay) folds its own.
 """
@@ -58,7 +58,7 @@ from typing import Any
 
 import chess
 
-from daemon.resultsignal import signalled_result
+from daemon.game.resultsignal import signalled_result
 
 log = logging.getLogger(__name__)
 
@@ -263,7 +263,7 @@ class GameRecord:
 
     def snapshot(self) -> GameRecord:
         """The game as it stands now, kept while this record folds on: what the page
-        shows until the events after it are on the card (``daemon.pageview``).
+        shows until the events after it are on the card (``daemon.boards.pageview``).
 
         Cheap, taken at every event: the fields are shared, not copied (the fold
         rebinds them, it never changes one in place, except the lists copied here),
@@ -452,7 +452,7 @@ class GameRecord:
     @property
     def result_signal(self) -> dict[str, Any] | None:
         """A result the kings signal on the board, waiting for the arbiter (see
-        ``daemon.resultsignal``); None once a result is set or the
+        ``daemon.game.resultsignal``); None once a result is set or the
         arbiter rejected this signal."""
         if self.result:
             return None

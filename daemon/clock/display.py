@@ -1,5 +1,5 @@
 """What a DGT clock's display shows: each move's text, then the times again; and
-the arbiter's penalty put on the clock (``daemon.clockpenalty``).
+the arbiter's penalty put on the clock (``daemon.clock.penalty``).
 
 An output of the board's pipeline: it only queues frames; one task sends them to the
 board, one at a time, so a slow or absent clock never holds up the next move. A
@@ -14,11 +14,11 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from daemon.clockpenalty import ClockReports, PenaltyOutcome, ReportListener, put_on_clock
-from daemon.events import ClockUpdate, DomainEvent, GameStart, Move, Penalty
+from daemon.clock.penalty import ClockReports, PenaltyOutcome, ReportListener, put_on_clock
+from daemon.game.events import ClockUpdate, DomainEvent, GameStart, Move, Penalty
 
 if TYPE_CHECKING:
-    from daemon.clocksides import SideMapper
+    from daemon.clock.sides import SideMapper
     from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
     from drivers.dgt.link import BoardLink
     from drivers.sensors import Side

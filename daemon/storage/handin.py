@@ -27,7 +27,7 @@ does a board nobody plays on (no names); a board never read at all does not eith
 Only finished games are handed in: a game left unfinished that is no longer its
 board's current one (a new game started over it) is not.
 
-The work runs as one job on the daemon's disk writer (``daemon.diskwriter``), off
+The work runs as one job on the daemon's disk writer (``daemon.storage.diskwriter``), off
 the event loop: the loop only keeps each game's headers, and a finished game's PGN
 text, and hands a snapshot to the job. The job reads the PGN files already on disk
 once (the games of the round before a restart), writes only the files that changed,
@@ -44,13 +44,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from daemon.diskwriter import DiskJob, write_atomically
-from daemon.journal import PGN_TYPES
+from daemon.storage.diskwriter import DiskJob, write_atomically
+from daemon.storage.journal import PGN_TYPES
 
 if TYPE_CHECKING:
-    from daemon.diskwriter import DiskWriter
-    from daemon.events import DomainEvent
-    from daemon.journal import Journal
+    from daemon.game.events import DomainEvent
+    from daemon.storage.diskwriter import DiskWriter
+    from daemon.storage.journal import Journal
 
 log = logging.getLogger(__name__)
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from daemon.diskwriter import DiskJob, DiskWriter, write_atomically
-from daemon.gamerecord import GameHeaders, GameRecord, players_named, today_pgn_date
+from daemon.game.record import GameHeaders, GameRecord, players_named, today_pgn_date
+from daemon.storage.diskwriter import DiskJob, DiskWriter, write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -482,7 +482,7 @@ def _line(event: dict[str, Any]) -> str:
 
 
 def _notice(t: float, code: str, message: str) -> dict[str, Any]:
-    from daemon.events import Notice
+    from daemon.game.events import Notice
 
     return Notice(t=t, code=code, message=message).to_dict()
 

@@ -2,8 +2,8 @@
 
 Each event becomes one JSON object of the event feed (``to_dict``), with ``t``
 (the sensor time it was decided at) and ``type``. The pipeline makes that dict once
-for the board's one game record (``daemon.gamerecord``) and the journal, and hands
-the outputs the typed events (``daemon.outputs.Output``); an output at an edge makes
+for the board's one game record (``daemon.game.record``) and the journal, and hands
+the outputs the typed events (``daemon.boards.outputs.Output``); an output at an edge makes
 the dict itself: the feed's lines, the page and MQTT. ``from_dict`` reads them
 back. The outputs never see the core's internals, so the feed a display receives is
 exactly what the journal stores and what a replay prints.

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.events import DomainEvent
-from daemon.gamerecord import GameHeaders, GameRecord
+from daemon.game.events import DomainEvent
+from daemon.game.record import GameHeaders, GameRecord
 
 
 @dataclass(slots=True)

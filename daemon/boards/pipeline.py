@@ -1,14 +1,14 @@
 """One board's pipeline: sensor events in, the rules core's decisions out to every output.
 
 ``BoardPipeline`` is the part of the daemon that exists once per board: it maps the
-board's orientation and the clock's sides (``daemon.clocksides``), feeds the rules
+board's orientation and the clock's sides (``daemon.clock.sides``), feeds the rules
 core, runs its timers (the settle time) on a ``Scheduler``, and hands each decided
 event, in order, to the journal first (disk first: a lost move is the worst failure)
 and then to the outputs. It owns no event loop and opens no port, so the same object
 serves the live daemon (on the asyncio loop, with the board's link) and ``replay`` (on
 simulated time): that is why a replayed sensor log gives exactly the daemon's feed.
 
-The pipeline keeps the board's one game record (``daemon.gamerecord``): each event is
+The pipeline keeps the board's one game record (``daemon.game.record``): each event is
 folded into it once, before the journal has it, and the journal's PGN, the speech,
 the page and MQTT read that record, never one of their own.
 
@@ -23,15 +23,15 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from daemon.events import Colour, DomainEvent, Notice, from_dict
-from daemon.gamerecord import GameRecord
+from daemon.boards.outputs import Output
+from daemon.game.events import Colour, DomainEvent, Notice, from_dict
+from daemon.game.record import GameRecord
 from daemon.lazy import logger
-from daemon.outputs import Output
 from drivers.sensors import BoardDump, ClockReading, ConnectionChange, Request, SensorEvent
 
 if TYPE_CHECKING:
     from daemon.compose import BoardParts
-    from daemon.journal import Journal, ResumePoint
+    from daemon.storage.journal import Journal, ResumePoint
 
 # --- time ---------------------------------------------------------------------------------------
 
@@ -127,7 +127,7 @@ class JournalSync:
     def __init__(self, journal: Journal, report: Callable[[DomainEvent], None]) -> None:
         self.journal = journal
         self.report = report
-        # a failure the disk writer met after the loop moved on (``daemon.diskwriter``)
+        # a failure the disk writer met after the loop moved on (``daemon.storage.diskwriter``)
         journal.report_later = self._report_all
         self._pending = False
         self._later: Any = None  # the timer of a deferred PGN rewrite
@@ -193,7 +193,7 @@ class BoardPipeline:
         self.board_id = board_id
         self.record = record if record is not None else GameRecord()
         #: called before the record folds an event (the page keeps what it was shown,
-        #: ``daemon.pageview``)
+        #: ``daemon.boards.pageview``)
         self.before_fold: Callable[[], None] | None = None
         self.core = parts.core
         self.orient = parts.orient
@@ -368,7 +368,7 @@ class BoardPipeline:
 
     def _publish_event(self, event: DomainEvent) -> None:
         """One event into the record, to the journal (disk first, as its JSON line),
-        then to every output in order (``daemon.outputs.Output``: one that raises is
+        then to every output in order (``daemon.boards.outputs.Output``: one that raises is
         logged, and the rest still get it); what the journal has to report follows it."""
         data = event.to_dict()
         if self.before_fold is not None:
@@ -389,7 +389,7 @@ class BoardPipeline:
 
     def _clock_sides(self, event: DomainEvent) -> None:
         """The board's side mapper learns whose clock side is whose from the game's
-        events and the board (``daemon.clocksides``); what it learnt is journalled and
+        events and the board (``daemon.clock.sides``); what it learnt is journalled and
         published, and the clock is reported again under it (fed once this event's
         outputs are done)."""
         assert self.clock_sides is not None

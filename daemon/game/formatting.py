@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from daemon.events import (
+from daemon.game.events import (
     ClockUpdate,
     Connection,
     DomainEvent,

@@ -51,7 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from daemon.events import (
+from daemon.game.events import (
     ClockSides,
     DomainEvent,
     GameEnd,

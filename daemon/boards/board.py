@@ -23,7 +23,7 @@ What a board does, in the order the daemon asks for it:
    board says meanwhile waits in this board's two backlogs, handed over in order.
 4. ``close()``.
 
-Its pipeline's outputs (``daemon.outputs.Output``), in order: the feed's lines, the
+Its pipeline's outputs (``daemon.boards.outputs.Output``), in order: the feed's lines, the
 log, the player's speech (``PlayerSpeech``), the page and MQTT (``PageView``), the
 clock's display once the link is made, the memory handed back after a game, the
 hand-in files, and an embedding caller's lines and outputs.
@@ -44,22 +44,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from daemon import compose
-from daemon.clockdisplay import ClockDisplay
+from daemon.boards.outputs import EventLog, FeedLines, FeedWriter, MemoryAfterGame, Output
+from daemon.boards.pageview import PageView
+from daemon.boards.pipeline import BoardPipeline, Scheduler
+from daemon.clock.display import ClockDisplay
 from daemon.config import BoardEntry, BoardSettings, Settings
-from daemon.events import DomainEvent, Irregularity
-from daemon.gamerecord import GameRecord
-from daemon.journal import Journal, find_unfinished
-from daemon.outputs import EventLog, FeedLines, FeedWriter, MemoryAfterGame, Output
-from daemon.pageview import PageView
-from daemon.pipeline import BoardPipeline, Scheduler
+from daemon.game.events import DomainEvent, Irregularity
+from daemon.game.record import GameRecord
 from daemon.speech.phoneline import PhoneLine
+from daemon.storage.journal import Journal, find_unfinished
 from drivers.sensors import ConnectionChange, SensorEvent
 
 if TYPE_CHECKING:
-    from daemon.diskwriter import DiskWriter
-    from daemon.handin import HandIn
+    from daemon.boards.twoboards import TwoBoardGame
     from daemon.speech.vocabulary import Vocabulary
-    from daemon.twoboards import TwoBoardGame
+    from daemon.storage.diskwriter import DiskWriter
+    from daemon.storage.handin import HandIn
 
 log = logging.getLogger("dgt-bridge")
 
@@ -280,7 +280,7 @@ class Board:
         """Why a penalty's time goes on this board's clock by hand (the console says
         so under its penalty buttons and with the penalty's answer); empty when the
         daemon sets the clock itself (a DGT clock through a single board,
-        ``daemon.clockpenalty``: the answer says whether it could)."""
+        ``daemon.clock.penalty``: the answer says whether it could)."""
         if self.entry.bus_port:
             return "this board is on a DGT bus chain: bus mode cannot set the clock"
         device = self.settings.clock.device

@@ -35,7 +35,7 @@ class DiskJob:
     pgn_path: Path | None = None
     pgn_text: str | None = None
     fsync: bool = True  # whether the PGN's rewrite fsyncs (``storage.fsync``)
-    #: other disk work in the same order (the hand-in files, ``daemon.handin``); a
+    #: other disk work in the same order (the hand-in files, ``daemon.storage.handin``); a
     #: later job of the same key replaces it (each does the whole work afresh)
     work: Callable[[], None] | None = None
     done: list[Callable[[OSError | None], None]] = field(default_factory=list)

@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from daemon.events import ClockUpdate, Penalty
+from daemon.game.events import ClockUpdate, Penalty
 from drivers.clock.dgt3000 import set_and_run
 from drivers.clock.tracker import other
 from drivers.sensors import Side
