@@ -11,6 +11,9 @@
 # A login is on its Pi: each board also signs what it sends with its own key
 # (dgt-bridge relay --hall-key-file hall.key --tournament club-open --print-board-key N;
 # docs/broadcast.md, "Every board its own key").
+# A board writes its four topics (events, state, pgn, status) and nothing else;
+# with ROUNDS="1 2 3" only in those rounds (an evening's), so one login can keep
+# at most 4 retained messages a round on the broker; without it, in any round.
 set -eu
 TOURNAMENT=${1:?tournament topic level (broadcast.mqtt.tournament)}
 FIRST=${2:?first board}
@@ -32,7 +35,11 @@ while [ "$board" -le "$LAST" ]; do
     add "board-$board"
     echo
     echo "user board-$board"
-    echo "topic write dgt-bridge/$TOURNAMENT/+/$board/#"
+    for round in ${ROUNDS:-+}; do
+        for leaf in events state pgn status; do
+            echo "topic write dgt-bridge/$TOURNAMENT/$round/$board/$leaf"
+        done
+    done
     board=$((board + 1))
 done
 # mosquitto (the user the broker runs as) reads the passwords; nobody else

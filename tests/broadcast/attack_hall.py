@@ -98,7 +98,8 @@ class Logins:
     passwords: dict[str, str] = field(default_factory=dict)
 
     def make(self) -> Logins:
-        env = {**os.environ, "PASSWORDS": str(self.broker.directory / "passwords")}
+        env = {**os.environ, "PASSWORDS": str(self.broker.directory / "passwords"),
+               "ROUNDS": f"{ROUND} {NEXT_ROUND}"}  # the evening's rounds  # fmt: skip
         acl = ""
         for first, last, same in (("1", "2", PI_PASSWORD), ("3", "3", "")):
             made = subprocess.run(

@@ -27,8 +27,25 @@ def test_make_logins_gives_every_board_a_login_and_the_broker_its_key(tmp_path: 
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert "user board-3\ntopic write dgt-bridge/club-open/+/3/#" in result.stdout
+    leaves = "".join(f"topic write dgt-bridge/club-open/+/3/{leaf}\n"
+                     for leaf in ("events", "state", "pgn", "status"))  # fmt: skip
+    assert f"user board-3\n{leaves}" in result.stdout  # its four topics, nothing else
     logins = [line.split()[0] for line in result.stderr.splitlines()]
     assert logins == ["relay", "board-1", "board-2", "board-3"]
     for path in (key, tmp_path / "passwords"):
         assert stat.S_IMODE(path.stat().st_mode) == 0o640, path.name
+
+
+@pytest.mark.skipif(shutil.which("mosquitto_passwd") is None, reason="mosquitto is not installed")
+def test_with_the_evenings_rounds_a_board_writes_in_those_rounds_only(tmp_path: Path) -> None:
+    """A login may then keep at most four retained messages a round on the broker,
+    not one on every topic below its board's (issue 24)."""
+    result = subprocess.run(
+        ["sh", str(SCRIPT), "club-open", "2", "2"],
+        env={**os.environ, "PASSWORDS": str(tmp_path / "passwords"), "ROUNDS": "3 4"},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    writes = [line for line in result.stdout.splitlines() if line.startswith("topic write")]
+    assert writes == [f"topic write dgt-bridge/club-open/{r}/2/{leaf}"
+                      for r in ("3", "4") for leaf in ("events", "state", "pgn", "status")]  # fmt: skip
