@@ -390,6 +390,12 @@ class RulesCore(Requests, Clock, Irregularities):
         if phase is Phase.RESUMING:
             self._check_resume(t, out, settled=True)
             return
+        # The outage was kept open for this settled picture (the first after the link
+        # came back may catch a hand mid-move): it ends with this decision. Left open
+        # past a board found as it was, it gathered every placement of the game, and
+        # the first picture no move explained, moves later, ran its search over them
+        # and told the arbiter moves were made while the board was away (issue 28).
+        outage, self._reach.outage = self._reach.outage, None
         key = self._key()
         if phase in (Phase.NO_GAME, Phase.OVER):
             self._check_setup(t, key, out)
@@ -407,7 +413,7 @@ class RulesCore(Requests, Clock, Irregularities):
             return
         if self._commit_if_move(t, key, out, by_press=press):
             return
-        if self._reach.outage is not None and self._recover(t, key, self._reach.outage, out):
+        if outage is not None and self._recover(t, key, outage, out):
             return
         restart = start_in_view(bytes(self._view.raw), self.settings.chess960)
         if restart is not None:  # the pieces were set up again: a new game (7.1)

@@ -18,7 +18,9 @@ Why the poller is cautious:
 
 - A reply with a bad checksum to SEND_CHANGES is answered with REPEAT_CHANGES, never
   SEND_CHANGES again: the board cleared its changes when it sent them, so asking
-  anew would lose a piece set down.
+  anew would lose a piece set down. So is a reply cut short by its time-out, and a
+  repeat that got no answer is sent again: the board keeps the list until the next
+  SEND_CHANGES, and a repeat sent while it was still sending the list is lost.
 - A board's input buffer holds one command in bus mode, so exactly one command is on
   the line at a time, and the next one waits for the reply or its time-out (80 ms).
 - A board that misses ``max_misses`` polls in a row is reported lost and pinged now
@@ -410,7 +412,7 @@ class BusPoller:
             # Part of a change list arrived: the board has sent (and cleared) it.
             return events + self._repeat(out, now, "reply cut short")
         if out.command == BusCommand.REPEAT_CHANGES:
-            board.needs_dump = True  # the list asked for again never came: dump instead
+            return events + self._repeat_unanswered(board, out, now)
         self._retry_soon(board, out.command, now)
         return events + self._missed(board, now, f"no answer to {out.command.name}")
 
@@ -780,9 +782,7 @@ class BusPoller:
         board = self.boards[out.address]
         if out.repeats >= self.timings.max_repeats:
             self._outstanding = None
-            board.needs_dump = True  # what was in the list is on the board: dump it
-            if board.catching_up:
-                board.needs_backlog, board.backlog = False, None  # the log still has it
+            _give_up_list(board)
             return self._missed(board, now, f"{why}, {out.repeats} repeats")
         self.stats.repeats += 1
         self._outstanding = None
@@ -790,6 +790,25 @@ class BusPoller:
         if board.catching_up:
             board.needs_backlog = False  # the REPEAT_CHANGES reads it (or the log will)
         return [BusProblem(out.address, now, why)]
+
+    def _repeat_unanswered(self, board: _Board, out: _Outstanding, now: float) -> list[BusEvent]:
+        """No answer to REPEAT_CHANGES. The board may still have been sending the list
+        whose tail the time-out cut off (a loaded machine woke late): its one-command
+        buffer was full and the repeat was lost. Or the repeat was damaged on the line.
+        Either way the board keeps that list until the next SEND_CHANGES, so it is
+        asked for again (each silence a miss, as any other) up to ``max_repeats``
+        times; a dump instead shows the board with the moves in the list never read
+        (issue 28: the flaky hall test lost a move so)."""
+        why = "no answer to REPEAT_CHANGES"
+        lost = self._missed(board, now, why)
+        if not board.present:
+            return lost
+        if out.repeats >= self.timings.max_repeats:
+            _give_up_list(board)
+            return [BusProblem(board.address, now, f"{why}, {out.repeats} repeats")]
+        self.stats.repeats += 1
+        self._repeat_next = (board.address, out.repeats + 1)
+        return [BusProblem(board.address, now, why)]
 
     def _ping_answer(self, reply: BusReply, now: float) -> list[BusEvent]:
         if not reply.valid or reply.address == BROADCAST:
@@ -825,6 +844,14 @@ class BusPoller:
         board.held, board.clock_now = [], False
         events: list[BusEvent] = [BoardChanges(board.address, now, tuple(held))] if held else []
         return [*events, BoardLost(board.address, now, detail)]
+
+
+def _give_up_list(board: _Board) -> None:
+    """A change list asked for ``max_repeats`` times in vain: what was in it is on the
+    board, so it is dumped (a board catching up: its log since the start has it)."""
+    board.needs_dump = True
+    if board.catching_up:
+        board.needs_backlog, board.backlog = False, None
 
 
 def _catch_up(board: _Board) -> None:

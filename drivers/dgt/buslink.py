@@ -375,10 +375,14 @@ class BusLink:
         match event:
             case BoardFound():
                 # What it showed when last known: before a loss, the shadow; at the
-                # first contact, what the daemon knew before it started.
+                # first contact, what the daemon knew before it started. Found again
+                # before its dump came (lost twice in a row on a loaded machine), the
+                # shadow was already cleared: what it showed when last known stays.
                 codes = board.shadow.codes
-                board.before = (codes,) if codes is not None else board.expected
-                board.before_recent = tuple(board.recent) if codes is not None else ()
+                if codes is not None:
+                    board.before, board.before_recent = (codes,), tuple(board.recent)
+                elif not board.before:
+                    board.before, board.before_recent = board.expected, ()
                 board.shadow.forget()  # its first dump is reported whatever it says
                 board.recent.clear()
                 board.pending = None

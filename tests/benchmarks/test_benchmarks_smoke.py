@@ -185,3 +185,27 @@ def test_broker_logins_measures_the_shipped_broker_with_a_login_per_board():
     row = re.search(r"^\s+3\s+[\d.]+\s+([\d.]+)\s+([\d.]+)\s+\d+$", out, re.MULTILINE)
     assert row, out
     assert 0 < float(row.group(1)) <= float(row.group(2)), out  # started, then 3 boards on it
+
+
+def test_flaky_runs_a_test_under_load_and_keeps_each_failures_output(tmp_path):
+    """The loop of issue 28's flaky tests: every run's output is kept, and a failure
+    is named with its first ``E`` line, under each kind of load."""
+    tests = tmp_path / "test_two.py"
+    tests.write_text("def test_passes():\n    pass\n\ndef test_fails():\n    assert 1 == 2\n")
+    for node, load, status in (("test_passes", "pinned:1", 0), ("test_fails", "pause:0.1:0.05", 1)):
+        out = tmp_path / node
+        flaky = ["benchmarks.flaky", f"{tests}::{node}", "--quick", "--load", load]
+        done = subprocess.run(
+            [sys.executable, "-m", *flaky, "--out", str(out)],
+            cwd=ROOT,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == status, done.stdout + done.stderr
+        assert "1 runs in " in done.stdout, done.stdout
+        assert f", {status} failed; outputs in {out}" in done.stdout
+        assert "load average at start:" in done.stdout and "reproduce: cd " in done.stdout
+        assert f"exit status {status}" in (out / "c1-r1.txt").read_text()
+    assert f"FAILED {tmp_path / 'test_fails' / 'c1-r1.txt'}: E       assert 1 == 2" in done.stdout

@@ -133,19 +133,24 @@ def test_record_into_head_stops_quietly(tmp_path: Path) -> None:
 
     with BoardEmulator(tmp_path) as board:
         record = command("record", "--port", board.port_path, "-", cwd=tmp_path)
+        status: int | None = None
         try:
             board.play([SquareChange(0.5 * i, "e2" if i % 2 else "e4", None) for i in range(60)])
             lines = read_three_lines_and_close(record)  # the board goes on reporting
             status = record.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass  # told below, with what it wrote
         finally:
             if record.poll() is None:
                 record.kill()
                 record.wait()
-    assert len(lines) == 3 and all(line.startswith("{") for line in lines)
-    assert status == 141
-    assert record.stderr.read().splitlines() == [
-        f"recording {board.port_path} to - (Ctrl-C to stop)"
-    ]
+    # All it said, in every failure's message (issue 28: a failure under load kept
+    # only the status, and its cause was lost).
+    stderr = record.stderr.read()
+    said = f"status {status}; stdout {lines!r}; stderr {stderr!r}"
+    assert len(lines) == 3 and all(line.startswith("{") for line in lines), said
+    assert status == 141, said
+    assert stderr.splitlines() == [f"recording {board.port_path} to - (Ctrl-C to stop)"], said
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")

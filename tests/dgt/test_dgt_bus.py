@@ -231,24 +231,31 @@ def test_devices_says_so_when_a_named_port_cannot_be_opened(tmp_path, capsys):
     assert f"bus mode on {missing}: the port cannot be opened" in capsys.readouterr().out
 
 
-def test_a_change_list_that_comes_after_its_time_out_is_not_lost():
-    timings = BusTimings(discovery_interval=0)
-    poller, chain = BusPoller([1, 2], timings, discover=False), Chain([1, 2])
-    _, t = run(poller, chain, 0.0, 1.0)
-    chain.move(1, 52, 0)
-    chain.move(1, 36, 1)
-    late = b""
-    while not late:  # the board answers SEND_CHANGES, but too late
-        t += 0.06
+def held_back_changes(
+    poller: BusPoller, chain: Chain, t: float, step: float
+) -> tuple[bytes, float]:
+    """Drive the poller (every other board answered at once) until it asks board 1 for
+    its changes; that reply is held back and returned, with the time it was asked."""
+    while True:
+        t += step
         poller.expire(t)
         frame = poller.next_command(t)
         if frame is None:
             continue
         reply = chain.answer(frame)
         if frame[0] == BusCommand.SEND_CHANGES and frame[2] == 1:
-            late = reply
-        elif reply:
+            return reply, t
+        if reply:
             poller.feed(reply, t)
+
+
+def test_a_change_list_that_comes_after_its_time_out_is_not_lost():
+    timings = BusTimings(discovery_interval=0)
+    poller, chain = BusPoller([1, 2], timings, discover=False), Chain([1, 2])
+    _, t = run(poller, chain, 0.0, 1.0)
+    chain.move(1, 52, 0)
+    chain.move(1, 36, 1)
+    late, t = held_back_changes(poller, chain, t, 0.06)  # the board answers, too late
     t += timings.reply_timeout + 0.01
     assert poller.expire(t) == []  # one miss: not yet lost
     events = poller.feed(late, t + 0.01)  # nothing is awaited from it any more
@@ -284,6 +291,34 @@ def test_a_late_change_list_that_arrives_while_its_board_owes_another_answer_is_
     changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
     assert changes == [(52, 0)]
     assert poller.busy, "the clock's answer is still awaited"
+
+
+def test_a_change_list_cut_short_whose_repeat_the_busy_board_lost_is_asked_for_again():
+    """The poller's time-out falls between a change list's header and its tail (a
+    loaded machine woke it late: issue 28's flaky hall test). Its REPEAT_CHANGES goes
+    out while the board is still sending the list, so the board, its one-command
+    buffer full, never hears it. The board keeps the list until the next
+    SEND_CHANGES: it is asked for again, and the move in it is not lost (it was
+    given up for a dump, which showed the board a move on with no move read)."""
+    timings = BusTimings(discovery_interval=0)
+    poller, chain = BusPoller([1, 2], timings, discover=False), Chain([1, 2])
+    _, t = run(poller, chain, 0.0, 1.0)
+    chain.move(1, 52, 0)  # e2 lifted...
+    chain.move(1, 36, 1)  # ...and set on e4
+    reply, t = held_back_changes(poller, chain, t, 0.01)
+    poller.feed(reply[:3], t + 0.005)  # its header comes, then the machine stalls
+    t += 0.005 + timings.reply_timeout + 0.01
+    assert [e.detail for e in poller.expire(t)] == ["reply cut short"]
+    # the repeat goes out at once, and is lost: the board is still sending the list
+    assert poller.next_command(t) == buscodec.encode_command(BusCommand.REPEAT_CHANGES, 1)
+    poller.feed(reply[3:], t + 0.001)  # the list's tail, after its header was given up
+    t += timings.reply_timeout + 0.01
+    poller.expire(t)  # the repeat's silence
+    events, t = run(poller, chain, t, 1.0)
+    changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
+    assert changes == [(52, 0), (36, 1)]  # once each, in order
+    assert ("REPEAT_CHANGES", 1) in chain.sent
+    assert not any(isinstance(e, BoardLost) for e in events)
 
 
 # -- two moves in one change list (a slow chain) --------------------------------------

@@ -370,3 +370,37 @@ def test_the_log_places_the_restart_where_the_board_showed_the_journals_position
     assert history is not None and len(history) == len(steps)
     assert history[0] == "rnbqkbnr/pppppppp/8/8/8/8/PPPP1PPP/RNBQKBNR"
     assert history[1] == AFTER_E4 and history[-1] == after
+
+
+async def test_a_board_lost_again_before_its_dump_is_recovered_from_what_it_showed_before():
+    """A board lost (three polls unanswered on a loaded machine), found, and lost again
+    before its dump came (issue 28's flaky hall test, under random pauses): what it
+    showed when last known is still the start of what it passed through. Before, the
+    second finding took the shadow the first had cleared for none, so the dump came
+    with no history, the moves made meanwhile were searched for only four plies deep,
+    and the game stood still behind a displaced-pieces alarm."""
+    from drivers.dgt.bus import BoardAnswered, BoardLost
+    from drivers.dgt.protocol import CODE_BY_PIECE, BoardDumpMessage
+
+    events: list[SensorEvent] = []
+    link = BusLink("/dev/no-chain-here", timings=TIMINGS, discover=False, settle_quiet=0.01)
+    link.add_board(1025, events.append)
+    t = time.monotonic()
+    dump = BoardDumpMessage(codes_from_placement(START_PLACEMENT))
+    link._dispatch([BoardFound(1025, t), BoardContents(1025, t, dump, False, True, b"")])
+    assert [e.placement for e in _dumps(events)] == [START_PLACEMENT]
+    link._dispatch([BoardLost(1025, t + 1, "no answer to SEND_CHANGES")])
+    link._dispatch([BoardFound(1025, t + 2), BoardLost(1025, t + 3, "no answer to SEND_BRD")])
+    moves = [("e2", None), ("e4", "P"), ("e7", None), ("e5", "p"), ("g1", None), ("f3", "N")]
+    log = buscodec.encode_changes(
+        [(square_index(s), CODE_BY_PIECE[p] if p else 0) for s, p in moves]
+    )
+    after = BoardDumpMessage(codes_from_placement(AFTER_E4_E5_NF3))
+    link._dispatch([BoardFound(1025, t + 4), BoardContents(1025, t + 4, after, True, True, None)])
+    assert link.poller.boards[1025].needs_log, "its log since the start is asked for"
+    link._dispatch([BoardLog(1025, t + 5, log)])
+    await asyncio.sleep(0.05)  # its hands at rest: a poll after that finds no change
+    link._dispatch([BoardAnswered(1025, time.monotonic())])
+    resumed = _dumps(events)[-1]
+    assert resumed.placement == AFTER_E4_E5_NF3
+    assert AFTER_E4 in resumed.history and AFTER_E4_E5 in resumed.history
