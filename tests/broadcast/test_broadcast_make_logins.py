@@ -47,5 +47,6 @@ def test_with_the_evenings_rounds_a_board_writes_in_those_rounds_only(tmp_path: 
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     writes = [line for line in result.stdout.splitlines() if line.startswith("topic write")]
+    leaves = ("events", "state", "pgn", "status")
     assert writes == [f"topic write dgt-bridge/club-open/{r}/2/{leaf}"
-                      for r in ("3", "4") for leaf in ("events", "state", "pgn", "status")]  # fmt: skip
+                      for r in ("3", "4") for leaf in leaves]  # fmt: skip
