@@ -11,9 +11,9 @@ one gate (the CPU and the GIL are the process's, so it is one for every board):
   the phrase's first sample has gone to the player (``sounded``), or the phrase ended
   (said, failed, cut), whichever comes first;
 - an output that can wait (the page and MQTT: ``daemon.boards.pageview``) hands its
-  work to ``later``: run at once when nothing is held, else queued and run when the
-  last hold is released, in the order it came (every board's work in one queue, so
-  nothing is reordered, and nothing dropped);
+  work to ``later``: run at once when nothing is held, else queued and run in the
+  loop's turn after the last hold is released, in the order it came (every board's
+  work in one queue, so nothing is reordered, and nothing dropped);
 - nothing waits long: a hold lasts at most ``cap`` seconds, and work queued waits at
   most ``cap`` seconds whatever holds come after it (a hall's moves one after the
   other never starve the page).
@@ -54,9 +54,10 @@ def _loop_call_later(delay: float, callback: Callable[[], None]) -> Cancellable 
     import asyncio
 
     try:
-        return asyncio.get_running_loop().call_later(delay, callback)
+        loop = asyncio.get_running_loop()
     except RuntimeError:  # no loop (a replay, a test feeding the pipeline by hand)
         return None
+    return loop.call_soon(callback) if delay <= 0 else loop.call_later(delay, callback)
 
 
 class Hold:
@@ -120,9 +121,15 @@ class SpeechFirst:
             hold.release()
 
     def _released(self, hold: Hold) -> None:
+        """The last hold gone: what waited runs in the loop's next turn, not inside
+        the player's write that released it (the phrase's next samples first)."""
         self._holds.discard(hold)
-        if not self._holds:
-            self._run_queued()
+        if not self._holds and self._queue:
+            if self._deadline is not None:
+                self._deadline.cancel()
+            self._deadline = self._timer(0.0, self._run_queued)
+            if self._deadline is None:  # no loop: at once
+                self._run_queued()
 
     def later(self, work: Callable[[], None]) -> None:
         """``work`` now if nothing is held (and nothing queued before it), else once

@@ -12,6 +12,7 @@ from __future__ import annotations
 import array
 import asyncio
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,9 @@ import pytest
 from daemon.boards.pageview import PageView
 from daemon.game.events import from_dict
 from daemon.game.record import GameRecord
+from daemon.speech import synthesis
 from daemon.speech.announcer import Announcer
-from daemon.speech.engines import Delivery
+from daemon.speech.engines import Delivery, pyttsx3_available
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.speechfirst import SpeechFirst
 from daemon.speech.stream import StreamPlayer
@@ -81,6 +83,7 @@ def test_the_page_waits_while_a_phrase_holds_and_then_gets_everything_in_order()
     time.advance(0.1)
     assert shown == ["clock before the move"], "held: the phrase's first sound comes first"
     hold.release()
+    time.advance(0.0)  # the loop's next turn: the phrase's next samples go first
     assert shown == ["clock before the move", "move 1", "clock", "move 1 in MQTT"]
     gate.later(lambda: shown.append("next"))
     assert shown[-1] == "next", "released: at once again"
@@ -133,6 +136,7 @@ def test_one_failing_output_does_not_cost_the_others_their_events(caplog) -> Non
     gate.later(broken)
     gate.later(lambda: shown.append("after it"))
     hold.release()
+    time.advance(0.0)
     assert shown == ["after it"]
     assert "deferred output work failed" in caplog.text
 
@@ -301,4 +305,34 @@ async def test_the_arbiters_silence_lets_the_page_go_at_once(board) -> None:
         await asyncio.sleep(0)
     assert "page move 1" not in log and gate.held
     made.announcer.silence()
+    await asyncio.sleep(0)
     assert not gate.held and log[-1] == "page move 1"
+
+
+# -- espeak-ng's own thread, on one core ---------------------------------------------------
+
+
+@pytest.mark.skipif(not pyttsx3_available(), reason="pyttsx3/espeak-ng missing")
+async def test_espeak_makes_no_more_of_a_phrase_until_the_loop_has_its_first_samples() -> None:
+    # On the one-core Zero model espeak-ng's thread made the whole phrase (and the loop
+    # woke for every 100 ms chunk) before the first sample reached the player: CPU
+    # that the first sound waited for. Here the loop is starved for 0.2 s with the
+    # first chunk in hand; espeak-ng made nothing more meanwhile, and the phrase still
+    # comes whole afterwards.
+    thread = synthesis.shared()
+    made_while_starved: list[int] = []
+    chunks: list[int] = []
+
+    async def on_pcm(pcm: bytes) -> None:
+        if not chunks:
+            time.sleep(0.2)  # the loop busy elsewhere (a starved one: no await)
+            made_while_starved.append(thread.synthesizer.tap.frames)
+        chunks.append(len(pcm) // 2)
+
+    text = "Läufer schlägt Zäsar sechs Schach"
+    frames = await asyncio.wait_for(
+        synthesis.run(thread, WAIT, voice="de", volume=1.0, rate=150, text=text, on_pcm=on_pcm),
+        WAIT,
+    )
+    assert made_while_starved == [chunks[0]], "only the first chunk was made meanwhile"
+    assert len(chunks) > 5 and sum(chunks) == frames, "and then the whole phrase"
