@@ -249,6 +249,7 @@ class Board:
                 lambda: self.link,
                 self.scheduler.now,
                 sides=self.pipeline.clock_sides,
+                later=self.speech_first.later if self.speech_first is not None else None,
             )
             assert self.page is not None  # a board with a pipeline has its page
             outputs = self.pipeline.outputs

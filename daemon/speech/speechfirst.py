@@ -10,7 +10,8 @@ one gate (the CPU and the GIL are the process's, so it is one for every board):
 - an announcer that is about to say a move ``hold()``s it, and releases the hold once
   the phrase's first sample has gone to the player (``sounded``), or the phrase ended
   (said, failed, cut), whichever comes first;
-- an output that can wait (the page and MQTT: ``daemon.boards.pageview``) hands its
+- an output that can wait (the page and MQTT: ``daemon.boards.pageview``; the move's
+  text on the clock's display: ``daemon.clock.display``) hands its
   work to ``later``: run at once when nothing is held, else queued and run in the
   loop's turn after the last hold is released, in the order it came (every board's
   work in one queue, so nothing is reordered, and nothing dropped);

@@ -336,3 +336,41 @@ async def test_espeak_makes_no_more_of_a_phrase_until_the_loop_has_its_first_sam
     )
     assert made_while_starved == [chunks[0]], "only the first chunk was made meanwhile"
     assert len(chunks) > 5 and sum(chunks) == frames, "and then the whole phrase"
+
+
+async def test_the_clocks_display_shows_a_move_after_its_first_sound_and_in_order() -> None:
+    # The move's text on the DGT clock is for the sighted: it waits with the page.
+    import chess
+
+    from daemon.clock.display import ClockDisplay
+    from daemon.clock.sides import SideMapper
+    from daemon.game.events import GameStart, Move
+    from drivers.clock.dgt3000 import ClockWriter
+    from drivers.dgt.protocol import Clock, CommandParser
+    from drivers.timecontrol import parse_time_control
+
+    def decoded(frame: bytes):
+        [command] = CommandParser().feed(frame)
+        return command
+
+    gate = SpeechFirst(cap=WAIT)
+    writer = ClockWriter(
+        "dgt3000", time_control=parse_time_control("5+3"), set_and_run_at_start=True,
+        hold_seconds=0.01,
+    )  # fmt: skip
+    display = ClockDisplay(
+        writer, None, lambda: None, sides=SideMapper("left_white"), later=gate.later
+    )
+    display.receive(GameStart(1.0, chess.STARTING_FEN))
+    hold = gate.hold()  # the move's phrase on its way
+    display.receive(Move(2.0, 1, "e2e4", "e4", "fen", "white", "Bauer e4"))
+    await asyncio.sleep(0.05)  # longer than the text is shown: its END must not come first
+    frames = []
+    while not display._frames.empty():
+        frames.append(decoded(display._frames.get_nowait()))
+    assert [f.clock for f in frames] == [Clock.SETNRUN], "the move's text waits"
+    hold.release()
+    await asyncio.sleep(0.05)
+    while not display._frames.empty():
+        frames.append(decoded(display._frames.get_nowait()))
+    assert [f.clock for f in frames] == [Clock.SETNRUN, Clock.ASCII, Clock.END]
