@@ -193,6 +193,7 @@ class Board:
             outputs=own + list(outputs or []),
             on_connection=lambda event: on_connection(self, event),
             record=self.record,
+            speech_first=speech_first,
         )
         self.pipeline.before_fold = self.page.before_fold
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import array
 import asyncio
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -374,3 +375,41 @@ async def test_the_clocks_display_shows_a_move_after_its_first_sound_and_in_orde
     while not display._frames.empty():
         frames.append(decoded(display._frames.get_nowait()))
     assert [f.clock for f in frames] == [Clock.SETNRUN, Clock.ASCII, Clock.END]
+
+
+async def test_the_journal_is_fsynced_at_once_and_its_pgn_rebuilt_after_the_first_sound(
+    tmp_path: Path, monkeypatch
+) -> None:
+    # Disk first: the move's journal line is on the card before anything else; the
+    # PGN beside it (for live PGN readers) is a rebuild of the whole game that can wait.
+    import os
+
+    from daemon.boards.pipeline import JournalSync
+    from daemon.storage.journal import Journal
+    from tests.daemon.test_journal import pgn_moves
+
+    fsynced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (fsynced.append(fd), real_fsync(fd)))
+    gate = SpeechFirst(cap=WAIT)
+    journal = Journal(tmp_path, fsync=True)
+    sync = JournalSync(journal, lambda event: None, gate)
+    feed = feed_of_game(OPENING[:2])
+    for data in feed[:2]:  # the game's start, 1. e4: nothing held
+        journal.append(data)
+        sync.soon()
+        await asyncio.sleep(0)
+    assert pgn_moves(journal.pgn_path.read_text()) == ["e2e4"]
+    hold = gate.hold()  # 1... c5 about to be said
+    before = len(fsynced)
+    journal.append(feed[2])
+    sync.soon()
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert len(fsynced) > before, "the move's line is on the card at once"
+    assert json.loads(journal.path.read_text().splitlines()[-1]) == feed[2]
+    assert pgn_moves(journal.pgn_path.read_text()) == ["e2e4"], "the PGN waits"
+    hold.release()
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert pgn_moves(journal.pgn_path.read_text()) == ["e2e4", "c7c5"]
