@@ -89,7 +89,7 @@ class SpeechFirst:
         self._holds: set[Hold] = set()
         self._queue: deque[Callable[[], None]] = deque()
         self._deadline: Cancellable | None = None  # the oldest queued work's cap
-        self._running = False  # in ``_run_queued``: later work queues behind it
+        self._running = False  # in ``_drain``: work queued meanwhile goes behind
         #: work that waited, and the holds that ran out (for the benchmark's and the log's
         #: eyes: a hold that always runs out means the first sound is never reported)
         self.deferred = 0
@@ -122,15 +122,11 @@ class SpeechFirst:
             hold.release()
 
     def _released(self, hold: Hold) -> None:
-        """The last hold gone: what waited runs in the loop's next turn, not inside
+        """The last hold gone: what waited runs from the loop's next turn, not inside
         the player's write that released it (the phrase's next samples first)."""
         self._holds.discard(hold)
         if not self._holds and self._queue:
-            if self._deadline is not None:
-                self._deadline.cancel()
-            self._deadline = self._timer(0.0, self._run_queued)
-            if self._deadline is None:  # no loop: at once
-                self._run_queued()
+            self._drain_soon()
 
     def later(self, work: Callable[[], None]) -> None:
         """``work`` now if nothing is held (and nothing queued before it), else once
@@ -141,13 +137,22 @@ class SpeechFirst:
         self._queue.append(work)
         self.deferred += 1
         if self._deadline is None and not self._running:
-            self._deadline = self._timer(self.cap, self._run_queued)
+            self._deadline = self._timer(self.cap, self._drain)
             if self._deadline is None:  # no loop to wait on: at once, in order
-                self._run_queued()
+                self._drain(whole=True)
 
-    def _run_queued(self) -> None:
-        """Every queued work in order (a work that raises is logged; the rest still
-        run). Work queued meanwhile, by the work itself, runs in this pass too."""
+    def _drain_soon(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = self._timer(0.0, self._drain)
+        if self._deadline is None:  # no loop: at once
+            self._drain(whole=True)
+
+    def _drain(self, whole: bool = False) -> None:
+        """The queued work in order, one piece a loop turn (``whole``: all now): a
+        hall's worth of page events let out at once would hold the loop, and the
+        phrase's next samples with it, for as long as all of them take. A work that
+        raises is logged; the rest still run."""
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
@@ -161,14 +166,18 @@ class SpeechFirst:
                     work()
                 except Exception:  # one output's bug must not cost the others
                     log.exception("deferred output work failed")
+                if not whole:
+                    break
         finally:
             self._running = False
+        if self._queue:
+            self._drain_soon()
 
     def release_all(self) -> None:
         """Every hold released (the daemon closing): what waits runs now."""
         for hold in list(self._holds):
             hold.release()
-        self._run_queued()
+        self._drain(whole=True)
 
 
 #: The running phrase's "first sound is out" callback (set by the announcer in the

@@ -142,6 +142,22 @@ def test_one_failing_output_does_not_cost_the_others_their_events(caplog) -> Non
     assert "deferred output work failed" in caplog.text
 
 
+async def test_what_waited_goes_out_one_event_a_loop_turn_beside_the_phrase() -> None:
+    # A hall's page events let out at once would hold the loop, and the phrase's next
+    # samples (100 ms of sound each) with them, for as long as they all take.
+    gate = SpeechFirst(cap=WAIT)
+    order: list[str] = []
+    hold = gate.hold()
+    for board in range(1, 4):
+        gate.later(lambda board=board: order.append(f"page board {board}"))
+    hold.release()  # the first sample is out; espeak-ng's next chunk is on its way
+    loop = asyncio.get_running_loop()
+    loop.call_soon(order.append, "next samples")
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert order == ["page board 1", "next samples", "page board 2", "page board 3"]
+
+
 def test_without_an_event_loop_nothing_is_held() -> None:
     # A replay on simulated time has no loop to end a hold: its page gets all at once.
     gate = SpeechFirst()
