@@ -8,13 +8,14 @@ so the phrase waited for work nobody was waiting for. ``SpeechFirst`` is the dae
 one gate (the CPU and the GIL are the process's, so it is one for every board):
 
 - an announcer that is about to say a move ``hold()``s it, and releases the hold once
-  the phrase's first sample has gone to the player (``sounded``), or the phrase ended
-  (said, failed, cut), whichever comes first;
-- an output that can wait (the page and MQTT: ``daemon.boards.pageview``; the move's
-  text on the clock's display: ``daemon.clock.display``) hands its
-  work to ``later``: run at once when nothing is held, else queued and run in the
-  loop's turn after the last hold is released, in the order it came (every board's
-  work in one queue, so nothing is reordered, and nothing dropped);
+  the phrase's first sample has gone to the player (``first_sound``), or the phrase
+  ended (said, failed, cut), whichever comes first;
+- work that can wait (the page and MQTT: ``daemon.boards.pageview``; the move's text
+  on the clock's display: ``daemon.clock.display``; the PGN's rebuild:
+  ``daemon.boards.pipeline.JournalSync``) is handed to ``later``: run at once when
+  nothing is held, else queued, and let out one piece a loop turn from the turn after
+  the last hold is released, in the order it came (every board's work in one queue,
+  so nothing is reordered, and nothing dropped);
 - nothing waits long: a hold lasts at most ``cap`` seconds, and work queued waits at
   most ``cap`` seconds whatever holds come after it (a hall's moves one after the
   other never starve the page).
@@ -22,7 +23,7 @@ one gate (the CPU and the GIL are the process's, so it is one for every board):
 What never waits: the rules core, the journal's line (disk first: a lost move is the
 worst failure) and its fsync, the feed's line on standard output, the speech itself.
 
-``sounded`` reaches the announcer through a context variable (``FIRST_SOUND``): the
+The first sound reaches the announcer through a context variable (``FIRST_SOUND``): the
 players that write the first sample (``daemon.speech.stream``, the per-file player)
 call ``first_sound()`` inside the phrase's task, whatever engine made the samples, so
 no engine's signature carries it.
@@ -118,6 +119,7 @@ class SpeechFirst:
     def _expire(self, hold: Hold) -> None:
         if not hold.released:
             self.expired += 1
+            log.debug("speech first: no first sound within %.2f s; the page goes on", self.cap)
             hold.timer = None
             hold.release()
 
