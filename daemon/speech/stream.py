@@ -183,6 +183,9 @@ class StreamPlayer:
                 os.kill(process.pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(process.wait()), CLOSE_WAIT)
+        if process.stdin is not None:  # the pipe too: its transport is then closed
+            with contextlib.suppress(Exception):
+                process.stdin.close()
         if errors is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(errors), CLOSE_WAIT)
