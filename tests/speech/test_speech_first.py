@@ -429,3 +429,33 @@ async def test_the_journal_is_fsynced_at_once_and_its_pgn_rebuilt_after_the_firs
     for _ in range(3):
         await asyncio.sleep(0)
     assert pgn_moves(journal.pgn_path.read_text()) == ["e2e4", "c7c5"]
+
+
+@pytest.mark.skipif(not pyttsx3_available(), reason="pyttsx3/espeak-ng missing")
+async def test_the_synthesis_thread_sleeps_while_espeak_makes_the_phrase(monkeypatch) -> None:
+    # pyttsx3's driver woke every 10 ms to see whether the phrase had ended: on one
+    # slow core each wake-up took the GIL and CPU while the first samples were due.
+    from pyttsx3.drivers import espeak
+
+    looks: list[float] = []
+    iterate = espeak.EspeakDriver.iterate
+
+    def counted(self) -> None:
+        looks.append(time.monotonic())
+        iterate(self)
+
+    monkeypatch.setattr(espeak.EspeakDriver, "iterate", counted)
+    chunks: list[float] = []
+
+    async def on_pcm(pcm: bytes) -> None:
+        if not chunks:  # a slow core: the first samples reach the player late, and
+            await asyncio.sleep(0.2)  # espeak-ng waits for them meanwhile
+        chunks.append(time.monotonic())
+
+    thread = synthesis.shared()
+    text = "Läufer schlägt Zäsar sechs Schach"
+    await asyncio.wait_for(
+        synthesis.run(thread, WAIT, voice="de", volume=1.0, rate=150, text=text, on_pcm=on_pcm),
+        WAIT,
+    )
+    assert len(looks) <= 2, f"the driver looked {len(looks)} times, not once at its end"
