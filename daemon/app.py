@@ -66,6 +66,7 @@ from daemon.service.gcfreeze import freeze_startup
 from daemon.service.lifecycle import Lifecycle, quietly
 from daemon.service.notify import Notifier
 from daemon.service.status import DaemonStatus
+from daemon.speech.speechfirst import SpeechFirst
 from daemon.storage.diskwriter import DiskWriter
 from daemon.storage.handin import HAND_IN, HandIn
 from drivers.sensors import ConnectionChange, SensorEvent
@@ -180,6 +181,9 @@ class Daemon(Lifecycle):
         # every board's fsync and PGN rewrite, off the event loop (an SD card's fsync
         # takes 20-200 ms; ``daemon.storage.diskwriter``)
         self.disk_writer = DiskWriter()
+        # a move's phrase first: every board's page and MQTT wait for its first sound
+        # (a quarter of a second at most; ``daemon.speech.speechfirst``)
+        self.speech_first = SpeechFirst()
         journal_dirs: dict[str, Path] = {}
         for entry in self.entries:
             journal_dir = Path(entry.journal) if entry.journal else self.storage_dir
@@ -212,6 +216,7 @@ class Daemon(Lifecycle):
                 page_starting=settings.broadcast.enabled,
                 disk_writer=self.disk_writer,
                 handin=self.handin,
+                speech_first=self.speech_first,
             )
         for entry in self.entries:
             if entry.same_game_as:
@@ -544,6 +549,7 @@ class Daemon(Lifecycle):
         for board in self.boards.values():
             if board.announcer is not None:
                 await quietly(board.announcer, "close", 5)
+        self.speech_first.release_all()  # what waited for a first sound goes out now
         if self.hub is not None:
             await quietly(self.hub, "stop", 10)
         for board in self.boards.values():

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from daemon.speech.announcer import Announcer, AnnouncerGroup
     from daemon.speech.phoneline import PhoneLine
     from daemon.speech.settings import SynthesisSeat
+    from daemon.speech.speechfirst import SpeechFirst
     from daemon.speech.vocabulary import Vocabulary
     from drivers.clock.dgt3000 import ClockWriter, DgtClockInterpreter
     from drivers.dgt.link import BoardLink
@@ -264,6 +265,7 @@ def build_announcer(
     seat: SynthesisSeat | None = None,
     phones: dict[str, PhoneLine] | None = None,
     record: GameRecord | None = None,
+    speech_first: SpeechFirst | None = None,
 ) -> Announcer | AnnouncerGroup | None:
     """The speech part's announcer (one per player's earphone when ``speech.outputs``
     names them; engines not yet started), or None (logged) when it cannot be made.
@@ -274,7 +276,9 @@ def build_announcer(
     has the synthesis thread already (``SynthesisSeat``; the hall's for its boards);
     ``phones``: the players' lines to their phone pages (side -> ``PhoneLine``), each
     spoken by an announcer of its own beside the earphones (``daemon.speech.phone``);
-    ``record``: the board's one game record, which the announcers read (not fold)."""
+    ``record``: the board's one game record, which the announcers read (not fold);
+    ``speech_first``: the daemon's gate a move's phrase holds until its first sound,
+    while the page and MQTT wait (``daemon.speech.speechfirst``)."""
     try:
         from daemon.speech.announcer import AnnouncerGroup, build_announcers
 
@@ -286,6 +290,7 @@ def build_announcer(
             on_outcome=on_outcome,
             seat=seat,
             record=record,
+            speech_first=speech_first,
         )
     except Exception as exc:  # the game goes on unspoken, and says so
         logger().error("SPEECH NOT AVAILABLE: %s (moves are only logged)", exc)

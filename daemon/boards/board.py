@@ -57,6 +57,7 @@ from drivers.sensors import ConnectionChange, SensorEvent
 
 if TYPE_CHECKING:
     from daemon.boards.twoboards import TwoBoardGame
+    from daemon.speech.speechfirst import SpeechFirst
     from daemon.speech.vocabulary import Vocabulary
     from daemon.storage.diskwriter import DiskWriter
     from daemon.storage.handin import HandIn
@@ -118,8 +119,11 @@ class Board:
         page_starting: bool = False,
         disk_writer: DiskWriter | None = None,
         handin: HandIn | None = None,
+        speech_first: SpeechFirst | None = None,
     ) -> None:
         self.entry = entry
+        #: the daemon's gate: a move's page and MQTT wait for its first sound
+        self.speech_first = speech_first
         self.id = entry.id
         self.settings = board_settings(settings, entry)
         self.journal_dir = journal_dir
@@ -161,12 +165,14 @@ class Board:
         )
         # The page and MQTT show an event once it is on the card (with a disk writer:
         # ``Journal.when_durable``), so a move a viewer or the relay has seen survives
-        # a power cut; the speech and the feed have it at once.
+        # a power cut, and once a move's first sound is out (``speech_first``), so a
+        # Pi's slow core makes the phrase first; the speech and the feed have it at once.
         self.page = PageView(
             self.record,
             self._show,
             self.journal.when_durable if disk_writer else None,
             arbiter_deciding=self._arbiter_deciding,
+            later=speech_first.later if speech_first is not None else None,
         )
         self.phones = {side: PhoneLine(self.id, side) for side in ("white", "black")}
         parts = compose.build_board_parts(self.settings, vocabulary)
@@ -187,6 +193,7 @@ class Board:
             outputs=own + list(outputs or []),
             on_connection=lambda event: on_connection(self, event),
             record=self.record,
+            speech_first=speech_first,
         )
         self.pipeline.before_fold = self.page.before_fold
 
@@ -243,6 +250,7 @@ class Board:
                 lambda: self.link,
                 self.scheduler.now,
                 sides=self.pipeline.clock_sides,
+                later=self.speech_first.later if self.speech_first is not None else None,
             )
             assert self.page is not None  # a board with a pipeline has its page
             outputs = self.pipeline.outputs
@@ -362,6 +370,7 @@ class Board:
             seat=seat,
             phones=self.phones,
             record=self.game.record,  # the game's one record, as far as it is folded
+            speech_first=self.speech_first,
         )
         self.speech.start(announcer)
         return announcer

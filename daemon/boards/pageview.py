@@ -14,6 +14,11 @@ itself. A snapshot shares the record's fields and replay (a few microseconds an
 event), so the page reads the same game, never a second fold of it that could
 drift. Without a disk writer an event is shown as it is folded, and the page reads
 the record itself.
+
+Showing can also wait for a move's first sound (``later``: the daemon's
+``daemon.speech.speechfirst`` gate, at most a quarter of a second): on a Pi's slow
+core the page's fan-out and MQTT would otherwise take turns with the blind player's
+phrase. The same snapshots keep what the page reads in step with what it was shown.
 """
 
 from __future__ import annotations
@@ -46,8 +51,10 @@ class PageView:
     one the page and MQTT are shown: ``show`` gets it once it may be shown
     (``current`` is then the record to read with it). ``durable(callback)`` calls
     back once every event so far is on the card (None: no disk writer, shown at
-    once). ``arbiter_deciding``: the event is the arbiter's (a web control with the
-    token), marked ``arbiter`` for the MQTT edge to sign (``daemon.broadcast.arbitersig``)."""
+    once). ``later(work)`` runs the showing now or once a move's first sound is out
+    (None: now). ``arbiter_deciding``: the event is the arbiter's (a web control with
+    the token), marked ``arbiter`` for the MQTT edge to sign
+    (``daemon.broadcast.arbitersig``)."""
 
     def __init__(
         self,
@@ -56,10 +63,14 @@ class PageView:
         durable: Callable[[Callable[[], None]], None] | None = None,
         *,
         arbiter_deciding: Callable[[], bool] | None = None,
+        later: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         self.record = record
         self._show = show
         self._durable = durable
+        self._later = later
+        #: an event may be shown after the record has folded later ones
+        self._deferred = durable is not None or later is not None
         self._arbiter_deciding = arbiter_deciding
         self._waiting: deque[_Waiting] = deque()
         self._seq = 0
@@ -74,7 +85,7 @@ class PageView:
     def before_fold(self) -> None:
         """The record is about to change: keep what the page reads, and what the
         event waiting last must be shown with."""
-        if self._durable is None:
+        if not self._deferred:
             return
         if self._waiting:
             last = self._waiting[-1]
@@ -88,13 +99,26 @@ class PageView:
         data = event.to_dict()
         if self._arbiter_deciding is not None and self._arbiter_deciding():
             data["arbiter"] = True
-        if self._durable is None:
+        if not self._deferred:
             self._show(data)
             return
         self._seq += 1
         seq = self._seq
         self._waiting.append(_Waiting(seq, data))
-        self._durable(lambda: self._show_up_to(seq))
+
+        def show() -> None:
+            self._show_up_to(seq)
+
+        def on_card() -> None:  # then after the first sound, if it waits for one
+            if self._later is None:
+                show()
+            else:
+                self._later(show)
+
+        if self._durable is None:
+            on_card()
+        else:
+            self._durable(on_card)
 
     def _show_up_to(self, seq: int) -> None:
         while self._waiting and self._waiting[0].seq <= seq:

@@ -31,6 +31,7 @@ from drivers.sensors import BoardDump, ClockReading, ConnectionChange, Request, 
 
 if TYPE_CHECKING:
     from daemon.compose import BoardParts
+    from daemon.speech.speechfirst import SpeechFirst
     from daemon.storage.journal import Journal, ResumePoint
 
 # --- time ---------------------------------------------------------------------------------------
@@ -122,11 +123,19 @@ class SimulatedScheduler:
 class JournalSync:
     """fsync and the PGN rewrite once the outputs have the event (the speech must not
     wait for an SD card); one sync serves every event of the same loop turn. What the
-    sync reports (a storage failure) goes to ``report``."""
+    sync reports (a storage failure) goes to ``report``. While a move's phrase is on
+    its way to its first sound (``speech_first`` held), the fsync goes ahead and the
+    PGN's rebuild waits for it (``daemon.speech.speechfirst``)."""
 
-    def __init__(self, journal: Journal, report: Callable[[DomainEvent], None]) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        report: Callable[[DomainEvent], None],
+        speech_first: SpeechFirst | None = None,
+    ) -> None:
         self.journal = journal
         self.report = report
+        self.speech_first = speech_first
         # a failure the disk writer met after the loop moved on (``daemon.storage.diskwriter``)
         journal.report_later = self._report_all
         self._pending = False
@@ -151,8 +160,12 @@ class JournalSync:
 
     def sync(self) -> None:
         self._pending = False
-        for notice in self.journal.sync():
+        held = self.speech_first is not None and self.speech_first.held
+        for notice in self.journal.sync(pgn_later=held):
             self.report(from_dict(notice))
+        if held and self.journal.pgn_due:
+            assert self.speech_first is not None
+            self.speech_first.later(self.soon)  # the PGN once the first sound is out
         wait = self.journal.pgn_wait
         if wait is not None and self._later is None:  # a PGN rewrite deferred: due then
             import asyncio
@@ -189,6 +202,7 @@ class BoardPipeline:
         outputs: list[Output] | None = None,
         on_connection: Callable[[ConnectionChange], None] | None = None,
         record: GameRecord | None = None,
+        speech_first: SpeechFirst | None = None,
     ) -> None:
         self.board_id = board_id
         self.record = record if record is not None else GameRecord()
@@ -211,7 +225,9 @@ class BoardPipeline:
         self._probed_for: float | None = None
         self.board_connected = False  # the board has been read since start or a loss
         self._timer: Cancellable | None = None
-        self._sync = JournalSync(journal, self._publish_event) if journal is not None else None
+        self._sync = (
+            JournalSync(journal, self._publish_event, speech_first) if journal is not None else None
+        )
         #: True while the core decides on an arbiter's request (a web control with
         #: the token): what it decides then is the arbiter's, and the MQTT edge
         #: signs it for the relay (daemon/broadcast/arbitersig.py)

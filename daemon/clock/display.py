@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from daemon.clock.penalty import ClockReports, PenaltyOutcome, ReportListener, put_on_clock
@@ -48,7 +49,8 @@ class ClockDisplay:
 
     ``interpreter``: the clock's driver (its model; a set-and-run's times may go
     up); ``sides``: whose clock side is whose (a penalty's time goes on White's or
-    Black's side)."""
+    Black's side); ``later(work)``: a move's text goes to the clock now or once its
+    phrase's first sound is out (``daemon.speech.speechfirst``; None: now)."""
 
     def __init__(
         self,
@@ -57,8 +59,10 @@ class ClockDisplay:
         link: Callable[[], BoardLink | None],
         now: Callable[[], float] | None = None,
         sides: SideMapper | None = None,
+        later: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         self.writer = writer
+        self._later = later
         self.interpreter = interpreter
         self.sides = sides
         self._link = link
@@ -82,6 +86,13 @@ class ClockDisplay:
         schedule = schedule_for(self.writer, event, self._white_side())
         if not schedule:
             return
+        if self._later is not None:
+            self._later(partial(self._show, schedule))
+        else:
+            self._show(schedule)
+
+    def _show(self, schedule: list[tuple[float, bytes]]) -> None:
+        """An event's frames to the clock, in order, the later ones timed from now."""
         if self._pending_end is not None:  # newer text: the old one's END is moot
             self._pending_end.cancel()
             self._pending_end = None

@@ -19,6 +19,8 @@ The pieces, from pure to impure:
   thread) or ``pyttsx3_worker`` (a child process) owns pyttsx3, and ``stream`` keeps
   one player running per output;
 - ``announcer``: the asyncio shell that ties the feed to the schedule and the engines;
+- ``speechfirst``: the daemon's gate that a move's phrase holds until its first
+  sound, while the page and MQTT wait (a quarter of a second at most);
 - ``simulation`` and ``latency``: the announcer on simulated time, for the tests and
   the benchmarks, and the time from a move to its first sound.
 """

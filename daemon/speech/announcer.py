@@ -50,6 +50,7 @@ from daemon.speech.schedule import (
     SpeechSchedule,
 )
 from daemon.speech.settings import SpeechSettings, SynthesisSeat
+from daemon.speech.speechfirst import FIRST_SOUND, Hold, SpeechFirst
 from daemon.speech.vocabulary import Vocabulary, vocabulary_of
 
 log = logging.getLogger("dgt_bridge.speech")
@@ -93,6 +94,7 @@ class Announcer:
         clock: Callable[[], float] = time.monotonic,
         on_outcome: OutcomeSink | None = None,
         record: GameRecord | None = None,
+        speech_first: SpeechFirst | None = None,
     ) -> None:
         self.settings = settings
         self.engine = engine
@@ -124,6 +126,10 @@ class Announcer:
         self._clock_seen_at: float | None = None
         self._last_request: tuple[str, float] | None = None
         self._lists: dict[str, str] = {}  # kind -> the last list of it offered
+        #: the daemon's gate for a move's other outputs (``daemon.speech.speechfirst``),
+        #: and this announcer's holds on it: announcement id -> its hold
+        self.speech_first = speech_first
+        self._holds: dict[int, Hold] = {}
 
     # -- the feed side: never blocks, never raises --------------------------------
 
@@ -268,6 +274,7 @@ class Announcer:
         self.schedule._cancel(now, lambda item: True, "silenced by the arbiter")
         if self._current is not None:
             self._current[1].cancel()
+        self._release(None)
         self._report()
         self._wake.set()
 
@@ -353,12 +360,42 @@ class Announcer:
 
     def _offer(self, item: Announcement) -> None:
         self.schedule.offer(item, item.created)
-        if self._current is not None and self.schedule.give_way(self.clock()):
+        gave_way = self._current is not None and self.schedule.give_way(self.clock())
+        if gave_way:
+            assert self._current is not None
             self._current[1].cancel()  # a reading's phrase beyond the gap: the move first
+        if item.kind == "move" and (self._current is None or gave_way):
+            self._hold(item)
         self._report()
         self._idle.clear()
         self._start_now()
         self._wake.set()
+
+    def _hold(self, item: Announcement) -> None:
+        """A move about to be said at once: the daemon's work that can wait (the page,
+        MQTT) waits for its first sound (``daemon.speech.speechfirst``). Not for a phone
+        page (its sound is the browser's), nor before the engine runs, nor for a move
+        that waits behind a phrase being said (it waits by design; holding the page
+        meanwhile would gain it nothing)."""
+        if self.speech_first is None or self.on_page or not self._running or self._closing:
+            return
+        self._holds[item.id] = self.speech_first.hold()
+
+    def _release(self, phrase: Phrase | None) -> None:
+        """The holds of ``phrase``'s moves (None: every hold) are released: its first
+        sound is out, or it is over."""
+        if not self._holds:
+            return
+        ids = list(self._holds) if phrase is None else [item.id for item in phrase.items]
+        for ident in ids:
+            hold = self._holds.pop(ident, None)
+            if hold is not None:
+                hold.release()
+
+    def _speaking(self, phrase: Phrase) -> None:
+        """In the task that says ``phrase``: its player's first sample releases its
+        holds (``speechfirst.first_sound``)."""
+        FIRST_SOUND.set((lambda: self._release(phrase)) if self._holds else None)
 
     def _start_now(self) -> None:
         """If nothing is being said, a task is started in the turn of the event that
@@ -386,6 +423,7 @@ class Announcer:
         assert task is not None
         self._current = (phrase, task)
         spoken = self.vocabulary.pronounce(phrase.written)
+        self._speaking(phrase)
         return await self.engine.speak(phrase.written, spoken, phrase.budget)
 
     def _report(self) -> None:
@@ -436,7 +474,9 @@ class Announcer:
 
     def _start(self, phrase: Phrase) -> None:
         spoken = self.vocabulary.pronounce(phrase.written)
+        self._speaking(phrase)  # the task below starts with this context's copy
         task = asyncio.create_task(self.engine.speak(phrase.written, spoken, phrase.budget))
+        FIRST_SOUND.set(None)
         self._current = (phrase, task)
 
     async def _finish(self) -> None:
@@ -452,6 +492,7 @@ class Announcer:
             raise
         finally:
             self._current = None
+            self._release(phrase)
         if task.cancelled():
             self.schedule.done(phrase, self.clock(), heard=False, reason="cut")
         elif (exc := task.exception()) is not None:
@@ -477,6 +518,7 @@ class Announcer:
         self._closing = True
         if self._current is not None:
             self._current[1].cancel()
+        self._release(None)
         self._wake.set()
         with contextlib.suppress(Exception):
             await self.engine.close()
@@ -554,11 +596,14 @@ def build_announcers(
     clock: Callable[[], float] = time.monotonic,
     seat: SynthesisSeat | None = None,
     record: GameRecord | None = None,
+    speech_first: SpeechFirst | None = None,
 ) -> Announcer | AnnouncerGroup:
     """One announcer per configured output (``speech.outputs``), or the one shared
     announcer when none is configured; engines not yet started (``await start()``).
     ``seat`` says who has the synthesis thread already (the hall's other boards);
-    ``record``: the board's one game record, which every output reads."""
+    ``record``: the board's one game record, which every output reads;
+    ``speech_first``: the daemon's gate that a move's phrase holds until its first
+    sound (``daemon.speech.speechfirst``)."""
     announcers = []
     seat = seat or SynthesisSeat()
     for output in settings.per_output():
@@ -574,6 +619,7 @@ def build_announcers(
                 clock=clock,
                 on_outcome=on_outcome,
                 record=record,
+                speech_first=speech_first,
             )
         )
     return announcers[0] if len(announcers) == 1 else AnnouncerGroup(announcers)

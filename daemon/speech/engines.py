@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 import wave
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TextIO
@@ -39,6 +40,7 @@ from typing import Protocol, TextIO
 from daemon.speech import wavs
 from daemon.speech.schedule import quicker_rate, spoken_seconds
 from daemon.speech.settings import SpeechSettings
+from daemon.speech.speechfirst import first_sound
 from daemon.speech.stream import PlaybackError, StreamPlayer
 
 log = logging.getLogger("dgt_bridge.speech")
@@ -124,7 +126,8 @@ class WavPlayer:
     async def play(self, path: Path) -> None:
         argv = self.settings.player_command(str(path))
         try:
-            code, message = await run_to_end(argv)
+            # once it runs, what waited for the first sound may (``daemon.speech.speechfirst``)
+            code, message = await run_to_end(argv, started=first_sound)
         except OSError as exc:
             raise PlaybackFailure(f"player {argv[0]!r} cannot run: {exc}") from None
         if code != 0:
@@ -136,17 +139,23 @@ class WavPlayer:
 
 
 async def run_to_end(
-    argv: list[str], data: bytes | None = None, timeout: float | None = None
+    argv: list[str],
+    data: bytes | None = None,
+    timeout: float | None = None,
+    started: Callable[[], None] | None = None,
 ) -> tuple[int, str]:
     """``argv`` run to its end, ``data`` its input (None: /dev/null): its exit status
-    and what it wrote on stderr. OSError: it cannot run. Cancelled, or still running
-    after ``timeout`` seconds (TimeoutError), it is killed and reaped first."""
+    and what it wrote on stderr; ``started`` is called once it runs. OSError: it cannot
+    run. Cancelled, or still running after ``timeout`` seconds (TimeoutError), it is
+    killed and reaped first."""
     process = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.DEVNULL if data is None else asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
+    if started is not None:
+        started()
     try:
         _, stderr = await asyncio.wait_for(process.communicate(data), timeout)
     except (asyncio.CancelledError, TimeoutError):

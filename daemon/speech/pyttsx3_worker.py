@@ -72,6 +72,7 @@ def _patch_driver() -> None:
         _small_chunks()
         _quiet_driver()
         _no_cancel_at_loop_start()
+        _no_polling()
         _patched = True
 
 
@@ -130,6 +131,51 @@ def _no_cancel_at_loop_start() -> None:
     from pyttsx3.drivers import espeak
 
     espeak.EspeakDriver.stop = lambda self: None
+
+
+#: Seconds the driver's loop waits for the phrase's end before it looks again (only a
+#: safety net: the end wakes it at once).
+LOOP_WAIT = 1.0
+
+
+def _no_polling() -> None:
+    """Make the driver's run loop wait for the phrase's end instead of waking every
+    10 ms to look: the phrase's end (its last callback, in espeak-ng's own thread)
+    calls ``endLoop``, which now also wakes the loop. On one slow core each of those
+    wake-ups (14 for a 1.3 s phrase) took the GIL and a slice of the CPU while the
+    phrase's first samples were on their way (issue 28's profile). The loop is the
+    driver's otherwise: the queued commands first, then the text, then ``iterate``."""
+    import threading
+
+    from pyttsx3.drivers import espeak
+
+    driver_class = espeak.EspeakDriver
+    end_loop = driver_class.endLoop
+
+    def ended(self) -> threading.Event:
+        event = self.__dict__.get("_dgt_ended")
+        if event is None:
+            event = self.__dict__["_dgt_ended"] = threading.Event()
+        return event
+
+    def end_loop_and_wake(self) -> None:
+        end_loop(self)
+        ended(self).set()
+
+    def start_loop_waiting(self) -> None:
+        wake = ended(self)
+        wake.clear()
+        self._looping = True
+        self._proxy.setBusy(False)  # the queued commands (may end the loop already)
+        if self._text_to_say:
+            self._start_synthesis(self._text_to_say)
+        while self._looping:
+            wake.wait(LOOP_WAIT)
+            wake.clear()
+            self.iterate()
+
+    driver_class.endLoop = end_loop_and_wake
+    driver_class.startLoop = start_loop_waiting
 
 
 class Tap:

@@ -33,6 +33,7 @@ from collections import deque
 from pathlib import Path
 
 from daemon.speech.settings import SpeechSettings
+from daemon.speech.speechfirst import first_sound
 from daemon.speech.wavs import KEEP, SILENCE
 
 log = logging.getLogger("dgt_bridge.speech")
@@ -182,6 +183,9 @@ class StreamPlayer:
                 os.kill(process.pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(process.wait()), CLOSE_WAIT)
+        if process.stdin is not None:  # the pipe too: its transport is then closed
+            with contextlib.suppress(Exception):
+                process.stdin.close()
         if errors is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(errors), CLOSE_WAIT)
@@ -260,6 +264,7 @@ class StreamPlayer:
     async def _play_samples(self, samples: array.array) -> None:
         try:
             await self.write(samples)
+            first_sound()  # what waited for it may run (``daemon.speech.speechfirst``)
             heard_at = self.ends_at
             flush = int(FLUSH * (self.rate or 0))
             await self.write(array.array("h", bytes(2 * self.channels * flush)))
@@ -295,10 +300,13 @@ class Phrase:
     async def _to_player(self, mono: array.array) -> None:
         if not mono:
             return
-        if self.first_at is None:
+        first = self.first_at is None
+        if first:
             self.first_at = self.player.clock()
         channel = self.player.settings.channel
         await self.player.write(mono if channel == "both" else to_channel(mono, channel))
+        if first:
+            first_sound()  # what waited for it may run (``daemon.speech.speechfirst``)
 
     @property
     def seconds(self) -> float:

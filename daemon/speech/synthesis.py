@@ -53,6 +53,9 @@ class Job:
     stream: bool
     deliver: Callable[[Reply], None]
     cancelled: bool = field(default=False)
+    #: set by the event loop once it has taken the first samples (``run``): until
+    #: then espeak-ng makes no more of them (``FIRST_CHUNK_WAIT``)
+    taken: threading.Event = field(default_factory=threading.Event)
 
 
 class SynthesisThread:
@@ -64,6 +67,8 @@ class SynthesisThread:
         self._start_lock = threading.Lock()
         #: monotonic time the job in hand was taken up (None: idle)
         self.busy_since: float | None = None
+        #: the engine's one owner, once the thread has made it (read by the tests)
+        self.synthesizer: Any = None
 
     def submit(self, job: Job) -> None:
         with self._start_lock:
@@ -83,7 +88,7 @@ class SynthesisThread:
         from daemon.speech.pyttsx3_worker import Synthesizer
 
         name_os_thread(OS_THREAD_NAME)
-        synthesizer: Synthesizer | None = None
+        synthesizer: Synthesizer | None = self.synthesizer
         while True:
             job = self._jobs.get()
             if job.cancelled:  # cut before its turn came: not made at all
@@ -91,7 +96,7 @@ class SynthesisThread:
             self.busy_since = time.monotonic()
             try:
                 if synthesizer is None:
-                    synthesizer = Synthesizer()
+                    synthesizer = self.synthesizer = Synthesizer()
                 voice = synthesizer.use(job.voice, job.volume, job.rate)
                 if job.text is None:
                     job.deliver(("done", voice))
@@ -100,6 +105,11 @@ class SynthesisThread:
                     def sink(pcm: bytes, job: Job = job) -> None:
                         if not job.cancelled:  # a cut phrase is finished unheard
                             job.deliver(("pcm", pcm))
+                            # in espeak-ng's own thread: it waits (the GIL released)
+                            # until the loop has the phrase's first samples in the
+                            # player, so that on one slow core making the rest of the
+                            # phrase does not come before the first sound
+                            job.taken.wait(FIRST_CHUNK_WAIT)
 
                     frames, error = synthesizer.stream(job.text, job.rate, sink)
                     job.deliver(("error", error) if error else ("done", frames))
@@ -110,6 +120,13 @@ class SynthesisThread:
                 job.deliver(("error", f"{type(exc).__name__}: {exc}"))
             finally:
                 self.busy_since = None
+
+
+#: Seconds espeak-ng waits, after a phrase's first samples, for the event loop to have
+#: them in the player (issue 28: on the one-core Zero model espeak-ng's thread made the
+#: whole phrase, and the loop woke for every chunk, before the first sample was out).
+#: Then it goes on whatever the loop does: a phrase is never held longer.
+FIRST_CHUNK_WAIT = 0.25
 
 
 #: The thread's name for the system (``top -H``, ``ps -L``; the benchmark's CPU groups
@@ -174,12 +191,14 @@ async def run(thread: SynthesisThread, timeout: float, *, voice: str, volume: fl
             if kind == "pcm":
                 if on_pcm is not None:
                     await on_pcm(value)
+                job.taken.set()  # the next samples may come
                 continue
             if kind == "error":
                 raise RuntimeError(value)
             return value
     finally:
         job.cancelled = True  # whatever comes after this is not for anyone
+        job.taken.set()  # nor does espeak-ng wait for the loop any longer
         # ``deliver`` holds the job and the job holds ``deliver``: a cycle that only
         # the collector's rare full pass frees, with the queue and its futures. Kept,
         # a phrase's ~1.5 kB piled up over a tournament day's first 40 games

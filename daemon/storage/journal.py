@@ -290,16 +290,20 @@ class Journal:
         self._pgn_now |= kind == "game_end"
         return notices + self._flush(durable=False, pgn=False)
 
-    def sync(self, *, whole: bool = False) -> list[dict[str, Any]]:
+    def sync(self, *, whole: bool = False, pgn_later: bool = False) -> list[dict[str, Any]]:
         """Finish what ``append`` left: fsync the journal when the game changed, and
         rewrite the PGN beside it (with ``pgn_every``, not sooner than that after the
-        last rewrite, unless ``whole`` or the game ended: ``pgn_wait`` then says when)."""
+        last rewrite, unless ``whole`` or the game ended: ``pgn_wait`` then says when).
+        ``pgn_later``: the fsync now, the PGN at the next sync (a move's first sound
+        first, ``daemon.speech.speechfirst``), unless the game ended."""
         self.pgn_wait = None
         if self.path is None or self._record is None or not (self._fsync_due or self._pgn_due):
             self._release_waiters_in_order()
             return []
         durable, pgn = self._fsync_due, self._pgn_due
-        if pgn and self.pgn_every > 0 and not (whole or self._pgn_now):
+        if pgn and pgn_later and not (whole or self._pgn_now):
+            pgn = False  # still due: the next sync writes it
+        elif pgn and self.pgn_every > 0 and not (whole or self._pgn_now):
             wait = self._pgn_at + self.pgn_every - time.monotonic()
             if wait > 0:
                 pgn, self.pgn_wait = False, wait
@@ -310,6 +314,11 @@ class Journal:
         notices = self._flush(durable=durable, pgn=pgn)
         self._release_waiters_in_order()
         return notices
+
+    @property
+    def pgn_due(self) -> bool:
+        """The PGN beside the journal is behind it: a later ``sync`` rewrites it."""
+        return self._pgn_due
 
     def when_durable(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` once every event appended so far is on the card (fsynced,
