@@ -36,7 +36,7 @@ import chess
 
 from benchmarks.common import GAMES_PGN, footer, header
 from benchmarks.daemonrun import SYNTHESIS, BudgetDaemon, compile_sources
-from benchmarks.processes import descendants, private_mb, tree_pss
+from benchmarks.processes import descendants, private_mb, proc_mb, tree_pss
 from drivers.sensors import SensorEvent
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.gamelogs import distinct_openings
@@ -89,6 +89,32 @@ def from_the_start(moves: list[chess.Move]) -> bool:
             return False
         board.push(move)
     return True
+
+
+#: The environment that chooses the daemon's allocator: each variant's figures say
+#: which (``MALLOC_ARENA_MAX=1``, ``PYTHONMALLOC=malloc``, jemalloc by ``LD_PRELOAD``).
+ALLOCATOR_ENV = ("LD_PRELOAD", "MALLOC_ARENA_MAX", "MALLOC_TRIM_THRESHOLD_", "PYTHONMALLOC")
+
+
+def allocator() -> str:
+    """The allocator settings this run (and the daemon it starts) has, for the output."""
+    set_ = [f"{name}={os.environ[name]}" for name in ALLOCATOR_ENV if name in os.environ]
+    return " ".join(set_) or "glibc's malloc and pymalloc, as shipped"
+
+
+def slopes_from(values: dict[int, float], first: int, what: str) -> None:
+    """Prints the slope of ``values`` (by game number) from game ``first`` to the last,
+    and over each half of that span: growth that goes on against a step or a levelling."""
+    games = sorted(n for n in values if n >= first)
+    if len(games) < 4:
+        return
+    middle = games[len(games) // 2]
+    for low, high in ((games[0], games[-1]), (games[0], middle), (middle, games[-1])):
+        span = [values[n] for n in games if low <= n <= high]
+        print(
+            f"{what}, games {low}-{high}: {span[0]:.2f} -> {span[-1]:.2f} MB, "
+            f"slope {slope(span) * 1e3:+.1f} kB a game"
+        )
 
 
 def directory_size(path: Path) -> tuple[int, int]:
@@ -214,6 +240,8 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
                                 stream_player_setting(tmp / "player.log")})  # fmt: skip
         settings = load(None, environ)
         snapshots: dict[int, tracemalloc.Snapshot] = {}
+        #: per game: Python's objects, pymalloc's blocks, glibc's heap in use, RSS, dirty
+        figures: dict[str, dict[int, float]] = {}
         if trace:
             tracemalloc.start(12)
             stack.callback(tracemalloc.stop)
@@ -253,6 +281,13 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
                     rss, dirty = _rss_mb()
                     arenas, blocks = pymalloc_mb()
                     used, free, mapped = glibc_mb()
+                    if not (trace and number in (first, len(ends))):  # not a snapshot's
+                        for name, value in (("Python's objects", traced / 1e6),
+                                            ("pymalloc's blocks", blocks),
+                                            ("pymalloc's arenas", arenas),
+                                            ("glibc's heap in use", used),
+                                            ("private dirty", dirty)):  # fmt: skip
+                            figures.setdefault(name, {})[number] = value
                     print(
                         f"after game {number:3d}: Python's objects {traced / 1e6:6.3f} MB; "
                         f"pymalloc's arenas {arenas:6.2f} MB holding blocks of "
@@ -275,6 +310,10 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
             f"storage: {len(pgns)} PGN files; games started {seen['game_start']}, "
             f"moves {seen['move']} of {expected}"
         )
+    # from game 20 (a snapshot's game and the next left out: the snapshot's own memory)
+    for name, values in figures.items():
+        if values and all(v == v for v in values.values()):  # NaN: not measured
+            slopes_from(values, max(first + 1, 20) if trace else 20, name)
     if first in snapshots and len(ends) in snapshots:
         keep = [tracemalloc.Filter(False, tracemalloc.__file__),
                 tracemalloc.Filter(False, "<frozen importlib._bootstrap*>")]  # fmt: skip
@@ -349,6 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.games, args.plies = 3, 4
     SYNTHESIS[0] = args.synthesis
     header("a tournament day: games back to back through one daemon")
+    print(f"allocator: {allocator()}")
     compile_sources()  # an installed daemon starts from bytecode
     # a few of the file's games start from a set-up position (a FEN header): not a
     # game the players set up from the start position, so left out
@@ -367,6 +407,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     emulator = BoardEmulator().start()
     rows: list[tuple[int, float, dict[str, float], int, int, int]] = []
     privates: list[float] = []  # the daemon's own private memory after each game
+    # its dirty pages alone: the private (clean) pages of its libraries change when
+    # another process on the machine maps the same file (another Python), not with it
+    dirties: dict[int, float] = {}
     failed = False
     try:
         with tempfile.TemporaryDirectory(prefix="dgt-growth-") as tmp:
@@ -391,6 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         moves = sum(1 for _, _, e in daemon.events if e.get("type") == "move")
                     pss, parts = tree_pss(daemon.pid)
                     privates.append(private_mb(daemon.pid))
+                    dirties[number] = proc_mb(daemon.pid, "smaps_rollup", "Private_Dirty:")
                     # the worker's too (speech.synthesis: process), the players'
                     children = sum(private_mb(p) for p in descendants(daemon.pid)[1:])
                     size, count = directory_size(work / "games")
@@ -398,7 +442,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(
                         f"after game {number:2d}: PSS {pss:.1f} MB ("
                         + ", ".join(f"{k} {v:.1f}" for k, v in sorted(parts.items()))
-                        + f"; the daemon's private {privates[-1]:.2f}, "
+                        + f"; the daemon's private {privates[-1]:.2f} (dirty "
+                        f"{dirties[number]:.2f}), "
                         f"its children's {children:.2f})"
                         + f"; storage {size} bytes"
                         f" in {count} files; games started "
@@ -430,6 +475,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"the daemon's private memory, {name}: {values[0]:.2f} -> {values[-1]:.2f} MB, "
                 f"slope {slope(values):+.4f} MB a game"
             )
+    slopes_from(dict(enumerate(privates, start=1)), 20, "the daemon's private memory")
+    slopes_from(dirties, 20, "the daemon's private dirty memory")
     sizes = [r[3] for r in rows]
     per_game = [b - a for a, b in itertools.pairwise(sizes)]
     print(
