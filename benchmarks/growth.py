@@ -334,6 +334,33 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
             where = " <- ".join(f"{f.filename.replace(root, '')}:{f.lineno}"
                                 for f in [recent[0], *ours])  # fmt: skip
             print(f"  {diff.size_diff / 1e3:+8.1f} kB {diff.count_diff:+6d} blocks  {where}")
+        by_owner(grown, root)
+
+
+def owner(traceback: Any, root: str) -> str:
+    """Whose an allocation is: the benchmark's own board (the emulator, in this process
+    with --trace), else the daemon's module that made it (its most recent frame in
+    ``daemon/``), else the interpreter's or a library's with no frame of ours."""
+    files = [frame.filename.replace(root, "") for frame in traceback]
+    if any(f.startswith(("drivers/simulators/", "benchmarks/")) for f in files):
+        return "the benchmark's board (emulator) and the benchmark"
+    ours = [f for f in reversed(files) if f.startswith(("daemon/", "drivers/"))]
+    return ours[0] if ours else "no frame of ours (the interpreter, a library's thread)"
+
+
+def by_owner(grown: list[Any], root: str) -> None:
+    """The growth summed by whose it is: what the daemon keeps, module by module, apart
+    from what the benchmark's board keeps (they share the process under --trace)."""
+    sums: dict[str, list[int]] = {}
+    for diff in grown:
+        size_count = sums.setdefault(owner(diff.traceback, root), [0, 0])
+        size_count[0] += diff.size_diff
+        size_count[1] += diff.count_diff
+    ours = ("daemon/", "drivers/")
+    daemon = sum(size for name, (size, _) in sums.items() if name.startswith(ours))
+    print(f"by whose: the daemon's modules {daemon / 1e3:+.1f} kB in all")
+    for name, (size, count) in sorted(sums.items(), key=lambda item: -abs(item[1][0]))[:14]:
+        print(f"  {size / 1e3:+8.1f} kB {count:+6d} blocks  {name}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -444,8 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         + ", ".join(f"{k} {v:.1f}" for k, v in sorted(parts.items()))
                         + f"; the daemon's private {privates[-1]:.2f} (dirty "
                         f"{dirties[number]:.2f}), "
-                        f"its children's {children:.2f})"
-                        + f"; storage {size} bytes"
+                        f"its children's {children:.2f})" + f"; storage {size} bytes"
                         f" in {count} files; games started "
                         f"{starts}; move events so far {moves}",
                         flush=True,
