@@ -36,6 +36,7 @@ import chess
 
 from benchmarks.common import GAMES_PGN, footer, header
 from benchmarks.daemonrun import SYNTHESIS, BudgetDaemon, compile_sources
+from benchmarks.memorymap import describe, private_dirty_by_kind
 from benchmarks.processes import descendants, private_mb, proc_mb, tree_pss
 from drivers.sensors import SensorEvent
 from drivers.simulators.emulator import BoardEmulator
@@ -102,14 +103,17 @@ def allocator() -> str:
     return " ".join(set_) or "glibc's malloc and pymalloc, as shipped"
 
 
-def slopes_from(values: dict[int, float], first: int, what: str) -> None:
+def slopes_from(values: dict[int, float], first: int, what: str, halves: bool = True) -> None:
     """Prints the slope of ``values`` (by game number) from game ``first`` to the last,
     and over each half of that span: growth that goes on against a step or a levelling."""
     games = sorted(n for n in values if n >= first)
     if len(games) < 4:
         return
     middle = games[len(games) // 2]
-    for low, high in ((games[0], games[-1]), (games[0], middle), (middle, games[-1])):
+    spans = [(games[0], games[-1])]
+    if halves:
+        spans += [(games[0], middle), (middle, games[-1])]
+    for low, high in spans:
         span = [values[n] for n in games if low <= n <= high]
         print(
             f"{what}, games {low}-{high}: {span[0]:.2f} -> {span[-1]:.2f} MB, "
@@ -281,20 +285,22 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
                     rss, dirty = _rss_mb()
                     arenas, blocks = pymalloc_mb()
                     used, free, mapped = glibc_mb()
+                    split = private_dirty_by_kind()
                     if not (trace and number in (first, len(ends))):  # not a snapshot's
                         for name, value in (("Python's objects", traced / 1e6),
                                             ("pymalloc's blocks", blocks),
                                             ("pymalloc's arenas", arenas),
                                             ("glibc's heap in use", used),
-                                            ("private dirty", dirty)):  # fmt: skip
+                                            ("private dirty", dirty),
+                                            *split.items()):  # fmt: skip
                             figures.setdefault(name, {})[number] = value
                     print(
                         f"after game {number:3d}: Python's objects {traced / 1e6:6.3f} MB; "
                         f"pymalloc's arenas {arenas:6.2f} MB holding blocks of "
                         f"{blocks:6.3f} MB; glibc's heap {used:6.2f} MB in use, {free:6.2f} "
                         f"free, {mapped:6.2f} mmapped; RSS {rss:6.2f} MB, private dirty "
-                        f"{dirty:6.2f} MB; games started {seen['game_start']}, moves "
-                        f"{seen['move']}",
+                        f"{dirty:6.2f} MB ({describe(split)}); games started "
+                        f"{seen['game_start']}, moves {seen['move']}",
                         flush=True,
                     )
             finally:
@@ -437,6 +443,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # its dirty pages alone: the private (clean) pages of its libraries change when
     # another process on the machine maps the same file (another Python), not with it
     dirties: dict[int, float] = {}
+    kinds: dict[str, dict[int, float]] = {}  # the dirty pages by what holds them
     failed = False
     try:
         with tempfile.TemporaryDirectory(prefix="dgt-growth-") as tmp:
@@ -462,6 +469,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     pss, parts = tree_pss(daemon.pid)
                     privates.append(private_mb(daemon.pid))
                     dirties[number] = proc_mb(daemon.pid, "smaps_rollup", "Private_Dirty:")
+                    split = private_dirty_by_kind(daemon.pid)
+                    for kind, mb in split.items():
+                        kinds.setdefault(kind, {})[number] = mb
                     # the worker's too (speech.synthesis: process), the players'
                     children = sum(private_mb(p) for p in descendants(daemon.pid)[1:])
                     size, count = directory_size(work / "games")
@@ -473,7 +483,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         f"{dirties[number]:.2f}), "
                         f"its children's {children:.2f})" + f"; storage {size} bytes"
                         f" in {count} files; games started "
-                        f"{starts}; move events so far {moves}",
+                        f"{starts}; move events so far {moves}; the daemon's dirty pages: "
+                        f"{describe(split)}",
                         flush=True,
                     )
                 emulator.wait_played(60)
@@ -503,6 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     slopes_from(dict(enumerate(privates, start=1)), 20, "the daemon's private memory")
     slopes_from(dirties, 20, "the daemon's private dirty memory")
+    for kind, values in kinds.items():
+        slopes_from(values, 20, f"  of it, {kind}", halves=False)
     sizes = [r[3] for r in rows]
     per_game = [b - a for a, b in itertools.pairwise(sizes)]
     print(
