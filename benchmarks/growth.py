@@ -35,6 +35,7 @@ from typing import Any
 import chess
 
 from benchmarks.common import GAMES_PGN, footer, header
+from benchmarks.cpugroups import CpuGroup
 from benchmarks.daemonrun import SYNTHESIS, BudgetDaemon, compile_sources
 from benchmarks.memorymap import describe, private_dirty_by_kind
 from benchmarks.processes import descendants, private_mb, proc_mb, tree_pss
@@ -94,7 +95,8 @@ def from_the_start(moves: list[chess.Move]) -> bool:
 
 #: The environment that chooses the daemon's allocator: each variant's figures say
 #: which (``MALLOC_ARENA_MAX=1``, ``PYTHONMALLOC=malloc``, jemalloc by ``LD_PRELOAD``).
-ALLOCATOR_ENV = ("LD_PRELOAD", "MALLOC_ARENA_MAX", "MALLOC_TRIM_THRESHOLD_", "PYTHONMALLOC")
+ALLOCATOR_ENV = ("LD_PRELOAD", "MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_",
+                 "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES", "PYTHONMALLOC")  # fmt: skip
 
 
 def allocator() -> str:
@@ -407,6 +409,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the daemon without speech (what the speech adds to the day's memory)",
     )
     parser.add_argument(
+        "--cpu",
+        type=float,
+        metavar="PERCENT",
+        default=0.0,
+        help="the daemon's process tree held to PERCENT of one core (a CPU group, as "
+        "pibudget's: a Pi's slow CPU, where speech falls behind a move as on a Pi)",
+    )
+    parser.add_argument(
         "--rows",
         type=int,
         default=0,
@@ -437,6 +447,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )  # fmt: skip
         footer()
         return 0
+    group = CpuGroup("growth", args.cpu / 100) if args.cpu else None
+    if group is not None:
+        print(f"the daemon's tree held to {args.cpu:g}% of one core ({group.path.name})")
     emulator = BoardEmulator().start()
     rows: list[tuple[int, float, dict[str, float], int, int, int]] = []
     privates: list[float] = []  # the daemon's own private memory after each game
@@ -448,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="dgt-growth-") as tmp:
             work = Path(tmp)
-            daemon = BudgetDaemon(None, work, port=emulator.port_path, speech=not args.no_speech)
+            daemon = BudgetDaemon(group, work, port=emulator.port_path, speech=not args.no_speech)
             try:
                 daemon.wait_ready(120)
                 daemon.wait_for(lambda e: e.get("type") in ("game_start", "game_resumed"), 60)
@@ -496,6 +509,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 daemon.stop()
     finally:
         emulator.stop()
+        if group is not None:
+            group.close()
     expected_moves = sum(len(g) for g in games)
     got_moves = rows[-1][5] if rows else 0
     failed |= got_moves < expected_moves
