@@ -35,8 +35,10 @@ from typing import Any
 import chess
 
 from benchmarks.common import GAMES_PGN, footer, header
+from benchmarks.cpugroups import CpuGroup
 from benchmarks.daemonrun import SYNTHESIS, BudgetDaemon, compile_sources
-from benchmarks.processes import descendants, private_mb, tree_pss
+from benchmarks.memorymap import describe, private_dirty_by_kind
+from benchmarks.processes import descendants, private_mb, proc_mb, tree_pss
 from drivers.sensors import SensorEvent
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.gamelogs import distinct_openings
@@ -89,6 +91,36 @@ def from_the_start(moves: list[chess.Move]) -> bool:
             return False
         board.push(move)
     return True
+
+
+#: The environment that chooses the daemon's allocator: each variant's figures say
+#: which (``MALLOC_ARENA_MAX=1``, ``PYTHONMALLOC=malloc``, jemalloc by ``LD_PRELOAD``).
+ALLOCATOR_ENV = ("LD_PRELOAD", "MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_",
+                 "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES", "PYTHONMALLOC")  # fmt: skip
+
+
+def allocator() -> str:
+    """The allocator settings this run (and the daemon it starts) has, for the output."""
+    set_ = [f"{name}={os.environ[name]}" for name in ALLOCATOR_ENV if name in os.environ]
+    return " ".join(set_) or "glibc's malloc and pymalloc, as shipped"
+
+
+def slopes_from(values: dict[int, float], first: int, what: str, halves: bool = True) -> None:
+    """Prints the slope of ``values`` (by game number) from game ``first`` to the last,
+    and over each half of that span: growth that goes on against a step or a levelling."""
+    games = sorted(n for n in values if n >= first)
+    if len(games) < 4:
+        return
+    middle = games[len(games) // 2]
+    spans = [(games[0], games[-1])]
+    if halves:
+        spans += [(games[0], middle), (middle, games[-1])]
+    for low, high in spans:
+        span = [values[n] for n in games if low <= n <= high]
+        print(
+            f"{what}, games {low}-{high}: {span[0]:.2f} -> {span[-1]:.2f} MB, "
+            f"slope {slope(span) * 1e3:+.1f} kB a game"
+        )
 
 
 def directory_size(path: Path) -> tuple[int, int]:
@@ -214,6 +246,8 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
                                 stream_player_setting(tmp / "player.log")})  # fmt: skip
         settings = load(None, environ)
         snapshots: dict[int, tracemalloc.Snapshot] = {}
+        #: per game: Python's objects, pymalloc's blocks, glibc's heap in use, RSS, dirty
+        figures: dict[str, dict[int, float]] = {}
         if trace:
             tracemalloc.start(12)
             stack.callback(tracemalloc.stop)
@@ -253,13 +287,22 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
                     rss, dirty = _rss_mb()
                     arenas, blocks = pymalloc_mb()
                     used, free, mapped = glibc_mb()
+                    split = private_dirty_by_kind()
+                    if not (trace and number in (first, len(ends))):  # not a snapshot's
+                        for name, value in (("Python's objects", traced / 1e6),
+                                            ("pymalloc's blocks", blocks),
+                                            ("pymalloc's arenas", arenas),
+                                            ("glibc's heap in use", used),
+                                            ("private dirty", dirty),
+                                            *split.items()):  # fmt: skip
+                            figures.setdefault(name, {})[number] = value
                     print(
                         f"after game {number:3d}: Python's objects {traced / 1e6:6.3f} MB; "
                         f"pymalloc's arenas {arenas:6.2f} MB holding blocks of "
                         f"{blocks:6.3f} MB; glibc's heap {used:6.2f} MB in use, {free:6.2f} "
                         f"free, {mapped:6.2f} mmapped; RSS {rss:6.2f} MB, private dirty "
-                        f"{dirty:6.2f} MB; games started {seen['game_start']}, moves "
-                        f"{seen['move']}",
+                        f"{dirty:6.2f} MB ({describe(split)}); games started "
+                        f"{seen['game_start']}, moves {seen['move']}",
                         flush=True,
                     )
             finally:
@@ -275,6 +318,10 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
             f"storage: {len(pgns)} PGN files; games started {seen['game_start']}, "
             f"moves {seen['move']} of {expected}"
         )
+    # from game 20 (a snapshot's game and the next left out: the snapshot's own memory)
+    for name, values in figures.items():
+        if values and all(v == v for v in values.values()):  # NaN: not measured
+            slopes_from(values, max(first + 1, 20) if trace else 20, name)
     if first in snapshots and len(ends) in snapshots:
         keep = [tracemalloc.Filter(False, tracemalloc.__file__),
                 tracemalloc.Filter(False, "<frozen importlib._bootstrap*>")]  # fmt: skip
@@ -295,6 +342,33 @@ def traced_day(events: list[SensorEvent], ends: list[float], speed: float, first
             where = " <- ".join(f"{f.filename.replace(root, '')}:{f.lineno}"
                                 for f in [recent[0], *ours])  # fmt: skip
             print(f"  {diff.size_diff / 1e3:+8.1f} kB {diff.count_diff:+6d} blocks  {where}")
+        by_owner(grown, root)
+
+
+def owner(traceback: Any, root: str) -> str:
+    """Whose an allocation is: the benchmark's own board (the emulator, in this process
+    with --trace), else the daemon's module that made it (its most recent frame in
+    ``daemon/``), else the interpreter's or a library's with no frame of ours."""
+    files = [frame.filename.replace(root, "") for frame in traceback]
+    if any(f.startswith(("drivers/simulators/", "benchmarks/")) for f in files):
+        return "the benchmark's board (emulator) and the benchmark"
+    ours = [f for f in reversed(files) if f.startswith(("daemon/", "drivers/"))]
+    return ours[0] if ours else "no frame of ours (the interpreter, a library's thread)"
+
+
+def by_owner(grown: list[Any], root: str) -> None:
+    """The growth summed by whose it is: what the daemon keeps, module by module, apart
+    from what the benchmark's board keeps (they share the process under --trace)."""
+    sums: dict[str, list[int]] = {}
+    for diff in grown:
+        size_count = sums.setdefault(owner(diff.traceback, root), [0, 0])
+        size_count[0] += diff.size_diff
+        size_count[1] += diff.count_diff
+    ours = ("daemon/", "drivers/")
+    daemon = sum(size for name, (size, _) in sums.items() if name.startswith(ours))
+    print(f"by whose: the daemon's modules {daemon / 1e3:+.1f} kB in all")
+    for name, (size, count) in sorted(sums.items(), key=lambda item: -abs(item[1][0]))[:14]:
+        print(f"  {size / 1e3:+8.1f} kB {count:+6d} blocks  {name}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -335,6 +409,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the daemon without speech (what the speech adds to the day's memory)",
     )
     parser.add_argument(
+        "--cpu",
+        type=float,
+        metavar="PERCENT",
+        default=0.0,
+        help="the daemon's process tree held to PERCENT of one core (a CPU group, as "
+        "pibudget's: a Pi's slow CPU, where speech falls behind a move as on a Pi)",
+    )
+    parser.add_argument(
         "--rows",
         type=int,
         default=0,
@@ -349,6 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.games, args.plies = 3, 4
     SYNTHESIS[0] = args.synthesis
     header("a tournament day: games back to back through one daemon")
+    print(f"allocator: {allocator()}")
     compile_sources()  # an installed daemon starts from bytecode
     # a few of the file's games start from a set-up position (a FEN header): not a
     # game the players set up from the start position, so left out
@@ -364,14 +447,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         )  # fmt: skip
         footer()
         return 0
+    group = CpuGroup("growth", args.cpu / 100) if args.cpu else None
+    if group is not None:
+        print(f"the daemon's tree held to {args.cpu:g}% of one core ({group.path.name})")
     emulator = BoardEmulator().start()
     rows: list[tuple[int, float, dict[str, float], int, int, int]] = []
     privates: list[float] = []  # the daemon's own private memory after each game
+    # its dirty pages alone: the private (clean) pages of its libraries change when
+    # another process on the machine maps the same file (another Python), not with it
+    dirties: dict[int, float] = {}
+    kinds: dict[str, dict[int, float]] = {}  # the dirty pages by what holds them
     failed = False
     try:
         with tempfile.TemporaryDirectory(prefix="dgt-growth-") as tmp:
             work = Path(tmp)
-            daemon = BudgetDaemon(None, work, port=emulator.port_path, speech=not args.no_speech)
+            daemon = BudgetDaemon(group, work, port=emulator.port_path, speech=not args.no_speech)
             try:
                 daemon.wait_ready(120)
                 daemon.wait_for(lambda e: e.get("type") in ("game_start", "game_resumed"), 60)
@@ -391,6 +481,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         moves = sum(1 for _, _, e in daemon.events if e.get("type") == "move")
                     pss, parts = tree_pss(daemon.pid)
                     privates.append(private_mb(daemon.pid))
+                    dirties[number] = proc_mb(daemon.pid, "smaps_rollup", "Private_Dirty:")
+                    split = private_dirty_by_kind(daemon.pid)
+                    for kind, mb in split.items():
+                        kinds.setdefault(kind, {})[number] = mb
                     # the worker's too (speech.synthesis: process), the players'
                     children = sum(private_mb(p) for p in descendants(daemon.pid)[1:])
                     size, count = directory_size(work / "games")
@@ -398,11 +492,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(
                         f"after game {number:2d}: PSS {pss:.1f} MB ("
                         + ", ".join(f"{k} {v:.1f}" for k, v in sorted(parts.items()))
-                        + f"; the daemon's private {privates[-1]:.2f}, "
-                        f"its children's {children:.2f})"
-                        + f"; storage {size} bytes"
+                        + f"; the daemon's private {privates[-1]:.2f} (dirty "
+                        f"{dirties[number]:.2f}), "
+                        f"its children's {children:.2f})" + f"; storage {size} bytes"
                         f" in {count} files; games started "
-                        f"{starts}; move events so far {moves}",
+                        f"{starts}; move events so far {moves}; the daemon's dirty pages: "
+                        f"{describe(split)}",
                         flush=True,
                     )
                 emulator.wait_played(60)
@@ -414,6 +509,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 daemon.stop()
     finally:
         emulator.stop()
+        if group is not None:
+            group.close()
     expected_moves = sum(len(g) for g in games)
     got_moves = rows[-1][5] if rows else 0
     failed |= got_moves < expected_moves
@@ -430,6 +527,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"the daemon's private memory, {name}: {values[0]:.2f} -> {values[-1]:.2f} MB, "
                 f"slope {slope(values):+.4f} MB a game"
             )
+    slopes_from(dict(enumerate(privates, start=1)), 20, "the daemon's private memory")
+    slopes_from(dirties, 20, "the daemon's private dirty memory")
+    for kind, values in kinds.items():
+        slopes_from(values, 20, f"  of it, {kind}", halves=False)
     sizes = [r[3] for r in rows]
     per_game = [b - a for a, b in itertools.pairwise(sizes)]
     print(
