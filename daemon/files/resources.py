@@ -32,7 +32,7 @@ def shipped_config_dir() -> Path:
     # as importlib.resources.files("daemon") would for a package on disk (the only
     # kind the Path below supports), without importing importlib.resources and
     # zipfile at every command's start (about 10 ms).
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # daemon/, this module is in files/
     candidates = [package / "_shipped_config", package.parent / "config"]
     for candidate in candidates:
         if (candidate / DEFAULT_CONFIG_NAME).is_file():

@@ -48,9 +48,15 @@ _SHAPING = (
     os.path.join("config", "nodes.py"),
     os.path.join("config", "binder.py"),
     os.path.join("speech", "vocabulary.py"),
-    "yamlcache.py",
+    os.path.join("files", "yamlcache.py"),
 )
 _stamp: str | None = None
+
+
+def shaping_modules() -> list[str]:
+    """The paths of the modules that shape the stored trees (``_SHAPING``)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # daemon/
+    return [os.path.join(here, relative) for relative in _SHAPING]
 
 
 def _code_stamp() -> str:
@@ -62,11 +68,10 @@ def _code_stamp() -> str:
     if _stamp is None:
         from daemon import __version__
 
-        here = os.path.dirname(os.path.abspath(__file__))
         parts = [__version__]
-        for relative in _SHAPING:
+        for path in shaping_modules():
             try:
-                info = os.stat(os.path.join(here, relative))
+                info = os.stat(path)
                 parts.append(f"{info.st_size}:{info.st_mtime_ns}")
             except OSError:
                 parts.append("?")

@@ -89,7 +89,7 @@ def test_the_wheel_carries_its_defaults_and_every_command_works_elsewhere(
         [
             str(installed / "bin" / "python"),
             "-c",
-            "from daemon import resources; print(resources.default_config_file())",
+            "from daemon.files import resources; print(resources.default_config_file())",
         ],
         capture_output=True,
         text=True,

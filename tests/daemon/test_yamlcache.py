@@ -145,6 +145,15 @@ def test_a_file_kept_by_other_code_is_not_served(
     assert load_text(CONFIG, "a.yaml").board.orientation == "flipped"  # parsed afresh
 
 
+def test_every_module_that_shapes_the_trees_is_in_the_stamp() -> None:
+    """The stamp reads each shaping module's size and time: one it cannot find
+    (a path left behind when the modules moved) would keep the stamp the same
+    however the parser changed, and serve trees the old code made."""
+    paths = yamlcache.shaping_modules()
+    assert len(paths) == len(yamlcache._SHAPING)
+    assert all(Path(path).is_file() for path in paths), paths
+
+
 def test_the_cache_keeps_a_bounded_number_of_files(cache: Path) -> None:
     for port in range(8000, 8000 + yamlcache.KEEP + 5):
         load_text(f"broadcast:\n  port: {port}\n", "a.yaml")
