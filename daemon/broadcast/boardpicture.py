@@ -64,7 +64,7 @@ def look_of(record: GameRecord, orientation: str, size: int | None) -> Look:
     """What ``record``'s picture shows now, turned as ``orientation`` says."""
     last = record.last_move
     marked = (record.irregularity or {}).get("squares") or []
-    return Look(record.board().fen(), orientation != "black", last.uci if last else "",
+    return Look(record.position().fen(), orientation != "black", last.uci if last else "",
                 tuple(str(name) for name in marked), size)  # fmt: skip
 
 
@@ -76,7 +76,7 @@ def picture(record: GameRecord, orientation: str, size: int | None = None) -> Pi
     if found is not None:
         _kept.move_to_end(look)
         return found
-    drawn = Picture(_draw(record.board(), look), look.etag())
+    drawn = Picture(_draw(record.position(), look), look.etag())
     _kept[look] = drawn
     while len(_kept) > KEPT:
         _kept.popitem(last=False)
