@@ -240,6 +240,7 @@ class Hub:
         self.source_problem: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
+        self._state_text: tuple[dict[str, Any], str] | None = None  # see state_text
         for board in self.settings.boards:
             if board.id in self.boards:
                 raise ValueError(f"board id {board.id!r} appears twice in broadcast.boards")
@@ -373,16 +374,8 @@ class Hub:
             if subscriber.with_state:
                 if full_message is None:
                     page_state = self.page_state(board_id)
-                    full = dumps(
-                        {
-                            "kind": "event",
-                            "seq": self.seq,
-                            "board": board_id,
-                            "event": event,
-                            "state": page_state,
-                        },
-                        separators=(",", ":"),
-                    )
+                    # the lean message with the state: what dumps() of the whole writes
+                    full = f'{lean[:-1]},"state":{self.state_text(page_state)}}}'
                     full_message = Message("event", full, self.seq, board_id)
                 message = full_message
             else:
@@ -586,6 +579,17 @@ class Hub:
         state["seq"] = feed.seq
         state["clock_by_hand"] = feed.clock_by_hand  # the console's word on penalties
         return state
+
+    def state_text(self, state: dict[str, Any]) -> str:
+        """``state`` (a ``page_state``) as compact JSON, made once for the viewers and
+        MQTT's retained state of the same event (a state holds every move: the
+        largest text an event makes)."""
+        made = self._state_text
+        if made is not None and made[0] is state:
+            return made[1]
+        text = dumps(state, separators=(",", ":"))
+        self._state_text = (state, text)
+        return text
 
     def snapshot(self, boards: frozenset[str] | None = None) -> Message:
         chosen = [b for b in self.board_ids() if boards is None or b in boards]
