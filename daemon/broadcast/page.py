@@ -1,14 +1,17 @@
 """The live page: one self-contained HTML document, no CDN, no build step.
 
 The Pi may stand in a hall without internet, so everything the page needs is
-here or on the daemon (``/board.svg``, ``/events``). The page subscribes to
+here or on the daemon (``/events``). The page subscribes to
 ``/events?state=1``: each message carries the board's whole display state, so
 the page never folds events itself and cannot drift from the server's record.
 The first response already holds the board (SVG), names, clocks and moves,
 drawn here in the script's own markup (``render_page``), so the page is never
-empty, even before the event stream connects. Later boards are fetched from
-the server (python-chess draws them) and swapped only once loaded, so the
-board never flickers. Clocks count down in the browser between
+empty, even before the event stream connects; a grid's cards name their
+positions and the script draws them as it starts. Every later picture is drawn
+by the script from the state (``drawBoard``: python-chess's own parts, put
+together as python-chess does, ``daemon/broadcast/boardpicture.py``), so a move
+costs the daemon nothing per viewer but its message, and swapped only once
+loaded, so the board never flickers. Clocks count down in the browser between
 clock reports. ``EventSource`` reconnects by itself; a watchdog reopens it
 should the browser give up (the daemon was down longer than a retry).
 
