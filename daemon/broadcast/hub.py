@@ -15,12 +15,13 @@ called synchronously and must not block either.
 Messages are serialised once per event, not once per viewer, and each wire
 format (SSE frame, HTTP chunk, WebSocket frame) is encoded once per message. The
 web app's viewers (those with a sink) get the events of a moment together:
-``publish`` keeps them, and each viewer is written once (at the event loop's next
-turn, and then at most every ``WRITE_EVERY`` seconds while events keep coming), the
-frames joined once for all viewers of the same boards and format. A hall's 26 boards
-make some 40 events a second (clock reports mostly), and a write to each of 100
-viewers for each of them was half of a Pi 4's core (issue 28). Every message is
-still the viewer's in the feed's order.
+``publish`` keeps them, and each viewer is written once for all of them, the frames
+joined once for all viewers of the same boards and format: at the event loop's next
+turn for a move or anything else a viewer waits for, while a clock report may wait
+up to ``WRITE_EVERY`` for the next write. A hall's 26 boards make some 40 events a
+second, clock reports mostly, and a write to each of 100 viewers for each of them
+was half of a Pi 4's core (issue 28). Every message is still the viewer's in the
+feed's order.
 """
 
 from __future__ import annotations
@@ -43,9 +44,11 @@ log = logging.getLogger(__name__)
 
 BOARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 WRITE_EVERY = 0.1
-"""Seconds between two writes to the web app's viewers while events keep coming: at
-most ten a second each, whatever the hall's number of boards (a move is on the page
-at most this much later; the first event after a quiet moment goes out at once)."""
+"""Seconds a clock report may wait for the next write to the web app's viewers (the
+page counts the clock down itself): the clocks of a whole hall cost at most ten
+writes a second a viewer. Any other event goes out at the loop's next turn, with the
+reports kept before it."""
+KEPT_TYPES = frozenset({"clock"})
 
 
 def _natural_key(board_id: str) -> list[Any]:
@@ -272,6 +275,7 @@ class Hub:
         #: this turn's events for the sinks' viewers, (seq, board, lean, with state)
         self._outbox: list[tuple[int, str, Message, Message | None]] = []
         self._writing: asyncio.Handle | None = None
+        self._writing_now = False  # the write-out is due at the next turn
         self._written_at = -WRITE_EVERY  # the loop's time of the last write-out
         for board in self.settings.boards:
             if board.id in self.boards:
@@ -421,7 +425,7 @@ class Hub:
                 self._forget(subscriber)
         if sinks:
             self._outbox.append((self.seq, board_id, lean_message, full_message))
-            self._write_soon()
+            self._write_soon(event.get("type") not in KEPT_TYPES)
         if self.listeners:
             page_state = page_state or self.page_state(board_id)
             for listener in list(self.listeners):
@@ -430,15 +434,20 @@ class Hub:
                 except Exception:
                     log.exception("a feed listener failed; the feed goes on")
 
-    def _write_soon(self) -> None:
-        if self._writing is not None:
+    def _write_soon(self, now: bool) -> None:
+        """A write-out at the next turn (``now``), else within ``WRITE_EVERY`` of the
+        last one."""
+        if self._writing is not None and (self._writing_now or not now):
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop (a caller outside the daemon's): at once
             self._write_out()
             return
-        wait = self._written_at + WRITE_EVERY - loop.time()
+        if self._writing is not None:
+            self._writing.cancel()
+        wait = 0.0 if now else self._written_at + WRITE_EVERY - loop.time()
+        self._writing_now = wait <= 0
         if wait > 0:
             self._writing = loop.call_later(wait, self._write_out)
         else:

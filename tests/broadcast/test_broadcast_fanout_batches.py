@@ -74,25 +74,37 @@ async def test_a_moment_s_events_reach_each_viewer_in_one_write_in_the_feed_s_or
     assert states[-1]["state"]["fen"] == feeds["3"][-2]["fen"]
 
 
-async def test_events_keep_coming_at_most_ten_writes_a_second_and_a_lone_one_at_once():
+async def test_clock_reports_wait_for_the_next_write_and_a_move_takes_them_at_once():
+    """A hall's clocks report many times a second: a viewer gets them at most ten times
+    a second, and a move at once, with the reports before it, in order."""
     hub = _hub()
     screen = Screen()
     hub.subscribe(sink=screen)
     loop = asyncio.get_running_loop()
-    feed = game_feed(OPERA_GAME)
+    ticks = [{"type": "clock", "t": 10.0 + n / 100, "white": 300.0 - n / 100, "black": 300.0,
+              "running": "white"} for n in range(70)]  # fmt: skip
     started = loop.time()
-    for event in feed:  # an event every 10 ms for some 0.7 s
-        hub.publish("1", event)
+    for tick in ticks:  # a report every 10 ms for some 0.7 s
+        hub.publish(str(1 + len(screen.writes) % 3), tick)
         await asyncio.sleep(0.01)
     await _turns(WRITE_EVERY)
     elapsed = loop.time() - started
-    assert [m["event"] for m in screen.messages()[1:]] == feed
+    assert [m["event"] for m in screen.messages()[1:]] == ticks
     assert len(screen.writes) - 1 <= elapsed / WRITE_EVERY + 2, (len(screen.writes), elapsed)
-    await asyncio.sleep(WRITE_EVERY)
-    writes = len(screen.writes)
-    hub.publish("2", game_feed(OPERA_GAME[:1])[0])  # after a quiet moment: at once
+
+    await asyncio.sleep(WRITE_EVERY * 1.5)  # a quiet moment
+    hub.publish("2", ticks[0])
     await _turns()
-    assert len(screen.writes) == writes + 1
+    writes = len(screen.writes)
+    assert screen.messages()[-1]["event"] == ticks[0], "a lone report at once"
+    hub.publish("2", ticks[1])  # within WRITE_EVERY of that write: kept
+    await _turns()
+    assert len(screen.writes) == writes
+    move = game_feed(OPERA_GAME[:1])[1]
+    hub.publish("2", move)
+    await _turns()
+    assert len(screen.writes) == writes + 1, "the move at once"
+    assert [m["event"] for m in screen.messages()[-2:]] == [ticks[1], move]
 
 
 async def test_a_viewer_that_comes_meanwhile_has_each_event_once_and_a_status_keeps_its_place():
