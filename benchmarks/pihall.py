@@ -74,7 +74,7 @@ from benchmarks.pibudget import calibrated_budgets, timed_moves
 from benchmarks.processes import descendants, task_run_ns, tree_pss
 from benchmarks.pyspy import Profile, py_spy, summary
 from benchmarks.treesampler import TreeSampler
-from benchmarks.viewers import Crowd, describe
+from benchmarks.viewers import Crowd, describe, page_lags
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.gamelogs import distinct_openings
 from drivers.simulators.handling import human_sensor_log
@@ -140,6 +140,7 @@ class HallFigures:
     elapsed: float = 0.0
     alive: list[Check] = field(default_factory=list)
     crowd: str = ""  # the viewers' traffic (``viewers.describe``)
+    page: list[float] = field(default_factory=list)  # feed -> each viewer, every move
     cpu_parts: dict[str, float] = field(default_factory=dict)  # ms run over the games
     profile: list[str] = field(default_factory=list)  # py-spy's summary (``--profile``)
     notes: list[str] = field(default_factory=list)
@@ -226,6 +227,7 @@ class Options:
     page: str = "/?wall=fit"
     slow_card: dict[str, str] = field(default_factory=dict)
     profile: Path | None = None
+    profile_seconds: float = 0.0  # the games' first seconds only (0: all of them)
 
 
 def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
@@ -303,7 +305,8 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
         sampler = stack.enter_context(TreeSampler(daemon.pid, paths))
         profile = None
         if options.profile is not None:
-            profile = Profile(daemon.pid, options.profile / f"pihall-{budget.name}.txt").start()
+            out = options.profile / f"pihall-{budget.name}.txt"
+            profile = Profile(daemon.pid, out, options.profile_seconds).start()
             stack.callback(profile.stop)
         cpu_before, started = tree_cpu_ns(daemon.pid), time.monotonic()
         index = 0
@@ -351,6 +354,8 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
             figures.alive.append(alive.lichess_check(lichess.last, lichess.pushes, expected))
         records = crowd.stop()
         figures.crowd = describe(records)
+        shown = {b: [at for _, _, at in m] for b, m in bus_moves(daemon).items()}
+        figures.page = page_lags(records, shown)
         figures.alive.append(alive.crowd_check(records, shape.viewers, expected))
         for player in players:
             heard = len(figures.speech.get(player.board, []))
@@ -477,6 +482,12 @@ def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
             meets(judged, lambda f, b=board: f.unspoken.get(b) == 0),
         )
     row(
+        "move on the feed -> each viewer has it: p50 / p99 (ms)",
+        [f"{ms(percentile(f.page, 0.5))} / {ms(p99(f.page))}" for f in all_figures],
+        "(reported)",
+        None,
+    )
+    row(
         "PSS of the daemon's tree after the games (MB)",
         [f"{f.pss:.1f}" for f in all_figures],
         "(reported)",
@@ -565,6 +576,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="py-spy the daemon over its games, its stacks into this folder (pip install py-spy)",
     )
     parser.add_argument(
+        "--profile-seconds",
+        type=float,
+        default=0.0,
+        help="profile only the games' first seconds (the first moves of every board at once)",
+    )
+    parser.add_argument(
         "--slow-card",
         action="store_true",
         help="every fsync of the daemon takes 20-200 ms (a slow SD card)",
@@ -620,7 +637,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"-- {budget.label()}: {args.plies} plies a board ... (load {load_average()})",
                 flush=True,
             )
-            options = Options(args.plies, args.page, slow_card, args.profile)
+            options = Options(args.plies, args.page, slow_card, args.profile, args.profile_seconds)
             all_figures.append(run_hall(shape, budget, options))
             done = all_figures[-1]
             print(

@@ -12,6 +12,7 @@ py-spy is not one of the project's dependencies: ``pip install py-spy``.
 from __future__ import annotations
 
 import collections
+import contextlib
 import re
 import shutil
 import signal
@@ -36,9 +37,10 @@ def py_spy() -> str | None:
 class Profile:
     """``py-spy record`` of ``pid`` into ``out`` from ``start`` to ``stop``."""
 
-    def __init__(self, pid: int, out: Path) -> None:
+    def __init__(self, pid: int, out: Path, seconds: float = 0.0) -> None:
         self.pid = pid
         self.out = out
+        self.seconds = seconds  # 0: until ``stop``
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Profile:
@@ -48,14 +50,20 @@ class Profile:
         self.out.parent.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
             [program, "record", "--pid", str(self.pid), "--rate", str(RATE), "--gil",
-             "--nonblocking", "--format", "raw", "--output", str(self.out)],
+             "--nonblocking", "--format", "raw", "--output", str(self.out)]
+            + (["--duration", str(max(1, round(self.seconds)))] if self.seconds else []),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         return self
 
     def stop(self) -> None:
         """Ends the sampling (py-spy writes its file then); again: nothing."""
-        if self.process is None or self.process.poll() is not None:
+        if self.process is None:
+            return
+        if self.seconds:  # it ends by itself
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(self.seconds + 30)
+        if self.process.poll() is not None:
             return
         self.process.send_signal(signal.SIGINT)  # py-spy writes its file on Ctrl-C
         try:

@@ -65,6 +65,8 @@ class Seen:
     page_bytes: int = 0
     page_seconds: float = 0.0
     moves: dict[str, list[str]] = field(default_factory=dict)
+    #: when each move came (CLOCK_MONOTONIC, which the machine's processes share)
+    moves_at: dict[str, list[float]] = field(default_factory=dict)
     messages: int = 0
     message_bytes: int = 0
     fetches: int = 0  # requests after the page: its images, then the script's
@@ -144,6 +146,7 @@ async def view(url: str, page: str, index: int, seen: Seen, opened: asyncio.Even
                         message = json.loads(raw[5:])
                         for board, uci in moves_in(message):
                             seen.moves.setdefault(board, []).append(uci)
+                            seen.moves_at.setdefault(board, []).append(time.monotonic())
                         if fetches_boards:
                             _swap_boards(message, drawn, browser)
     except (aiohttp.ClientError, OSError) as error:
@@ -241,6 +244,17 @@ class Crowd:
         except (OSError, ValueError):
             return []
         return found if isinstance(found, list) else []
+
+
+def page_lags(records: list[dict[str, Any]], shown: dict[str, list[float]]) -> list[float]:
+    """Seconds from each move's line on the daemon's feed (``shown``: each board's moves'
+    monotonic times, in order) to each viewer having it: the page's own share of a
+    move's way (the wait for the card, the writes to the viewers, the network)."""
+    lags = []
+    for record in records:
+        for board, times in (record.get("moves_at") or {}).items():
+            lags += [t - at for t, at in zip(times, shown.get(board, []), strict=False)]
+    return lags
 
 
 def describe(records: list[dict[str, Any]]) -> str:
