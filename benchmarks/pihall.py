@@ -591,6 +591,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--zero2w-fraction", type=float, default=0.0, help="pin the Zero 2 W's budget, %% of a core"
     )
     parser.add_argument(
+        "--pi4-fraction",
+        type=float,
+        default=0.0,
+        help="pin the Pi 4's budget, %% of a core (a before/after pair at the same budget)",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="chains of 2 boards, 4 plies, 5 viewers: checks the plumbing",
@@ -619,7 +625,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"cannot run: {problem}")
             return 2
     compile_sources()
-    budgets = calibrated_budgets(names, args.calibrate_steps, args.zero2w_fraction)
+    budgets = calibrated_budgets(
+        names, args.calibrate_steps, args.zero2w_fraction, args.pi4_fraction
+    )
     slow_card: dict[str, str] = {}
     if args.profile is not None and py_spy() is None:
         print("cannot run: --profile needs py-spy (pip install py-spy)")
