@@ -159,7 +159,10 @@ async def sse_run(viewers: int, moves: int, interval: float, processes: int) -> 
     # Every viewer comes from 127.0.0.1 here: lift the per-address limit (a hall's
     # viewers are as many addresses).
     settings = BroadcastSettings(
-        address="127.0.0.1", port=0, max_connections_per_address=viewers + 64
+        address="127.0.0.1",
+        port=0,
+        max_connections_per_address=viewers + 64,
+        max_viewers_per_address=viewers + 64,
     )
     broadcaster = Broadcaster(settings)
     await broadcaster.start()

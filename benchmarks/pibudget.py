@@ -490,10 +490,13 @@ def board_memory(counts: Sequence[int]) -> dict[int, float]:
     return found
 
 
-def calibrated_budgets(names: str, steps: int, zero2w_pinned: float = 0.0) -> list[Budget]:
+def calibrated_budgets(
+    names: str, steps: int, zero2w_pinned: float = 0.0, pi4_pinned: float = 0.0
+) -> list[Budget]:
     """The budgets ``names`` (full,pi4,zero2w, each also with -cores) at the fractions
-    of one of this machine's cores the n-body calibration gives (``zero2w_pinned``: the
-    Zero 2 W's in % instead), each single group checked with the n-body; printed."""
+    of one of this machine's cores the n-body calibration gives (``zero2w_pinned``,
+    ``pi4_pinned``: the Zero 2 W's, the Pi 4's in % instead), each single group checked
+    with the n-body; printed."""
     ours, ours_wall = nbody_seconds_per_step(steps)
     pi4_step = PI4_NBODY_SECONDS / PI4_NBODY_STEPS
     pi4 = ours / pi4_step
@@ -508,6 +511,9 @@ def calibrated_budgets(names: str, steps: int, zero2w_pinned: float = 0.0) -> li
     if zero2w_pinned:  # pinned: runs at another time compare at the same budget
         zero = zero2w_pinned / 100
         print(f"Pi Zero 2 W budget pinned at {zero * 100:.1f}% (--zero2w-fraction)")
+    if pi4_pinned:
+        pi4 = pi4_pinned / 100
+        print(f"Pi 4 budget pinned at {pi4 * 100:.1f}% (--pi4-fraction)")
     fractions = {"full": None, "pi4": pi4, "zero2w": zero}
     budgets = [
         Budget(n, fractions[n.removesuffix(CORES)], per_process=n.endswith(CORES))

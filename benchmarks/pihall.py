@@ -65,14 +65,16 @@ import chess.pgn
 from benchmarks import alive
 from benchmarks.alive import Check, Features
 from benchmarks.common import GAMES_PGN, footer, header, load_average, percentile
-from benchmarks.cpugroups import Budget, can_use_cgroups, cpu_group
+from benchmarks.cpugroups import Budget, ProcessGroups, can_use_cgroups, cpu_group
 from benchmarks.daemonrun import SYNTHESIS, BudgetDaemon, compile_sources
 from benchmarks.hall import TimedChain, _final, _lags
 from benchmarks.latency import StampingEmulator, plan_game, stream_player_setting
 from benchmarks.lichesspoint import LichessPoint
 from benchmarks.pibudget import calibrated_budgets, timed_moves
 from benchmarks.processes import descendants, task_run_ns, tree_pss
-from benchmarks.viewers import Crowd
+from benchmarks.pyspy import Profile, py_spy, summary
+from benchmarks.treesampler import TreeSampler
+from benchmarks.viewers import Crowd, describe, page_lags
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.gamelogs import distinct_openings
 from drivers.simulators.handling import human_sensor_log
@@ -137,6 +139,10 @@ class HallFigures:
     cpu: float = float("nan")  # share of one of this machine's cores over the games
     elapsed: float = 0.0
     alive: list[Check] = field(default_factory=list)
+    crowd: str = ""  # the viewers' traffic (``viewers.describe``)
+    page: list[float] = field(default_factory=list)  # feed -> each viewer, every move
+    cpu_parts: dict[str, float] = field(default_factory=dict)  # ms run over the games
+    profile: list[str] = field(default_factory=list)  # py-spy's summary (``--profile``)
     notes: list[str] = field(default_factory=list)
     load: tuple[float, float] = (float("nan"), float("nan"))
 
@@ -212,8 +218,21 @@ def bus_moves(daemon: BudgetDaemon) -> dict[str, list[tuple[int, str, float]]]:
     return moves
 
 
-def run_hall(shape: Shape, budget: Budget, plies: int, slow_card: dict[str, str]) -> HallFigures:
+@dataclass(frozen=True)
+class Options:
+    """How a hall is run besides its shape: the page the viewers show, the slow SD
+    card's environment, where py-spy's profiles go (None: not profiled)."""
+
+    plies: int
+    page: str = "/?wall=fit"
+    slow_card: dict[str, str] = field(default_factory=dict)
+    profile: Path | None = None
+    profile_seconds: float = 0.0  # the games' first seconds only (0: all of them)
+
+
+def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
     """One hall under ``budget``: set up, played, measured, checked."""
+    plies = options.plies
     figures = HallFigures(budget)
     bus_count = sum(shape.chains)
     games = distinct_openings(GAMES_PGN, bus_count + shape.speaking, plies)
@@ -260,14 +279,14 @@ def run_hall(shape: Shape, budget: Budget, plies: int, slow_card: dict[str, str]
             broadcast["lichess"] = lichess.settings()
         config = hall_config(work, chains, players, broadcast)
         group = stack.enter_context(cpu_group(budget))
-        daemon = BudgetDaemon(group, work, config=config, env=slow_card)
+        daemon = BudgetDaemon(group, work, config=config, env=options.slow_card)
         stack.callback(daemon.stop)
         daemon.wait_ready(180)
         read = daemon.boards_read(len(expected), 120)
         if read < len(expected):
             figures.notes.append(f"only {read} of {len(expected)} boards read")
         daemon.wait_started(180)  # speech and the page up
-        crowd = Crowd(f"http://127.0.0.1:{daemon.http_port}", shape.viewers, work)
+        crowd = Crowd(f"http://127.0.0.1:{daemon.http_port}", shape.viewers, work, options.page)
         stack.callback(crowd.stop)
         following = crowd.wait_connected(120)
         if following < shape.viewers:
@@ -279,6 +298,16 @@ def run_hall(shape: Shape, budget: Budget, plies: int, slow_card: dict[str, str]
             )
             for i, g in enumerate(games[:bus_count])
         ]
+        paths = (
+            group.paths if isinstance(group, ProcessGroups)
+            else [group.path] if group is not None else []
+        )  # fmt: skip
+        sampler = stack.enter_context(TreeSampler(daemon.pid, paths))
+        profile = None
+        if options.profile is not None:
+            out = options.profile / f"pihall-{budget.name}.txt"
+            profile = Profile(daemon.pid, out, options.profile_seconds).start()
+            stack.callback(profile.stop)
         cpu_before, started = tree_cpu_ns(daemon.pid), time.monotonic()
         index = 0
         for chain in chains:
@@ -298,6 +327,11 @@ def run_hall(shape: Shape, budget: Budget, plies: int, slow_card: dict[str, str]
                 break
             time.sleep(0.2)
         figures.elapsed = time.monotonic() - started
+        spent, _ = sampler.window(time.time() - figures.elapsed, time.time())
+        figures.cpu_parts = {part: run for part, (run, _) in spent.items()}
+        if profile is not None:
+            profile.stop()
+            figures.profile = summary(profile.out)
         figures.cpu = (tree_cpu_ns(daemon.pid) - cpu_before) / 1e9 / figures.elapsed
         time.sleep(3.0)  # the last phrases
         figures.pss, figures.pss_parts = tree_pss(daemon.pid)
@@ -318,7 +352,11 @@ def run_hall(shape: Shape, budget: Budget, plies: int, slow_card: dict[str, str]
                     break
                 time.sleep(0.5)
             figures.alive.append(alive.lichess_check(lichess.last, lichess.pushes, expected))
-        figures.alive.append(alive.crowd_check(crowd.stop(), shape.viewers, expected))
+        records = crowd.stop()
+        figures.crowd = describe(records)
+        shown = {b: [at for _, _, at in m] for b, m in bus_moves(daemon).items()}
+        figures.page = page_lags(records, shown)
+        figures.alive.append(alive.crowd_check(records, shape.viewers, expected))
         for player in players:
             heard = len(figures.speech.get(player.board, []))
             figures.alive.append(
@@ -444,6 +482,12 @@ def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
             meets(judged, lambda f, b=board: f.unspoken.get(b) == 0),
         )
     row(
+        "move on the feed -> each viewer has it: p50 / p99 (ms)",
+        [f"{ms(percentile(f.page, 0.5))} / {ms(p99(f.page))}" for f in all_figures],
+        "(reported)",
+        None,
+    )
+    row(
         "PSS of the daemon's tree after the games (MB)",
         [f"{f.pss:.1f}" for f in all_figures],
         "(reported)",
@@ -473,6 +517,12 @@ def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
     for f in all_figures:
         parts = ", ".join(f"{k} {v:.1f}" for k, v in sorted(f.pss_parts.items()))
         print(f"{f.budget.name}: {f.elapsed:.0f} s of games; PSS by process (MB): {parts}")
+        cpu = ", ".join(f"{k} {v / 1e3 / f.elapsed * 100:.1f}"
+                        for k, v in sorted(f.cpu_parts.items(), key=lambda kv: -kv[1]))  # fmt: skip
+        print(f"{f.budget.name}: CPU over the games by part, % of one of our cores: {cpu}")
+        print(f"{f.budget.name}: viewers: {f.crowd}")
+        for line in f.profile:
+            print(f"{f.budget.name}: py-spy: {line}")
         print(
             f"{f.budget.name}: slowest bus moves: "
             + ", ".join(f"board {b} ply {p} {t * 1e3:.0f} ms" for t, b, p in f.slowest)
@@ -517,6 +567,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--viewers", type=int, default=0, help="viewers (the hall's)")
     parser.add_argument("--mqtt", choices=("plain", "tls"), default="", help="(the hall's)")
     parser.add_argument(
+        "--page", default="/?wall=fit", help="the page the viewers show (/?wall=fit: every board)"
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="py-spy the daemon over its games, its stacks into this folder (pip install py-spy)",
+    )
+    parser.add_argument(
+        "--profile-seconds",
+        type=float,
+        default=0.0,
+        help="profile only the games' first seconds (the first moves of every board at once)",
+    )
+    parser.add_argument(
         "--slow-card",
         action="store_true",
         help="every fsync of the daemon takes 20-200 ms (a slow SD card)",
@@ -524,6 +589,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calibrate-steps", type=int, default=200_000)
     parser.add_argument(
         "--zero2w-fraction", type=float, default=0.0, help="pin the Zero 2 W's budget, %% of a core"
+    )
+    parser.add_argument(
+        "--pi4-fraction",
+        type=float,
+        default=0.0,
+        help="pin the Pi 4's budget, %% of a core (a before/after pair at the same budget)",
     )
     parser.add_argument(
         "--quick",
@@ -554,8 +625,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"cannot run: {problem}")
             return 2
     compile_sources()
-    budgets = calibrated_budgets(names, args.calibrate_steps, args.zero2w_fraction)
+    budgets = calibrated_budgets(
+        names, args.calibrate_steps, args.zero2w_fraction, args.pi4_fraction
+    )
     slow_card: dict[str, str] = {}
+    if args.profile is not None and py_spy() is None:
+        print("cannot run: --profile needs py-spy (pip install py-spy)")
+        return 2
     with contextlib.ExitStack() as stack:
         if args.slow_card:
             from benchmarks.sdcard import build_shim, shim_environment
@@ -569,7 +645,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"-- {budget.label()}: {args.plies} plies a board ... (load {load_average()})",
                 flush=True,
             )
-            all_figures.append(run_hall(shape, budget, args.plies, slow_card))
+            options = Options(args.plies, args.page, slow_card, args.profile, args.profile_seconds)
+            all_figures.append(run_hall(shape, budget, options))
             done = all_figures[-1]
             print(
                 f"{budget.name} done: {done.exact}/{done.boards} exact, "

@@ -1,44 +1,77 @@
 """A crowd of the live page's viewers in one process of its own (issue 28's hall: 100
 phones and screens on the page), for ``benchmarks.pihall``'s features-alive check.
 
-    python -m benchmarks.viewers URL COUNT RESULT.json
+    python -m benchmarks.viewers URL COUNT RESULT.json [PAGE]
 
 Each viewer comes from an address of its own (127.0.1.2, 127.0.1.3 ...: a hall's
-phones each have one, and the daemon allows a few feeds per address), loads the page
-(``/``, HTML) once and then follows ``/events``, noting each board's moves in the
-order they came. When every viewer's stream is open it prints ``connected N``; on
-SIGTERM (or SIGINT) it writes what each viewer had to RESULT (JSON: a list of
-``{"page_ok", "moves": {board: [uci...]}, "error"}``) and ends. Outside the daemon's
-CPU group, as the phones are; only lines naming a move are parsed, to stay light on
-the machine the daemon shares.
+phones each have one, and the daemon allows a few feeds per address) and does what a
+browser showing the page (``PAGE``, default ``/?wall=fit``: the hall's wall screen,
+every board at once) does, request for request:
+
+- loads the page once, and every image the page's HTML names by address (``<img
+  src="/...">``; a board drawn into the page itself costs no request);
+- follows ``/events?state=1`` as the page's script does (every event carries its
+  board's whole state);
+- per message, fetches what the page's script fetches for it: a page whose script
+  loads each board's picture from the daemon (``/board.svg?board=N&seq=S&size=360``,
+  as the page did up to this round) has it fetched whenever a board's drawn position
+  changes (its ``boardKey``: position, orientation, last move, marked squares), as
+  the script's ``swapBoard`` does; a page that draws the boards itself fetches
+  nothing. Up to 6 requests at once per viewer, a browser's connections to one host.
+
+It notes each board's moves in the order they came. When every viewer's stream is
+open it prints ``connected N``; on SIGTERM (or SIGINT) it writes what each viewer had
+to RESULT (JSON: a list of ``{"page_ok", "moves": {board: [uci...]}, "error", ...}``
+with the page's size and time, the requests and bytes) and ends. Outside the daemon's
+CPU group, as the phones are.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 
 from benchmarks.alive import moves_in
 from benchmarks.common import ROOT
 
+#: What a browser opens to one host at once (Chromium, Firefox: 6).
+BROWSER_CONNECTIONS = 6
+#: The page's script fetching each board's picture from the daemon per move.
+FETCHES_BOARDS = "/board.svg?board="
+IMAGE_SOURCE = re.compile(rb'<img\b[^>]*?\bsrc="(/[^"]+)"')
+
 
 @dataclass
 class Seen:
-    """What one viewer had: the page, each board's moves, why it stopped early."""
+    """What one viewer had: the page, each board's moves, what it fetched, why it
+    stopped early."""
 
     page_ok: bool = False
+    page_bytes: int = 0
+    page_seconds: float = 0.0
     moves: dict[str, list[str]] = field(default_factory=dict)
+    #: when each move came (CLOCK_MONOTONIC, which the machine's processes share)
+    moves_at: dict[str, list[float]] = field(default_factory=dict)
+    messages: int = 0
+    message_bytes: int = 0
+    fetches: int = 0  # requests after the page: its images, then the script's
+    fetch_bytes: int = 0
+    fetch_errors: int = 0
     error: str = ""
 
 
@@ -47,35 +80,112 @@ def address(index: int) -> str:
     return f"127.0.{1 + index // 200}.{2 + index % 200}"
 
 
-async def view(url: str, index: int, seen: Seen, opened: asyncio.Event) -> None:
-    connector = aiohttp.TCPConnector(local_addr=(address(index), 0))
+def board_key(state: dict[str, Any]) -> str:
+    """As the page's script's ``boardKey``: what a drawn board shows."""
+    marked = ",".join((state.get("irregularity") or {}).get("squares") or [])
+    last = state.get("last_move") or {}
+    return f"{state.get('fen')}|{state.get('orientation')}|{last.get('uci', '')}|{marked}"
+
+
+class Browser:
+    """One viewer's requests beside its feed, at most ``BROWSER_CONNECTIONS`` at once."""
+
+    def __init__(self, session: aiohttp.ClientSession, url: str, seen: Seen) -> None:
+        self.session = session
+        self.url = url
+        self.seen = seen
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def fetch(self, path: str) -> None:
+        task = asyncio.create_task(self._fetch(path))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _fetch(self, path: str) -> None:
+        try:
+            async with self.session.get(self.url + path) as response:
+                body = await response.read()
+                self.seen.fetches += 1
+                self.seen.fetch_bytes += len(body)
+                if response.status != 200:
+                    self.seen.fetch_errors += 1
+        except (aiohttp.ClientError, OSError):
+            self.seen.fetch_errors += 1
+
+
+async def view(url: str, page: str, index: int, seen: Seen, opened: asyncio.Event) -> None:
+    connector = aiohttp.TCPConnector(local_addr=(address(index), 0),
+                                     limit_per_host=BROWSER_CONNECTIONS + 1)  # fmt: skip
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=30)
     try:
         async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
-            async with session.get(url + "/") as page:
-                body = await page.read()
-                seen.page_ok = page.status == 200 and b"<html" in body.lower()
-            async with session.get(url + "/events") as stream:
+            browser = Browser(session, url, seen)
+            started = time.monotonic()
+            async with session.get(url + page) as response:
+                body = await response.read()
+                seen.page_ok = response.status == 200 and b"<html" in body.lower()
+            seen.page_seconds = time.monotonic() - started
+            seen.page_bytes = len(body)
+            for source in IMAGE_SOURCE.findall(body):
+                browser.fetch(source.decode())
+            fetches_boards = FETCHES_BOARDS.encode() in body
+            drawn = drawn_keys(body, page)
+            async with session.get(url + "/events?state=1") as stream:
                 if stream.status != 200:
                     seen.error = f"/events answered {stream.status}"
                     return
                 opened.set()
                 async for raw in stream.content:
-                    if b'"move"' not in raw or not raw.startswith(b"data:"):
+                    if not raw.startswith(b"data:"):
+                        continue
+                    seen.messages += 1
+                    seen.message_bytes += len(raw)
+                    if not fetches_boards and b'"move"' not in raw:
                         continue
                     with contextlib.suppress(ValueError):
-                        for board, uci in moves_in(json.loads(raw[5:])):
+                        message = json.loads(raw[5:])
+                        for board, uci in moves_in(message):
                             seen.moves.setdefault(board, []).append(uci)
+                            seen.moves_at.setdefault(board, []).append(time.monotonic())
+                        if fetches_boards:
+                            _swap_boards(message, drawn, browser)
     except (aiohttp.ClientError, OSError) as error:
         seen.error = str(error) or type(error).__name__
     finally:
         opened.set()
 
 
-async def crowd(url: str, count: int, result: Path) -> None:
+def drawn_keys(body: bytes, page: str) -> dict[str, str]:
+    """The boards the page's HTML already drew, by the key the script compares. A wall
+    screen's script lays the cards out anew (the server's grid is not a wall's), and
+    the old page's then fetched every board at once."""
+    if "wall=" in page or b"data-wall=" in body:
+        return {}
+    keys = {}
+    for card in body.split(b'<a class="card"')[1:]:
+        board = re.search(rb'data-board="([^"]+)"', card)
+        key = re.search(rb'data-key="([^"]*)"', card)
+        if board and key:
+            keys[html.unescape(board[1].decode())] = html.unescape(key[1].decode())
+    return keys
+
+
+def _swap_boards(message: dict[str, Any], drawn: dict[str, str], browser: Browser) -> None:
+    """The old page's ``swapBoard``: each board whose drawn key changed is fetched."""
+    states = message.get("boards") if message.get("kind") == "snapshot" else None
+    if states is None and isinstance(message.get("state"), dict):
+        states = {str(message.get("board")): message["state"]}
+    for board, state in (states or {}).items():
+        key = board_key(state)
+        if drawn.get(board) != key:
+            drawn[board] = key
+            browser.fetch(f"/board.svg?board={quote(board)}&seq={state.get('seq')}&size=360")
+
+
+async def crowd(url: str, count: int, result: Path, page: str = "/?wall=fit") -> None:
     seen = [Seen() for _ in range(count)]
     opened = [asyncio.Event() for _ in range(count)]
-    tasks = [asyncio.create_task(view(url, i, seen[i], opened[i])) for i in range(count)]
+    tasks = [asyncio.create_task(view(url, page, i, seen[i], opened[i])) for i in range(count)]
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -93,11 +203,11 @@ class Crowd:
     """The crowd's process, started by the benchmark: ``start`` waits until every
     viewer follows the feed, ``stop`` ends it and returns what each viewer had."""
 
-    def __init__(self, url: str, count: int, work: Path) -> None:
+    def __init__(self, url: str, count: int, work: Path, page: str = "/?wall=fit") -> None:
         self.result = work / f"viewers-{count}.json"
         self.result.unlink(missing_ok=True)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.viewers", url, str(count), str(self.result)],
+            [sys.executable, "-m", "benchmarks.viewers", url, str(count), str(self.result), page],
             stdout=subprocess.PIPE, text=True, cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )  # fmt: skip
@@ -136,9 +246,41 @@ class Crowd:
         return found if isinstance(found, list) else []
 
 
+def page_lags(records: list[dict[str, Any]], shown: dict[str, list[float]]) -> list[float]:
+    """Seconds from each move's line on the daemon's feed (``shown``: each board's moves'
+    monotonic times, in order) to each viewer having it: the page's own share of a
+    move's way (the wait for the card, the writes to the viewers, the network)."""
+    lags = []
+    for record in records:
+        for board, times in (record.get("moves_at") or {}).items():
+            lags += [t - at for t, at in zip(times, shown.get(board, []), strict=False)]
+    return lags
+
+
+def describe(records: list[dict[str, Any]]) -> str:
+    """The crowd's traffic in one line: the page's size and time, the requests after
+    it (images, the script's fetches) and the feed's messages, per viewer."""
+    if not records:
+        return "no viewer reported"
+    count = len(records)
+    seconds = sorted(float(r.get("page_seconds") or 0) for r in records)
+
+    def total(key: str) -> float:
+        return float(sum(r.get(key) or 0 for r in records))
+
+    return (
+        f"the page {total('page_bytes') / count / 1e3:.0f} kB each, loaded in "
+        f"{seconds[count // 2]:.2f} s (median) / {seconds[-1]:.2f} s (slowest); "
+        f"{total('fetches') / count:.0f} requests after it a viewer "
+        f"({total('fetch_bytes') / count / 1e3:.0f} kB, {total('fetch_errors'):.0f} failed "
+        f"in all); {total('messages') / count:.0f} feed messages a viewer "
+        f"({total('message_bytes') / count / 1e6:.2f} MB)"
+    )
+
+
 def main(argv: list[str]) -> int:
     url, count, result = argv[0].rstrip("/"), int(argv[1]), Path(argv[2])
-    asyncio.run(crowd(url, count, result))
+    asyncio.run(crowd(url, count, result, argv[3] if len(argv) > 3 else "/?wall=fit"))
     return 0
 
 

@@ -13,12 +13,21 @@ stalled phone cannot slow the rules core. Listeners (the MQTT publisher) are
 called synchronously and must not block either.
 
 Messages are serialised once per event, not once per viewer, and each wire
-format (SSE frame, HTTP chunk, WebSocket frame) is encoded once per message.
+format (SSE frame, HTTP chunk, WebSocket frame) is encoded once per message. The
+web app's viewers (those with a sink) get the events of a moment together:
+``publish`` keeps them, and each viewer is written once for all of them, the frames
+joined once for all viewers of the same boards and format: at the event loop's next
+turn for a move or anything else a viewer waits for, while a clock report may wait
+up to ``WRITE_EVERY`` for the next write. A hall's 26 boards make some 40 events a
+second, clock reports mostly, and a write to each of 100 viewers for each of them
+was half of a Pi 4's core (issue 28). Every message is still the viewer's in the
+feed's order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import threading
@@ -34,6 +43,12 @@ from daemon.game.record import GameHeaders, GameRecord, today_pgn_date
 log = logging.getLogger(__name__)
 
 BOARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+WRITE_EVERY = 0.1
+"""Seconds a clock report may wait for the next write to the web app's viewers (the
+page counts the clock down itself): the clocks of a whole hall cost at most ten
+writes a second a viewer. Any other event goes out at the loop's next turn, with the
+reports kept before it."""
+KEPT_TYPES = frozenset({"clock"})
 
 
 def _natural_key(board_id: str) -> list[Any]:
@@ -95,7 +110,11 @@ class Message:
 class Sink(Protocol):
     """Where a viewer's messages go when they are written at once (see viewers.py)."""
 
+    encode: Callable[[Message], bytes]
+
     def send(self, message: Message) -> bool: ...
+
+    def send_frames(self, frames: bytes, count: int) -> bool: ...
 
     def send_backlog(self, messages: list[Message]) -> bool: ...
 
@@ -161,6 +180,8 @@ class Subscriber:
         self.closed = False
         self._wakeup = asyncio.Event()
         self.on_drop: Callable[[], None] | None = None
+        #: the feed's number when it subscribed: it had every event up to it already
+        self.since = 0
 
     def wants(self, board: str | None) -> bool:
         return board is None or self.boards is None or board in self.boards
@@ -182,6 +203,16 @@ class Subscriber:
         self.queue.append(message)
         self._wakeup.set()
         return True
+
+    def offer_frames(self, frames: bytes, count: int) -> bool:
+        """``offer`` for a sink's viewer: ``count`` messages' frames joined."""
+        if self.dropped or self.closed or self.sink is None:
+            return False
+        if self.sink.send_frames(frames, count):
+            return True
+        self.closed = self.sink.gone()
+        self.drop()
+        return False
 
     def drop(self) -> None:
         if self.dropped:
@@ -240,6 +271,12 @@ class Hub:
         self.source_problem: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
+        self._state_text: tuple[dict[str, Any], str] | None = None  # see state_text
+        #: this turn's events for the sinks' viewers, (seq, board, lean, with state)
+        self._outbox: list[tuple[int, str, Message, Message | None]] = []
+        self._writing: asyncio.Handle | None = None
+        self._writing_now = False  # the write-out is due at the next turn
+        self._written_at = -WRITE_EVERY  # the loop's time of the last write-out
         for board in self.settings.boards:
             if board.id in self.boards:
                 raise ValueError(f"board id {board.id!r} appears twice in broadcast.boards")
@@ -367,28 +404,28 @@ class Hub:
         lean_message = Message("event", lean, self.seq, board_id)
         full_message: Message | None = None
         page_state: dict[str, Any] | None = None
+        sinks = False
         for subscriber in list(self.subscribers):
             if not subscriber.wants(board_id):
                 continue
+            if subscriber.sink is not None:  # written at the loop's next turn
+                sinks = True
+                if not subscriber.with_state or full_message is not None:
+                    continue
             if subscriber.with_state:
                 if full_message is None:
                     page_state = self.page_state(board_id)
-                    full = dumps(
-                        {
-                            "kind": "event",
-                            "seq": self.seq,
-                            "board": board_id,
-                            "event": event,
-                            "state": page_state,
-                        },
-                        separators=(",", ":"),
-                    )
+                    # the lean message with the state: what dumps() of the whole writes
+                    full = f'{lean[:-1]},"state":{self.state_text(page_state)}}}'
                     full_message = Message("event", full, self.seq, board_id)
                 message = full_message
             else:
                 message = lean_message
-            if not subscriber.offer(message):
+            if subscriber.sink is None and not subscriber.offer(message):
                 self._forget(subscriber)
+        if sinks:
+            self._outbox.append((self.seq, board_id, lean_message, full_message))
+            self._write_soon(event.get("type") not in KEPT_TYPES)
         if self.listeners:
             page_state = page_state or self.page_state(board_id)
             for listener in list(self.listeners):
@@ -396,6 +433,55 @@ class Hub:
                     listener(board_id, self.seq, event, page_state)
                 except Exception:
                     log.exception("a feed listener failed; the feed goes on")
+
+    def _write_soon(self, now: bool) -> None:
+        """A write-out at the next turn (``now``), else within ``WRITE_EVERY`` of the
+        last one."""
+        if self._writing is not None and (self._writing_now or not now):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a caller outside the daemon's): at once
+            self._write_out()
+            return
+        if self._writing is not None:
+            self._writing.cancel()
+        wait = 0.0 if now else self._written_at + WRITE_EVERY - loop.time()
+        self._writing_now = wait <= 0
+        if wait > 0:
+            self._writing = loop.call_later(wait, self._write_out)
+        else:
+            self._writing = loop.call_soon(self._write_out)
+
+    def _write_out(self) -> None:
+        """The events kept to every sink's viewer: one write each, the frames joined
+        once for every viewer of the same boards, state or not, format and start."""
+        if self._writing is not None:
+            self._writing.cancel()
+            self._writing = None
+        outbox, self._outbox = self._outbox, []
+        if not outbox:
+            return
+        with contextlib.suppress(RuntimeError):  # no loop: nothing to space out
+            self._written_at = asyncio.get_running_loop().time()
+        first = outbox[0][0]
+        joined: dict[tuple[Any, ...], tuple[bytes, int]] = {}
+        for subscriber in list(self.subscribers):
+            sink = subscriber.sink
+            if sink is None or subscriber.dropped:
+                continue
+            since = subscriber.since if subscriber.since >= first else -1
+            key = (subscriber.boards, subscriber.with_state, sink.encode, since)
+            frames = joined.get(key)
+            if frames is None:
+                wanted = [
+                    sink.encode(full if subscriber.with_state and full is not None else lean)
+                    for seq, board, lean, full in outbox
+                    if seq > since and subscriber.wants(board)
+                ]
+                frames = joined[key] = (b"".join(wanted), len(wanted))
+            if frames[1] and not subscriber.offer_frames(*frames):
+                self._forget(subscriber)
 
     def set_status(
         self,
@@ -423,6 +509,7 @@ class Hub:
             separators=(",", ":"),
         )
         message = Message("status", data, None, board_id)
+        self._write_out()  # after the events before it
         for subscriber in list(self.subscribers):
             if subscriber.wants(board_id) and not subscriber.offer(message):
                 self._forget(subscriber)
@@ -443,6 +530,7 @@ class Hub:
         self.source_problem = problem
         data = dumps({"kind": "source", "problem": problem}, separators=(",", ":"))
         message = Message("source", data, None, None)
+        self._write_out()
         for subscriber in list(self.subscribers):
             if not subscriber.offer(message):
                 self._forget(subscriber)
@@ -480,6 +568,7 @@ class Hub:
                 log.exception("a feed listener failed; the feed goes on")
 
     def _broadcast_snapshot(self) -> None:
+        self._write_out()
         for subscriber in list(self.subscribers):
             if not subscriber.offer(self.snapshot(subscriber.boards)):
                 self._forget(subscriber)
@@ -503,6 +592,7 @@ class Hub:
             self.settings.client_queue,
             sink,
         )
+        subscriber.since = self.seq  # what the snapshot or backlog below holds
         backlog = self.since(last_seq) if last_seq is not None else None
         first: list[Message]
         if backlog is None or with_state:
@@ -586,6 +676,17 @@ class Hub:
         state["seq"] = feed.seq
         state["clock_by_hand"] = feed.clock_by_hand  # the console's word on penalties
         return state
+
+    def state_text(self, state: dict[str, Any]) -> str:
+        """``state`` (a ``page_state``) as compact JSON, made once for the viewers and
+        MQTT's retained state of the same event (a state holds every move: the
+        largest text an event makes)."""
+        made = self._state_text
+        if made is not None and made[0] is state:
+            return made[1]
+        text = dumps(state, separators=(",", ":"))
+        self._state_text = (state, text)
+        return text
 
     def snapshot(self, boards: frozenset[str] | None = None) -> Message:
         chosen = [b for b in self.board_ids() if boards is None or b in boards]

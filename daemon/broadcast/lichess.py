@@ -63,6 +63,13 @@ RATE_LIMIT_PAUSE = 60.0
 RELAY_SETTLE = 12.0
 
 
+#: Feed events that change no game's PGN: they do not wake the pusher. Each wake
+#: made the whole round's PGN again when it had not changed since the last push,
+#: and a hall's clocks tick some 20 times a second between its moves (issue 28:
+#: a fifth of a Pi 4 core as 26 boards' games began).
+UNCHANGED_PGN = frozenset({"clock", "_status"})
+
+
 def lichess_names(hub: Hub, board_id: str) -> GameHeaders:
     """The board's headers as lichess needs them to match the game: both names
     set, never "?", and the Board tag."""
@@ -150,6 +157,8 @@ class LichessPusher:
     def on_feed(
         self, board_id: str, seq: int, event: dict[str, Any], state: dict[str, Any]
     ) -> None:
+        if event.get("type") in UNCHANGED_PGN:
+            return
         self._wake.set()  # cheap: the PGN is made at most once an interval
 
     async def _run(self) -> None:

@@ -369,7 +369,14 @@ class MqttPublisher:
             self.waiting.popleft()
 
     def _publish_state(self, state: dict[str, Any]) -> None:
-        state_payload = strictjson.dumps({**state, "origin": self.origin}, separators=(",", ":"))
+        if state and "origin" not in state:
+            # {**state, "origin": ...} as dumps() writes it, the state's text made once
+            # for the page's viewers and here (``Hub.state_text``)
+            origin = strictjson.dumps(self.origin)
+            state_payload = f'{self.hub.state_text(state)[:-1]},"origin":{origin}}}'
+        else:
+            state_payload = strictjson.dumps({**state, "origin": self.origin})
+
         self._last_state = self._sign("state", state_payload)
         record = self.hub.boards[self.board_id].record
         last = record.last_move

@@ -1,14 +1,17 @@
 """The live page: one self-contained HTML document, no CDN, no build step.
 
 The Pi may stand in a hall without internet, so everything the page needs is
-here or on the daemon (``/board.svg``, ``/events``). The page subscribes to
+here or on the daemon (``/events``). The page subscribes to
 ``/events?state=1``: each message carries the board's whole display state, so
 the page never folds events itself and cannot drift from the server's record.
 The first response already holds the board (SVG), names, clocks and moves,
 drawn here in the script's own markup (``render_page``), so the page is never
-empty, even before the event stream connects. Later boards are fetched from
-the server (python-chess draws them) and swapped only once loaded, so the
-board never flickers. Clocks count down in the browser between
+empty, even before the event stream connects; a grid's cards name their
+positions and the script draws them as it starts. Every later picture is drawn
+by the script from the state (``drawBoard``: python-chess's own parts, put
+together as python-chess does, ``daemon/broadcast/boardpicture.py``), so a move
+costs the daemon nothing per viewer but its message, and swapped only once
+loaded, so the board never flickers. Clocks count down in the browser between
 clock reports. ``EventSource`` reconnects by itself; a watchdog reopens it
 should the browser give up (the daemon was down longer than a retry).
 
@@ -23,13 +26,11 @@ always in view.
 from __future__ import annotations
 
 import base64
-import contextlib
 import html
 import math
 from typing import TYPE_CHECKING, Any
 
-import chess
-import chess.svg
+from daemon.broadcast.boardpicture import Picture, board_kit, picture
 
 if TYPE_CHECKING:
     from daemon.broadcast.hub import Hub
@@ -40,6 +41,7 @@ PAGE = """<!DOCTYPE html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>dgt-bridge live</title>
+<link rel="icon" href="data:,">
 <style>
 :root { color-scheme: light; --fg: #000; --bg: #fff; --dim: #444; --alert: #b00020;
   --pad: 1vmin; --status: max(18px, 2.6vmin); --vh: 1vh; }
@@ -240,9 +242,61 @@ function playerHtml(st, side, where) {
   return '<div class="player ' + where + '" data-side="' + side + '"><span class="name">' +
     esc(playerName(st, side)) + '</span><span class="clock">–</span></div>';
 }
-function svgUrl(st, size) {
-  return "/board.svg?board=" + encodeURIComponent(st.board) + "&seq=" + st.seq +
-    (size ? "&size=" + size : "");
+// -- the board's picture, drawn here from the state (daemon/broadcast/boardpicture.py):
+// python-chess's own parts (BOARD_KIT) put together as python-chess does, so that
+// no move costs the daemon a request per viewer ------------------------------------
+const BOARD_KIT = /*BOARD_KIT*/null;
+const FILES = "abcdefgh";
+function drawBoard(st, size) {
+  const kit = BOARD_KIT;
+  const turned = kit.boards[st.orientation] || Object.values(kit.boards)[0];
+  const at = {}, lines = [];
+  st.fen.split(" ")[0].split("/").forEach((row, i) => {
+    const line = [];
+    let file = 0;
+    for (const c of row) {
+      if (c >= "1" && c <= "8") { for (let n = 0; n < +c; n++) line.push("."); file += +c; }
+      else { at[FILES[file] + (8 - i)] = c; line.push(c); file += 1; }
+    }
+    lines.push(line.join(" "));
+  });
+  const uci = st.last_move ? st.last_move.uci : "";
+  const last = /^[a-h][1-8][a-h][1-8]/.test(uci) ? [uci.slice(0, 2), uci.slice(2, 4)] : [];
+  const marked = new Set((st.irregularity && st.irregularity.squares) || []);
+  const shown = new Set(Object.values(at));
+  let defs = "";
+  for (const [symbol, piece] of Object.entries(kit.pieces)) {
+    if (shown.has(symbol)) defs += piece.def;
+  }
+  if (st.check) defs += kit.gradient;
+  const rect = (x, y) => '<rect x="' + x + '" y="' + y + '" width="' + kit.square +
+    '" height="' + kit.square + '"';
+  let squares = "", pieces = "";
+  for (let rank = 1; rank <= 8; rank++) {
+    for (const file of FILES) {
+      const name = file + rank;
+      const [x, y, tone] = turned.squares[name];
+      const lit = last.includes(name) ? " lastmove" : "";
+      squares += rect(x, y) + ' class="square ' + tone + lit + " " + name + '" stroke="none" ' +
+        kit.tones[tone + lit] + " />";
+      if (marked.has(name)) squares += rect(x, y) + ' stroke="none" ' + kit.fill + " />";
+      if (at[name]) {
+        const id = "#" + kit.pieces[at[name]].id;
+        pieces += '<use href="' + id + '" xlink:href="' + id + '" transform="translate(' + x +
+          ", " + y + ')" />';
+      }
+    }
+  }
+  if (st.check && turned.squares[st.check]) {
+    const [x, y] = turned.squares[st.check];
+    squares += rect(x, y) + ' class="check" fill="url(#check_gradient)" />';
+  }
+  return kit.head + (size ? ' width="' + size + '" height="' + size + '"' : "") +
+    "><desc><pre>" + lines.join("\\n") + "</pre></desc>" +
+    (defs ? "<defs>" + defs + "</defs>" : "<defs />") + turned.frame + squares + pieces + "</svg>";
+}
+function boardPicture(st, size) {
+  return "data:image/svg+xml;base64," + btoa(drawBoard(st, size));
 }
 function singleHtml(st) {
   const [top, bottom] = sides(st);
@@ -251,6 +305,7 @@ function singleHtml(st) {
     playerHtml(st, bottom, "bottom") + '<div class="banner" role="alert"></div>' +
     '<div class="result"></div><div class="moves" id="moves"></div>';
 }
+const GRID_BOARD_SIZE = 360;  // a card's picture, drawn at this size
 // -- the wall screen: cards sized so that a page of boards fills the screen ------
 const WALL_GAP = 8, WALL_PAD = 4, WALL_BORDER = 2, WALL_CARD_GAP = 3;
 const WALL_FONT = 0.075;  // a card's text: this part of its board's width (a name
@@ -380,7 +435,18 @@ function swapBoard(img, st, size) {
   const next = new Image();
   next.onload = () => { if (img.dataset.key === key) { img.src = next.src;
     img.dataset.fen = st.fen; img.dataset.ply = st.ply; } };
-  next.src = svgUrl(st, size);
+  next.src = boardPicture(st, size);
+}
+function drawFirstBoards() {
+  // The first response's cards name their boards (data-key, as boardKey writes it):
+  // drawn at once, before the event stream connects.
+  for (const img of document.querySelectorAll("#app .card img[data-key]")) {
+    if (img.getAttribute("src")) continue;
+    const [fen, orientation, uci, marked] = img.dataset.key.split("|");
+    img.src = boardPicture({fen, orientation, last_move: uci ? {uci} : null,
+      check: img.dataset.check || null, irregularity: marked ? {squares: marked.split(",")} : null},
+      GRID_BOARD_SIZE);
+  }
 }
 function movesHtml(st) {
   let html = "";
@@ -428,7 +494,7 @@ function render(id) {
   result.textContent = resultText(st) || noteText(st);
   result.classList.toggle("shown", !!result.textContent);
   const img = single ? document.getElementById("board") : root.querySelector("img");
-  swapBoard(img, st, single ? 0 : 360);
+  swapBoard(img, st, single ? 0 : GRID_BOARD_SIZE);
   if (single) {
     const moves = document.getElementById("moves");
     const html = movesHtml(st);
@@ -517,6 +583,7 @@ function connect() {
     if (source.readyState === EventSource.CLOSED) setTimeout(connect, 2000);
   };
 }
+drawFirstBoards();
 setInterval(() => { for (const id of Object.keys(states)) tickBoard(id); }, 100);
 setInterval(() => {  // keep-alive comments arrive every few seconds; silence: reopen
   if (Date.now() - lastMessage > 40000) { lastMessage = Date.now(); connect(); }
@@ -533,36 +600,17 @@ connect();
 # The page must never be empty while the event stream connects (or when it
 # cannot): the first HTML already holds the board as SVG, the names, the clocks
 # and the moves, in exactly the markup the script builds, so the script's first
-# snapshot finds its layout in place and only updates it (no flash).
+# snapshot finds its layout in place and only updates it (no flash). A grid's
+# cards name their positions and the script draws them as it starts (a hall's
+# 26 boards drawn here were 1.1 MB a viewer).
 
-IRREGULAR_FILL = "#e0303080"
-#: Boards drawn into the first response of the grid; beyond, the script fetches them.
-INLINE_GRID_BOARDS = 32
 GRID_BOARD_SIZE = 360
+"""A card's picture, drawn at this size (the script's ``GRID_BOARD_SIZE``)."""
 
 
-def board_svg(hub: Hub, board_id: str, size: int | None = None) -> str:
-    """The board's position as SVG (python-chess): last move and check marked,
-    the squares of an open irregularity filled, turned as configured."""
-    record = hub.boards[board_id].record
-    board = record.board()
-    last = record.last_move
-    lastmove = None
-    if last is not None:
-        with contextlib.suppress(ValueError):
-            lastmove = chess.Move.from_uci(last.uci)
-    fill: dict[int, str] = {}
-    for name in (record.irregularity or {}).get("squares") or []:
-        with contextlib.suppress(ValueError):
-            fill[chess.parse_square(str(name))] = IRREGULAR_FILL
-    return chess.svg.board(
-        board,
-        orientation=hub.orientation(board_id) != "black",
-        lastmove=lastmove,
-        check=board.king(board.turn) if board.is_check() else None,
-        fill=fill,
-        size=size,
-    )
+def board_svg(hub: Hub, board_id: str, size: int | None = None) -> Picture:
+    """The board's picture as python-chess draws it (``boardpicture.picture``)."""
+    return picture(hub.boards[board_id].record, hub.orientation(board_id), size)
 
 
 def _esc(text: object) -> str:
@@ -662,10 +710,18 @@ def _board_key(state: dict[str, Any]) -> str:
 
 
 def _img(hub: Hub, state: dict[str, Any], *, size: int | None, alt: str, id_: str) -> str:
-    svg = board_svg(hub, state["board"], size).encode()
+    """The single board's picture, drawn into the page (it shows without a script)."""
+    svg = board_svg(hub, state["board"], size).svg.encode()
     source = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
     return (f'<img{id_} alt="{_esc(alt)}" src="{source}" data-key="{_esc(_board_key(state))}" '
             f'data-fen="{_esc(state["fen"])}" data-ply="{state["ply"]}">')  # fmt: skip
+
+
+def _card_img(state: dict[str, Any]) -> str:
+    """A card's picture, for the script to draw (``drawFirstBoards``)."""
+    check = f' data-check="{_esc(state["check"])}"' if state.get("check") else ""
+    return (f'<img alt="board {_esc(state["board"])}" data-key="{_esc(_board_key(state))}" '
+            f'data-fen="{_esc(state["fen"])}" data-ply="{state["ply"]}"{check}>')  # fmt: skip
 
 
 def _single(hub: Hub, state: dict[str, Any]) -> str:
@@ -683,13 +739,10 @@ def _single(hub: Hub, state: dict[str, Any]) -> str:
     )
 
 
-def _card(hub: Hub, state: dict[str, Any], inline: bool) -> str:
+def _card(state: dict[str, Any]) -> str:
     top, bottom = _sides(state)
     board_id = state["board"]
-    if inline:
-        image = _img(hub, state, size=GRID_BOARD_SIZE, alt=f"board {board_id}", id_="")
-    else:
-        image = f'<img alt="board {_esc(board_id)}" data-fen="">'
+    image = _card_img(state)
     last = state.get("last_move")
     lastmove = ""
     if last:
@@ -711,12 +764,15 @@ def render_page(hub: Hub, chosen: str | None = None) -> str:
     elif len(ids) > 1:
         states = [hub.page_state(board_id) for board_id in ids]
         layout = ",".join(f"{st['board']}:{st['orientation']}" for st in states)
-        cards = "".join(_card(hub, st, n < INLINE_GRID_BOARDS) for n, st in enumerate(states))
+        cards = "".join(_card(st) for st in states)
         app = (f'<main id="app" class="grid" aria-live="polite" data-layout="{_esc(layout)}">'
                f"{cards}</main>")  # fmt: skip
     else:  # no such board (yet): the script says so, or shows it once it comes
         app = '<main id="app" aria-live="polite"></main>'
-    return PAGE.replace("<body>", _body(hub), 1).replace("<!--APP-->", app, 1)
+    kit = board_kit(frozenset(hub.orientation(board_id) for board_id in hub.boards) or
+                    frozenset({hub.settings.orientation}))  # fmt: skip
+    page = PAGE.replace("/*BOARD_KIT*/null", kit, 1)
+    return page.replace("<body>", _body(hub), 1).replace("<!--APP-->", app, 1)
 
 
 def _body(hub: Hub) -> str:

@@ -2,9 +2,11 @@
 
 With hundreds of viewers, a task woken per viewer per message (and a timer for
 each write's time-out) cost more than the feed itself. Instead the hub hands
-every message to each viewer's ``TransportSink``, which writes the message's
-frame, encoded once for all viewers of that format, into the connection's
-transport at once. The kernel and asyncio's write buffer carry it from there.
+each viewer's ``TransportSink`` the frames of the events of one turn of the event
+loop, joined once for all viewers of the same boards and format
+(``Hub._write_out``), and the sink writes them into the connection's transport at
+once: one write a viewer a turn, however many boards moved in it. The kernel and
+asyncio's write buffer carry it from there.
 
 A viewer that does not read lets its transport buffer grow. The sink measures
 that buffer before each write and refuses the message (the hub then drops the
@@ -47,6 +49,7 @@ class TransportSink:
         "max_bytes",
         "max_messages",
         "pending",
+        "pending_messages",
         "ping",
         "stalled",
         "transport",
@@ -69,7 +72,9 @@ class TransportSink:
         self.max_messages = max(1, max_messages)
         self.max_bytes = max_bytes
         self.written = 0  # bytes handed to the transport since the start
-        self.pending: deque[int] = deque()  # end offsets of frames not yet sent on
+        #: (end offset, messages) of the writes not yet passed on to the kernel
+        self.pending: deque[tuple[int, int]] = deque()
+        self.pending_messages = 0
         self.wrote = False  # since the last tick
         self.idle = 0.0  # seconds without a write, counted by ticks
         self.stalled = 0.0  # seconds with a buffer that did not move
@@ -84,19 +89,24 @@ class TransportSink:
         buffered = self.transport.get_write_buffer_size()
         delivered = self.written - buffered
         pending = self.pending
-        while pending and pending[0] <= delivered:
-            pending.popleft()
+        while pending and pending[0][0] <= delivered:
+            self.pending_messages -= pending.popleft()[1]
         return buffered, delivered
 
     def send(self, message: Message) -> bool:
         """Write the message's frame now; False when the viewer is gone or too far behind."""
+        return self.send_frames(self.encode(message), 1)
+
+    def send_frames(self, frames: bytes, count: int) -> bool:
+        """Write ``count`` messages' frames, already joined, now; False when the viewer
+        is gone or too far behind."""
         transport = self.transport
         if transport.is_closing():
             return False
         buffered, _ = self._delivered()
-        if len(self.pending) >= self.max_messages or buffered > self.max_bytes:
+        if self.pending_messages >= self.max_messages or buffered > self.max_bytes:
             return False
-        self._write(self.encode(message))
+        self._write(frames, count)
         return True
 
     def send_backlog(self, messages: list[Message]) -> bool:
@@ -108,10 +118,11 @@ class TransportSink:
             self._write(b"".join(self.encode(m) for m in messages))
         return True
 
-    def _write(self, frame: bytes) -> None:
+    def _write(self, frame: bytes, count: int = 1) -> None:
         self.transport.write(frame)
         self.written += len(frame)
-        self.pending.append(self.written)
+        self.pending.append((self.written, count))
+        self.pending_messages += count
         self.wrote = True
 
     def tick(self, period: float, keepalive: float, write_timeout: float) -> bool:

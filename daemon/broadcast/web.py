@@ -136,10 +136,13 @@ async def board_svg(request: web.Request) -> web.Response:
     size = None
     with contextlib.suppress(ValueError):
         size = max(120, min(2000, int(request.query.get("size", "0")))) or None
-    svg = draw_board(hub, board_id, size)
-    return web.Response(
-        text=svg, content_type="image/svg+xml", headers={"Cache-Control": "no-cache"}
-    )
+    drawn = draw_board(hub, board_id, size)
+    # the same address shows the next position after a move: a browser asks again
+    # each time (no-cache), and hears "the same" (304) while the board has not changed
+    headers = {"Cache-Control": "no-cache", "ETag": drawn.etag}
+    if drawn.etag in request.headers.get("If-None-Match", ""):
+        return web.Response(status=304, headers=headers)
+    return web.Response(text=drawn.svg, content_type="image/svg+xml", headers=headers)
 
 
 async def game_pgn(request: web.Request) -> web.Response:

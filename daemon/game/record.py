@@ -89,7 +89,11 @@ def clean_tag_value(value: object) -> str:
     invisible formatting character replaced by a space, runs of blanks folded,
     trimmed to PGN's 255 characters. (Quotes and backslashes stay: they are
     escaped when written, see ``pgn_tag``.)"""
-    text = "".join(" " if unicodedata.category(ch) in _UNPRINTABLE else ch for ch in str(value))
+    text = str(value)
+    if not text.isprintable():  # printable: no character of _UNPRINTABLE (the usual case,
+        # and a hall's PGNs make some hundred tags a second: each character's category was
+        # a tenth of the lichess push's cost)
+        text = "".join(" " if unicodedata.category(ch) in _UNPRINTABLE else ch for ch in text)
     text = " ".join(text.split())[:PGN_STRING_LIMIT]
     while len(text) + text.count("\\") + text.count('"') > PGN_STRING_LIMIT:
         text = text[:-1]
@@ -270,7 +274,7 @@ class GameRecord:
         and the snapshot reads the moves' board and PGN from this record's replay
         as it stood (``_Replay.checkpoints``), never replaying the game. A snapshot is
         read, never folded; rejecting its signalled result rejects the record's."""
-        self.board()  # the position's cache, shared: the snapshot's board() is a copy
+        self.position()  # the position's cache, shared: the snapshot's board() is a copy
         replay = self._replay()
         snap = copy.copy(self)
         snap.moves = list(self.moves)
@@ -490,6 +494,12 @@ class GameRecord:
         kept: a move played pushes that move only (a relay folds a clock tick per
         board per second; a game's every move used to replay it from the start).
         """
+        return self.position().copy()
+
+    def position(self) -> chess.Board:
+        """``board()`` itself, not a copy: to read (the page's state and picture at
+        every event), never to push or pop. A copy copies the whole move stack,
+        and the page read the board three times an event (issue 28)."""
         key: tuple[Any, ...] = (self.start_fen, self.chess960, self._position_fen, len(self.moves))
         key += (self.moves[-1].uci, self.moves[-1].fen) if self.moves else ()
         if self._board_cache is None or self._board_cache[0] != key:
@@ -498,7 +508,7 @@ class GameRecord:
             if stated is not None and board.board_fen() != stated.split(" ")[0]:
                 board = chess.Board(stated, chess960=self.chess960)
             self._board_cache = (key, board)
-        return self._board_cache[1].copy()
+        return self._board_cache[1]
 
     def replayed_board(self) -> chess.Board:
         """The recorded moves pushed from the start position, up to the first that is
@@ -582,7 +592,7 @@ class GameRecord:
 
     def state(self) -> dict[str, Any]:
         """The JSON-ready picture for ``/state.json`` and retained MQTT state."""
-        board = self.board()
+        board = self.position()
         last = self.last_move
         check_square = None
         if board.is_check():

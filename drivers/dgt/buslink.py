@@ -322,7 +322,14 @@ class BusLink:
 
     def _received(self, data: bytes) -> None:
         try:
-            self._dispatch(self.poller.feed(data, time.monotonic()))
+            events = self.poller.feed(data, time.monotonic())
+            if events and not self.poller.busy:
+                # The next command goes on the line before the reply's events are
+                # handled: each board's rules core, journal, page and MQTT take the
+                # event loop for milliseconds (tens on a Pi when a hall's boards move
+                # together), and the line, every board's, waited for them (issue 28).
+                self._step()
+            self._dispatch(events)
         except Exception as error:  # as in _step: run() raises it
             self._end_polling(error)
             return

@@ -138,6 +138,49 @@ async def test_the_round_reaches_lichess_through_faults_and_rate_limits():
         await lichess.stop()
 
 
+async def test_clock_ticks_do_not_make_the_round_s_pgn_again(monkeypatch):
+    """A hall's clocks tick many times a second between moves: the pusher must not
+    make every board's PGN again for each tick (it did, whenever the round had not
+    changed since the last push)."""
+    from daemon.broadcast import lichess as lichess_module
+
+    made: list[float] = []
+    real = lichess_module.round_pgn
+    monkeypatch.setattr(lichess_module, "round_pgn",
+                        lambda hub: made.append(time.monotonic()) or real(hub))  # fmt: skip
+    lichess = FakeLichess()
+    await lichess.start()
+    broadcaster = Broadcaster(_settings(lichess))
+    await broadcaster.start()
+    try:
+        for event in game_feed(OPERA_GAME[:2]):
+            broadcaster.publish("1", event)
+        assert await _until(lambda: lichess.accepted and " e5 " in lichess.accepted[-1]
+                            and broadcaster.lichess.pushed == lichess.accepted[-1])  # fmt: skip
+        await asyncio.sleep(0.5)  # past the interval: the pusher waits for news
+        before = len(made)
+        for tick in range(40):
+            broadcaster.publish(
+                str(1 + tick % 2),
+                {
+                    "type": "clock",
+                    "t": 100.0 + tick,
+                    "white": 200.0 - tick,
+                    "black": 190.0,
+                    "running": "white",
+                },
+            )
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.5)
+        assert len(made) == before, f"{len(made) - before} round PGNs made for 40 clock ticks"
+        for event in game_feed(OPERA_GAME[:3])[-2:]:  # a move: pushed
+            broadcaster.publish("1", event)
+        assert await _until(lambda: " Nf3 " in lichess.accepted[-1])
+    finally:
+        await broadcaster.stop()
+        await lichess.stop()
+
+
 async def test_a_wrong_token_is_said_plainly_and_retried_slowly(caplog):
     lichess = FakeLichess()
     await lichess.start()

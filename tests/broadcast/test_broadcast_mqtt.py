@@ -18,7 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mqtt_helpers import Recorder, wait_until
 
-from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, Hub, MqttSettings
+from daemon.broadcast import (
+    BoardSettings,
+    Broadcaster,
+    BroadcastSettings,
+    Hub,
+    MqttSettings,
+    strictjson,
+)
 from daemon.broadcast.mqtt import MqttPublisher
 from daemon.broadcast.relay import Relay
 
@@ -141,6 +148,8 @@ async def test_a_board_publishes_its_feed_state_pgn_and_status(broker):
             assert retained
             state = json.loads(state_payload)
             assert [m["uci"] for m in state["moves"]] == OPERA_GAME[:6]
+            assert state["origin"] == publisher.origin and list(state)[-1] == "origin"
+            assert state_payload == strictjson.dumps(state).encode(), "compact, as dumps() writes"
             game = chess.pgn.read_game(io.StringIO(late.on("/pgn")[0][1].decode()))
             assert game is not None and game.headers["White"] == "White 1"
             assert [m.uci() for m in game.mainline_moves()] == OPERA_GAME[:6]

@@ -92,3 +92,38 @@ async def test_a_bug_in_one_poll_step_ends_run_with_it_instead_of_leaving_the_ch
             link.close()
             if not task.done():
                 await asyncio.wait_for(task, 10)
+
+
+async def test_the_next_command_is_on_the_line_while_a_board_s_change_is_handled(
+    tmp_path: Path,
+) -> None:
+    """A board's change runs its whole pipeline (rules core, journal, page, MQTT): on
+    a Pi, with a hall's boards moving together, tens of milliseconds. The chain's next
+    poll goes out first, so the other boards' presses are read meanwhile (issue 28:
+    the line waited for every move's handling, and the first moves of 24 boards
+    queued behind one another)."""
+    from drivers.sensors import SquareChange
+
+    # every board due at once (a 12-board chain's line is never idle)
+    timings = BusTimings(reply_timeout=0.4, discovery_interval=0.0, poll_interval=0.0)
+    line_busy: list[bool] = []
+    with BusChainEmulator(tmp_path, serials=["01025", "03000"]) as chain:
+        link = BusLink(chain.port_path, timings=timings)
+
+        def slow_pipeline(event) -> None:
+            if isinstance(event, SquareChange):
+                line_busy.append(link.poller.busy)
+                time.sleep(0.05)  # the board's outputs on a loaded Pi
+
+        link.add_board(1025, slow_pipeline)
+        link.add_board(3000, lambda event: None)
+        task = asyncio.create_task(link.run())
+        try:
+            assert await _until(lambda: link.connected(1025) and link.connected(3000))
+            for n, square in enumerate(("e2", "d2", "c2"), start=1):
+                chain.set_square_on(0, square, None)
+                assert await _until(lambda n=n: len(line_busy) >= n, 10)
+            assert line_busy and all(line_busy), line_busy
+        finally:
+            link.close()
+            await task
