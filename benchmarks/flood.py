@@ -181,10 +181,15 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=1100, help="half-open (1100)")
     parser.add_argument("--probes", type=int, default=20, help="new viewers timed (20)")
     parser.add_argument("--seconds", type=float, default=3.0, help="refusal run (3 s)")
-    parser.add_argument("--limit", type=int, default=1000,
-                        help="the server's max_connections (1000; lowered to the files)")
-    parser.add_argument("--quick", action="store_true",
-                        help="50 connections against a limit of 40, 3 probes, 1 s")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=1000,
+        help="the server's max_connections (1000; lowered to the files)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="50 connections against a limit of 40, 3 probes, 1 s"
+    )
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve is not None:

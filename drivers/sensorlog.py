@@ -176,9 +176,7 @@ def _clock_line(t: float, clock: Any) -> ClockReading | ClockReport:
     first, second = ("left", "right") if sides else ("white", "black")
     running = clock.get("running")
     if running not in (first, second, None):
-        raise ValueError(
-            f"clock 'running' must be '{first}', '{second}' or null, not {running!r}"
-        )
+        raise ValueError(f"clock 'running' must be '{first}', '{second}' or null, not {running!r}")
     flags = clock.get("flags", [])
     if not isinstance(flags, list) or any(f not in (first, second) for f in flags):
         raise ValueError(f"clock 'flags' must be a list of '{first}'/'{second}'")

@@ -106,8 +106,8 @@ class TwoBoardGame:
         match event:
             case GameStart(fen=fen, chess960=chess960):
                 pass
-            case Move(fen=fen) | Takeback(fen=fen) | PositionRestored(fen=fen) | GameResumed(
-                fen=fen
+            case (
+                Move(fen=fen) | Takeback(fen=fen) | PositionRestored(fen=fen) | GameResumed(fen=fen)
             ):
                 chess960 = False  # only the board and the side to move are read
             case _:
@@ -167,9 +167,7 @@ class TwoBoardGame:
         """What board ``board_id``'s player must set where to show the game's position:
         the pieces to put first, then the squares to clear."""
         placement = self.placements[board_id]
-        wrong = [
-            s for s in chess.SQUARES if placement.piece_at(s) != self.position.piece_at(s)
-        ]
+        wrong = [s for s in chess.SQUARES if placement.piece_at(s) != self.position.piece_at(s)]
         put = [s for s in wrong if self.position.piece_at(s) is not None]
         clear = [s for s in wrong if self.position.piece_at(s) is None]
         return [
@@ -182,9 +180,7 @@ class TwoBoardGame:
 
     def _lagging(self) -> list[str]:
         """The watched boards that do not show the game's position."""
-        return [
-            b for b in self.boards if b != self.source and self.placements[b] != self.position
-        ]
+        return [b for b in self.boards if b != self.source and self.placements[b] != self.position]
 
     def owner_of(self, board_id: str) -> Colour:
         """Whose board ``board_id`` is."""

@@ -87,9 +87,7 @@ def interface_addresses() -> list[str]:
 def reachable_urls(host: str, port: int, scheme: str) -> list[str]:
     """The URLs the page is reached at when listening on ``host``."""
     hosts = interface_addresses() if host in ANY_ADDRESS else [host]
-    return [
-        f"{scheme}://{f'[{h}]' if ':' in h else h}:{port}/" for h in hosts
-    ]
+    return [f"{scheme}://{f'[{h}]' if ':' in h else h}:{port}/" for h in hosts]
 
 
 class Listener:

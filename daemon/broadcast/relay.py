@@ -517,8 +517,10 @@ class Relay:
             same_run = sync is not None and sync.origin == origin
             # the daemon's own state after the arbiter's signed event, held after a
             # hole or a fork: the game as the arbiter left it
-            arbiter = same_run and sync is not None and any(
-                held[2] is not None and held[0] <= seq for held in sync.held.values()
+            arbiter = (
+                same_run
+                and sync is not None
+                and any(held[2] is not None and held[0] <= seq for held in sync.held.values())
             )
             if same_run and sync is not None and sync.resync:
                 if not sync.holds_seq(seq):

@@ -151,9 +151,7 @@ def move_text_3000(san: str, ply: int) -> str:
     number = (ply + 1) // 2
     first_of_the_number = ply % 2 == 1  # White's half of move ``number``
     candidates = (
-        [f"{number}.{san}"]
-        if first_of_the_number
-        else [f"{number}...{san}", f"{number}..{san}"]
+        [f"{number}.{san}"] if first_of_the_number else [f"{number}...{san}", f"{number}..{san}"]
     )
     candidates += [f"{number} {san}", san]
     return next((text for text in candidates if len(text) <= 8), san[:8]).ljust(8)

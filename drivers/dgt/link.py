@@ -65,6 +65,7 @@ def os_error_text(error: BaseException) -> str:
         return os.strerror(number)
     return str(error)
 
+
 class LinkLost(Exception):
     """The board went away (internal: caught by ``run``, reported as an event)."""
 

@@ -83,8 +83,7 @@ def test_a_hall_s_crowd_of_viewers_is_alive_only_if_each_had_every_move() -> Non
 
 def test_the_lichess_push_is_alive_only_with_every_board_s_whole_game() -> None:
     pgn = (
-        '[Event "x"]\n[Board "1"]\n\n1. e4 e5 2. Nf3 *\n\n'
-        '[Event "x"]\n[Board "2"]\n\n1. e4 e5 *\n'
+        '[Event "x"]\n[Board "1"]\n\n1. e4 e5 2. Nf3 *\n\n[Event "x"]\n[Board "2"]\n\n1. e4 e5 *\n'
     )
     assert lichess_check(pgn, 3, {"1": GAME, "2": GAME[:2]}).alive
     assert not lichess_check(pgn, 3, {"1": GAME, "2": GAME}).alive  # board 2 short

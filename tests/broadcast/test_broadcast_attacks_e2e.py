@@ -210,7 +210,7 @@ def _attack(hall: Hall, login: str | None, make: Any, *, retain: bool = False,
     back."""
     before = _rejections(hall)
     seen = before.get(sentinel, {}).get(SENTINEL_REASON, 0)
-    own = login[len("board-"):] if login in ("board-1", "board-2") else None
+    own = login[len("board-") :] if login in ("board-1", "board-2") else None
     attacker = Attacker(hall.login(login))
     try:
         assert attacker.connect(hall.broker.port), attacker.outcome
@@ -616,13 +616,18 @@ def test_board_1_s_login_while_its_game_is_played(hall, attack):
         # the daemon's next real event (the arbiter naming the same players, so
         # that one comes even if the game's last move was made already)
         names = hall.daemon.boards()["1"]["headers"]
-        assert hall.daemon.post("/control/players?board=1",
-                                {"white": names["white"], "black": names["black"]})[0] == 202
+        assert (
+            hall.daemon.post(
+                "/control/players?board=1", {"white": names["white"], "black": names["black"]}
+            )[0]
+            == 202
+        )
 
         def resynced() -> bool:
             new = _new(before, _rejections(hall))
-            return any(FORK in r for r in new.get("1", {})) and not (
-                hall.relay_status()["boards"]["1"]["resync"]
+            return (
+                any(FORK in r for r in new.get("1", {}))
+                and not (hall.relay_status()["boards"]["1"]["resync"])
             )
 
         assert wait_until(resynced, 30), hall.relay_status()
@@ -677,8 +682,12 @@ def test_a_name_that_would_inject_a_result_keeps_the_pgn_valid(hall):
 
     pgns: list[str] = []
     for _ in range(3):  # until the PGN was read before the daemon named its players again
-        counted = _attack(hall, "board-1", renamed,
-                          during=lambda: pgns.append(hall.relay.get("/game.pgn")[1].decode()))
+        counted = _attack(
+            hall,
+            "board-1",
+            renamed,
+            during=lambda: pgns.append(hall.relay.get("/game.pgn")[1].decode()),
+        )
         assert counted == {}, counted
         if 'Evil \\"Name' in pgns[-1]:
             break

@@ -328,7 +328,7 @@ async def test_the_console_and_its_display_controls_are_plain_documented_posts(l
 
     status, answer = await post("players", {"white": "Anna Muzychuk", "round": "5"})
     assert status == 202, answer
-    (board, named), = server.requests
+    ((board, named),) = server.requests
     assert (board, named.action) == ("1", "players"), "the names go through the rules core"
     server.requests.clear()
     server.publish([event.to_dict() for event in RulesCore().judge(named)])

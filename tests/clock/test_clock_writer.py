@@ -161,7 +161,6 @@ def test_the_clock_goes_back_to_the_times_after_showing_a_move():
     ]
 
 
-
 def test_the_clock_display_shows_moves_and_the_start_and_nothing_else():
     """The daemon's display dispatches on the typed events: a move's text (then the
     times again), the start's times; a clock update or a notice sends nothing."""
