@@ -23,9 +23,13 @@ def rollup_dirty_mb() -> float:
 
 
 def test_the_split_adds_up_to_the_process_dirty_pages() -> None:
+    # The test process's other threads (xdist's) touch pages while smaps is read, so
+    # the kernel's own total is read on either side and the split must fall between.
+    before = rollup_dirty_mb()
     split = private_dirty_by_kind()
+    after = rollup_dirty_mb()
     assert set(split) == set(KINDS)
-    assert sum(split.values()) == pytest.approx(rollup_dirty_mb(), abs=0.5)
+    assert min(before, after) - 0.5 <= sum(split.values()) <= max(before, after) + 0.5
     assert split["main heap"] > 0 and split["other anonymous"] > 0
 
 
