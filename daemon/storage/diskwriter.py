@@ -6,9 +6,13 @@ with twelve boards that is four fsyncs a second. So the loop only appends the
 journal's lines (into the page cache: they survive a crash of the daemon) and hands
 the rest here; one thread serves every board of the daemon, in order.
 
-A job waiting its turn takes in the next one of the same file (the later fsync
-covers the earlier lines, the later PGN supersedes the earlier), so a slow card
-makes fewer, not more, writes. Each job's completion comes back to the event loop
+A job waiting its turn takes in every later one of the same file, wherever it stands
+in the queue (the later fsync covers the earlier lines, the later PGN supersedes the
+earlier), so a slow card makes fewer, not more, writes: with a chain's boards
+interleaved, each board's journal is written once a turn of the writer instead of once
+an event (with twelve boards on a slow card, the queue of one job an event grew without
+end and the page fell 6-16 s behind the board: ``benchmarks.pihall --hall zero2w
+--slow-card``). Each job's completion comes back to the event loop
 (``call_soon_threadsafe``), where the journal learns what is now on the card.
 """
 
@@ -129,8 +133,11 @@ class DiskWriter:
         loop = asyncio.get_running_loop()
         job.done = [_on_loop(loop, callback) for callback in job.done]
         with self._lock:
-            if self._jobs and self._jobs[-1].take_in(job):
-                return
+            for queued in reversed(self._jobs):  # the journal's own job still waiting
+                if queued.key is job.key:
+                    if queued.take_in(job):
+                        return
+                    break  # another file of it (a new game): after that one, in order
             self._jobs.append(job)
             if self._thread is None:
                 self._thread = threading.Thread(

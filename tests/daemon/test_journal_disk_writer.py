@@ -139,3 +139,41 @@ async def test_a_card_that_fails_in_the_writer_is_said_and_everything_written_la
     assert "storage_recovered" in [n["code"] for n in reported]
     on_disk = [json.loads(line) for line in journal.path.read_text().splitlines()]
     assert on_disk == feed  # every event once, in order
+
+
+async def test_a_chain_s_boards_on_a_slow_card_write_each_journal_once_a_turn(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Twelve boards' moves interleaved on one writer: while a board's job waits its
+    turn it takes in that board's later ones, so the card is asked for fewer fsyncs
+    than there are moves, and every board's page still hears of every move, in order.
+    Before, only the job at the queue's end took in the next one: with the boards
+    interleaved that never happened, each move cost three fsyncs (the journal, the PGN
+    and its directory) and the page fell seconds behind the board."""
+    threads = slow_card(monkeypatch, 0.02)
+    writer = DiskWriter()
+    journals = [Journal(tmp_path / f"board-{n}", fsync=True, writer=writer) for n in range(12)]
+    feeds = [feed_of_game(OPENING) for _ in journals]
+    shown: list[list[str]] = [[] for _ in journals]
+    try:
+        for step in range(max(len(feed) for feed in feeds)):
+            for journal, feed, seen in zip(journals, feeds, shown, strict=True):
+                if step < len(feed):
+                    journal.append(feed[step])
+                    journal.when_durable(lambda k=feed[step]["type"], s=seen: s.append(k))
+                    journal.sync()
+            await asyncio.sleep(0.005)
+        for _ in range(500):
+            if all(len(seen) == 1 + len(OPENING) for seen in shown):
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        for journal in journals:
+            journal.close()
+        writer.stop()
+    moves = sum(len(feed) for feed in feeds)
+    assert all(seen == ["game_start"] + ["move"] * len(OPENING) for seen in shown), shown
+    assert len(threads) < moves, f"{len(threads)} fsyncs for {moves} events"
+    for journal in journals:
+        game = chess.pgn.read_game(io.StringIO(journal.pgn_path.read_text()))
+        assert [m.uci() for m in game.mainline_moves()] == OPENING
