@@ -58,6 +58,9 @@ LINE_BYTES_PER_SECOND = 9600 / 10
 #: The journal's fsync (``--fsync``; off by default: this machine's disk is no SD card,
 #: and ``benchmarks.sdcard`` runs this with a slow card's fsync instead).
 FSYNC = False
+#: ``--no-outputs``: no MQTT, no viewer (a like-for-like pair with a checkout older than
+#: issue 28's checks, whose hall ran without them)
+OUTPUTS = True
 
 #: (lag, board, ply) of every press -> move lag of the current run, for the slowest.
 WORST: list[tuple[float, str, int]] = []
@@ -182,12 +185,14 @@ async def run_hall(kind: str, count: int, plies: int, seed: int) -> dict[str, An
                 emulators.append(board)
                 entries.append(f'  - {{id: "{i + 1}", port: "{board.port_path}"}}\n')
         # every output a hall uses, checked at the end: MQTT to the relay, the page
-        features = Features(directory).start()
-        hall = await start_timed_hall(entries, directory, moves, arrivals, features.settings())
+        features = Features(directory).start() if OUTPUTS else None
+        broadcast = features.settings() if features is not None else None
+        hall = await start_timed_hall(entries, directory, moves, arrivals, broadcast)
         deadline = time.monotonic() + 20
         while not all(u.connected for u in hall.boards.values()) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
-        await asyncio.to_thread(features.watch, _page_port(hall))
+        if features is not None:
+            await asyncio.to_thread(features.watch, _page_port(hall))
         bytes_before = chain.bytes_on_line if kind == "bus" else 0
         emulator_threads = [getattr(e._thread, "native_id", None) for e in emulators]
         cpu_before = process_cpu() - sum(thread_cpu(t) for t in emulator_threads)
@@ -209,10 +214,11 @@ async def run_hall(kind: str, count: int, plies: int, seed: int) -> dict[str, An
         cpu = process_cpu() - sum(thread_cpu(t) for t in emulator_threads) - cpu_before
         line_bytes = (chain.bytes_on_line - bytes_before) if kind == "bus" else 0
         stats = next(iter(hall.buses.values())).poller.stats if kind == "bus" else None
-        alive = await asyncio.to_thread(features.checks, expected, None)
+        alive = await asyncio.to_thread(features.checks, expected, None) if features else []
         hall.stop()
         await hall.close()
-        features.stop()
+        if features is not None:
+            features.stop()
         for emulator in emulators:
             emulator.stop()
         durable = _durable(directory / "games", features)
@@ -244,12 +250,12 @@ async def run_hall(kind: str, count: int, plies: int, seed: int) -> dict[str, An
     }
 
 
-def _durable(storage: Path, features: Features) -> tuple[int, list[str]] | None:
+def _durable(storage: Path, features: Features | None) -> tuple[int, list[str]] | None:
     """With the slow card (``benchmarks.sdcard``: its shim notes every fsync in
     ``SLOW_FSYNC_LOG``) and fsync on: the moves the viewer had, checked to have been on
     the card first (docs/daemon.md, "What is on the card when"); None otherwise."""
     log = os.environ.get("SLOW_FSYNC_LOG")
-    viewer = features.viewer
+    viewer = features.viewer if features is not None else None
     if not (log and FSYNC and viewer is not None):
         return None
     from benchmarks.sdcard import read_fsyncs, shown_before_on_card
@@ -556,9 +562,16 @@ def main() -> int:
         action="store_true",
         help="one daemon: the largest chain and the USB boards at once, with faults",
     )
+    parser.add_argument(
+        "--no-outputs",
+        action="store_true",
+        help="no MQTT relay and no page viewer (to pair with a checkout from before they "
+        "were checked; such a run checks only that each game is exact)",
+    )
     args = parser.parse_args()
-    global FSYNC
+    global FSYNC, OUTPUTS
     FSYNC = args.fsync
+    OUTPUTS = not args.no_outputs
     chains = [2] if args.quick else [int(n) for n in args.chains.split(",") if n]
     plies = 4 if args.quick else args.plies
     usb = 1 if args.quick else args.usb
