@@ -16,6 +16,7 @@ import chess
 
 from daemon.rules.boards import KingGuard, board_after, insufficient_material
 from daemon.rules.placement import (
+    EMPTY,
     child_key,
     differing_squares,
     key_from_board,
@@ -28,8 +29,6 @@ _WHITE = frozenset(b"PNBRQK")
 _BLACK = frozenset(b"pnbrqk")
 _KING_OR_ROOK = frozenset(b"KkRr")
 _PAWNS = frozenset(b"Pp")
-_KINGS = frozenset(b"Kk")
-_EMPTY = ord(".")
 _PROMOTIONS = {ord(letter): chess.PIECE_SYMBOLS.index(letter.lower()) for letter in "NBRQnbrq"}
 
 
@@ -170,9 +169,9 @@ class Node:
         """
         board, before = self.board, self.key
         first, second = changed
-        if key[first] == _EMPTY:
+        if key[first] == EMPTY:
             left, to = first, second
-        elif key[second] == _EMPTY:
+        elif key[second] == EMPTY:
             left, to = second, first
         else:
             return False
@@ -189,7 +188,7 @@ class Node:
             promotion = _PROMOTIONS.get(placed) if placed != piece else None
             if (promotion is None) == (to >> 3 in (0, 7)) or not (placed == piece or promotion):
                 return False  # a pawn on the last rank must promote, and only there
-            if not _pawn_can(board, left, to, white, there == _EMPTY, before):
+            if not _pawn_can(board, left, to, white, there == EMPTY, before):
                 return False
             move = chess.Move(left, to, promotion)
         elif placed != piece or not board.attacks_mask(left) & chess.BB_SQUARES[to]:
@@ -316,7 +315,7 @@ def _pawn_can(
         return True
     return (
         to - frm == 2 * forward
-        and key[frm + forward] == _EMPTY
+        and key[frm + forward] == EMPTY
         and to >> 3 in ((2, 3) if white else (4, 5))
     )
 

@@ -125,10 +125,6 @@ class ClockTracker:
         self._presses = {"left": left, "right": right}
 
     @property
-    def last_reading(self) -> RawReading | None:
-        return self._last
-
-    @property
     def last_report(self) -> ClockReading | None:
         """The last ClockReading handed on."""
         return self._last_report
