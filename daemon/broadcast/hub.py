@@ -192,11 +192,7 @@ class Subscriber:
         if self.dropped or self.closed:
             return False
         if self.sink is not None:
-            if self.sink.send(message):
-                return True
-            self.closed = self.sink.gone()  # it left by itself: not counted as dropped
-            self.drop()
-            return False
+            return self.offer_frames(self.sink.encode(message), 1)
         if len(self.queue) >= self.limit:
             self.drop()
             return False
@@ -210,7 +206,7 @@ class Subscriber:
             return False
         if self.sink.send_frames(frames, count):
             return True
-        self.closed = self.sink.gone()
+        self.closed = self.sink.gone()  # it left by itself: not counted as dropped
         self.drop()
         return False
 

@@ -604,10 +604,6 @@ connect();
 # cards name their positions and the script draws them as it starts (a hall's
 # 26 boards drawn here were 1.1 MB a viewer).
 
-GRID_BOARD_SIZE = 360
-"""A card's picture, drawn at this size (the script's ``GRID_BOARD_SIZE``)."""
-
-
 def board_svg(hub: Hub, board_id: str, size: int | None = None) -> Picture:
     """The board's picture as python-chess draws it (``boardpicture.picture``)."""
     return picture(hub.boards[board_id].record, hub.orientation(board_id), size)
