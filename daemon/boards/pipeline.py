@@ -27,6 +27,7 @@ from daemon.boards.outputs import Output
 from daemon.game.events import Colour, DomainEvent, Notice, from_dict
 from daemon.game.record import GameRecord
 from daemon.lazy import logger
+from daemon.speech.speechfirst import Cancellable
 from drivers.sensors import BoardDump, ClockReading, ConnectionChange, Request, SensorEvent
 
 if TYPE_CHECKING:
@@ -35,10 +36,6 @@ if TYPE_CHECKING:
     from daemon.storage.journal import Journal, ResumePoint
 
 # --- time ---------------------------------------------------------------------------------------
-
-
-class Cancellable(Protocol):
-    def cancel(self) -> None: ...
 
 
 class Scheduler(Protocol):

@@ -604,6 +604,7 @@ connect();
 # cards name their positions and the script draws them as it starts (a hall's
 # 26 boards drawn here were 1.1 MB a viewer).
 
+
 def board_svg(hub: Hub, board_id: str, size: int | None = None) -> Picture:
     """The board's picture as python-chess draws it (``boardpicture.picture``)."""
     return picture(hub.boards[board_id].record, hub.orientation(board_id), size)
