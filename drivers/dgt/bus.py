@@ -233,23 +233,30 @@ class BusTimings:
     itself is the limit."""
     press_window: float = 1.0
     """How long after a piece change with no lever press after it (a move under way)
-    the board's press is awaited: meanwhile the board is polled every
-    ``press_poll_interval``, every other command, ahead of the round. A press waits
-    for its board's next poll, and on a 12-board chain at 9600 baud a round takes
-    250-300 ms; a blitz player presses 0.15-0.6 s after setting the piece down. A
-    press later than this is read in the round, as before."""
+    the board's press is awaited (``press_weight``). A press waits for its board's
+    next poll, and on a 12-board chain at 9600 baud every board polled in turn is a
+    round of 250-300 ms; a blitz player presses 0.15-0.6 s after setting the piece
+    down. A press later than this is read as any other change."""
+    press_weight: float = 2.0
+    """How much faster a board whose press is awaited is polled: the next poll goes
+    to the board that waited longest, a board whose press is awaited counting its
+    wait this many times. One press awaited is read within ~0.1 s on a 12-board chain;
+    with all twelve awaited (a round's first moves) the line is shared as in turn,
+    and no board waits more than this many times the others' wait. (Issue 19 polled
+    an awaited board every 0.1 s on every other command: with many awaited the others
+    waited two rounds, and a press that came with its piece in one change list
+    waited up to 0.5 s: ``benchmarks.bus_order``.)"""
+    housekeeping_defer: float = 1.0
+    """How much longer a board's clock reading and its quiet dump may wait while a
+    press is awaited on the chain: its clock is then read every ``clock_interval``
+    plus this at worst (a press's own time is in the change list that holds it,
+    never from this reading), and the line they took (a quarter of it: 17 bytes a
+    reading, 74 a dump) goes to the presses."""
     heard_interval: float = 1.0
     """How often a board's answer is reported as heard (``BoardAnswered``), as a
     single board answers its liveness probe; at once after ``BusPoller.probe``."""
     log_timeout: float = 1.0
     """How long a board may take to begin its from-start log (it reads its EEPROM)."""
-    press_poll_interval: float = 0.1
-    """How often a board whose press is awaited is polled: its press is read within
-    ~0.1 s. Shorter took so much of the line from the others that the presses not
-    foreseen (piece and press in one change list) waited longer: in a simulation of
-    12 real games at blitz pace (9600 baud, 2-10 ms of the daemon's reaction per
-    command) press -> change list p50 fell from 140-235 to 100-120 ms and p99 from
-    310-510 to 285-420 ms; every 50 ms gave p99 340-430 ms."""
 
 
 @dataclass
@@ -331,16 +338,13 @@ class BusPoller:
         self.parser = BusReplyParser()
         self.stats = BusStats()
         self._order: list[int] = list(self.boards)
-        self._turn = 0
         self._outstanding: _Outstanding | None = None
         self._pinging_until: float | None = None
         self._next_discovery = 0.0 if discover else float("inf")
         self._ignored: set[int] = set()  # told to ignore the next broadcast ping
         self._started = False
         self._repeat_next: tuple[int, int] | None = None  # (address, repeats so far)
-        self._next_poll: dict[int, float] = {}
-        self._watch_next = True  # the next poll may go to a board with a move under way
-        self._watch_turn = 0
+        self._polled_at: dict[int, float] = {}  # when each board's changes were last asked
 
     # -- the configuration --------------------------------------------------
 
@@ -499,59 +503,62 @@ class BusPoller:
         for address in present:  # a held decision waits for this board: poll it now
             board = self.boards[address]
             if board.probe_at is not None and board.probe_at <= now:
-                self._next_poll[address] = now + self.timings.poll_interval
-                board.asked_at = now
-                return BusCommand.SEND_CHANGES, address
-        watched = self._watched(now, present)
-        if watched is not None:
-            return BusCommand.SEND_CHANGES, watched
-        # Each board in its turn (the line is shared: no board may starve the others):
-        # its changes, with its clock or a quiet-board dump right after them when due,
-        # so nothing overtakes a change.
-        timings = self.timings
-        for _ in range(len(present)):
-            self._turn %= len(present)
-            address = present[self._turn]
-            self._turn += 1
-            board = self.boards[address]
-            clock_due = now >= board.next_clock
-            quiet = board.last_change is not None and now - board.last_change >= (
-                timings.quiet_dump_after
-            )
-            if not (clock_due or quiet or now >= self._next_poll.get(address, 0.0)):
-                continue
-            self._next_poll[address] = now + timings.poll_interval
-            if clock_due:
-                board.next_clock = now + timings.clock_interval
-                board.then_after_changes = BusCommand.SEND_CLK
-            elif quiet:
-                board.last_change = None
-                board.then_after_changes = BusCommand.SEND_BRD
-            board.asked_at = now
-            return BusCommand.SEND_CHANGES, address
-        return None
+                return self._poll(board, now)
+        return self._next_in_turn(now, present)
 
-    def _watched(self, now: float, present: list[int]) -> int | None:
-        """Every other poll, a board with a move under way whose press is awaited
-        (see ``BusTimings.press_window``), each such board in turn."""
-        if not self._watch_next:
-            self._watch_next = True  # this one is the round's
-            return None
-        window = self.timings.press_window
-        count = len(present)
-        for step in range(count):
-            address = present[(self._watch_turn + step) % count]
+    def _next_in_turn(self, now: float, present: list[int]) -> tuple[BusCommand, int] | None:
+        """The board that waited longest for its poll (a press awaited counting its wait
+        ``press_weight`` times; the line is shared: no board starves the others), with
+        its clock or a quiet-board dump right after its changes when due, so nothing
+        overtakes a change."""
+        timings = self.timings
+        defer = timings.housekeeping_defer if self._press_awaited(now, present) else 0.0
+        chosen: _Board | None = None
+        longest = -1.0
+        for address in present:
             board = self.boards[address]
-            since = board.move_under_way
-            if since is None or now - since >= window:
+            polled = self._polled_at.get(address)
+            due = (
+                polled is None
+                or now - polled >= timings.poll_interval
+                or now >= board.next_clock + defer
+                or self._quiet_due(board, defer) <= now
+            )
+            if not due:
                 continue
-            if now >= self._next_poll.get(address, 0.0):
-                self._watch_turn = (self._watch_turn + step + 1) % count
-                self._watch_next = False
-                self._next_poll[address] = now + self.timings.press_poll_interval
-                board.asked_at = now
-                return address
-        return None
+            waited = now - polled if polled is not None else float("inf")
+            if self._awaits_press(board, now):
+                waited *= timings.press_weight
+            if waited > longest:
+                chosen, longest = board, waited
+        if chosen is None:
+            return None
+        if now >= chosen.next_clock + defer:
+            chosen.next_clock = now + timings.clock_interval
+            chosen.then_after_changes = BusCommand.SEND_CLK
+        elif self._quiet_due(chosen, defer) <= now:
+            chosen.last_change = None
+            chosen.then_after_changes = BusCommand.SEND_BRD
+        return self._poll(chosen, now)
+
+    def _poll(self, board: _Board, now: float) -> tuple[BusCommand, int]:
+        self._polled_at[board.address] = now
+        board.asked_at = now
+        return BusCommand.SEND_CHANGES, board.address
+
+    def _awaits_press(self, board: _Board, now: float) -> bool:
+        """A piece changed on the board and no press after it yet (a move under way)."""
+        since = board.move_under_way
+        return since is not None and now - since < self.timings.press_window
+
+    def _press_awaited(self, now: float, present: list[int]) -> bool:
+        return any(self._awaits_press(self.boards[a], now) for a in present)
+
+    def _quiet_due(self, board: _Board, defer: float) -> float:
+        """When a board whose changes stopped is dumped once (its shadow checked)."""
+        if board.last_change is None:
+            return float("inf")
+        return board.last_change + self.timings.quiet_dump_after + defer
 
     def idle_until(self, now: float) -> float:
         """When ``next_command`` next has something to send (the line is free and
@@ -561,15 +568,15 @@ class BusPoller:
         if self._repeat_next is not None or not self._started:
             return now
         times = [self._next_discovery] if self.discover else []
+        defer = self.timings.housekeeping_defer if self._press_awaited(now, self.present) else 0.0
         for address in self._order:
             board = self.boards[address]
             if not board.present:
                 times.append(board.next_ping)
                 continue
-            times.append(board.next_clock)
-            times.append(self._next_poll.get(address, 0.0))
-            if board.last_change is not None:
-                times.append(board.last_change + self.timings.quiet_dump_after)
+            times.append(board.next_clock + defer)
+            times.append(self._polled_at.get(address, 0.0) + self.timings.poll_interval)
+            times.append(self._quiet_due(board, defer))
         return max(now, min(times)) if times else now + self.timings.lost_ping_interval
 
     # -- replies ------------------------------------------------------------
