@@ -451,16 +451,29 @@ def press_delays(timings: BusTimings, boards: int = 12) -> tuple[list[float], di
     later), one board after another, on a line that takes its real time; how long
     after each press the poller read it, and how often each board was polled."""
     addresses = list(range(1, boards + 1))
-    poller, chain = BusPoller(addresses, timings, discover=False), ChainWithClock(addresses)
     plan: list[tuple[float, int, str]] = []
     for i, address in enumerate(addresses):
         start = 2.1 + 0.37 * i  # a phase of the round where a press waits its turn
         plan += [(start, address, "up"), (start + 0.1, address, "down")]
         plan.append((start + 0.5, address, "press"))
-    plan.sort()
+    delays, chain, _ = played_on_a_chain(timings, addresses, plan)
+    polls = {a: sum(1 for name, b in chain.sent if b == a and name == "SEND_CHANGES")
+             for a in addresses}  # fmt: skip
+    return [delays[a] for a in addresses], polls
+
+
+def played_on_a_chain(
+    timings: BusTimings, addresses: list[int], plan: list[tuple[float, int, str]]
+) -> tuple[dict[int, float], ChainWithClock, dict[int, list[float]]]:
+    """``plan`` (time, board, "up" / "down" / "press": e2 up, e4 down, the lever) played
+    on a chain whose line takes its real time: each board's (last) press -> the poller
+    read it, the chain, and when each board's clock was asked for."""
+    poller, chain = BusPoller(addresses, timings, discover=False), ChainWithClock(addresses)
+    plan = sorted(plan)
     end = plan[-1][0] + 1.0
     pressed: dict[int, float] = {}
     read: dict[int, float] = {}
+    clock_asked: dict[int, list[float]] = {a: [] for a in addresses}
     t = 0.0
     while t < end:
         while plan and plan[0][0] <= t:
@@ -473,19 +486,20 @@ def press_delays(timings: BusTimings, boards: int = 12) -> tuple[list[float], di
                 chain.press(address)
                 chain.white_to_move = True  # each board's own first move
                 pressed[address] = t
+                read.pop(address, None)
         poller.expire(t)
         frame = poller.next_command(t)
         if frame is None:
             t = max(t + 0.001, poller.idle_until(t))
             continue
+        if len(frame) == 4 and frame[0] == BusCommand.SEND_CLK:
+            clock_asked[(frame[1] << 7) | frame[2]].append(t)
         reply = chain.answer(frame)
         t += (len(frame) + len(reply)) * BYTE + TURNAROUND
         for event in poller.feed(reply, t) if reply else []:
             if isinstance(event, BoardClock) and event.address in pressed:
                 read.setdefault(event.address, t)
-    polls = {a: sum(1 for name, b in chain.sent if b == a and name == "SEND_CHANGES")
-             for a in addresses}  # fmt: skip
-    return [read[a] - pressed[a] for a in addresses], polls
+    return {a: read[a] - pressed[a] for a in pressed}, chain, clock_asked
 
 
 def test_a_board_with_a_move_under_way_is_polled_first_so_its_press_is_read_at_once():
@@ -515,3 +529,41 @@ def test_a_change_list_says_after_which_read_its_changes_were_made():
     assert changes.since is not None
     assert changes.since <= made <= changes.t, "made after the read before, asked after"
     assert changes.t - changes.since <= 0.1, "the reads of one board, one poll apart"
+
+
+def test_twelve_real_blitz_games_on_one_chain_each_board_s_presses_are_read_in_time():
+    """Twelve boards of a chain play real games at blitz pace (the human-handling
+    model's hands, 3+2), on a 9600-baud line that takes its real time, the daemon
+    taking 2 ms to answer each reply: on every board the presses are read within
+    0.28 s (p99, each board). The line goes to the board that waited longest, an
+    awaited press first, and clock readings wait while a press is awaited; before,
+    an awaited board took every other command and the others waited two rounds
+    (worst boards 334 and 356 ms in these two sets of games)."""
+    from benchmarks.bus_order import simulate
+    from benchmarks.common import percentile
+
+    for game_set in (0, 1):
+        by_board, _ = simulate(BusTimings(discovery_interval=0), 12, 26, 0.002, game_set)
+        worst = {a: percentile(sorted(w), 0.99) for a, w in by_board.items()}
+        assert sum(len(w) for w in by_board.values()) == 12 * 26, "every press read"
+        assert max(worst.values()) < 0.28, worst
+
+
+def test_a_chain_always_awaiting_a_press_still_reads_every_board_s_clock():
+    """Presses are awaited on the chain for ten seconds on end (pieces moved, no
+    lever): each board's clock is still read at least every clock interval plus the
+    deferral (and a round), so a clock paused by the arbiter or a flag is seen."""
+    timings = BusTimings(discovery_interval=0)
+    addresses = list(range(1, 13))
+    plan: list[tuple[float, int, str]] = []
+    for i, address in enumerate(addresses):
+        for k in range(40):
+            t = 2.0 + 0.25 * k + 0.02 * i
+            plan.append((t, address, "up" if k % 2 == 0 else "down"))
+    _, _, clock_asked = played_on_a_chain(timings, addresses, plan)
+    bound = timings.clock_interval + timings.housekeeping_defer + 0.35
+    for address, times in clock_asked.items():
+        during = [t for t in times if 2.0 <= t <= 12.0]
+        assert len(during) >= 10 / bound - 1, (address, during)
+        gaps = [b - a for a, b in zip(times, times[1:], strict=False) if a >= 1.0]
+        assert max(gaps) <= bound, (address, gaps)
