@@ -4,6 +4,8 @@ simulated time."""
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -565,5 +567,5 @@ def test_a_chain_always_awaiting_a_press_still_reads_every_board_s_clock():
     for address, times in clock_asked.items():
         during = [t for t in times if 2.0 <= t <= 12.0]
         assert len(during) >= 10 / bound - 1, (address, during)
-        gaps = [b - a for a, b in zip(times, times[1:], strict=False) if a >= 1.0]
+        gaps = [b - a for a, b in itertools.pairwise(times) if a >= 1.0]
         assert max(gaps) <= bound, (address, gaps)
