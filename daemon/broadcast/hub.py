@@ -38,6 +38,7 @@ from typing import Any, Protocol
 
 from daemon.broadcast.settings import BoardSettings, BroadcastSettings
 from daemon.broadcast.strictjson import dumps
+from daemon.clock.ticks import ClockTicks
 from daemon.game.record import GameHeaders, GameRecord, today_pgn_date
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,7 @@ class BoardFeed:
     what it hears: a relay's boards), or, once ``source`` is set, the record the
     daemon's board holds, as the page may show it (``daemon.boards.pageview``)."""
 
-    __slots__ = ("_record", "clock_by_hand", "seq", "settings", "source", "status")
+    __slots__ = ("_record", "clock_by_hand", "clock_ticks", "seq", "settings", "source", "status")
 
     def __init__(
         self, settings: BoardSettings, record: GameRecord, status: BoardStatus | None = None
@@ -149,6 +150,8 @@ class BoardFeed:
         #: why a penalty's time must be put on this board's clock by hand (the daemon's
         #: word, ``Board.penalty_clock``); empty: not said (a relay's board)
         self.clock_by_hand = ""
+        #: the clock readings its viewers are sent: those their own count does not foresee
+        self.clock_ticks = ClockTicks()
 
     @property
     def record(self) -> GameRecord:
@@ -401,7 +404,10 @@ class Hub:
         full_message: Message | None = None
         page_state: dict[str, Any] | None = None
         sinks = False
-        for subscriber in list(self.subscribers):
+        # A clock reading the viewers' own count foresees is not sent them (their state
+        # and a newcomer's snapshot have it); the listeners (MQTT) hear every one.
+        viewers = self.subscribers if feed.clock_ticks.is_news(event) else ()
+        for subscriber in list(viewers):
             if not subscriber.wants(board_id):
                 continue
             if subscriber.sink is not None:  # written at the loop's next turn

@@ -12,6 +12,7 @@ from broadcast_feed import OPERA_GAME, game_feed
 from daemon.broadcast import BoardSettings, BroadcastSettings, Hub
 from daemon.broadcast.hub import WRITE_EVERY, Message
 from daemon.broadcast.viewers import SSE_PLAIN
+from daemon.clock.ticks import RESYNC
 
 
 class Screen:
@@ -81,11 +82,20 @@ async def test_clock_reports_wait_for_the_next_write_and_a_move_takes_them_at_on
     screen = Screen()
     hub.subscribe(sink=screen)
     loop = asyncio.get_running_loop()
-    ticks = [{"type": "clock", "t": 10.0 + n / 100, "white": 300.0 - n / 100, "black": 300.0,
-              "running": "white"} for n in range(70)]  # fmt: skip
+    running = {b: "black" for b in ("1", "2", "3")}
+
+    def press(board: str, n: int) -> dict:
+        """A report whose running side changed (a press): news each viewer is sent."""
+        running[board] = "white" if running[board] == "black" else "black"
+        return {"type": "clock", "t": 10.0 + n / 100, "white": 300.0 - n / 100, "black": 300.0,
+                "running": running[board]}  # fmt: skip
+
+    ticks = []
     started = loop.time()
-    for tick in ticks:  # a report every 10 ms for some 0.7 s
-        hub.publish(str(1 + len(screen.writes) % 3), tick)
+    for n in range(70):  # a report every 10 ms for some 0.7 s
+        board = str(1 + len(screen.writes) % 3)
+        ticks.append(press(board, n))
+        hub.publish(board, ticks[-1])
         await asyncio.sleep(0.01)
     await _turns(WRITE_EVERY)
     elapsed = loop.time() - started
@@ -93,18 +103,19 @@ async def test_clock_reports_wait_for_the_next_write_and_a_move_takes_them_at_on
     assert len(screen.writes) - 1 <= elapsed / WRITE_EVERY + 2, (len(screen.writes), elapsed)
 
     await asyncio.sleep(WRITE_EVERY * 1.5)  # a quiet moment
-    hub.publish("2", ticks[0])
+    lone, kept = press("2", 80), press("2", 81)
+    hub.publish("2", lone)
     await _turns()
     writes = len(screen.writes)
-    assert screen.messages()[-1]["event"] == ticks[0], "a lone report at once"
-    hub.publish("2", ticks[1])  # within WRITE_EVERY of that write: kept
+    assert screen.messages()[-1]["event"] == lone, "a lone report at once"
+    hub.publish("2", kept)  # within WRITE_EVERY of that write: kept
     await _turns()
     assert len(screen.writes) == writes
     move = game_feed(OPERA_GAME[:1])[1]
     hub.publish("2", move)
     await _turns()
     assert len(screen.writes) == writes + 1, "the move at once"
-    assert [m["event"] for m in screen.messages()[-2:]] == [ticks[1], move]
+    assert [m["event"] for m in screen.messages()[-2:]] == [kept, move]
 
 
 async def test_a_viewer_that_comes_meanwhile_has_each_event_once_and_a_status_keeps_its_place():
@@ -122,3 +133,25 @@ async def test_a_viewer_that_comes_meanwhile_has_each_event_once_and_a_status_ke
     got = late.messages()
     assert [m["kind"] for m in got] == ["snapshot", "event", "status"]
     assert got[1]["event"] == feed[1] and got[0]["seq"] + 1 == got[1]["seq"]
+
+
+async def test_a_running_clock_s_readings_the_viewers_count_foresees_are_not_sent_them():
+    """A board's clock read every second: its viewers are sent the first reading, a
+    press, and a reading every ``RESYNC`` seconds (their page counts the running side
+    down itself); a listener (MQTT) hears every reading, and the board's state (a
+    newcomer's snapshot) holds the newest."""
+    hub = _hub()
+    screen = Screen()
+    hub.subscribe(["1"], sink=screen)
+    heard: list[dict] = []
+    hub.listeners.append(lambda board, seq, event, state: heard.append(event))
+    readings = [{"type": "clock", "t": float(n), "white": 300.0 - n, "black": 300.0,
+                 "running": "white"} for n in range(25)]  # fmt: skip
+    press = {"type": "clock", "t": 25.2, "white": 277.0, "black": 300.0, "running": "black"}
+    for reading in [*readings, press]:
+        hub.publish("1", reading)
+        await _turns(WRITE_EVERY)
+    sent = [m["event"] for m in screen.messages()[1:]]
+    assert sent == [readings[0], readings[round(RESYNC)], readings[round(2 * RESYNC)], press]
+    assert heard == [*readings, press]
+    assert hub.page_state("1")["clock"]["white"] == 277.0
