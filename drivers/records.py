@@ -113,7 +113,9 @@ def at_time(record: R, t: float) -> R:
     """``dataclasses.replace(record, t=t)`` for a record whose ``__init__`` only sets
     its fields: a copy made field by field, without ``__init__`` and the checked
     ``__setattr__`` per field. The rules core restamps a change of a DGT bus list this
-    way (issue 28: ``replace`` was a twentieth of the core's work on the real capture)."""
+    way (issue 28: ``replace`` was a twentieth of the core's work on the real capture),
+    and the clock's tracker and side mapper ask whether a reading is new by comparing
+    it with the last one restamped (benchmarks/clock_readings.py)."""
     cls = type(record)
     copy = object.__new__(cls)
     for name in _FIELD_NAMES.get(cls) or field_names(cls):

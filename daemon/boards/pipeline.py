@@ -137,6 +137,10 @@ class JournalSync:
         journal.report_later = self._report_all
         self._pending = False
         self._later: Any = None  # the timer of a deferred PGN rewrite
+        # The PGN's rewrite waits in the speech gate's queue (once, however many moves
+        # the phrase holds: each copy would find the next phrase's hold and queue
+        # itself again, a sync every loop turn while that phrase starts)
+        self._pgn_queued = False
 
     def _report_all(self, notices: list[dict[str, Any]]) -> None:
         for notice in notices:
@@ -160,9 +164,10 @@ class JournalSync:
         held = self.speech_first is not None and self.speech_first.held
         for notice in self.journal.sync(pgn_later=held):
             self.report(from_dict(notice))
-        if held and self.journal.pgn_due:
+        if held and self.journal.pgn_due and not self._pgn_queued:
             assert self.speech_first is not None
-            self.speech_first.later(self.soon)  # the PGN once the first sound is out
+            self._pgn_queued = True
+            self.speech_first.later(self._pgn_after_first_sound)
         wait = self.journal.pgn_wait
         if wait is not None and self._later is None:  # a PGN rewrite deferred: due then
             import asyncio
@@ -170,6 +175,11 @@ class JournalSync:
 
             with contextlib.suppress(RuntimeError):  # no loop: the next sync or close
                 self._later = asyncio.get_running_loop().call_later(wait, self._deferred)
+
+    def _pgn_after_first_sound(self) -> None:
+        """The gate lets the PGN's rewrite out: a sync (next loop turn) writes it."""
+        self._pgn_queued = False
+        self.soon()
 
     def _deferred(self) -> None:
         self._later = None

@@ -48,7 +48,7 @@ clock reports to the core and publishes the returned events.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 from daemon.game.events import (
@@ -64,6 +64,7 @@ from daemon.game.events import (
 )
 from drivers.clock.settings import SideMapping
 from drivers.clock.tracker import is_new_setup, other
+from drivers.records import at_time
 from drivers.sensors import ClockReading, ClockReport, Colour, Side
 
 
@@ -218,7 +219,7 @@ class SideMapper:
             return []
         report = self._mapped(t, reading)
         last = self._last_report
-        if last is not None and replace(last, t=t) == report:
+        if last is not None and at_time(last, t) == report:
             return []
         self._last_report = report
         return [report]

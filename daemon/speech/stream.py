@@ -224,6 +224,9 @@ class StreamPlayer:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(process.wait()), 1.0)
             raise self._failure() from None
+        # The phrase's first samples are in the pipe: what waited for them may run
+        # (``daemon.speech.speechfirst``; once per phrase, later calls do nothing).
+        first_sound()
 
     async def played(self, heard_at: float) -> None:
         """Wait until ``heard_at`` (the phrase's last sample played); a player that
@@ -264,7 +267,6 @@ class StreamPlayer:
     async def _play_samples(self, samples: array.array) -> None:
         try:
             await self.write(samples)
-            first_sound()  # what waited for it may run (``daemon.speech.speechfirst``)
             heard_at = self.ends_at
             flush = int(FLUSH * (self.rate or 0))
             await self.write(array.array("h", bytes(2 * self.channels * flush)))
@@ -300,13 +302,10 @@ class Phrase:
     async def _to_player(self, mono: array.array) -> None:
         if not mono:
             return
-        first = self.first_at is None
-        if first:
+        if self.first_at is None:
             self.first_at = self.player.clock()
         channel = self.player.settings.channel
         await self.player.write(mono if channel == "both" else to_channel(mono, channel))
-        if first:
-            first_sound()  # what waited for it may run (``daemon.speech.speechfirst``)
 
     @property
     def seconds(self) -> float:

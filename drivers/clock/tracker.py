@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from drivers.records import at_time
 from drivers.sensors import SIDES, ClockReading, Side
 from drivers.timecontrol import TimeControl
 
@@ -265,7 +266,7 @@ class ClockTracker:
     def _report(self, t: float, reading: RawReading) -> list[ClockReading]:
         flags = tuple(side for side in SIDES if reading.flag(side))
         report = ClockReading(t, reading.left, reading.right, reading.running, flags)
-        if self._last_report is not None and replace(self._last_report, t=t) == report:
+        if self._last_report is not None and at_time(self._last_report, t) == report:
             return []
         self._last_report = report
         return [report]

@@ -68,6 +68,13 @@ def test_core_prints_throughput_and_per_event_spread(shared):
 
 
 @pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")
+def test_clock_readings_prints_the_cpu_of_the_tracker_and_the_side_mapper(shared):
+    out = run_benchmark("clock_readings")
+    counts = re.search(r"(\d+) clock messages -> (\d+) readings -> (\d+) reports", out)
+    assert counts and min(int(n) for n in counts.groups()) > 0, out
+    assert re.search(r"median run: tracker [\d.]+ us CPU a message, side mapper [\d.]+ us", out)
+
+
 def test_latency_measures_every_move_to_event_and_to_speech(shared):
     out = run_benchmark("latency")
     for mode in ("with clock (from the press)", "without clock (from settle)"):

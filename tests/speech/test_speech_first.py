@@ -431,6 +431,67 @@ async def test_the_journal_is_fsynced_at_once_and_its_pgn_rebuilt_after_the_firs
     assert pgn_moves(journal.pgn_path.read_text()) == ["e2e4", "c7c5"]
 
 
+async def test_moves_held_by_one_phrase_rebuild_the_pgn_once_and_leave_the_next_phrase_be(
+    tmp_path: Path, monkeypatch
+) -> None:
+    # Three moves come while one phrase holds the gate (a blitz flurry said as one
+    # phrase): the PGN waits, then is rebuilt once for the three. Its rebuild was
+    # queued once per move, and when the next move's phrase held the gate before the
+    # queue had drained, each queued copy found the gate held and queued itself again:
+    # the journal was synced at every turn of the loop (thousands a second) while
+    # that phrase was on its way to its first sound, the CPU a Pi's phrase needs.
+    from daemon.boards.pipeline import JournalSync
+    from daemon.storage import journal as journal_module
+    from daemon.storage.journal import Journal
+    from tests.daemon.test_journal import pgn_moves
+
+    rebuilds: list[Path] = []
+    real_write = journal_module.write_atomically
+    monkeypatch.setattr(
+        journal_module,
+        "write_atomically",
+        lambda path, text, **kw: (rebuilds.append(path), real_write(path, text, **kw)),
+    )
+    gate = SpeechFirst(cap=WAIT)  # no hold runs out here: only a release ends it
+    journal = Journal(tmp_path, fsync=False)
+    sync = JournalSync(journal, lambda event: None, gate)
+    syncs = 0
+    real_sync = journal.sync
+
+    def counted_sync(**options: bool) -> list[dict[str, Any]]:
+        nonlocal syncs
+        syncs += 1
+        return real_sync(**options)
+
+    monkeypatch.setattr(journal, "sync", counted_sync)
+    feed = feed_of_game(OPENING)
+    journal.append(feed[0])  # the game's start, nothing held
+    sync.soon()
+    await asyncio.sleep(0)
+    rebuilds.clear()
+    hold = gate.hold()
+    for data in feed[1:4]:  # 1. e4 c5 2. Nf3, all while one phrase is on its way
+        journal.append(data)
+        sync.soon()
+        for _ in range(2):
+            await asyncio.sleep(0)
+    assert rebuilds == [], "the PGN waits for the first sound"
+    hold.release()
+    await asyncio.sleep(0)
+    next_hold = gate.hold()  # 2... d6's phrase, before the PGN's turn came
+    journal.append(feed[4])
+    sync.soon()
+    before = syncs
+    for _ in range(50):  # the loop's turns while that phrase makes its first samples
+        await asyncio.sleep(0)
+    assert syncs - before <= 2, f"{syncs - before} journal syncs in 50 loop turns"
+    next_hold.release()
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert pgn_moves(journal.pgn_path.read_text()) == OPENING
+    assert len(rebuilds) == 1, "one rebuild for the four moves the phrases held"
+
+
 @pytest.mark.skipif(not pyttsx3_available(), reason="pyttsx3/espeak-ng missing")
 async def test_the_synthesis_thread_sleeps_while_espeak_makes_the_phrase(monkeypatch) -> None:
     # pyttsx3's driver woke every 10 ms to see whether the phrase had ended: on one
