@@ -43,7 +43,9 @@ from dataclasses import dataclass, field
 
 from drivers.dgt.buscodec import (
     BROADCAST,
+    REPLY_OVERHEAD,
     REPLY_TO,
+    SHORTEST_REPLY,
     TO_BUSMODE,
     BusCommand,
     BusGarbage,
@@ -375,6 +377,16 @@ class BusPoller:
     @property
     def present(self) -> list[int]:
         return [a for a in self._order if self.boards[a].present]
+
+    def awaited_bytes(self) -> int:
+        """How many bytes the reply awaited still lacks at least (1: none awaited, or
+        a broadcast ping's answers, which come at random): the shell need not wake
+        for fewer (``BusLink``: a reply in parts woke the loop once a part, the most
+        of a chain's CPU on a Pi Zero 2 W's budget, issue 28)."""
+        out = self._outstanding
+        if out is None or self._pinging_until is not None:
+            return 1
+        return self.parser.lacking(SHORTEST_REPLY.get(out.command, REPLY_OVERHEAD))
 
     @property
     def busy(self) -> bool:

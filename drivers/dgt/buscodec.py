@@ -94,6 +94,12 @@ REPLY_TO: dict[BusCommand, BusReplyId] = {
 
 #: Header (id, 2 length bytes) + 2 address bytes + checksum.
 REPLY_OVERHEAD = 6
+#: The shortest reply to each command whose reply has a fixed size (the others: a
+#: reply with no data, ``REPLY_OVERHEAD``).
+SHORTEST_REPLY: dict[BusCommand, int] = {
+    BusCommand.SEND_CLK: REPLY_OVERHEAD + 7,  # the clock's 7 bytes
+    BusCommand.SEND_BRD: REPLY_OVERHEAD + 64,  # a byte a square
+}
 #: The longest reply the link accepts (a dump is 70 bytes; a change list is short).
 MAX_REPLY = 1024
 #: The longest from-start log: the length field's 14 bits (the board's cyclic log is
@@ -305,6 +311,15 @@ class BusReplyParser:
             valid = frame[-1] == checksum(frame[:-1])
             out.append(BusReply(frame[0], address, frame[5:-1], valid))
         return out
+
+    def lacking(self, shortest: int) -> int:
+        """How many bytes the reply begun still lacks, at least (1 at the least): by
+        its length field once its header is in, else by ``shortest``, the shortest
+        reply it can be."""
+        buffer = self._buffer
+        if len(buffer) >= 3 and buffer[0] & 0x80 and not (buffer[1] | buffer[2]) & 0x80:
+            return max(1, ((buffer[1] << 7) | buffer[2]) - len(buffer))
+        return max(1, shortest - len(buffer))
 
     def reset(self) -> BusGarbage | None:
         """Drop a reply left incomplete (its time-out passed); returns what was dropped."""

@@ -277,6 +277,12 @@ class BusLink:
             self._timer = None
         try:
             now = time.monotonic()
+            deadline = self.poller.deadline()
+            if deadline is not None and now >= deadline and self._port is not None:
+                # what came of a reply too short to wake the loop (``wake_after``)
+                left = self._port.take()
+                if left:
+                    self._dispatch(self.poller.feed(left, now))
             self._dispatch(self.poller.expire(now))
             if self._over.done():  # a handler closed the link
                 return
@@ -293,6 +299,7 @@ class BusLink:
             # "connected" and unpolled for good, with no message.
             self._end_polling(error)
             return
+        self._await_reply()
         now = time.monotonic()
         wake_at = self.poller.deadline() if self.poller.busy else self.poller.idle_until(now)
         delay = min(max(0.0, (wake_at or now) - now), 1.0)
@@ -335,6 +342,15 @@ class BusLink:
             return
         if not self.poller.busy:
             self._step()  # the line is free: the next command goes at once
+        else:
+            self._await_reply()
+
+    def _await_reply(self) -> None:
+        """Be called back only once the reply awaited can be whole (or its next part
+        can be read): a change list in two parts woke the loop twice, and each wake
+        was much of a poll's CPU (issue 28, the Zero 2 W's budget)."""
+        if self._port is not None:
+            self._port.wake_after(self.poller.awaited_bytes())
 
     def _read_ended(self, why: str) -> None:
         self._end_polling(OSError(why))

@@ -23,7 +23,8 @@ behaves as the protocol header says a board in bus mode does:
   (10 bits a byte) and replies never overlap, so a benchmark on the emulator meets
   the same bound as a real chain.
 
-Faults on request: the next reply of a board corrupted (its checksum fails), a board
+Faults on request: the next reply of a board corrupted (its checksum fails) or cut
+short (its last part lost on the line), a board
 unplugged from the middle of the chain (it says nothing; what happens on it meanwhile
 is in no change list and no log, as on a board without power, or, ``powered=True``,
 only its line is cut: it keeps its changes and its log) and plugged in again. The
@@ -89,6 +90,7 @@ class VirtualBusBoard:
     ignore_next_ping: bool = False
     busy: bool = False  # a reply is being prepared: the one-command buffer is full
     corrupt_replies: int = 0
+    cut_replies: int = 0  # the next replies' tails are lost on the line
     lost_commands: int = 0
     answered: int = 0
     last_tick: float = field(default_factory=time.monotonic)
@@ -207,6 +209,12 @@ class BusChainEmulator(BoardEmulator):
         with self._lock:
             self.boards[index].corrupt_replies += count
 
+    def cut_next_reply(self, index: int, count: int = 1) -> None:
+        """The next ``count`` replies of board ``index`` are cut short on the line:
+        only their header arrives (the board has sent, and cleared, its changes)."""
+        with self._lock:
+            self.boards[index].cut_replies += count
+
     def set_square_on(self, index: int, square: str, piece: str | None) -> None:
         code = protocol.CODE_BY_PIECE[piece] if piece else 0
         with self._lock:
@@ -303,6 +311,9 @@ class BusChainEmulator(BoardEmulator):
                 if last and board.corrupt_replies > 0:
                     board.corrupt_replies -= 1
                     reply = reply[:-1] + bytes([(reply[-1] + 1) & 0x7F])
+                if last and board.cut_replies > 0:  # its last part lost: the reply cut short
+                    board.cut_replies -= 1
+                    continue
                 board.answered += last
                 self.bytes_on_line += len(reply)
                 self._send(reply)

@@ -127,3 +127,46 @@ async def test_the_next_command_is_on_the_line_while_a_board_s_change_is_handled
         finally:
             link.close()
             await task
+
+
+async def test_each_reply_wakes_the_link_once_and_a_reply_cut_short_is_still_read(
+    tmp_path: Path,
+) -> None:
+    """A reply comes in parts (the header, then the rest, as the line carries it):
+    the link is called back once a reply, not once a part (the terminal's VMIN: each
+    wake was much of a poll's CPU on a Pi Zero 2 W's budget, issue 28). A reply cut
+    short, too short to wake the link, is still read at its time-out and the change
+    list asked again: no piece set down is lost."""
+    from drivers.sensors import SquareChange
+
+    timings = BusTimings(discovery_interval=0.0)
+    seen: list[SquareChange] = []
+    with BusChainEmulator(tmp_path, serials=["01025", "03000"]) as chain:
+        link = BusLink(chain.port_path, timings=timings, discover=False)
+        link.add_board(1025, lambda e: seen.append(e) if isinstance(e, SquareChange) else None)
+        link.add_board(3000, lambda event: None)
+        wakes = 0
+        received = link._received
+
+        def counted(data: bytes) -> None:
+            nonlocal wakes
+            wakes += 1
+            received(data)
+
+        link._received = counted  # type: ignore[method-assign]
+        task = asyncio.create_task(link.run())
+        try:
+            assert await _until(lambda: link.connected(1025) and link.connected(3000))
+            replies_before, wakes_before = link.poller.stats.replies, wakes
+            await asyncio.sleep(1.0)
+            replies = link.poller.stats.replies - replies_before
+            assert replies >= 10
+            assert wakes - wakes_before <= replies + 2, (wakes - wakes_before, replies)
+
+            chain.cut_next_reply(0)
+            chain.set_square_on(0, "e2", None)
+            assert await _until(lambda: any(e.square == "e2" for e in seen), 5)
+            assert link.poller.stats.repeats >= 1, "the list cut short was asked again"
+        finally:
+            link.close()
+            await task
