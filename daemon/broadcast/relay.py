@@ -440,9 +440,10 @@ class Relay:
             assert self.hall_key is not None
             key = self._board_keys[board] = boardkeys.board_key(self.hall_key, self.tournament,
                                                                 board)  # fmt: skip
-        if not boardkeys.is_signed(payload):
+        tail = boardkeys.signature(payload)
+        if tail is None:
             raise Rejected(UNSIGNED)
-        if not boardkeys.verify(key, topic, payload):
+        if not boardkeys.verify(key, topic, payload, tail):
             raise Rejected(MISSIGNED)
 
     def _arbiter_signed(self, payload: bytes, board: str, event: dict[str, Any]) -> str | None:
