@@ -155,9 +155,7 @@ class MqttPublisher:
         self.published = 0
         # the seq of this board's last event: each event names it as its ``prev``
         self.last_seq = hub.boards[board_id].seq
-        self._last_pgn: str | None = None
-        self._pgn_key: tuple[Any, ...] | None = None
-        self._last_state: bytes | None = None
+        self._pgn_key: tuple[Any, ...] | None = None  # the PGN last published
 
     def _read_board_key(self) -> str | None:
         template = self.mqtt.board_key_file
@@ -369,15 +367,12 @@ class MqttPublisher:
             self.waiting.popleft()
 
     def _publish_state(self, state: dict[str, Any]) -> None:
-        if state and "origin" not in state:
-            # {**state, "origin": ...} as dumps() writes it, the state's text made once
-            # for the page's viewers and here (``Hub.state_text``)
-            origin = strictjson.dumps(self.origin)
-            state_payload = f'{self.hub.state_text(state)[:-1]},"origin":{origin}}}'
-        else:
-            state_payload = strictjson.dumps({**state, "origin": self.origin})
-
-        self._last_state = self._sign("state", state_payload)
+        """The retained state, and the PGN when it changed. Nothing while not
+        connected (nor made: a state is signed whole, up to a megabyte):
+        ``_publish_latest`` publishes the newest on connect, the latest state wins."""
+        if not self.connected:
+            return
+        self.client.publish(self.topics["state"], self.state_message(state), qos=1, retain=True)
         record = self.hub.boards[self.board_id].record
         last = record.last_move
         key = (
@@ -389,23 +384,31 @@ class MqttPublisher:
             record.headers.black,
             record.headers.round,
         )
-        pgn_changed = self._last_pgn is None or key != self._pgn_key
-        if pgn_changed:  # a clock tick changes no PGN: skip the export
+        if key != self._pgn_key:  # a clock tick changes no PGN: skip the export
             self._pgn_key = key
-            self._last_pgn = record.pgn()
-        pgn = self._last_pgn or ""
-        if not self.connected:
-            return  # published on connect: the latest state wins
-        self.client.publish(self.topics["state"], self._last_state, qos=1, retain=True)
-        if pgn_changed:
-            self.client.publish(self.topics["pgn"], pgn.encode(), qos=1, retain=True)
+            self.client.publish(self.topics["pgn"], record.pgn().encode(), qos=1, retain=True)
+
+    def state_message(self, state: dict[str, Any] | None = None) -> bytes:
+        """The retained state message as this publisher sends it (signed when the
+        board has a key): of ``state`` (a ``page_state``), by default the board's
+        state now. What a never-connected publisher would send, for a test."""
+        if state is None:
+            state = self.hub.page_state(self.board_id)
+        if state and "origin" not in state:
+            # {**state, "origin": ...} as dumps() writes it, the state's text made once
+            # for the page's viewers and here (``Hub.state_text``)
+            origin = strictjson.dumps(self.origin)
+            text = f'{self.hub.state_text(state)[:-1]},"origin":{origin}}}'
+        else:
+            text = strictjson.dumps({**state, "origin": self.origin})
+        return self._sign("state", text)
 
     def _publish_latest(self) -> None:
         self.client.publish(
             self.topics["status"], self._status_payload(online=True), qos=1, retain=True
         )
         if self.board_id in self.hub.boards:
-            self._last_pgn = None
+            self._pgn_key = None  # published again, whatever it was
             self._publish_state(self.hub.page_state(self.board_id))
         self._flush()
 

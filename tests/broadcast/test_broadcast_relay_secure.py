@@ -118,7 +118,7 @@ async def test_the_shipped_acl_lets_a_board_write_only_its_own_topics_over_tls(h
         assert await _wait(lambda: _moves(relay, "2") == OPERA_GAME[:2]), relay.status()
 
         # Board 2's login forges board 1's game: the broker drops it (ACL).
-        forged_state = json.loads(one.mqtt[0]._last_state)
+        forged_state = json.loads(one.mqtt[0].state_message())
         forged_state["moves"] = forged_state["moves"][:2]
         forged_state["headers"]["white"] = "Forger"
         forged_state["seq"] += 10**6
@@ -193,7 +193,7 @@ def _real_messages(board: str, ucis: list[str]) -> tuple[list[bytes], list[bytes
     states = []
     for event in game_feed(ucis):
         hub.publish(board, event)
-        states.append(publisher._last_state)
+        states.append(publisher.state_message())
     return list(publisher.waiting), states
 
 
