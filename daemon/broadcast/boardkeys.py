@@ -25,7 +25,7 @@ Signed as bytes, not as re-serialised JSON: the daemon signs exactly what it
 sends and the relay checks exactly what it received, without a canonical form
 (a state holds the whole game, up to a megabyte).
 
-Pure, no I/O but reading a key file.
+Pure, no I/O but reading the key files.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 #: What a board key is derived from, beside the hall key: another use of the
@@ -98,6 +99,19 @@ def read_board_key(path: str) -> str:
             f"{HOW_TO_MAKE} prints"
         )
     return key
+
+
+def read_board_keys(template: str, boards: Iterable[str]) -> dict[str, str]:
+    """Each board's key, read from its file (``key_file_for``), or ``BoardKeyError``
+    naming the first board whose key cannot be used. Read once, at start-up: the
+    configuration's check hands the keys to the publishers."""
+    keys = {}
+    for board in dict.fromkeys(boards):
+        try:
+            keys[board] = read_board_key(key_file_for(template, board))
+        except BoardKeyError as exc:
+            raise BoardKeyError(f"board {board}'s key {exc}") from None
+    return keys
 
 
 def _mac(key: str, topic: str, body: memoryview | bytes, end: bytes = b"") -> str:

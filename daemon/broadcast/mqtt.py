@@ -119,7 +119,9 @@ def _set_tls(client: mqtt.Client, settings: MqttSettings) -> None:
 class MqttPublisher:
     """One board's feed to the broker; ``start`` after the hub's loop is bound."""
 
-    def __init__(self, settings: BroadcastSettings, board_id: str, hub: Hub) -> None:
+    def __init__(
+        self, settings: BroadcastSettings, board_id: str, hub: Hub, *, board_key: str | None = None
+    ) -> None:
         self.settings = settings
         self.mqtt = settings.mqtt
         if self.mqtt.username and "{board}" in self.mqtt.username:
@@ -129,8 +131,9 @@ class MqttPublisher:
             self.mqtt = dataclasses.replace(self.mqtt, username=login)
         self.board_id = board_id
         self.hub = hub
-        #: this board's key (``boardkeys``): every message is signed with it
-        self.board_key = self._read_board_key()
+        #: this board's key (``boardkeys``), read with the configuration: every
+        #: message is signed with it
+        self.board_key = board_key
         self.origin = uuid.uuid4().hex[:12]
         self.statuses = 0  # the status messages numbered so far (``n``, the will's too)
         round_ = hub.boards[board_id].settings.round or settings.round
@@ -156,16 +159,6 @@ class MqttPublisher:
         # the seq of this board's last event: each event names it as its ``prev``
         self.last_seq = hub.boards[board_id].seq
         self._pgn_key: tuple[Any, ...] | None = None  # the PGN last published
-
-    def _read_board_key(self) -> str | None:
-        template = self.mqtt.board_key_file
-        if not template:
-            return None
-        path = boardkeys.key_file_for(template, topic_level(self.board_id))
-        try:
-            return boardkeys.read_board_key(path)
-        except boardkeys.BoardKeyError as exc:
-            raise MqttSetupError(f"mqtt.board_key_file: {exc}") from None
 
     def _new_client(self) -> mqtt.Client:
         # the login is the client id when there is one: a broker with
