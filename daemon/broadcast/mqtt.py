@@ -367,16 +367,7 @@ class MqttPublisher:
             return
         self.client.publish(self.topics["state"], self.state_message(state), qos=1, retain=True)
         record = self.hub.boards[self.board_id].record
-        last = record.last_move
-        key = (
-            record.start_fen,
-            record.ply,
-            (last.uci, last.clock) if last else None,
-            record.result,
-            record.headers.white,
-            record.headers.black,
-            record.headers.round,
-        )
+        key = record.pgn_key()
         if key != self._pgn_key:  # a clock tick changes no PGN: skip the export
             self._pgn_key = key
             self.client.publish(self.topics["pgn"], record.pgn().encode(), qos=1, retain=True)

@@ -162,6 +162,34 @@ async def test_a_board_publishes_its_feed_state_pgn_and_status(broker):
         recorder.close()
 
 
+async def test_the_retained_pgn_is_the_page_s_after_every_change_a_penalty_too(broker):
+    """The arbiter gives White two minutes (7.4b): the PGN says it in a comment, and
+    the retained PGN has it at once, as lichess's push does. It waited for the next
+    move (MQTT's own idea of "the PGN changed" left penalties out)."""
+    tournament = f"pgn-{uuid.uuid4().hex[:6]}"
+    recorder = await asyncio.to_thread(Recorder, broker.port, f"dgt-bridge/{tournament}/3/1/pgn")
+    broadcaster = Broadcaster(_settings(broker.port, tournament, ["1"]))
+    await broadcaster.start()
+
+    def retained() -> str:
+        return recorder.on("/pgn")[-1][1].decode() if recorder.on("/pgn") else ""
+
+    try:
+        assert await _wait(lambda: broadcaster.mqtt[0].connected)
+        for event in game_feed(OPERA_GAME[:2]):
+            broadcaster.publish("1", event)
+        page = broadcaster.hub.pgn(["1"])
+        assert await _wait(lambda: retained() == page, 10)
+        broadcaster.publish("1", {"type": "penalty", "t": 30.0, "to": "white", "seconds": 120.0,
+                                  "article": "7.4b"})  # fmt: skip
+        page = broadcaster.hub.pgn(["1"])
+        assert "{ Penalty 7.4b: +2:00 to White }" in page
+        assert await _wait(lambda: retained() == page, 10), retained()
+    finally:
+        await broadcaster.stop()
+        recorder.close()
+
+
 async def test_stopping_the_daemon_says_goodbye_without_a_lost_broker_warning(broker, caplog):
     tournament = f"bye-{uuid.uuid4().hex[:6]}"
     broadcaster = Broadcaster(_settings(broker.port, tournament, ["1"]))
