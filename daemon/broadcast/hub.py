@@ -407,7 +407,8 @@ class Hub:
             full = f'{lean[:-1]},"state":{self.state_text(page_state)}}}'
             full_message = Message("event", full, self.seq, board_id)
         for subscriber in queued:  # each its bounded queue, now
-            if not subscriber.offer(full_message if subscriber.with_state else lean_message):
+            message = full_message if subscriber.with_state and full_message else lean_message
+            if not subscriber.offer(message):
                 self._forget(subscriber)
         if sinks:  # written at the loop's next turn, with the turn's other events
             self._outbox.append((self.seq, board_id, lean_message, full_message))
