@@ -84,8 +84,7 @@ def _messages(plies: int) -> tuple[bytes, bytes]:
     for event in _game(plies):
         hub.publish("1", event)
     moves = [p for p in publisher.waiting if b'"type":"move"' in p]
-    assert publisher._last_state is not None
-    return moves[-1], publisher._last_state
+    return moves[-1], publisher.state_message()
 
 
 #: A board's key and a state's topic, for the cost of signing and checking.

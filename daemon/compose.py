@@ -343,6 +343,7 @@ async def start_broadcast(
         notifier=notifier,
         phone_lines=phone_lines,
         phone_speech=phone_speech,
+        board_keys=settings.board_keys,
     )
     try:
         await broadcaster.start()

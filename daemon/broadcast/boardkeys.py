@@ -25,7 +25,7 @@ Signed as bytes, not as re-serialised JSON: the daemon signs exactly what it
 sends and the relay checks exactly what it received, without a canonical form
 (a state holds the whole game, up to a megabyte).
 
-Pure, no I/O but reading a key file.
+Pure, no I/O but reading the key files.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 #: What a board key is derived from, beside the hall key: another use of the
@@ -42,8 +43,11 @@ KEY_LABEL = b"dgt-bridge board key v1\n"
 DOMAIN = b"dgt-bridge board message v1\n"
 #: A board key as written in its file: 64 hexadecimal characters (32 bytes).
 BOARD_KEY = re.compile(r"^[0-9a-f]{64}$")
-#: The signature at the end of a signed message.
-_SIGNED_TAIL = re.compile(rb',"sig":"([0-9a-f]{64})"\}\s*\Z')
+#: The signature at the end of a signed message (white space may follow it).
+_SIGNED_TAIL = re.compile(rb',"sig":"([0-9a-f]{64})"\}')
+#: Its length: it is looked for at the message's end only, never searched for (a
+#: state is up to a megabyte).
+_TAIL_LENGTH = len(',"sig":"}"') + 64
 #: The shortest hall key taken: anything shorter is no secret.
 MIN_HALL_KEY = 16
 #: What ``{board}`` in ``board_key_file`` stands for.
@@ -97,9 +101,27 @@ def read_board_key(path: str) -> str:
     return key
 
 
-def _mac(key: str, topic: str, body: bytes) -> str:
-    return hmac.new(bytes.fromhex(key), DOMAIN + topic.encode() + b"\n" + body,
-                    hashlib.sha256).hexdigest()  # fmt: skip
+def read_board_keys(template: str, boards: Iterable[str]) -> dict[str, str]:
+    """Each board's key, read from its file (``key_file_for``), or ``BoardKeyError``
+    naming the first board whose key cannot be used. Read once, at start-up: the
+    configuration's check hands the keys to the publishers."""
+    keys = {}
+    for board in dict.fromkeys(boards):
+        try:
+            keys[board] = read_board_key(key_file_for(template, board))
+        except BoardKeyError as exc:
+            raise BoardKeyError(f"board {board}'s key {exc}") from None
+    return keys
+
+
+def _mac(key: str, topic: str, body: memoryview | bytes, end: bytes = b"") -> str:
+    """The HMAC of ``body`` then ``end`` for ``topic``, fed in parts: the message
+    (up to a megabyte) is never copied for it."""
+    mac = hmac.new(bytes.fromhex(key), DOMAIN, hashlib.sha256)
+    mac.update(topic.encode() + b"\n")
+    mac.update(body)
+    mac.update(end)
+    return mac.hexdigest()
 
 
 def sign(key: str, topic: str, body: bytes) -> bytes:
@@ -110,16 +132,25 @@ def sign(key: str, topic: str, body: bytes) -> bytes:
     return body[:-1] + b',"sig":"' + _mac(key, topic, body).encode() + b'"}'
 
 
+def signature(payload: bytes) -> re.Match[bytes] | None:
+    """The signature ending ``payload`` (good or not), None when it has none: its
+    group 1 is the signature's hex, its ``start()`` where the signed object's
+    ``}`` was. Found at the end only (``is_signed`` and ``verify`` both ask it)."""
+    end = len(payload.rstrip())
+    return _SIGNED_TAIL.fullmatch(payload, max(0, end - _TAIL_LENGTH), end)
+
+
 def is_signed(payload: bytes) -> bool:
     """Whether ``payload`` ends with a signature (good or not)."""
-    return _SIGNED_TAIL.search(payload) is not None
+    return signature(payload) is not None
 
 
-def verify(key: str, topic: str, payload: bytes) -> bool:
+def verify(key: str, topic: str, payload: bytes, tail: re.Match[bytes] | None = None) -> bool:
     """Whether ``payload`` carries a good signature of ``key`` for ``topic``;
-    compared in constant time."""
-    tail = _SIGNED_TAIL.search(payload)
+    compared in constant time. ``tail``: its ``signature``, when the caller has
+    looked for it already."""
+    tail = tail or signature(payload)
     if tail is None:
         return False
-    body = payload[: tail.start()] + b"}"
-    return hmac.compare_digest(_mac(key, topic, body), tail.group(1).decode())
+    body = memoryview(payload)[: tail.start()]  # the signed object without its "}"
+    return hmac.compare_digest(_mac(key, topic, body, b"}"), tail.group(1).decode())

@@ -403,29 +403,20 @@ class Hub:
         lean_message = Message("event", lean, self.seq, board_id)
         full_message: Message | None = None
         page_state: dict[str, Any] | None = None
-        sinks = False
         # A clock reading the viewers' own count foresees is not sent them (their state
         # and a newcomer's snapshot have it); the listeners (MQTT) hear every one.
-        viewers = self.subscribers if feed.clock_ticks.is_news(event) else ()
-        for subscriber in list(viewers):
-            if not subscriber.wants(board_id):
-                continue
-            if subscriber.sink is not None:  # written at the loop's next turn
-                sinks = True
-                if not subscriber.with_state or full_message is not None:
-                    continue
-            if subscriber.with_state:
-                if full_message is None:
-                    page_state = self.page_state(board_id)
-                    # the lean message with the state: what dumps() of the whole writes
-                    full = f'{lean[:-1]},"state":{self.state_text(page_state)}}}'
-                    full_message = Message("event", full, self.seq, board_id)
-                message = full_message
-            else:
-                message = lean_message
-            if subscriber.sink is None and not subscriber.offer(message):
+        news = feed.clock_ticks.is_news(event)
+        queued, sinks, with_state = self._audience(board_id) if news else ([], False, False)
+        if with_state:  # made once for every viewer that wants it
+            page_state = self.page_state(board_id)
+            # the lean message with the state: what dumps() of the whole writes
+            full = f'{lean[:-1]},"state":{self.state_text(page_state)}}}'
+            full_message = Message("event", full, self.seq, board_id)
+        for subscriber in queued:  # each its bounded queue, now
+            message = full_message if subscriber.with_state and full_message else lean_message
+            if not subscriber.offer(message):
                 self._forget(subscriber)
-        if sinks:
+        if sinks:  # written at the loop's next turn, with the turn's other events
             self._outbox.append((self.seq, board_id, lean_message, full_message))
             self._write_soon(event.get("type") not in KEPT_TYPES)
         if self.listeners:
@@ -435,6 +426,21 @@ class Hub:
                     listener(board_id, self.seq, event, page_state)
                 except Exception:
                     log.exception("a feed listener failed; the feed goes on")
+
+    def _audience(self, board_id: str) -> tuple[list[Subscriber], bool, bool]:
+        """Who wants this board's event, by how it reaches them: the viewers with a
+        queue (offered it at once), whether any viewer has a sink (``_write_out``
+        writes them all) and whether any wants the board's state with it."""
+        queued: list[Subscriber] = []
+        sinks = with_state = False
+        for subscriber in self.subscribers:
+            if subscriber.wants(board_id):
+                if subscriber.sink is None:
+                    queued.append(subscriber)
+                else:
+                    sinks = True
+                with_state = with_state or subscriber.with_state
+        return queued, sinks, with_state
 
     def _write_soon(self, now: bool) -> None:
         """A write-out at the next turn (``now``), else within ``WRITE_EVERY`` of the

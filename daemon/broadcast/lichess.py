@@ -63,13 +63,6 @@ RATE_LIMIT_PAUSE = 60.0
 RELAY_SETTLE = 12.0
 
 
-#: Feed events that change no game's PGN: they do not wake the pusher. Each wake
-#: made the whole round's PGN again when it had not changed since the last push,
-#: and a hall's clocks tick some 20 times a second between its moves (issue 28:
-#: a fifth of a Pi 4 core as 26 boards' games began).
-UNCHANGED_PGN = frozenset({"clock", "_status"})
-
-
 def lichess_names(hub: Hub, board_id: str) -> GameHeaders:
     """The board's headers as lichess needs them to match the game: both names
     set, never "?", and the Board tag."""
@@ -113,6 +106,8 @@ class LichessPusher:
         self.last_error = ""
         self.game_errors: list[str] = []  # what lichess said about games of the last push
         self._wake = asyncio.Event()
+        #: what each board's PGN was made of when the round's was last made
+        self._made_of: dict[str, tuple[Any, ...]] = {}
         self._task: asyncio.Task[None] | None = None
         self._session: aiohttp.ClientSession | None = None
 
@@ -157,9 +152,13 @@ class LichessPusher:
     def on_feed(
         self, board_id: str, seq: int, event: dict[str, Any], state: dict[str, Any]
     ) -> None:
-        if event.get("type") in UNCHANGED_PGN:
-            return
-        self._wake.set()  # cheap: the PGN is made at most once an interval
+        # Only a board's PGN changed since the round's was made wakes the pusher
+        # (``GameRecord.pgn_key``, as MQTT's retained PGN): each wake made the whole
+        # round's PGN again, and a hall's clocks tick some 20 times a second between
+        # its moves (issue 28: a fifth of a Pi 4 core as 26 boards' games began).
+        feed = self.hub.boards.get(board_id)
+        if feed is not None and self._made_of.get(board_id) != feed.record.pgn_key():
+            self._wake.set()  # cheap: the PGN is made at most once an interval
 
     async def _run(self) -> None:
         backoff = 0.0
@@ -172,6 +171,9 @@ class LichessPusher:
             pause = max(backoff, last_attempt + self.settings.interval - time.monotonic())
             if pause > 0:
                 await asyncio.sleep(pause)
+            self._made_of = {
+                board: feed.record.pgn_key() for board, feed in self.hub.boards.items()
+            }
             pgn = round_pgn(self.hub)
             if pgn == self.pushed or not pgn:
                 backoff = 0.0

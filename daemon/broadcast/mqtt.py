@@ -119,7 +119,9 @@ def _set_tls(client: mqtt.Client, settings: MqttSettings) -> None:
 class MqttPublisher:
     """One board's feed to the broker; ``start`` after the hub's loop is bound."""
 
-    def __init__(self, settings: BroadcastSettings, board_id: str, hub: Hub) -> None:
+    def __init__(
+        self, settings: BroadcastSettings, board_id: str, hub: Hub, *, board_key: str | None = None
+    ) -> None:
         self.settings = settings
         self.mqtt = settings.mqtt
         if self.mqtt.username and "{board}" in self.mqtt.username:
@@ -129,8 +131,9 @@ class MqttPublisher:
             self.mqtt = dataclasses.replace(self.mqtt, username=login)
         self.board_id = board_id
         self.hub = hub
-        #: this board's key (``boardkeys``): every message is signed with it
-        self.board_key = self._read_board_key()
+        #: this board's key (``boardkeys``), read with the configuration: every
+        #: message is signed with it
+        self.board_key = board_key
         self.origin = uuid.uuid4().hex[:12]
         self.statuses = 0  # the status messages numbered so far (``n``, the will's too)
         round_ = hub.boards[board_id].settings.round or settings.round
@@ -155,19 +158,7 @@ class MqttPublisher:
         self.published = 0
         # the seq of this board's last event: each event names it as its ``prev``
         self.last_seq = hub.boards[board_id].seq
-        self._last_pgn: str | None = None
-        self._pgn_key: tuple[Any, ...] | None = None
-        self._last_state: bytes | None = None
-
-    def _read_board_key(self) -> str | None:
-        template = self.mqtt.board_key_file
-        if not template:
-            return None
-        path = boardkeys.key_file_for(template, topic_level(self.board_id))
-        try:
-            return boardkeys.read_board_key(path)
-        except boardkeys.BoardKeyError as exc:
-            raise MqttSetupError(f"mqtt.board_key_file: {exc}") from None
+        self._pgn_key: tuple[Any, ...] | None = None  # the PGN last published
 
     def _new_client(self) -> mqtt.Client:
         # the login is the client id when there is one: a broker with
@@ -369,43 +360,39 @@ class MqttPublisher:
             self.waiting.popleft()
 
     def _publish_state(self, state: dict[str, Any]) -> None:
+        """The retained state, and the PGN when it changed. Nothing while not
+        connected (nor made: a state is signed whole, up to a megabyte):
+        ``_publish_latest`` publishes the newest on connect, the latest state wins."""
+        if not self.connected:
+            return
+        self.client.publish(self.topics["state"], self.state_message(state), qos=1, retain=True)
+        record = self.hub.boards[self.board_id].record
+        key = record.pgn_key()
+        if key != self._pgn_key:  # a clock tick changes no PGN: skip the export
+            self._pgn_key = key
+            self.client.publish(self.topics["pgn"], record.pgn().encode(), qos=1, retain=True)
+
+    def state_message(self, state: dict[str, Any] | None = None) -> bytes:
+        """The retained state message as this publisher sends it (signed when the
+        board has a key): of ``state`` (a ``page_state``), by default the board's
+        state now. What a never-connected publisher would send, for a test."""
+        if state is None:
+            state = self.hub.page_state(self.board_id)
         if state and "origin" not in state:
             # {**state, "origin": ...} as dumps() writes it, the state's text made once
             # for the page's viewers and here (``Hub.state_text``)
             origin = strictjson.dumps(self.origin)
-            state_payload = f'{self.hub.state_text(state)[:-1]},"origin":{origin}}}'
+            text = f'{self.hub.state_text(state)[:-1]},"origin":{origin}}}'
         else:
-            state_payload = strictjson.dumps({**state, "origin": self.origin})
-
-        self._last_state = self._sign("state", state_payload)
-        record = self.hub.boards[self.board_id].record
-        last = record.last_move
-        key = (
-            record.start_fen,
-            record.ply,
-            (last.uci, last.clock) if last else None,
-            record.result,
-            record.headers.white,
-            record.headers.black,
-            record.headers.round,
-        )
-        pgn_changed = self._last_pgn is None or key != self._pgn_key
-        if pgn_changed:  # a clock tick changes no PGN: skip the export
-            self._pgn_key = key
-            self._last_pgn = record.pgn()
-        pgn = self._last_pgn or ""
-        if not self.connected:
-            return  # published on connect: the latest state wins
-        self.client.publish(self.topics["state"], self._last_state, qos=1, retain=True)
-        if pgn_changed:
-            self.client.publish(self.topics["pgn"], pgn.encode(), qos=1, retain=True)
+            text = strictjson.dumps({**state, "origin": self.origin})
+        return self._sign("state", text)
 
     def _publish_latest(self) -> None:
         self.client.publish(
             self.topics["status"], self._status_payload(online=True), qos=1, retain=True
         )
         if self.board_id in self.hub.boards:
-            self._last_pgn = None
+            self._pgn_key = None  # published again, whatever it was
             self._publish_state(self.hub.page_state(self.board_id))
         self._flush()
 

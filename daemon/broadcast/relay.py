@@ -59,8 +59,6 @@ from daemon.broadcast.relaycheck import (
 )
 from daemon.broadcast.relayrules import (
     EXTRA_TAGS,
-    HELD_OVER_FINISHED,
-    HELD_OVER_UNFINISHED,
     GameRules,
     HeldForArbiter,
     canonical_state,
@@ -440,9 +438,10 @@ class Relay:
             assert self.hall_key is not None
             key = self._board_keys[board] = boardkeys.board_key(self.hall_key, self.tournament,
                                                                 board)  # fmt: skip
-        if not boardkeys.is_signed(payload):
+        tail = boardkeys.signature(payload)
+        if tail is None:
             raise Rejected(UNSIGNED)
-        if not boardkeys.verify(key, topic, payload):
+        if not boardkeys.verify(key, topic, payload, tail):
             raise Rejected(MISSIGNED)
 
     def _arbiter_signed(self, payload: bytes, board: str, event: dict[str, Any]) -> str | None:
@@ -537,7 +536,8 @@ class Relay:
             # only now: a state that is loaded must be a real game, by the rules
             rules = GameRules.from_state(state)
             shown = self.games.get(board)
-            held_why = None if arbiter else self._held_why(shown, rules)
+            trusted = self.hall_key is not None
+            held_why = None if arbiter or shown is None else shown.held_why(rules, trusted=trusted)
             if arbiter or (held_why is None and shown is not None and shown.result is None):
                 # the daemon's game, as the arbiter left it; or the board's own game
                 # going on (a restart held over it was not the board's, or is over)
@@ -564,23 +564,6 @@ class Relay:
             self._reject(board, held_why)
         for tag in left_out:
             self._reject(board, f"the tag {tag[:40]!r} is not one a board may set")
-
-    def _held_why(self, shown: GameRules | None, rules: GameRules) -> str | None:
-        """Why a board's state of game ``rules`` is held for the arbiter instead of
-        replacing the game ``shown`` (None: it is loaded); ``Rejected`` for the
-        finished game with another result."""
-        if shown is None:
-            return None
-        if shown.result is not None:
-            if not shown.same_game(rules):
-                return HELD_OVER_FINISHED
-            if rules.result != shown.result:
-                raise Rejected("the result is final once given (the arbiter's console "
-                               "changes it)")  # fmt: skip
-            return None
-        if self.hall_key is None and not shown.kept_by(rules):
-            return HELD_OVER_UNFINISHED  # any login's, unauthenticated
-        return None
 
     def show_held_game(self, board: str) -> bool:
         """The arbiter, on the relay's console (``/control/new_game`` with the

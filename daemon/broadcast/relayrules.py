@@ -177,12 +177,12 @@ class GameRules:
         t = event.get("t")
         if kind == "game_start":
             chess960 = bool(event.get("chess960"))
-            board = start_board(event.get("fen"), chess960)
-            if not signed and (self.result is not None or (self._deep(0) and not trusted)):
-                why = HELD_OVER_FINISHED if self.result is not None else HELD_OVER_UNFINISHED
-                raise HeldForArbiter(why, GameRules(board.fen(), chess960))
+            new = GameRules(start_board(event.get("fen"), chess960).fen(), chess960)
+            why = None if signed else self.held_why(new, trusted=trusted)
+            if why is not None:
+                raise HeldForArbiter(why, new)
             # a new game: the same object made afresh, as the relay holds it by reference
-            self.__init__(board.fen(), chess960)  # type: ignore[misc]
+            self.__init__(new.board.fen(), chess960)  # type: ignore[misc]
         elif kind in ("move", "takeback") and not (signed or trusted) and self._too_deep(event):
             held = self.copy()
             held.take(event, trusted=True)
@@ -225,6 +225,28 @@ class GameRules:
                 raise Rejected("draw_claimable.reason is unknown")
         elif kind == "irregularity":
             _irregularity(event)
+
+    def held_why(self, new: GameRules, *, trusted: bool) -> str | None:
+        """Why the game ``new`` (a board's new game, or the game its state holds) is
+        held for the arbiter rather than shown over this one; None: it is shown.
+        ``Rejected`` for this finished game with another result. The one rule of a
+        restart, for a game's start (``take``) and a board's whole state (``Relay``).
+
+        Over a finished game only the arbiter starts another (a board's own restart
+        is held, so is a game not begun: nothing tells it from the next game), and
+        the same game keeps its result. Untrusted (a relay without the hall's key),
+        a game that is not this one as a board's own play makes it (``kept_by``:
+        more than ``MAX_TAKEBACK`` half-moves lost) is held too."""
+        if self.result is not None:
+            begun = bool(new.board.move_stack) or new.result is not None
+            if not begun or not self.same_game(new):
+                return HELD_OVER_FINISHED
+            if new.result != self.result:
+                raise Rejected("the result is final once given (the arbiter's console changes it)")
+            return None
+        if not trusted and not self.kept_by(new):
+            return HELD_OVER_UNFINISHED
+        return None
 
     def _deep(self, kept: int) -> bool:
         """Whether a game keeping only its first ``kept`` half-moves loses more than

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from daemon.broadcast.hub import Hub
@@ -48,8 +48,12 @@ class Broadcaster:
         notifier: Any = None,
         phone_lines: Callable[[str, str], Any] | None = None,
         phone_speech: dict[str, Any] | None = None,
+        board_keys: Mapping[str, str] | None = None,
     ) -> None:
         self.settings = settings or BroadcastSettings()
+        #: each board's key as the configuration read it (``Settings.board_keys``);
+        #: None: read from ``mqtt.board_key_file`` at ``start`` (built without a file)
+        self.board_keys = board_keys
         if start_seq is None:
             start_seq = restart_safe_seq()
         self.hub = hub or Hub(self.settings, start_seq=start_seq)
@@ -87,6 +91,23 @@ class Broadcaster:
     ) -> None:
         self.hub.set_status(board_id, connected=connected, battery=battery, detail=detail)
 
+    def _board_key(self, board_id: str) -> str | None:
+        """The key board ``board_id`` signs with (``boardkeys``), None when it has
+        none; ``MqttSetupError`` when its file cannot be used."""
+        template = self.settings.mqtt.board_key_file
+        if not template:
+            return None
+        from daemon.broadcast import boardkeys
+        from daemon.broadcast.mqtt import MqttSetupError
+
+        known = self.board_keys or {}
+        if board_id in known:
+            return known[board_id]
+        try:
+            return boardkeys.read_board_keys(template, [board_id])[board_id]
+        except boardkeys.BoardKeyError as exc:
+            raise MqttSetupError(f"mqtt.board_key_file: {exc}") from None
+
     async def start(self) -> None:
         """Start the web server (and the MQTT publishers); ``port`` is then known."""
         self.hub.bind_loop(asyncio.get_running_loop())
@@ -95,7 +116,8 @@ class Broadcaster:
 
             for board_id in self.hub.boards:
                 try:
-                    publisher = MqttPublisher(self.settings, board_id, self.hub)
+                    key = self._board_key(board_id)
+                    publisher = MqttPublisher(self.settings, board_id, self.hub, board_key=key)
                 except MqttSetupError as exc:  # a certificate missing: the game goes on
                     log.error("MQTT NOT AVAILABLE for board %s: broadcast.%s", board_id, exc)
                     continue

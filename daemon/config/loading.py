@@ -26,7 +26,7 @@ from daemon.config.nodes import (
     keep_tree,
     node_at,
 )
-from daemon.config.sections import PART_SECTIONS, Settings, section_types
+from daemon.config.sections import PART_SECTIONS, Settings, board_entries, section_types
 
 
 def load_text(
@@ -170,7 +170,8 @@ def _check_board_keys(settings: Settings, root: Node, binder: Binder) -> None:
     """Each board's key file (``broadcast.mqtt.board_key_file``, ``{board}`` for each
     board's id) read now, so a missing or damaged one is named at its line rather
     than leaving a board unsigned (a relay with the hall's key would drop all it
-    says); ``arbiter_key`` said to be deprecated, at its line."""
+    says), and the keys kept for the publishers (``Settings.board_keys``: read
+    once); ``arbiter_key`` said to be deprecated, at its line."""
     mqtt = getattr(settings.broadcast, "mqtt", None)
     if mqtt is None or not mqtt.enabled:
         return
@@ -188,15 +189,14 @@ def _check_board_keys(settings: Settings, root: Node, binder: Binder) -> None:
         return
     from daemon.broadcast import boardkeys
 
-    ids = [entry.id for entry in settings.boards]
+    # the daemon's boards (its one board "1" when the file names none) and the cards
+    ids = [entry.id for entry in board_entries(settings)]
     ids += [card.id for card in getattr(settings.broadcast, "boards", None) or []]
-    for board in dict.fromkeys(ids or ["1"]):
-        path = boardkeys.key_file_for(mqtt.board_key_file, board)
-        try:
-            boardkeys.read_board_key(path)
-        except boardkeys.BoardKeyError as exc:
-            raise binder.error(node_at(root, ("broadcast", "mqtt", "board_key_file")), key,
-                               f"board {board}'s key {exc}") from None  # fmt: skip
+    try:
+        settings.board_keys = boardkeys.read_board_keys(mqtt.board_key_file, ids)
+    except boardkeys.BoardKeyError as exc:
+        node = node_at(root, ("broadcast", "mqtt", "board_key_file"))
+        raise binder.error(node, key, str(exc)) from None
 
 
 def _vocabulary_message(message: str) -> str:

@@ -201,6 +201,9 @@ class Settings(Record):
     #: what the file says that still works but should be written otherwise (a
     #: deprecated key); ``run`` logs them, ``check-config`` prints them
     warnings: list[str] = field(default_factory=list, compare=False, repr=False)
+    #: each board's key (``broadcast.mqtt.board_key_file``), read once as the
+    #: configuration loads (its check), for the board's MQTT publisher to sign with
+    board_keys: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 def board_entries(

@@ -590,6 +590,19 @@ class GameRecord:
         tags = "\n".join(pgn_tag(key, value) for key, value in headers.items())
         return f"{tags}\n\n{movetext}\n"
 
+    def pgn_key(self) -> tuple[Any, ...]:
+        """What ``pgn`` is made of, to tell whether it changed without making it (a
+        clock report, the most frequent event, changes none of it): the headers, the
+        start, the result, the moves (each a new object when it changes) and the
+        penalties. The one rule of "the PGN changed" for MQTT's retained PGN and
+        the lichess push; keep it in step with ``pgn_headers`` and ``_Replay``."""
+        headers = self.headers
+        return (
+            headers.event, headers.site, headers.date, headers.round, headers.white,
+            headers.black, tuple(headers.extra.items()), self.start_fen, self.chess960,
+            self.result, list(self.moves), len(self.penalties),
+        )  # fmt: skip
+
     def state(self) -> dict[str, Any]:
         """The JSON-ready picture for ``/state.json`` and retained MQTT state."""
         board = self.position()

@@ -659,8 +659,7 @@ def test_an_older_run_s_messages_replayed_byte_for_byte_change_nothing(hall):
     hub.listeners.append(publisher.on_feed)
     for event in game_feed(["e2e4", "e7e5"]):
         hub.publish("1", event)
-    assert publisher._last_state is not None
-    counted = _attack(hall, "board-1", [("1/state", publisher._last_state),
+    counted = _attack(hall, "board-1", [("1/state", publisher.state_message()),
                                        ("1/events", publisher.waiting[0])])  # fmt: skip
     assert set(counted) == {"1"} and sum(counted["1"].values()) == 2, counted
     assert all("older run" in reason for reason in counted["1"]), counted

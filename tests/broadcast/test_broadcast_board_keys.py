@@ -355,8 +355,28 @@ def test_a_missing_key_file_is_named_and_arbiter_key_is_deprecated_at_its_line(t
         load_text(text, "pi.yaml", environ={})
     assert (caught.value.line, caught.value.key) == (5, "broadcast.mqtt.board_key_file")
     assert f"board 1's key {tmp_path}/board-1.key: no such file" in caught.value.message
+    key = _key_files(tmp_path, ("1",)).replace("{board}", "1")
+    assert load_text(text, "pi.yaml", environ={}).board_keys == {"1": Path(key).read_text().strip()}
     old = load_text("broadcast:\n  mqtt:\n    enabled: true\n    arbiter_key: old\n", "pi.yaml",
                     environ={})  # fmt: skip
     assert old.broadcast.mqtt.arbiter_key == "old"  # still works
     assert len(old.warnings) == 1
     assert old.warnings[0].startswith("pi.yaml, line 4: broadcast.mqtt.arbiter_key: deprecated")
+
+
+def test_the_daemon_will_not_start_with_a_key_file_it_cannot_read(tmp_path):
+    """``dgt-bridge run``: board 2's key file cannot be read (here a directory):
+    the daemon says which board, which file and why, at start-up, and stops."""
+    _key_files(tmp_path, ("1",))
+    (tmp_path / "board-2.key").mkdir()
+    config = tmp_path / "pi.yaml"
+    config.write_text(
+        "boards:\n  - {id: '1', port: /dev/null}\n  - {id: '2', port: /dev/null}\n"
+        "broadcast:\n  mqtt:\n    enabled: true\n"
+        f"    tournament: {TOURNAMENT}\n    board_key_file: {tmp_path}/board-{{board}}.key\n"
+    )
+    run = _dgt_bridge("run", "--config", str(config), "--no-speech", cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert (f"line 8: broadcast.mqtt.board_key_file: board 2's key {tmp_path}/board-2.key: "
+            "cannot be read") in run.stderr  # fmt: skip
+    assert "Traceback" not in run.stderr

@@ -240,3 +240,35 @@ def test_any_mix_of_moves_corrections_and_takebacks_folds_to_the_true_game(steps
     assert record.board().fen() == model.fen()
     game = _read(record.pgn())
     assert list(game.mainline_moves()) == model.move_stack
+
+
+#: What the arbiter and the board add between a game's moves, PGN or not.
+_ASIDES = [
+    {"type": "clock", "white": 250.0, "black": 240.0, "running": "white"},
+    {"type": "penalty", "to": "black", "seconds": 120.0, "article": "7.4b"},
+    {"type": "players", "white": "Anderssen", "round": "4"},
+    {"type": "connection", "state": "lost"},
+    {"type": "irregularity", "kind": "illegal_position", "article": "7.4", "detail": "x"},
+    {"type": "draw_claimable", "reason": "fifty_moves", "ply": 3},
+    {"type": "takeback", "ply": 2},
+    {"type": "game_end", "result": "1/2-1/2", "reason": "agreed"},
+    {"type": "moves_recovered", "how": "ambiguous", "candidates": ["e4 e5"]},
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.sampled_from(_ASIDES)), max_size=8))
+def test_the_pgn_never_changes_while_its_key_stays(asides):
+    """MQTT's retained PGN and the lichess push are made again only when
+    ``pgn_key`` changes: a changed PGN (a penalty, names, a takeback, a move) must
+    change the key. (A clock report changes neither.)"""
+    feed = game_feed(OPERA_GAME[:6])
+    for at, aside in sorted(asides, key=lambda pair: -pair[0]):
+        feed.insert(min(at, len(feed) - 1) + 1, {**aside, "t": feed[min(at, len(feed) - 1)]["t"]})
+    record = GameRecord(GameHeaders(event="Paris", white="Morphy", black="Duke"))
+    key, pgn = record.pgn_key(), record.pgn()
+    for event in feed:
+        record.apply(event)
+        new_key, new_pgn = record.pgn_key(), record.pgn()
+        assert new_key != key or new_pgn == pgn, (event, pgn, new_pgn)
+        key, pgn = new_key, new_pgn

@@ -54,7 +54,7 @@ def _board_messages(ucis: list[str]) -> tuple[list[bytes], list[bytes]]:
     states = []
     for event in game_feed(ucis):
         hub.publish("1", event)
-        states.append(publisher._last_state)
+        states.append(publisher.state_message())
     return list(publisher.waiting), states
 
 
@@ -157,6 +157,34 @@ async def test_a_board_publishes_its_feed_state_pgn_and_status(broker):
             assert late.on("/events") == [], "events are not retained"
         finally:
             late.close()
+    finally:
+        await broadcaster.stop()
+        recorder.close()
+
+
+async def test_the_retained_pgn_is_the_page_s_after_every_change_a_penalty_too(broker):
+    """The arbiter gives White two minutes (7.4b): the PGN says it in a comment, and
+    the retained PGN has it at once, as lichess's push does. It waited for the next
+    move (MQTT's own idea of "the PGN changed" left penalties out)."""
+    tournament = f"pgn-{uuid.uuid4().hex[:6]}"
+    recorder = await asyncio.to_thread(Recorder, broker.port, f"dgt-bridge/{tournament}/3/1/pgn")
+    broadcaster = Broadcaster(_settings(broker.port, tournament, ["1"]))
+    await broadcaster.start()
+
+    def retained() -> str:
+        return recorder.on("/pgn")[-1][1].decode() if recorder.on("/pgn") else ""
+
+    try:
+        assert await _wait(lambda: broadcaster.mqtt[0].connected)
+        for event in game_feed(OPERA_GAME[:2]):
+            broadcaster.publish("1", event)
+        page = broadcaster.hub.pgn(["1"])
+        assert await _wait(lambda: retained() == page, 10)
+        broadcaster.publish("1", {"type": "penalty", "t": 30.0, "to": "white", "seconds": 120.0,
+                                  "article": "7.4b"})  # fmt: skip
+        page = broadcaster.hub.pgn(["1"])
+        assert "{ Penalty 7.4b: +2:00 to White }" in page
+        assert await _wait(lambda: retained() == page, 10), retained()
     finally:
         await broadcaster.stop()
         recorder.close()
@@ -295,6 +323,46 @@ async def test_events_published_while_the_broker_is_away_reach_it_in_order(own_b
     finally:
         await broadcaster.stop()
         recorder.close()
+
+
+async def test_moves_played_while_the_broker_is_away_are_the_retained_state_once_back(
+    own_broker,
+):
+    """The publisher makes no state while the broker is away, yet a page or relay
+    subscribing after the broker's return gets the whole game, state and PGN."""
+    tournament = f"back-{uuid.uuid4().hex[:6]}"
+    base = f"dgt-bridge/{tournament}/3/1"
+    broadcaster = Broadcaster(_settings(own_broker.port, tournament, ["1"]))
+    await broadcaster.start()
+    publisher = broadcaster.mqtt[0]
+    feed = game_feed(OPERA_GAME[:8])
+    try:
+        assert await _wait(lambda: publisher.connected)
+        for event in feed[:3]:
+            broadcaster.publish("1", event)
+        await asyncio.to_thread(own_broker.stop)
+        assert await _wait(lambda: not publisher.connected)
+        for event in feed[3:]:  # the rest of the game, played while the broker is away
+            broadcaster.publish("1", event)
+        await asyncio.to_thread(own_broker.start)
+        assert await _wait(lambda: publisher.connected)
+        late = await asyncio.to_thread(Recorder, own_broker.port, f"{base}/#")
+        try:
+
+            def retained_game() -> list[str] | None:
+                states, pgns = late.on("/state"), late.on("/pgn")
+                if not states or not pgns:
+                    return None
+                state = json.loads(states[-1][1])
+                game = chess.pgn.read_game(io.StringIO(pgns[-1][1].decode()))
+                ucis = [m.uci() for m in game.mainline_moves()] if game else []
+                return [m["uci"] for m in state["moves"]] if ucis == OPERA_GAME[:8] else ucis
+
+            assert await _wait(lambda: retained_game() == OPERA_GAME[:8], 30), retained_game()
+        finally:
+            late.close()
+    finally:
+        await broadcaster.stop()
 
 
 async def test_a_relay_started_after_the_game_shows_all_of_it(broker, monkeypatch):

@@ -268,7 +268,7 @@ async def test_a_replayed_older_run_never_replaces_the_newer_one(own_broker):
             older.publish("1", event)
         assert await _wait(lambda: _moves(relay, "1") == OPERA_GAME[:2])
         publisher = older.mqtt[0]
-        old_state = publisher._last_state
+        old_state = publisher.state_message()
         old_start = json.dumps({"origin": publisher.origin, "seq": 1, "prev": 0, "board": "1",
                                 "event": game_feed([])[0]}).encode()  # fmt: skip
         await older.stop()

@@ -19,6 +19,7 @@ from pgn_check import validated_games
 from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, Hub, MqttSettings
 from daemon.broadcast.mqtt import MqttPublisher, MqttSetupError, new_client
 from daemon.broadcast.relay import Relay
+from daemon.broadcast.relayrules import HELD_OVER_FINISHED
 
 ROUND = "3"
 BASE = f"dgt-bridge/{TOURNAMENT}/{ROUND}"
@@ -118,7 +119,7 @@ async def test_the_shipped_acl_lets_a_board_write_only_its_own_topics_over_tls(h
         assert await _wait(lambda: _moves(relay, "2") == OPERA_GAME[:2]), relay.status()
 
         # Board 2's login forges board 1's game: the broker drops it (ACL).
-        forged_state = json.loads(one.mqtt[0]._last_state)
+        forged_state = json.loads(one.mqtt[0].state_message())
         forged_state["moves"] = forged_state["moves"][:2]
         forged_state["headers"]["white"] = "Forger"
         forged_state["seq"] += 10**6
@@ -193,7 +194,7 @@ def _real_messages(board: str, ucis: list[str]) -> tuple[list[bytes], list[bytes
     states = []
     for event in game_feed(ucis):
         hub.publish(board, event)
-        states.append(publisher._last_state)
+        states.append(publisher.state_message())
     return list(publisher.waiting), states
 
 
@@ -276,6 +277,40 @@ def test_a_bad_or_forged_message_is_dropped_counted_and_never_breaks_another_boa
     assert _moves(relay, "2") == OPERA_GAME[:4]
     games = validated_games(relay.hub.pgn(), 2)
     assert [g.headers["White"] for g in games] == ["White 1", "White 2"]
+
+
+def test_the_next_game_after_a_forfeit_is_held_for_the_arbiter_from_its_state_or_its_event():
+    """The arbiter gave a game before its first move (a forfeit), then the board's
+    next game starts: held for the arbiter, who shows it from his console, whether
+    the relay hears the game's start or only the board's state (a relay joining
+    late, or after a hole). The state was refused as "the result is final"."""
+    settings = BroadcastSettings(
+        enabled=False, round=ROUND, boards=[BoardSettings(id="1", white="W", black="B")],
+        mqtt=MqttSettings(enabled=True, tournament=TOURNAMENT),
+    )  # fmt: skip
+    hub = Hub(settings, start_seq=100)
+    publisher = MqttPublisher(settings, "1", hub)
+    hub.listeners.append(publisher.on_feed)
+    states = []
+    for event in [
+        game_feed([])[0],
+        {"type": "game_end", "t": 60.0, "result": "1-0", "reason": "forfeit"},
+        {**game_feed([])[0], "t": 900.0},
+    ]:
+        hub.publish("1", event)
+        states.append(publisher.state_message())  # fmt: skip
+    by_events = Relay("127.0.0.1", 1883, TOURNAMENT, ROUND, address="127.0.0.1", port=0)
+    for payload in publisher.waiting:
+        _deliver(by_events, "1", "events", payload)
+    by_states = Relay("127.0.0.1", 1883, TOURNAMENT, ROUND, address="127.0.0.1", port=0)
+    for payload in states[1:]:
+        _deliver(by_states, "1", "state", payload)
+    for relay in (by_events, by_states):
+        board = relay.status()["boards"]["1"]
+        assert "restart_held" in board and board["rejected"] == {HELD_OVER_FINISHED: 1}, board
+        assert relay.hub.boards["1"].record.result == "1-0", "the forfeit stays shown"
+        assert relay.show_held_game("1")
+        assert relay.hub.boards["1"].record.result is None, "the new game is shown"
 
 
 async def test_the_relay_status_page_shows_what_was_dropped():
