@@ -276,7 +276,13 @@ class BudgetDaemon:
         READY, are up too (the STATUS= line no longer says "starting")."""
         self.notify.settimeout(timeout)
         while True:
-            lines = self.notify.recv(4096).decode().split("\n")
+            try:
+                lines = self.notify.recv(4096).decode().split("\n")
+            except TimeoutError:  # say why, from the daemon's own log
+                raise TimeoutError(
+                    f"no word from the daemon for {timeout:.0f} s while it started: "
+                    + self.not_read()
+                ) from None
             status = [line for line in lines if line.startswith("STATUS=")]
             if status and "starting" not in status[-1]:
                 return time.monotonic() - self.started
