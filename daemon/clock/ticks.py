@@ -4,8 +4,11 @@ The board's clock is read every second or two, and every reading of a running cl
 differs from the one before: a ``clock`` event each time, for every board. The page
 (the daemon's and the relay's) counts the running side down by itself between events
 (``clockNow`` in ``daemon.broadcast.page``), so a reading that shows what that count
-already shows tells a viewer nothing, yet in a hall it was two thirds of what each of
-100 viewers was sent, on a Pi's one slow core shared with the bus's polls (issue 28).
+already shows tells a viewer nothing, yet in a long think each board's clock was a
+message a second to every viewer: 24 boards and 100 viewers, 2,400 writes a second on
+a Pi's one slow core shared with the bus's polls (issue 28). At blitz pace most
+readings are presses and the reading after one (the increment), which are news: the
+Pi 4 hall's viewers were sent 2,413 messages each before, 2,381 after.
 
 :class:`ClockTicks` lets a reading through when it is news: the side running
 changed (a press, a pause, a start), the waiting side's time changed (an increment,
