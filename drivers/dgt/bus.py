@@ -233,12 +233,16 @@ class BusTimings:
     chain the line could carry a poll every 10 ms, which costs CPU and tells nothing
     more (the board scans its sensors every 200-250 ms). With many boards the line
     itself is the limit."""
-    press_window: float = 1.0
+    press_window: float = 2.0
     """How long after a piece change with no lever press after it (a move under way)
     the board's press is awaited (``press_weight``). A press waits for its board's
     next poll, and on a 12-board chain at 9600 baud every board polled in turn is a
     round of 250-300 ms; a blitz player presses 0.15-0.6 s after setting the piece
-    down. A press later than this is read as any other change."""
+    down, and after castling or re-centring a piece up to a second later (1 s left
+    such presses to the round: a castling's press was its board's slowest in every
+    hall run; ``benchmarks.bus_order`` at 10 ms a command: worst boards 301-450 ms
+    with 1 s, 302-342 ms with 2 s). A press later than this is read as any other
+    change."""
     press_weight: float = 2.0
     """How much faster a board whose press is awaited is polled: the next poll goes
     to the board that waited longest, a board whose press is awaited counting its
