@@ -528,10 +528,11 @@ class BusPoller:
         its clock or a quiet-board dump right after its changes when due, so nothing
         overtakes a change."""
         timings = self.timings
-        defer = timings.housekeeping_defer if self._press_awaited(now, present) else 0.0
+        awaiting = [self._awaits_press(self.boards[a], now) for a in present]
+        defer = timings.housekeeping_defer if any(awaiting) else 0.0
         chosen: _Board | None = None
         longest = -1.0
-        for address in present:
+        for address, awaits_press in zip(present, awaiting, strict=True):
             board = self.boards[address]
             polled = self._polled_at.get(address)
             due = (
@@ -543,7 +544,7 @@ class BusPoller:
             if not due:
                 continue
             waited = now - polled if polled is not None else float("inf")
-            if self._awaits_press(board, now):
+            if awaits_press:
                 waited *= timings.press_weight
             if waited > longest:
                 chosen, longest = board, waited
