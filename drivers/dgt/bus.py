@@ -320,7 +320,6 @@ class BusStats:
     late_replies: int = 0
     bad_logs: int = 0
     by_command: dict[str, int] = field(default_factory=dict)
-    wakes: int = 0  # times the port woke the line's shell (a reply in parts: once)
 
 
 class BusPoller:

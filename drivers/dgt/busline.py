@@ -1,52 +1,35 @@
-"""A chain's line: the bus poller's commands written and its replies read (the I/O
-shell of ``bus.py``, without what a reply means for a board).
+"""A chain's line: the bus poller's commands written, its replies read, on the running
+asyncio loop (the I/O shell of ``bus.py``, without what a reply means for a board).
 
 What each reply means for its board (its shadow, its clock, its settling after an
 outage) is the link's (``buslink.py``). The line only keeps the 9600-baud line busy:
-each reply read sends the next command at once, and the poller is woken at its next
-deadline. It runs in a process of its own (``busprocess.py``), a plain loop around
-``poll()`` with no event loop: polling a chain is a command and a reply every ~14 ms
-whatever the boards do, and on the daemon's asyncio loop it took a third of the
-core a Pi Zero 2 W gives the daemon's one Python thread (issue 28).
-
-Each reply wakes the loop once: the terminal's VMIN is set to the bytes the awaited
-reply still lacks (``poll()`` honours it with VTIME 0), so a change list that the
-line carries in two parts is one wake, not two; what never comes is read at the
-reply's time-out (a reply cut short) and asked for again by the poller.
+each reply read sends the next command at once, in the same callback, and one timer
+wakes the poller at its next deadline. The daemon runs it in a process of its own
+(``busprocess.py``): polling a chain is a command every ~14 ms whatever the boards
+do, and on a Pi Zero 2 W it took a third of the daemon's core (issue 28).
 """
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import os
-import termios
 import time
 from collections.abc import Callable
 
-import serial
-
 from drivers.dgt.bus import BusEvent, BusPoller, BusStats, BusTimings
 from drivers.dgt.buscodec import check_bus_command
+from drivers.dgt.portreader import PortReader
 from drivers.dgt.serialport import open_serial
 
 #: Where the line's events go: each reply's events, in order, in one call.
 EventSink = Callable[[list[BusEvent]], None]
-#: The most bytes a wake waits for: 64 bytes take 67 ms at 9600 baud, within the bus's
-#: 80 ms time-out for a reply that has begun (``BusTimings.reply_timeout``).
-MOST_AWAITED = 64
-
-
-class PortClosed(OSError):
-    """The port failed (read or write error, the adapter unplugged): every board on it
-    is lost until it opens again."""
 
 
 class BusLine:
-    """The line on ``port``: ``open()``, then ``step(now)`` whenever ``wake_at()``
-    comes and ``readable(now)`` whenever the port has bytes, until one raises
-    ``PortClosed`` (or ``release()``). The boards to poll are ``add``-ed; ``probe``
-    and ``read_log`` are the link's requests to the poller. Events go to
-    ``on_events``, each reply's after the next command is on the line."""
+    """The line on ``port``: ``open()``, then ``poll()`` until the port fails (it
+    raises ``OSError``) or ``close()``; ``release()`` closes the port. The boards to
+    poll are ``add``-ed; ``probe`` and ``read_log`` are the link's requests to the
+    poller. Events go to ``on_events``."""
 
     def __init__(
         self,
@@ -61,143 +44,160 @@ class BusLine:
         self.discover = discover
         self.on_events = on_events
         self.poller = BusPoller(timings=timings, discover=discover)
-        self.serial: serial.Serial | None = None
-        self.fd = -1
-        self._attributes: list | None = None  # the terminal's, VMIN set as last asked
-        self._wake_after = 1
+        self._reader: PortReader | None = None
+        self._closed = False
+        self._over: asyncio.Future[None] | None = None  # the open port's polling is over
+        self._timer: asyncio.TimerHandle | None = None  # the poller's next deadline
 
     @property
     def stats(self) -> BusStats:
         return self.poller.stats
 
-    @property
-    def is_open(self) -> bool:
-        return self.serial is not None
-
     # -- the link's requests ---------------------------------------------------------
 
     def add(self, address: int) -> None:
         self.poller.add(address)
+        if self._polling():
+            asyncio.get_running_loop().call_soon(self._step)  # polled from now on
 
     def probe(self, address: int) -> None:
         """Poll board ``address`` now, out of turn (its answer: ``BoardAnswered``)."""
         self.poller.probe(address, time.monotonic())
+        if self._polling() and not self.poller.busy:
+            asyncio.get_running_loop().call_soon(self._step)
 
     def read_log(self, address: int) -> None:
         self.poller.read_log(address)
 
-    # -- the port --------------------------------------------------------------------
+    # -- life cycle ------------------------------------------------------------------
 
-    def open(self) -> None:
+    async def open(self) -> None:
         """Open the port (``OSError`` or ``serial.SerialException`` if it cannot be):
         every board starts again from a ping and a dump, as after any outage."""
-        self.serial = open_serial(self.port)
-        self.fd = self.serial.fileno()
-        try:
-            self._attributes = termios.tcgetattr(self.fd)
-        except termios.error:
-            self._attributes = None  # not a terminal: a wake for every part
-        self._wake_after = 1
+        self._reader = PortReader(open_serial(self.port), self._received, self._read_ended)
         fresh = BusPoller(list(self.poller.boards), self.timings, discover=self.discover)
         fresh.stats = self.poller.stats
         self.poller = fresh
 
+    async def poll(self) -> None:
+        """Poll until the port fails (raised) or ``close()``. No task wakes per
+        command: the old loop's ``wait_for`` made a task and a timer for every one of
+        the ~50 polls a second of a 12-board chain (issue 19)."""
+        if self._closed:
+            return
+        self._over = asyncio.get_running_loop().create_future()
+        try:
+            self._step()
+            await self._over
+        finally:
+            self._over = None
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
     def release(self) -> None:
         """Close the port (again: nothing)."""
-        port, self.serial, self.fd = self.serial, None, -1
-        if port is not None:
-            with contextlib.suppress(Exception):  # a port that is gone: past caring
-                port.close()
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+    def close(self) -> None:
+        """Poll no more, for good."""
+        self._closed = True
+        self._end_polling()
 
     # -- the line --------------------------------------------------------------------
 
-    def wake_at(self, now: float) -> float:
-        """When ``step`` is next due: a reply's time-out, or the next command."""
-        poller = self.poller
-        wake = poller.deadline() if poller.busy else poller.idle_until(now)
-        return now if wake is None else wake
+    def _polling(self) -> bool:
+        return self._over is not None and not self._over.done()
 
-    def step(self, now: float) -> None:
-        """What is due now: time-outs, then the next command (written)."""
-        poller = self.poller
-        deadline = poller.deadline()
-        if deadline is not None and now >= deadline:
-            left = self._take()  # a reply too short to wake the loop (VMIN)
-            if left:
-                self._emit(poller.feed(left, now))
-        self._emit(poller.expire(now))
-        frame = poller.next_command(now)
-        while frame is not None:
-            self._write(check_bus_command(frame, from_start=poller.reading_log))
-            if poller.busy:
-                break
-            frame = poller.next_command(time.monotonic())  # no reply: on at once
-        self._await_reply()
-
-    def readable(self, now: float) -> None:
-        """The port has bytes: read, the next command out, then the reply's events
-        (each board's pipeline takes the daemon milliseconds, tens on a Pi when a
-        hall's boards move together, and the line, every board's, waited for them)."""
-        try:
-            data = os.read(self.fd, 4096)
-        except BlockingIOError:
+    def _step(self) -> None:
+        """What is due now: time-outs, then the next command (written), then the
+        timer for the poller's next deadline."""
+        if not self._polling():
             return
-        except OSError as error:
-            raise PortClosed(f"read error: {error}") from error
-        if not data:
-            raise PortClosed("port closed (end of file)")
-        poller = self.poller
-        poller.stats.wakes += 1
-        events = poller.feed(data, now)
-        if not poller.busy:
-            self.step(time.monotonic())
-        else:
-            self._await_reply()
-        self._emit(events)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        try:
+            now = time.monotonic()
+            deadline = self.poller.deadline()
+            if deadline is not None and now >= deadline and self._reader is not None:
+                # what came of a reply too short to wake the loop (``wake_after``)
+                left = self._reader.take()
+                if left:
+                    self._emit(self.poller.feed(left, now))
+            self._emit(self.poller.expire(now))
+            if not self._polling():  # a handler closed the line
+                return
+            frame = self.poller.next_command(now)
+            while frame is not None:
+                self._write(check_bus_command(frame, from_start=self.poller.reading_log))
+                if self.poller.busy:
+                    break
+                frame = self.poller.next_command(time.monotonic())  # no reply: on at once
+        except Exception as error:  # poll() raises it: a port error or a bug
+            # Whatever it is, polling ends here and ``poll()`` raises it (a port error:
+            # the port is reopened; anything else: the hall marks the boards failed and
+            # restarts the link). A callback that just stopped would leave every board
+            # "connected" and unpolled for good, with no message.
+            self._end_polling(error)
+            return
+        self._await_reply()
+        now = time.monotonic()
+        wake_at = self.poller.deadline() if self.poller.busy else self.poller.idle_until(now)
+        delay = min(max(0.0, (wake_at or now) - now), 1.0)
+        self._timer = asyncio.get_running_loop().call_later(delay, self._step)
+
+    def _end_polling(self, error: BaseException | None = None) -> None:
+        over = self._over
+        if over is not None and not over.done():
+            if error is None:
+                over.set_result(None)
+            else:
+                over.set_exception(error)
 
     def _write(self, frame: bytes) -> None:
-        if self.serial is None:
-            raise PortClosed("port is closed")
+        if self._reader is None:
+            raise OSError("port is closed")
+        port = self._reader.port
         try:
-            # The port is non-blocking and a command is 4 bytes: one write() call;
-            # pyserial's write() (a select() per call) is the fallback for a full buffer.
-            written = os.write(self.fd, frame)
+            # The port is non-blocking and a command is 4 bytes: one write() call.
+            # pyserial's write() adds a select() per call, which was 15% of a
+            # 12-board chain's CPU (issue 19); it is the fallback for a full buffer.
+            written = os.write(port.fileno(), frame)
         except BlockingIOError:
             written = 0
-        except OSError as error:
-            raise PortClosed(f"write error: {error}") from error
         if written < len(frame):
-            try:
-                self.serial.write(frame[written:])
-            except serial.SerialException as error:
-                raise PortClosed(f"write error: {error}") from error
+            port.write(frame[written:])
 
-    def _take(self) -> bytes:
-        """What came and did not wake the loop (fewer bytes than VMIN asked for)."""
-        if self._wake_after <= 1 or self.serial is None:
-            return b""
+    def _received(self, data: bytes) -> None:
         try:
-            return os.read(self.fd, 4096)
-        except BlockingIOError:
-            return b""
-        except OSError as error:
-            raise PortClosed(f"read error: {error}") from error
+            events = self.poller.feed(data, time.monotonic())
+            if events and not self.poller.busy:
+                # The next command goes on the line before the reply's events are
+                # handled: each board's rules core, journal, page and MQTT take the
+                # event loop for milliseconds (tens on a Pi when a hall's boards move
+                # together), and the line, every board's, waited for them (issue 28).
+                self._step()
+            self._emit(events)
+        except Exception as error:  # as in _step: poll() raises it
+            self._end_polling(error)
+            return
+        if not self.poller.busy:
+            self._step()  # the line is free: the next command goes at once
+        else:
+            self._await_reply()
 
     def _await_reply(self) -> None:
-        """Be woken only once the reply awaited can be whole: VMIN, the bytes it still
-        lacks (at most ``MOST_AWAITED``)."""
-        count = max(1, min(self.poller.awaited_bytes(), MOST_AWAITED))
-        attributes = self._attributes
-        if count == self._wake_after or attributes is None:
-            return
-        attributes[6][termios.VMIN] = count
-        attributes[6][termios.VTIME] = 0
-        try:
-            termios.tcsetattr(self.fd, termios.TCSANOW, attributes)
-        except (termios.error, OSError):
-            self._attributes = None  # not a terminal after all: a wake for every part
-            return
-        self._wake_after = count
+        """Be called back only once the reply awaited can be whole (or its next part
+        can be read): a change list in two parts woke the loop twice, and each wake
+        was much of a poll's CPU (issue 28, the Zero 2 W's budget)."""
+        if self._reader is not None:
+            self._reader.wake_after(self.poller.awaited_bytes())
+
+    def _read_ended(self, why: str) -> None:
+        self._end_polling(OSError(why))
 
     def _emit(self, events: list[BusEvent]) -> None:
         if events:

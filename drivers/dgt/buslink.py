@@ -53,6 +53,7 @@ from drivers.dgt.bus import (
     BusTimings,
     backlog_history,
 )
+from drivers.dgt.busline import BusLine
 from drivers.dgt.busprocess import BusLineProcess
 from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
 from drivers.dgt.protocol import (
@@ -135,6 +136,7 @@ class BusLink:
         backoff_max: float = 5.0,
         settle_quiet: float = 0.5,
         settle_longest: float = 5.0,
+        own_process: bool = True,
     ) -> None:
         self.port = port
         #: a board found after the game went on: its dump is held until it rests
@@ -145,8 +147,11 @@ class BusLink:
         self.on_new_board = on_new_board
         self.discover = discover
         self.boards: dict[int, BusBoard] = {}
-        #: the line itself, polled in a process of its own
-        self.line = BusLineProcess(port, self.timings, discover=discover, on_events=self._dispatch)
+        #: the line itself: polled in a process of its own (``busprocess``), or on
+        #: this loop (``own_process=False``: the tests that watch its poller)
+        self.line: BusLine | BusLineProcess = (BusLineProcess if own_process else BusLine)(
+            port, self.timings, discover=discover, on_events=self._dispatch
+        )
         self.port_open = False
         self.opened_at: float | None = None
         self._closed = False
@@ -227,6 +232,7 @@ class BusLink:
             self._port_lost(f"port error: {error}")
         finally:
             self.port_open = False
+            self.line.release()
         return opened
 
     def close(self) -> None:

@@ -27,16 +27,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
 import pickle
-import select
 import signal
 import struct
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,13 +73,9 @@ class FrameReader:
 
 
 class BusLineProcess:
-    """The link's side of the line: ``open()`` (raises ``OSError`` if the port cannot
-    be), then ``poll()`` until the port fails (raises) or ``close()``; the boards to
-    poll ``add``-ed, ``probe`` and ``read_log`` passed on; the line's events to
-    ``on_events`` as the child sends them, its ``stats`` at most a second old. The
-    child starts at the first ``open()`` and serves every attempt after it (it closes
-    the port itself when its polling ends); one that died is started again at the
-    next."""
+    """``BusLine``'s interface, the line polled by a child process. The child starts
+    at the first ``open()`` and serves every attempt after it; one that died is
+    started again at the next."""
 
     def __init__(
         self,
@@ -141,6 +134,9 @@ class BusLineProcess:
             raise OSError(detail)
         if why == "bug":
             raise RuntimeError(f"bus line process: {detail}")
+
+    def release(self) -> None:
+        """The child closes the port itself when its polling ends."""
 
     def close(self) -> None:
         self._closed = True
@@ -244,58 +240,20 @@ def _settle(future: asyncio.Future[Any] | None, value: Any) -> None:
 
 
 class _Child:
-    """The child's side: one ``poll()`` loop over the parent's messages (its standard
-    input) and the port; no event loop (its turn per command was most of the cost)."""
+    """The child's side: the parent's messages in (standard input), the line's out."""
 
-    def __init__(self, control: int, out: int) -> None:
-        self.control = control
-        self.out = out
+    def __init__(self) -> None:
         self.line: BusLine | None = None
-        self.done = False
+        self.done = asyncio.get_running_loop().create_future()
         self._input = FrameReader()
-        self._poll = select.poll()
-        self._poll.register(control, select.POLLIN)
+        self._attempt: asyncio.Task[None] | None = None
         self._sent_stats: tuple[int, int] = (-1, -1)
         self._stats_at = 0.0
-
-    def serve(self) -> None:
-        while not self.done:
-            line = self.line
-            now = time.monotonic()
-            if line is not None and line.is_open:
-                wait = min(max(0.0, line.wake_at(now) - now), STATS_EVERY)
-                timeout_ms = math.ceil(wait * 1000)
-            else:
-                timeout_ms = -1  # nothing to do until the parent says
-            for fd, _mask in self._poll.poll(timeout_ms):
-                if fd == self.control:
-                    self._readable()
-                elif line is not None and line.is_open and fd == line.fd:
-                    self._guarded(line, line.readable)
-            line = self.line
-            if line is not None and line.is_open and time.monotonic() >= line.wake_at(now):
-                self._guarded(line, line.step)
-            self._maybe_stats()
-
-    def _guarded(self, line: BusLine, work: Callable[[float], None]) -> None:
-        """The port's polling ends on a port error, or on a bug (the daemon restarts
-        the link and says so); either way the port is closed and the parent told."""
-        try:
-            work(time.monotonic())
-            return
-        except (OSError, serial.SerialException) as error:
-            ended = ("ended", "port", str(error))
-        except Exception as error:
-            ended = ("ended", "bug", repr(error))
-        self._close_port(line)
-        self._maybe_stats(force=True)
-        self.send(ended)
-
-    def _close_port(self, line: BusLine) -> None:
-        if line.is_open:
-            with contextlib.suppress(KeyError, ValueError):
-                self._poll.unregister(line.fd)
-        line.release()
+        # the messages on a descriptor of their own; a stray print goes to stderr
+        self._out = os.dup(1)
+        os.dup2(2, 1)
+        os.set_blocking(0, False)
+        asyncio.get_running_loop().add_reader(0, self._readable)
 
     def send(self, message: tuple[Any, ...]) -> None:
         """Blocking: a daemon that is not reading (stopped) holds the line still, and
@@ -303,14 +261,15 @@ class _Child:
         data = frame(message)
         while data:
             try:
-                written = os.write(self.out, data)
+                written = os.write(self._out, data)
             except BrokenPipeError:
-                self.done = True  # the daemon is gone
+                self._finish()
                 return
             data = data[written:]
 
     def _events(self, events: list[Any]) -> None:
         self.send(("events", events))
+        self._maybe_stats()
 
     def _maybe_stats(self, force: bool = False) -> None:
         line = self.line
@@ -324,9 +283,12 @@ class _Child:
             self.send(("stats", stats))
 
     def _readable(self) -> None:
-        data = os.read(self.control, 65536)
+        try:
+            data = os.read(0, 65536)
+        except BlockingIOError:
+            return
         if not data:
-            self.done = True  # the daemon is gone (closed, or killed)
+            self._finish()
             return
         for message in self._input.feed(data):
             self._message(message)
@@ -346,32 +308,55 @@ class _Child:
             line.probe(message[1])
         elif kind == "read_log":
             line.read_log(message[1])
-        elif kind == "open" and not line.is_open:
-            self._open(line)
+        elif kind == "open" and (self._attempt is None or self._attempt.done()):
+            self._attempt = asyncio.get_running_loop().create_task(self._run(line))
         elif kind == "close":
-            self._close_port(line)
-            self.done = True
+            self._finish()
 
-    def _open(self, line: BusLine) -> None:
+    async def _run(self, line: BusLine) -> None:
         try:
-            line.open()
+            await line.open()
         except (OSError, serial.SerialException) as error:
             self.send(("failed", str(error)))
             return
-        self._poll.register(line.fd, select.POLLIN)
         self.send(("opened",))
+        ticker = asyncio.get_running_loop().create_task(self._tick())
+        try:
+            await line.poll()
+            ended = ("ended", "closed", "")
+        except (OSError, serial.SerialException) as error:
+            ended = ("ended", "port", str(error))
+        except Exception as error:  # a bug: the daemon restarts the link, and says so
+            ended = ("ended", "bug", repr(error))
+        finally:
+            ticker.cancel()
+            line.release()
+        self._maybe_stats(force=True)
+        self.send(ended)
+
+    async def _tick(self) -> None:
+        """The stats of a quiet line too (a chain whose boards do nothing)."""
+        while True:
+            await asyncio.sleep(STATS_EVERY)
+            self._maybe_stats()
+
+    def _finish(self) -> None:
+        if self.line is not None:
+            self.line.close()
+            self.line.release()
+        if not self.done.done():
+            self.done.set_result(None)
+
+
+async def _serve() -> None:
+    child = _Child()
+    await child.done
 
 
 def main() -> None:
-    # The messages on a descriptor of their own; a stray print goes to stderr.
-    out = os.dup(1)
-    os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    child = _Child(0, out)
-    child.serve()
-    if child.line is not None:
-        child._close_port(child.line)
+    asyncio.run(_serve())
 
 
 if __name__ == "__main__":
