@@ -213,7 +213,7 @@ async def run_hall(kind: str, count: int, plies: int, seed: int) -> dict[str, An
         elapsed = time.monotonic() - started
         cpu = process_cpu() - sum(thread_cpu(t) for t in emulator_threads) - cpu_before
         line_bytes = (chain.bytes_on_line - bytes_before) if kind == "bus" else 0
-        stats = next(iter(hall.buses.values())).stats if kind == "bus" else None
+        stats = next(iter(hall.buses.values())).poller.stats if kind == "bus" else None
         alive = await asyncio.to_thread(features.checks, expected, None) if features else []
         hall.stop()
         await hall.close()
@@ -476,7 +476,7 @@ async def run_together(chain_size: int, usb_count: int, plies: int, seed: int) -
         cpu = process_cpu() - sum(thread_cpu(t) for t in emulator_threads) - cpu_before
         state = json.loads(await fetch_text(f"{hall.http_url}state.json"))
         pgn_text = await fetch_text(f"{hall.http_url}game.pgn")
-        stats = next(iter(hall.buses.values())).stats
+        stats = next(iter(hall.buses.values())).poller.stats
         hall.stop()
         await hall.close()
         for emulator in (chain, *usb):

@@ -171,15 +171,11 @@ def command_name(pid: int) -> str:
     text = " ".join(a.decode(errors="replace") for a in args if a)
     if "record_stream_player" in text:
         return STAND_IN
-    if "drivers.dgt.busprocess" in text:
-        return BUS_LINE
     return "speech worker" if "pyttsx3_worker" in text else "daemon" if "daemon" in text else text
 
 
 #: The benchmark's stand-in for the running player (Python: not what a Pi would run).
 STAND_IN = "player stand-in"
-#: A bus chain's line, polled in a process of its own (``drivers/dgt/busprocess.py``).
-BUS_LINE = "bus line"
 
 
 @contextlib.contextmanager

@@ -1,11 +1,11 @@
 """The serial link to a chain of DGT boards in bus mode (the I/O shell of ``bus.py``).
 
 One port, many boards: the poller (``drivers.dgt.bus.BusPoller``) decides what goes on
-the line; the line (``busline.py``, in a process of its own: ``busprocess.py``)
-writes it, reads the replies and wakes the poller at its deadlines; this link turns
-each board's replies into that board's sensor events (its own shadow, its own clock
-interpreter, its own ``on_event``), exactly the events a single-board ``BoardLink``
-gives, so each board's rules core cannot tell the difference.
+the line; this shell writes it, reads the replies through ``loop.add_reader``, wakes
+the poller at its deadlines, and turns each board's replies into that board's sensor
+events (its own shadow, its own clock interpreter, its own ``on_event``), exactly the
+events a single-board ``BoardLink`` gives, so each board's rules core cannot tell
+the difference.
 
 A board's problem stays that board's: one that stops answering is reported lost
 (``ConnectionChange("lost")`` to it alone) while the others are polled on; when it
@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -48,14 +49,14 @@ from drivers.dgt.bus import (
     BoardLost,
     BoardVersion,
     BusEvent,
+    BusPoller,
     BusProblem,
-    BusStats,
     BusTimings,
     backlog_history,
 )
-from drivers.dgt.busline import BusLine
-from drivers.dgt.busprocess import BusLineProcess
+from drivers.dgt.buscodec import check_bus_command
 from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
+from drivers.dgt.portreader import PortReader
 from drivers.dgt.protocol import (
     BoardDumpMessage,
     EeEvent,
@@ -68,6 +69,7 @@ from drivers.dgt.protocol import (
     placement_from_codes,
 )
 from drivers.dgt.retry import Retry
+from drivers.dgt.serialport import open_serial
 from drivers.dgt.shadow import BoardShadow
 from drivers.sensors import BoardDump, BoardHeard, ConnectionChange, SensorEvent
 
@@ -136,7 +138,6 @@ class BusLink:
         backoff_max: float = 5.0,
         settle_quiet: float = 0.5,
         settle_longest: float = 5.0,
-        own_process: bool = True,
     ) -> None:
         self.port = port
         #: a board found after the game went on: its dump is held until it rests
@@ -147,15 +148,14 @@ class BusLink:
         self.on_new_board = on_new_board
         self.discover = discover
         self.boards: dict[int, BusBoard] = {}
-        #: the line itself: polled in a process of its own (``busprocess``), or on
-        #: this loop (``own_process=False``: the tests that watch its poller)
-        self.line: BusLine | BusLineProcess = (BusLineProcess if own_process else BusLine)(
-            port, self.timings, discover=discover, on_events=self._dispatch
-        )
+        self.poller = BusPoller(timings=self.timings, discover=discover)
         self.port_open = False
         self.opened_at: float | None = None
+        self._port: PortReader | None = None
         self._closed = False
         self._kick = asyncio.Event()  # wakes the back-off between two attempts
+        self._over: asyncio.Future[None] | None = None  # the open port's polling is over
+        self._timer: asyncio.TimerHandle | None = None  # the poller's next deadline
         # one warning for a port awaited for hours, not one a back-off
         self._retry = Retry(log, f"DGT bus {port}", backoff_initial, backoff_max)
 
@@ -178,8 +178,10 @@ class BusLink:
             address, on_event, interpreter, time_source=time_source, time_rate=time_rate
         )
         self.boards[address] = board
-        self.line.add(address)
+        self.poller.add(address)
         self._kick.set()
+        if self._over is not None and not self._over.done():
+            asyncio.get_running_loop().call_soon(self._step)  # polled from now on
         return board
 
     def expect_placements(self, address: int, placements: Sequence[str]) -> None:
@@ -195,8 +197,11 @@ class BusLink:
     def probe(self, address: int) -> None:
         """Poll board ``address`` now, out of turn; its answer is a ``BoardHeard``
         (a decision held until the board is heard need not wait for the round)."""
-        if address in self.boards:
-            self.line.probe(address)
+        if address not in self.boards:
+            return
+        self.poller.probe(address, time.monotonic())
+        if self._over is not None and not self._over.done() and not self.poller.busy:
+            asyncio.get_running_loop().call_soon(self._step)
 
     def connected(self, address: int) -> bool:
         board = self.boards.get(address)
@@ -209,11 +214,6 @@ class BusLink:
         await self._retry.run(self._attempt, lambda: self._closed, self._kick)
 
     @property
-    def stats(self) -> BusStats:
-        """The line's counts (commands, replies, time-outs ...)."""
-        return self.line.stats
-
-    @property
     def attempts(self) -> int:
         """Failed attempts since the port last opened."""
         return self._retry.attempts
@@ -222,23 +222,138 @@ class BusLink:
         """The port opened and polled until it fails; whether it opened."""
         opened = False
         try:
-            await self.line.open()
+            self._open()
             opened = True
-            self.port_open = True
-            self.opened_at = time.monotonic()
-            self._retry.succeeded()
-            await self.line.poll()
+            await self._poll()
         except (OSError, serial.SerialException) as error:
             self._port_lost(f"port error: {error}")
         finally:
-            self.port_open = False
-            self.line.release()
+            self._close_port()
         return opened
 
     def close(self) -> None:
         self._closed = True
         self._kick.set()
-        self.line.close()
+        self._end_polling()
+
+    def _open(self) -> None:
+        self._port = PortReader(open_serial(self.port), self._received, self._read_ended)
+        self.port_open = True
+        self.opened_at = time.monotonic()
+        self._retry.succeeded()
+        self.poller = _fresh_poller(self.poller, self.timings, self.discover)
+
+    def _close_port(self) -> None:
+        self.port_open = False
+        if self._port is not None:
+            self._port.close()
+            self._port = None
+
+    async def _poll(self) -> None:
+        """Poll until the port fails or ``close()``: each reply read (``_received``)
+        and each deadline (one timer) sends the next command at once, in the same
+        callback. No task wakes per command: the old loop's ``wait_for`` made a task
+        and a timer for every one of the ~50 polls a second of a 12-board chain, a
+        tenth of the daemon's CPU on a Pi Zero's budget (issue 19)."""
+        if self._closed:
+            return
+        self._over = asyncio.get_running_loop().create_future()
+        try:
+            self._step()
+            await self._over
+        finally:
+            self._over = None
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def _step(self) -> None:
+        """What is due now: time-outs, then the next command (written), then the
+        timer for the poller's next deadline."""
+        if self._over is None or self._over.done():
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        try:
+            now = time.monotonic()
+            deadline = self.poller.deadline()
+            if deadline is not None and now >= deadline and self._port is not None:
+                # what came of a reply too short to wake the loop (``wake_after``)
+                left = self._port.take()
+                if left:
+                    self._dispatch(self.poller.feed(left, now))
+            self._dispatch(self.poller.expire(now))
+            if self._over.done():  # a handler closed the link
+                return
+            frame = self.poller.next_command(now)
+            while frame is not None:
+                self._write(check_bus_command(frame, from_start=self.poller.reading_log))
+                if self.poller.busy:
+                    break
+                frame = self.poller.next_command(time.monotonic())  # no reply: on at once
+        except Exception as error:  # run() raises it: a port error or a bug
+            # Whatever it is, polling ends here and ``run()`` raises it (a port error:
+            # the port is reopened; anything else: the hall marks the boards failed and
+            # restarts the link). A callback that just stopped would leave every board
+            # "connected" and unpolled for good, with no message.
+            self._end_polling(error)
+            return
+        self._await_reply()
+        now = time.monotonic()
+        wake_at = self.poller.deadline() if self.poller.busy else self.poller.idle_until(now)
+        delay = min(max(0.0, (wake_at or now) - now), 1.0)
+        self._timer = asyncio.get_running_loop().call_later(delay, self._step)
+
+    def _end_polling(self, error: BaseException | None = None) -> None:
+        over = self._over
+        if over is not None and not over.done():
+            if error is None:
+                over.set_result(None)
+            else:
+                over.set_exception(error)
+
+    def _write(self, frame: bytes) -> None:
+        if self._port is None:
+            raise OSError("port is closed")
+        port = self._port.port
+        try:
+            # The port is non-blocking and a command is 4 bytes: one write() call.
+            # pyserial's write() adds a select() per call, which was 15% of a
+            # 12-board chain's CPU (issue 19); it is the fallback for a full buffer.
+            written = os.write(port.fileno(), frame)
+        except BlockingIOError:
+            written = 0
+        if written < len(frame):
+            port.write(frame[written:])
+
+    def _received(self, data: bytes) -> None:
+        try:
+            events = self.poller.feed(data, time.monotonic())
+            if events and not self.poller.busy:
+                # The next command goes on the line before the reply's events are
+                # handled: each board's rules core, journal, page and MQTT take the
+                # event loop for milliseconds (tens on a Pi when a hall's boards move
+                # together), and the line, every board's, waited for them (issue 28).
+                self._step()
+            self._dispatch(events)
+        except Exception as error:  # as in _step: run() raises it
+            self._end_polling(error)
+            return
+        if not self.poller.busy:
+            self._step()  # the line is free: the next command goes at once
+        else:
+            self._await_reply()
+
+    def _await_reply(self) -> None:
+        """Be called back only once the reply awaited can be whole (or its next part
+        can be read): a change list in two parts woke the loop twice, and each wake
+        was much of a poll's CPU (issue 28, the Zero 2 W's budget)."""
+        if self._port is not None:
+            self._port.wake_after(self.poller.awaited_bytes())
+
+    def _read_ended(self, why: str) -> None:
+        self._end_polling(OSError(why))
 
     def _port_lost(self, detail: str) -> None:
         if self._closed:
@@ -309,7 +424,7 @@ class BusLink:
                         self._settle(board, event, history)
                         return
                 board.pending = event  # its log since the start tells: asked next
-                self.line.read_log(board.address)
+                self.poller.read_log(board.address)
             case BoardContents(t=t, dump=dump, after_return=after_return):
                 if not board.connected:
                     self._report_dump(board, event, None)
@@ -496,3 +611,10 @@ class BusLink:
                 board.on_event(event)
             except Exception:
                 log.exception("bus board %s: handler failed on %r", board.address, event)
+
+
+def _fresh_poller(old: BusPoller, timings: BusTimings, discover: bool) -> BusPoller:
+    """After the port is reopened every board starts again from a ping and a dump."""
+    poller = BusPoller(list(old.boards), timings, discover=discover)
+    poller.stats = old.stats
+    return poller

@@ -20,7 +20,6 @@ from drivers.dgt.bus import (
     BusTimings,
 )
 from drivers.dgt.buscodec import BusCommand, BusReplyId
-from drivers.dgt.busline import BusLine
 from drivers.dgt.buslink import BusLink
 from drivers.dgt.protocol import (
     EeMoves,
@@ -384,9 +383,7 @@ async def test_a_board_lost_again_before_its_dump_is_recovered_from_what_it_show
     from drivers.dgt.protocol import CODE_BY_PIECE, BoardDumpMessage
 
     events: list[SensorEvent] = []
-    link = BusLink(
-        "/dev/no-chain-here", timings=TIMINGS, discover=False, settle_quiet=0.01, own_process=False
-    )
+    link = BusLink("/dev/no-chain-here", timings=TIMINGS, discover=False, settle_quiet=0.01)
     link.add_board(1025, events.append)
     t = time.monotonic()
     dump = BoardDumpMessage(codes_from_placement(START_PLACEMENT))
@@ -400,8 +397,7 @@ async def test_a_board_lost_again_before_its_dump_is_recovered_from_what_it_show
     )
     after = BoardDumpMessage(codes_from_placement(AFTER_E4_E5_NF3))
     link._dispatch([BoardFound(1025, t + 4), BoardContents(1025, t + 4, after, True, True, None)])
-    assert isinstance(link.line, BusLine)
-    assert link.line.poller.boards[1025].needs_log, "its log since the start is asked for"
+    assert link.poller.boards[1025].needs_log, "its log since the start is asked for"
     link._dispatch([BoardLog(1025, t + 5, log)])
     await asyncio.sleep(0.05)  # its hands at rest: a poll after that finds no change
     link._dispatch([BoardAnswered(1025, time.monotonic())])

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 from drivers.dgt.bus import BusTimings
-from drivers.dgt.busline import BusLine
 from drivers.dgt.buslink import BusLink
 from drivers.simulators.busemulator import BusChainEmulator
 
@@ -70,13 +69,12 @@ async def test_a_bug_in_one_poll_step_ends_run_with_it_instead_of_leaving_the_ch
     restarts, not stop the polling with every board shown connected."""
     timings = BusTimings(reply_timeout=0.4, discovery_interval=1.0)
     with BusChainEmulator(tmp_path, serials=["01025"]) as chain:
-        link = BusLink(chain.port_path, timings=timings, own_process=False)
+        link = BusLink(chain.port_path, timings=timings)
         link.add_board(1025, lambda event: None)
         task = asyncio.create_task(link.run())
         try:
             assert await _until(lambda: link.connected(1025))
-            assert isinstance(link.line, BusLine)
-            poller = link.line.poller
+            poller = link.poller
             real_next = poller.next_command
             raised: list[bool] = []
 
@@ -110,13 +108,11 @@ async def test_the_next_command_is_on_the_line_while_a_board_s_change_is_handled
     timings = BusTimings(reply_timeout=0.4, discovery_interval=0.0, poll_interval=0.0)
     line_busy: list[bool] = []
     with BusChainEmulator(tmp_path, serials=["01025", "03000"]) as chain:
-        link = BusLink(chain.port_path, timings=timings, own_process=False)
-        line = link.line
-        assert isinstance(line, BusLine)
+        link = BusLink(chain.port_path, timings=timings)
 
         def slow_pipeline(event) -> None:
             if isinstance(event, SquareChange):
-                line_busy.append(line.poller.busy)
+                line_busy.append(link.poller.busy)
                 time.sleep(0.05)  # the board's outputs on a loaded Pi
 
         link.add_board(1025, slow_pipeline)
@@ -146,33 +142,31 @@ async def test_each_reply_wakes_the_link_once_and_a_reply_cut_short_is_still_rea
     timings = BusTimings(discovery_interval=0.0)
     seen: list[SquareChange] = []
     with BusChainEmulator(tmp_path, serials=["01025", "03000"]) as chain:
-        link = BusLink(chain.port_path, timings=timings, discover=False, own_process=False)
+        link = BusLink(chain.port_path, timings=timings, discover=False)
         link.add_board(1025, lambda e: seen.append(e) if isinstance(e, SquareChange) else None)
         link.add_board(3000, lambda event: None)
-        line = link.line
-        assert isinstance(line, BusLine)
         wakes = 0
-        received = line._received
+        received = link._received
 
         def counted(data: bytes) -> None:
             nonlocal wakes
             wakes += 1
             received(data)
 
-        line._received = counted  # type: ignore[method-assign]
+        link._received = counted  # type: ignore[method-assign]
         task = asyncio.create_task(link.run())
         try:
             assert await _until(lambda: link.connected(1025) and link.connected(3000))
-            replies_before, wakes_before = link.stats.replies, wakes
+            replies_before, wakes_before = link.poller.stats.replies, wakes
             await asyncio.sleep(1.0)
-            replies = link.stats.replies - replies_before
+            replies = link.poller.stats.replies - replies_before
             assert replies >= 10
             assert wakes - wakes_before <= replies + 2, (wakes - wakes_before, replies)
 
             chain.cut_next_reply(0)
             chain.set_square_on(0, "e2", None)
             assert await _until(lambda: any(e.square == "e2" for e in seen), 5)
-            assert link.stats.repeats >= 1, "the list cut short was asked again"
+            assert link.poller.stats.repeats >= 1, "the list cut short was asked again"
         finally:
             link.close()
             await task
