@@ -91,6 +91,11 @@ class Resuming(NewGame):
             if key == node.key:
                 self._end_resume(t, flipped, out)
                 return
+        history = self._reach.outage or ()
+        for flipped, key in views:
+            if self._logged_line_leads_here(key, history, flipped):
+                self._recover(t, key, history, out, resume_flipped=flipped)
+                return
         for flipped, key in views:
             replied = None  # the move made, when the board shows the opponent replying
             if explains(node, key):
@@ -132,6 +137,24 @@ class Resuming(NewGame):
             key = self._key()
             event = self._irregularity(t, "displaced_pieces", None, key, detail="resume")
             self._report(out, event, reported=key)
+
+    def _logged_line_leads_here(self, key: bytes, history: tuple[str, ...], flipped: bool) -> bool:
+        """The board's log after a restart gives a line of two moves or more to what
+        it shows: those moves were made, whatever else the picture might be taken
+        for. A picture after 4. cxd5 exd5 5. Bg5 Be7 is also Black's Be7 "under way"
+        after 4. Bg5 alone, its c4 and e6 "emptied by a hand" (``explains``): taken
+        so, 4. Bg5 was decided at the next press and the game stood on displaced
+        pieces, the three other moves lost (a 4-board chain after SIGKILL, issue 28's
+        fault trials). One move is left to the usual rules (its press, the settle
+        time), as without a log."""
+        if not history:
+            return False
+        node = self._game.node
+        assert node is not None
+        if flipped:
+            history = tuple(placement_from_key(turned(key_from_placement(h))) for h in history)
+        result = recover(node.board, placement_from_key(key), history=history)
+        return result.found and result.how == "eeprom" and len(result.moves) > 1
 
     def _end_resume(self, t: float, flipped: bool, out: list[DomainEvent]) -> None:
         node = self._game.node

@@ -254,20 +254,18 @@ def test_the_next_move_under_way_when_the_restart_is_decided_binds_no_alarm():
 
 
 def test_a_castling_begun_just_before_the_recovery_is_no_rook_first():
-    """After a restart the moves made meanwhile are recovered at the settle time; the
-    king's lift for the next move, O-O, was made just before that, but a bus board's
-    change comes stamped with when it was asked for, after the decision. That lift
-    fell before the recovery and only the rook's counted: a false castling_rook_first
-    (a 4-board chain after SIGKILL, issue 29). The move after a recovery is not judged
-    by touches (4.3), as after an outage."""
+    """After a restart the moves made meanwhile are recovered (with the board's dump,
+    when its log gives them); the king's lift for the next move, O-O, was made just
+    before that, but a bus board's change comes stamped with when it was asked for,
+    after the decision. That lift fell before the recovery and only the rook's
+    counted: a false castling_rook_first (a 4-board chain after SIGKILL, issue 29).
+    The move after a recovery is not judged by touches (4.3), as after an outage."""
     journal, made = OPENING, ["f1c4", "f8c5", "c2c3", "d7d6"]
     shown = position([*journal, *made]).board_fen()
     core = RulesCore(NO_CLOCK)
     core.resume(0.0, chess.STARTING_FEN, journal, {})
     out = core.judge(BoardDump(1.0, shown, _history(journal, made)))
-    deadline = core.next_deadline()
-    assert deadline is not None
-    out += core.tick(deadline)
+    deadline = 1.0  # the log's line of moves is recovered with the dump
     assert played(out) == made
     late = [SquareChange(deadline - 0.05, "e1", None), SquareChange(deadline + 0.3, "g1", "K")]
     for event in [*late, SquareChange(deadline + 0.5, "h1", None)]:
@@ -276,3 +274,33 @@ def test_a_castling_begun_just_before_the_recovery_is_no_rook_first():
     out += core.tick(deadline + 3.0)
     assert played(out) == [*made, "e1g1"]
     assert kinds(out) == []
+
+
+def test_moves_the_board_s_log_gives_after_a_restart_are_recovered_not_one_move_under_way():
+    """4. cxd5 exd5 5. Bg5 Be7 were made while the daemon was down, and the board's
+    log gives them with its dump. That picture is also Black's Be7 "under way" after
+    4. Bg5 alone, with c4 and e6 "emptied by a hand": taken so, the next press
+    decided 4. Bg5 and the game stood on displaced pieces, three moves lost (a
+    4-board chain after SIGKILL, issue 28's fault trials, when the presses came to
+    be read sooner). The log's line is the moves made; White's next move and its
+    press follow as usual."""
+    journal = ["d2d4", "g8f6", "c2c4", "e7e6", "b1c3", "d7d5"]
+    made = ["c4d5", "e6d5", "c1g5", "f8e7"]
+    shown = position([*journal, *made]).board_fen()
+    events: list[SensorEvent] = [
+        BoardDump(1.0, shown, _history(journal, made)),
+        ClockReport(1.01, 5566, 5539, "white"),
+        SquareChange(1.02, "e2", None),
+        SquareChange(1.02, "e3", "P"),
+        ClockReport(1.05, 5565, 5539, "black"),
+        SquareChange(1.06, "e8", None),
+        SquareChange(1.06, "h8", None),
+        SquareChange(1.2, "g8", "k"),
+        SquareChange(1.3, "f8", "r"),
+        ClockReport(1.4, 5565, 5538, "white"),
+    ]
+    _, out = after_restart(journal, events, RulesSettings())
+    assert kinds(out) == []
+    [recovered] = of_type(out, "moves_recovered")
+    assert (recovered.moves, recovered.how) == (made, "eeprom")
+    assert played(out) == [*made, "e2e3", "e8g8"]
