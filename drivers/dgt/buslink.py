@@ -113,6 +113,9 @@ class BusBoard:
     #: changes since: tried again once the board rests
     unfit_log: list[EeEvent] | None = None
     log_reads: int = 0  # logs since the start read back (SEND_FROM_START)
+    #: its clock's last reading while it was away (lost, found, its dump held): told
+    #: with its dump, so the rules core knows who is to move on the clock
+    held_clock: BoardClock | None = None
     recovered: int = 0  # dumps reported with what it passed through meanwhile
 
 
@@ -464,9 +467,11 @@ class BusLink:
                     for update in updates:
                         board.recent.append((update.square, update.code))
                         self._emit(board, board.shadow.field_update(t, update, event.since))
-            case BoardClock(t=t, clock=reading):
-                if board.connected and not isinstance(reading, InvalidClockData):
+            case BoardClock(t=t, clock=reading) if not isinstance(reading, InvalidClockData):
+                if board.connected:
                     self._emit(board, board.clock_interpreter.interpret(t, reading))
+                else:
+                    board.held_clock = event
             case BoardVersion(major=major, minor=minor):
                 board.version = (major, minor)
             case BusProblem(detail=detail):
@@ -579,6 +584,14 @@ class BusLink:
         if history and events and isinstance(events[0], BoardDump):
             board.recovered += 1
             events[0] = replace(events[0], history=tuple(history))
+        held, board.held_clock = board.held_clock, None
+        if held is not None and not isinstance(held.clock, InvalidClockData):
+            # The presses made while it was away were read (its clock's readings
+            # then) but not told: without the last, the rules core's clock stood as
+            # before the outage, the first press after it looked like none, and every
+            # move was decided a press late, the game's last two never (issue 28's
+            # fault trials: a board pulled out of the chain for 10 s).
+            events.extend(board.clock_interpreter.interpret(t, held.clock))
         self._emit(board, events)
 
     @staticmethod

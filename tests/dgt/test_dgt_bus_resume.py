@@ -404,3 +404,40 @@ async def test_a_board_lost_again_before_its_dump_is_recovered_from_what_it_show
     resumed = _dumps(events)[-1]
     assert resumed.placement == AFTER_E4_E5_NF3
     assert AFTER_E4 in resumed.history and AFTER_E4_E5 in resumed.history
+
+
+async def test_a_board_back_after_an_outage_tells_its_clock_with_its_dump():
+    """A board pulled out of the chain for 10 s: the presses made meanwhile were read
+    with its clock while its dump was held, but not told. The rules core's clock
+    stood as before the outage, the first press after it looked like none, and every
+    later move was decided a press late, the game's last two never (issue 28's fault
+    trials, ``chain_pull``). Its clock's last reading now follows its dump."""
+    from drivers.dgt.bus import BoardAnswered, BoardClock, BoardLost
+    from drivers.dgt.protocol import BoardDumpMessage, ClockSideTime, ClockTimes
+    from drivers.sensors import ClockReading
+
+    events: list[SensorEvent] = []
+    link = BusLink("/dev/no-chain-here", timings=TIMINGS, discover=False, settle_quiet=0.01)
+    link.add_board(1025, events.append)
+    t = time.monotonic()
+    start = BoardDumpMessage(tuple(codes_from_placement(START_PLACEMENT)))
+    link._dispatch([BoardFound(1025, t), BoardContents(1025, t, start, False, True, b"")])
+    link._dispatch([BoardLost(1025, t + 0.1, "no answer to SEND_CHANGES")])
+    kept = buscodec.encode_changes([(square_index("e2"), 0), (square_index("e4"), 1)])  # 1. e4
+    after = BoardDumpMessage(tuple(codes_from_placement(AFTER_E4)))
+    side = ClockSideTime(0, 5, 0, False, False, False)
+    black_to_move = ClockTimes(side, side, True, True, False, True, False, False, bytes(7))
+    link._dispatch(
+        [
+            BoardFound(1025, t + 0.2),
+            BoardContents(1025, t + 0.2, after, False, True, kept),
+            BoardClock(1025, t + 0.3, black_to_move),  # White's press, read while held
+        ]
+    )
+    assert not [e for e in events if isinstance(e, ClockReading)], "held with the dump"
+    await asyncio.sleep(0.05)  # its hands at rest: a poll after that finds no change
+    link._dispatch([BoardAnswered(1025, time.monotonic())])
+    dump_at = max(i for i, e in enumerate(events) if isinstance(e, BoardDump))
+    assert events[dump_at].placement == AFTER_E4
+    told = [e for e in events[dump_at + 1 :] if isinstance(e, ClockReading)]
+    assert len(told) == 1 and told[0].t >= events[dump_at].t
