@@ -79,7 +79,7 @@ def recover(
     if board.board_fen() == target:
         return Recovery((), "none")
     if history:
-        logged = _lines_from_history(board, target, history)
+        logged = logged_lines(board, target, history)
         if len(logged) == 1:
             return Recovery(logged[0], "eeprom", tuple(logged))
         if len(logged) > 1:
@@ -109,7 +109,7 @@ def describe(board: chess.Board, line: Sequence[chess.Move]) -> str:
     return board.variation_san(list(line))
 
 
-def _lines_from_history(
+def logged_lines(
     board: chess.Board, target: str, history: Sequence[str]
 ) -> list[tuple[chess.Move, ...]]:
     """The lines of legal moves whose positions the board's log shows in order,

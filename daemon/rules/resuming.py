@@ -21,7 +21,7 @@ from daemon.rules.placement import (
     turned,
 )
 from daemon.rules.recovery import describe as describe_line
-from daemon.rules.recovery import recover
+from daemon.rules.recovery import logged_lines, recover
 from daemon.rules.state import Phase, Trigger
 from daemon.rules.tree import Node
 
@@ -151,10 +151,9 @@ class Resuming(NewGame):
             return False
         node = self._game.node
         assert node is not None
-        if flipped:
-            history = tuple(placement_from_key(turned(key_from_placement(h))) for h in history)
-        result = recover(node.board, placement_from_key(key), history=history)
-        return result.found and result.how == "eeprom" and len(result.moves) > 1
+        # The log's lines only, no search: this runs at every change while resuming.
+        lines = logged_lines(node.board, placement_from_key(key), _oriented(history, flipped))
+        return len(lines) == 1 and len(lines[0]) > 1
 
     def _end_resume(self, t: float, flipped: bool, out: list[DomainEvent]) -> None:
         node = self._game.node
@@ -201,8 +200,7 @@ class Resuming(NewGame):
         node = self._game.node
         assert node is not None
         flipped = self._view.flipped if resume_flipped is None else resume_flipped
-        if flipped:
-            history = tuple(placement_from_key(turned(key_from_placement(h))) for h in history)
+        history = _oriented(history, flipped)
         result = recover(node.board, placement_from_key(key), history=history)
         board = node.board
         # A picture that caught a hand mid-move explains nothing yet (no line, or
@@ -253,8 +251,7 @@ class Resuming(NewGame):
         assert node is not None
         if not history or explains(node, key):
             return False
-        if flipped:
-            history = tuple(placement_from_key(turned(key_from_placement(h))) for h in history)
+        history = _oriented(history, flipped)
         shown = placement_from_key(key)
         if recover(node.board, shown, history=history).how in ("eeprom", "search", "ambiguous"):
             return False  # lines lead to the picture itself: ``_recover`` decides
@@ -283,3 +280,11 @@ class Resuming(NewGame):
             self._on_board_change(t, out)  # the move under way, by the usual rules
             return True
         return False
+
+
+def _oriented(history: tuple[str, ...], flipped: bool) -> tuple[str, ...]:
+    """The board's log as the game sees it: turned round with a board set up the
+    other way round."""
+    if not flipped:
+        return history
+    return tuple(placement_from_key(turned(key_from_placement(h))) for h in history)

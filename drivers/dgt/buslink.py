@@ -59,6 +59,8 @@ from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
 from drivers.dgt.portreader import PortReader
 from drivers.dgt.protocol import (
     BoardDumpMessage,
+    ClockAck,
+    ClockTimes,
     EeEvent,
     EeMoves,
     EePieceChange,
@@ -115,7 +117,7 @@ class BusBoard:
     log_reads: int = 0  # logs since the start read back (SEND_FROM_START)
     #: its clock's last reading while it was away (lost, found, its dump held): told
     #: with its dump, so the rules core knows who is to move on the clock
-    held_clock: BoardClock | None = None
+    held_clock: ClockTimes | ClockAck | None = None
     recovered: int = 0  # dumps reported with what it passed through meanwhile
 
 
@@ -471,7 +473,7 @@ class BusLink:
                 if board.connected:
                     self._emit(board, board.clock_interpreter.interpret(t, reading))
                 else:
-                    board.held_clock = event
+                    board.held_clock = reading
             case BoardVersion(major=major, minor=minor):
                 board.version = (major, minor)
             case BusProblem(detail=detail):
@@ -585,13 +587,13 @@ class BusLink:
             board.recovered += 1
             events[0] = replace(events[0], history=tuple(history))
         held, board.held_clock = board.held_clock, None
-        if held is not None and not isinstance(held.clock, InvalidClockData):
+        if held is not None:
             # The presses made while it was away were read (its clock's readings
             # then) but not told: without the last, the rules core's clock stood as
             # before the outage, the first press after it looked like none, and every
             # move was decided a press late, the game's last two never (issue 28's
             # fault trials: a board pulled out of the chain for 10 s).
-            events.extend(board.clock_interpreter.interpret(t, held.clock))
+            events.extend(board.clock_interpreter.interpret(t, held))
         self._emit(board, events)
 
     @staticmethod
