@@ -3,9 +3,9 @@
 Topics, one set per board::
 
     <prefix>/<tournament>/<round>/<board>/events   each feed event, QoS 1
-    <prefix>/<tournament>/<round>/<board>/state    the display state, retained
-    <prefix>/<tournament>/<round>/<board>/pgn      the live PGN, retained
-    <prefix>/<tournament>/<round>/<board>/status   {"online": ...}, retained;
+    <prefix>/<tournament>/<round>/<board>/state    the display state, retained, QoS 0
+    <prefix>/<tournament>/<round>/<board>/pgn      the live PGN, retained, QoS 0
+    <prefix>/<tournament>/<round>/<board>/status   {"online": ...}, retained, QoS 0;
                                                     the last will says offline
 
 An event payload is ``{"origin", "seq", "prev", "board", "event"}``: ``origin``
@@ -26,7 +26,7 @@ while CONNACK is awaited at once, so a burst around the connect arrived with
 its later events first (and a relay dropped the earlier ones as duplicates).
 Each event also names the board's previous ``seq`` (``prev``), so a subscriber
 can tell a gap from a duplicate. State and PGN are "latest wins": they are
-published again on every connect, never queued.
+published again on every connect, never queued, and at QoS 0 (``LATEST_QOS``).
 
 The hub calls ``on_feed`` on the event loop; it only hands messages to paho
 (which never waits for the network: its own thread does the I/O).
@@ -59,6 +59,13 @@ log = logging.getLogger(__name__)
 HEARTBEAT = 10.0
 #: An event the broker has not acknowledged for this long means a stuck client.
 ACK_TIMEOUT = 60.0
+
+#: The QoS of the retained "latest wins" messages (state, PGN, status). Not 1:
+#: paho keeps a QoS 1 message until the broker acknowledges it and sends it
+#: again after a reconnect, after the newest state ``_publish_latest`` sends
+#: then, so a broker that hung and came back retained an old game for good. At
+#: QoS 0 paho keeps nothing; what a lost connection drops, the reconnect replaces.
+LATEST_QOS = 0
 
 _UNSAFE = re.compile(r"[/+#\s]+")
 
@@ -219,7 +226,10 @@ class MqttPublisher:
             if self.problem and not self.unacked:
                 self._set_problem("")
             self.client.publish(
-                self.topics["status"], self._status_payload(online=True), qos=1, retain=True
+                self.topics["status"],
+                self._status_payload(online=True),
+                qos=LATEST_QOS,
+                retain=True,
             )
         loop = self.hub._loop
         if loop is not None and not self.stopping:
@@ -247,7 +257,10 @@ class MqttPublisher:
             self.hub.listeners.remove(self.on_feed)
         if self.connected:
             info = self.client.publish(
-                self.topics["status"], self._status_payload(online=False), qos=1, retain=True
+                self.topics["status"],
+                self._status_payload(online=False),
+                qos=LATEST_QOS,
+                retain=True,
             )
             with contextlib.suppress(RuntimeError, ValueError):
                 info.wait_for_publish(timeout)
@@ -313,7 +326,10 @@ class MqttPublisher:
             self._send_event(payload)
         elif self.connected:  # the link or battery changed
             self.client.publish(
-                self.topics["status"], self._status_payload(online=True), qos=1, retain=True
+                self.topics["status"],
+                self._status_payload(online=True),
+                qos=LATEST_QOS,
+                retain=True,
             )
         self._publish_state(state)
 
@@ -365,12 +381,16 @@ class MqttPublisher:
         ``_publish_latest`` publishes the newest on connect, the latest state wins."""
         if not self.connected:
             return
-        self.client.publish(self.topics["state"], self.state_message(state), qos=1, retain=True)
+        self.client.publish(
+            self.topics["state"], self.state_message(state), qos=LATEST_QOS, retain=True
+        )
         record = self.hub.boards[self.board_id].record
         key = record.pgn_key()
         if key != self._pgn_key:  # a clock tick changes no PGN: skip the export
             self._pgn_key = key
-            self.client.publish(self.topics["pgn"], record.pgn().encode(), qos=1, retain=True)
+            self.client.publish(
+                self.topics["pgn"], record.pgn().encode(), qos=LATEST_QOS, retain=True
+            )
 
     def state_message(self, state: dict[str, Any] | None = None) -> bytes:
         """The retained state message as this publisher sends it (signed when the
@@ -389,7 +409,7 @@ class MqttPublisher:
 
     def _publish_latest(self) -> None:
         self.client.publish(
-            self.topics["status"], self._status_payload(online=True), qos=1, retain=True
+            self.topics["status"], self._status_payload(online=True), qos=LATEST_QOS, retain=True
         )
         if self.board_id in self.hub.boards:
             self._pgn_key = None  # published again, whatever it was

@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 import logging
+import signal
 import uuid
 from collections import deque
 from pathlib import Path
@@ -361,6 +362,52 @@ async def test_moves_played_while_the_broker_is_away_are_the_retained_state_once
             assert await _wait(lambda: retained_game() == OPERA_GAME[:8], 30), retained_game()
         finally:
             late.close()
+    finally:
+        await broadcaster.stop()
+
+
+async def test_a_state_the_broker_never_acknowledged_is_not_sent_again_over_a_newer_one(
+    own_broker,
+):
+    """Seen in CI: a retained PGN stayed at 1. e4 after the broker's return. The
+    states published while the broker hung (unacknowledged) went out again after
+    the reconnect, after the newest; a page subscribing then got the old game for
+    good. State and PGN are "latest wins": only the newest goes out on reconnect."""
+    tournament = f"stale-{uuid.uuid4().hex[:6]}"
+    base = f"dgt-bridge/{tournament}/3/1"
+    broadcaster = Broadcaster(_settings(own_broker.port, tournament, ["1"]))
+    await broadcaster.start()
+    publisher = broadcaster.mqtt[0]
+    feed = game_feed(OPERA_GAME[:8])
+    try:
+        assert await _wait(lambda: publisher.connected)
+        broadcaster.publish("1", feed[0])
+        own_broker.process.send_signal(signal.SIGSTOP)  # hung: nothing acknowledged
+        for event in feed[1:4]:
+            broadcaster.publish("1", event)
+        assert publisher.connected, "the publisher has not noticed yet"
+        own_broker.process.kill()
+        own_broker.process.wait(10)
+        assert await _wait(lambda: not publisher.connected)
+        for event in feed[4:]:
+            broadcaster.publish("1", event)
+        await asyncio.to_thread(own_broker.start)
+        watcher = await asyncio.to_thread(Recorder, own_broker.port, f"{base}/#")
+        try:
+            assert await _wait(lambda: len(watcher.on("/events")) >= len(feed) - 1)
+
+            def live(leaf: str) -> list[bytes]:  # what was published while subscribed
+                return [payload for _, payload, retained in watcher.on(leaf) if not retained]
+
+            assert await _wait(lambda: live("/state") and live("/pgn"))
+            for payload in live("/state"):
+                assert [m["uci"] for m in json.loads(payload)["moves"]] == OPERA_GAME[:8]
+            for payload in live("/pgn"):
+                game = chess.pgn.read_game(io.StringIO(payload.decode()))
+                assert game is not None
+                assert [m.uci() for m in game.mainline_moves()] == OPERA_GAME[:8]
+        finally:
+            watcher.close()
     finally:
         await broadcaster.stop()
 
