@@ -223,6 +223,10 @@ class GameRecord:
         #: names the games with headers of its own: ``named_by``)
         self.named: dict[str, Any] = {}
         self._board_cache: tuple[tuple[Any, ...], chess.Board] | None = None
+        #: ``state()``'s FEN and check square of the position ``position()`` gave
+        #: (the same object while the position stands): a clock report, most of a
+        #: hall's events, made the FEN again each time (issue 28)
+        self._position_facts: tuple[chess.Board, str, str | None] | None = None
         self._replayed: _Replay | None = None  # the moves pushed so far, and their PGN
         #: a snapshot's: the live record's replay and how many of its moves it holds
         #: (its moves and penalties)
@@ -606,17 +610,21 @@ class GameRecord:
     def state(self) -> dict[str, Any]:
         """The JSON-ready picture for ``/state.json`` and retained MQTT state."""
         board = self.position()
+        facts = self._position_facts
+        if facts is None or facts[0] is not board:
+            check_square = None
+            if board.is_check():
+                king = board.king(board.turn)
+                check_square = chess.square_name(king) if king is not None else None
+            facts = self._position_facts = (board, board.fen(), check_square)
+        _, fen, check_square = facts
         last = self.last_move
-        check_square = None
-        if board.is_check():
-            king = board.king(board.turn)
-            check_square = chess.square_name(king) if king is not None else None
         return {
             "headers": self.headers.to_dict(),
             "start_fen": self.start_fen,
             "start_ply": self.start_ply,
             "earlier": list(self.earlier),
-            "fen": board.fen(),
+            "fen": fen,
             "turn": "white" if board.turn == chess.WHITE else "black",
             "ply": self.ply,
             "flipped": self.flipped,

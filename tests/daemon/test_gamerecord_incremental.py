@@ -65,6 +65,20 @@ def _check_after_each(record: GameRecord, feed: list[dict[str, Any]]) -> None:
             board.push_uci(move.uci)
         assert record.board().fen() == board.fen()
         assert record.board().move_stack == board.move_stack
+        _check_state(record, board)
+        # a clock report between moves (the most frequent event) leaves the position
+        tick = events.ClockUpdate(t=event.get("t", 0.0), white=60.0, black=50.0, running="white")
+        record.apply(tick.to_dict())
+        _check_state(record, board)
+
+
+def _check_state(record: GameRecord, board: chess.Board) -> None:
+    """``state()``'s position (kept from one event to the next) is the game's."""
+    state = record.state()
+    assert state["fen"] == board.fen()
+    king = board.king(board.turn)
+    assert state["check"] == (chess.square_name(king) if board.is_check() and king else None)
+    assert state["turn"] == ("white" if board.turn == chess.WHITE else "black")
 
 
 def _real_games(shared: Path, count: int) -> list[chess.pgn.Game]:
