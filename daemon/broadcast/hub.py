@@ -245,8 +245,11 @@ class Subscriber:
         return self.queue.popleft()
 
 
-Listener = Callable[[str, int, dict[str, Any], dict[str, Any]], None]
-#   (board id, seq, event dict, page state) -> None; must not block
+Listener = Callable[[str, int, dict[str, Any], Callable[[], dict[str, Any]]], None]
+#   (board id, seq, event dict, the board's page state now) -> None; must not block.
+#   The state is made on the first call only: a clock report, most of a hall's
+#   events, needs none for MQTT most times (``mqtt.STATE_EVERY``), and making it
+#   (every move as a dict) was much of a Pi Zero's budget (issue 28).
 
 
 class Hub:
@@ -419,13 +422,31 @@ class Hub:
         if sinks:  # written at the loop's next turn, with the turn's other events
             self._outbox.append((self.seq, board_id, lean_message, full_message))
             self._write_soon(event.get("type") not in KEPT_TYPES)
-        if self.listeners:
-            page_state = page_state or self.page_state(board_id)
-            for listener in list(self.listeners):
-                try:
-                    listener(board_id, self.seq, event, page_state)
-                except Exception:
-                    log.exception("a feed listener failed; the feed goes on")
+        self._tell_listeners(board_id, self.seq, event, page_state)
+
+    def _tell_listeners(
+        self,
+        board_id: str,
+        seq: int,
+        event: dict[str, Any],
+        made: dict[str, Any] | None = None,
+    ) -> None:
+        """Each listener hears the event, with the board's page state (``made`` for
+        the viewers already, else made at the first listener's call, once)."""
+        if not self.listeners:
+            return
+        kept: list[dict[str, Any]] = [made] if made is not None else []
+
+        def page_state() -> dict[str, Any]:
+            if not kept:
+                kept.append(self.page_state(board_id))
+            return kept[0]
+
+        for listener in list(self.listeners):
+            try:
+                listener(board_id, seq, event, page_state)
+            except Exception:
+                log.exception("a feed listener failed; the feed goes on")
 
     def _audience(self, board_id: str) -> tuple[list[Subscriber], bool, bool]:
         """Who wants this board's event, by how it reaches them: the viewers with a
@@ -521,11 +542,7 @@ class Hub:
         for subscriber in list(self.subscribers):
             if subscriber.wants(board_id) and not subscriber.offer(message):
                 self._forget(subscriber)
-        for listener in list(self.listeners):
-            try:
-                listener(board_id, feed.seq, {"type": "_status"}, self.page_state(board_id))
-            except Exception:
-                log.exception("a feed listener failed; the feed goes on")
+        self._tell_listeners(board_id, feed.seq, {"type": "_status"})
 
     def set_source_problem(self, problem: str | None) -> None:
         """Where the feed comes from is out of reach (``problem``) or back (None).
@@ -569,11 +586,7 @@ class Hub:
     def _changed_now(self, board_id: str) -> None:
         self._broadcast_snapshot()
         feed = self.boards[board_id]
-        for listener in list(self.listeners):
-            try:
-                listener(board_id, feed.seq, {"type": "_changed"}, self.page_state(board_id))
-            except Exception:
-                log.exception("a feed listener failed; the feed goes on")
+        self._tell_listeners(board_id, feed.seq, {"type": "_changed"})
 
     def _broadcast_snapshot(self) -> None:
         self._write_out()

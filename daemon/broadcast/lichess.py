@@ -43,6 +43,7 @@ import contextlib
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -150,7 +151,11 @@ class LichessPusher:
     # -- the event loop -----------------------------------------------------------
 
     def on_feed(
-        self, board_id: str, seq: int, event: dict[str, Any], state: dict[str, Any]
+        self,
+        board_id: str,
+        seq: int,
+        event: dict[str, Any],
+        state: Callable[[], dict[str, Any]],
     ) -> None:
         # Only a board's PGN changed since the round's was made wakes the pusher
         # (``GameRecord.pgn_key``, as MQTT's retained PGN): each wake made the whole

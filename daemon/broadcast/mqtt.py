@@ -42,6 +42,7 @@ import re
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,11 @@ log = logging.getLogger(__name__)
 HEARTBEAT = 10.0
 #: An event the broker has not acknowledged for this long means a stuck client.
 ACK_TIMEOUT = 60.0
+#: A clock report's retained state goes at most this often (s) a board, the newest
+#: at most this late: each report is an event of its own on ``events``, and the
+#: whole state (every move) at every report of every board was much of a Pi Zero's
+#: budget (issue 28). A move, a result, anything else goes at once.
+STATE_EVERY = 2.0
 
 #: The QoS of the retained "latest wins" messages (state, PGN, status). Not 1:
 #: paho keeps a QoS 1 message until the broker acknowledges it and sends it
@@ -166,6 +172,8 @@ class MqttPublisher:
         # the seq of this board's last event: each event names it as its ``prev``
         self.last_seq = hub.boards[board_id].seq
         self._pgn_key: tuple[Any, ...] | None = None  # the PGN last published
+        self._state_at = -STATE_EVERY  # when (``clock``) the state was last published
+        self._state_later: Any = None  # the newest state's timer (``STATE_EVERY``)
 
     def _new_client(self) -> mqtt.Client:
         # the login is the client id when there is one: a broker with
@@ -267,6 +275,8 @@ class MqttPublisher:
         self.stopping = True
         if self._timer is not None:
             self._timer.cancel()
+        if self._state_later is not None:
+            self._state_later.cancel()
         self.client.disconnect()
         self.client.loop_stop()
 
@@ -300,7 +310,11 @@ class MqttPublisher:
     # -- the event loop -------------------------------------------------------------
 
     def on_feed(
-        self, board_id: str, seq: int, event: dict[str, Any], state: dict[str, Any]
+        self,
+        board_id: str,
+        seq: int,
+        event: dict[str, Any],
+        state: Callable[[], dict[str, Any]],
     ) -> None:
         if board_id != self.board_id:
             return
@@ -317,8 +331,9 @@ class MqttPublisher:
             if arbiter and (self.board_key or self.mqtt.arbiter_key):
                 # the game the arbiter's decision is about (a relay holding a
                 # restart aside applies it to the game the arbiter meant)
+                record = self.hub.boards[board_id].record
                 envelope["game"] = arbitersig.game_key(
-                    str(state.get("start_fen") or ""), [m["uci"] for m in state.get("moves") or []]
+                    record.start_fen, [move.uci for move in record.moves]
                 )
             payload = self._sign("events", strictjson.dumps(envelope, separators=(",", ":")))
             if arbiter and self.mqtt.arbiter_key and not self.board_key:
@@ -331,7 +346,24 @@ class MqttPublisher:
                 qos=LATEST_QOS,
                 retain=True,
             )
-        self._publish_state(state)
+        if self.connected and not (event.get("type") == "clock" and self._state_soon()):
+            self._publish_state(state())
+
+    def _state_soon(self) -> bool:
+        """Whether a clock report's state waits: the newest goes by a timer,
+        ``STATE_EVERY`` after the last one published (else it goes now)."""
+        wait = self._state_at + STATE_EVERY - self.clock()
+        loop = self.hub._loop
+        if wait <= 0 or loop is None:
+            return False
+        if self._state_later is None:
+            self._state_later = loop.call_later(wait, self._publish_state_later)
+        return True
+
+    def _publish_state_later(self) -> None:
+        self._state_later = None
+        if not self.stopping and self.board_id in self.hub.boards:
+            self._publish_state(self.hub.page_state(self.board_id))
 
     def _sign(self, leaf: str, text: str) -> bytes:
         """A message for topic ``leaf``, signed with the board's key when it has
@@ -381,6 +413,10 @@ class MqttPublisher:
         ``_publish_latest`` publishes the newest on connect, the latest state wins."""
         if not self.connected:
             return
+        if self._state_later is not None:  # this one is newer
+            self._state_later.cancel()
+            self._state_later = None
+        self._state_at = self.clock()
         self.client.publish(
             self.topics["state"], self.state_message(state), qos=LATEST_QOS, retain=True
         )

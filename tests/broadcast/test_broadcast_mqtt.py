@@ -27,8 +27,10 @@ from daemon.broadcast import (
     MqttSettings,
     strictjson,
 )
+from daemon.broadcast import mqtt as mqtt_publisher
 from daemon.broadcast.mqtt import MqttPublisher
 from daemon.broadcast.relay import Relay
+from daemon.game import events
 
 
 def _settings(port: int, tournament: str, boards: list[str]) -> BroadcastSettings:
@@ -158,6 +160,46 @@ async def test_a_board_publishes_its_feed_state_pgn_and_status(broker):
             assert late.on("/events") == [], "events are not retained"
         finally:
             late.close()
+    finally:
+        await broadcaster.stop()
+        recorder.close()
+
+
+async def test_clock_reports_share_a_retained_state_and_the_newest_is_retained(broker, monkeypatch):
+    """Every clock report is an event, but the whole state goes at most once a
+    ``STATE_EVERY`` for them (the newest, by then); a move's state goes at once."""
+    monkeypatch.setattr(mqtt_publisher, "STATE_EVERY", 1.0)
+    tournament = f"ticks-{uuid.uuid4().hex[:6]}"
+    recorder = await asyncio.to_thread(Recorder, broker.port, f"dgt-bridge/{tournament}/3/1/#")
+    broadcaster = Broadcaster(_settings(broker.port, tournament, ["1"]))
+    await broadcaster.start()
+    feed = game_feed(OPERA_GAME[:3])  # the last event is the clock after the third move
+    try:
+        assert await _wait(lambda: broadcaster.mqtt[0].connected)
+        for event in feed[:-1]:
+            broadcaster.publish("1", event)
+        assert await _wait(lambda: len(recorder.on("/events")) == len(feed) - 1)
+
+        def states() -> list[dict]:
+            return [json.loads(payload) for _, payload, _ in recorder.on("/state")]
+
+        before = len(states())
+        ticks = [
+            events.ClockUpdate(t=40.0 + i, white=270.0 - i, black=280.0, running="white").to_dict()
+            for i in range(6)
+        ]
+        for tick in ticks:
+            broadcaster.publish("1", tick)
+        assert await _wait(lambda: states()[-1]["clock"]["white"] == 265.0, 5)
+        assert len(recorder.on("/events")) == len(feed) - 1 + len(ticks), "every report an event"
+        assert len(states()) - before == 1, "one state for the six reports, the newest"
+
+        broadcaster.publish("1", dict(ticks[-1], t=47.0, white=263.0))
+        move = game_feed(OPERA_GAME[:4])[-2]  # the fourth move
+        broadcaster.publish("1", move)
+        assert await _wait(lambda: len(states()[-1]["moves"]) == 4, 5)
+        await asyncio.sleep(1.5)  # the report's timer, had it not been cancelled
+        assert len(states()) - before == 2, "the move's state made the report's needless"
     finally:
         await broadcaster.stop()
         recorder.close()
