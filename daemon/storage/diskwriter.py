@@ -38,7 +38,7 @@ class DiskJob:
     fd: int | None  # a dup'd descriptor to fsync, owned by the job
     pgn_path: Path | None = None
     pgn_text: str | None = None
-    fsync: bool = True  # whether the PGN's rewrite fsyncs (``storage.fsync``)
+    fsync: bool = True  # whether the PGN's rewrite fsyncs (at a game's end: ``Journal._flush``)
     #: other disk work in the same order (the hand-in files, ``daemon.storage.handin``); a
     #: later job of the same key replaces it (each does the whole work afresh)
     work: Callable[[], None] | None = None
@@ -55,6 +55,7 @@ class DiskJob:
                 os.close(later.fd)  # one fsync of the same file covers both
         if later.pgn_text is not None:
             self.pgn_path, self.pgn_text = later.pgn_path, later.pgn_text
+            self.fsync = self.fsync or later.fsync  # a game's end taken in stays on the card
         if later.work is not None:
             self.work = later.work
         self.done += later.done

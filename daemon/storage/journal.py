@@ -237,6 +237,7 @@ class Journal:
                 self._keep_names(event)
         self._events = list(point.events)
         self._written = len(self._events)
+        self._pgn_due = True  # the PGN may be behind the journal (``_flush``): made afresh
         try:
             _drop_torn_tail(point.path)
         except OSError as exc:
@@ -301,6 +302,7 @@ class Journal:
             self._release_waiters_in_order()
             return []
         durable, pgn = self._fsync_due, self._pgn_due
+        final = whole or self._pgn_now  # the game's end, the next game, the daemon's stop
         if pgn and pgn_later and not (whole or self._pgn_now):
             pgn = False  # still due: the next sync writes it
         elif pgn and self.pgn_every > 0 and not (whole or self._pgn_now):
@@ -311,7 +313,7 @@ class Journal:
         if pgn:
             self._pgn_due = self._pgn_now = False
             self._pgn_at = time.monotonic()
-        notices = self._flush(durable=durable, pgn=pgn)
+        notices = self._flush(durable=durable, pgn=pgn, pgn_on_card=final)
         self._release_waiters_in_order()
         return notices
 
@@ -321,9 +323,9 @@ class Journal:
         return self._pgn_due
 
     def when_durable(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` once every event appended so far is on the card (fsynced,
-        with its PGN), at once when it is already: the page shows a move only then,
-        so a move the page acknowledged survives a power cut. Without a writer the
+        """Call ``callback`` once every event appended so far is on the card (the
+        journal fsynced, its PGN written), at once when it is already: the page shows
+        a move only then, so a move the page acknowledged survives a power cut. Without a writer the
         caller syncs itself, and ``callback`` is called at once."""
         if self.writer is None:
             callback()
@@ -416,9 +418,19 @@ class Journal:
             return self._fail(exc)
         return []
 
-    def _flush(self, *, durable: bool, pgn: bool) -> list[dict[str, Any]]:
+    def _flush(
+        self, *, durable: bool, pgn: bool, pgn_on_card: bool = False
+    ) -> list[dict[str, Any]]:
+        """The appended lines written; with ``durable`` the journal fsynced, with
+        ``pgn`` the PGN rewritten, and fsynced (file and directory) only with
+        ``pgn_on_card``: at a game's end and the daemon's stop. During a game the
+        PGN is made from the journal, which holds every move on the card and from
+        which a restart writes the PGN again (``reopen``): its two fsyncs a move
+        were two thirds of a slow card's work, and the page waited for them
+        (``benchmarks.pihall --hall zero2w --slow-card``)."""
         assert self.path is not None and self._record is not None
         was_failing = self.failed
+        pgn_fsync = self.fsync and (pgn_on_card or was_failing is not None)
         try:
             if self._handle is None:
                 self.directory.mkdir(parents=True, exist_ok=True)
@@ -441,7 +453,7 @@ class Journal:
                             fd=os.dup(self._handle.fileno()) if durable and self.fsync else None,
                             pgn_path=self.path.with_suffix(".pgn") if pgn else None,
                             pgn_text=self._record.pgn(self.headers) if pgn else None,
-                            fsync=self.fsync,
+                            fsync=pgn_fsync,
                         )
                     )
                 return []
@@ -449,7 +461,7 @@ class Journal:
                 os.fsync(self._handle.fileno())
             if pgn or was_failing:
                 pgn_path = self.path.with_suffix(".pgn")  # self.pgn_path, known here
-                write_atomically(pgn_path, self._record.pgn(self.headers), fsync=self.fsync)
+                write_atomically(pgn_path, self._record.pgn(self.headers), fsync=pgn_fsync)
         except OSError as exc:
             self._close_handle()
             # A half-written line may now end the file: rewrite every event at the next

@@ -19,7 +19,7 @@ from pathlib import Path
 import chess.pgn
 
 from daemon.storage.diskwriter import DiskWriter
-from daemon.storage.journal import Journal
+from daemon.storage.journal import Journal, resume_point
 from tests.daemon.feed import feed_of_game
 
 OPENING = ["e2e4", "e7e5", "g1f3", "b8c6"]
@@ -177,3 +177,62 @@ async def test_a_chain_s_boards_on_a_slow_card_write_each_journal_once_a_turn(
     for journal in journals:
         game = chess.pgn.read_game(io.StringIO(journal.pgn_path.read_text()))
         assert [m.uci() for m in game.mainline_moves()] == OPENING
+
+
+async def _until(condition, seconds: float = 5.0) -> bool:
+    for _ in range(int(seconds / 0.02)):
+        if condition():
+            return True
+        await asyncio.sleep(0.02)
+    return condition()
+
+
+async def test_a_move_costs_the_card_one_fsync_and_the_game_s_end_puts_the_pgn_on_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """During a game the page waits for the journal's fsync alone (the PGN is made
+    from the journal: written, not fsynced); the game's end fsyncs the PGN too,
+    file and directory. Three fsyncs a move made a slow card's queue three times
+    as long (``benchmarks.pihall --hall zero2w --slow-card``)."""
+    fsyncs = slow_card(monkeypatch, 0.0)
+    writer = DiskWriter()
+    journal = Journal(tmp_path, fsync=True, writer=writer)
+    feed = feed_of_game(OPENING, result="1-0")
+    shown: list[str] = []
+    try:
+        for count, event in enumerate(feed[:-1], 1):  # each on the card before the next
+            journal.append(event)
+            journal.when_durable(lambda kind=event["type"]: shown.append(kind))
+            journal.sync()
+            assert await _until(lambda count=count: len(shown) == count)
+        assert len(fsyncs) == len(feed) - 1, "one fsync a move: the journal's"
+        game = chess.pgn.read_game(io.StringIO(journal.pgn_path.read_text()))
+        assert [m.uci() for m in game.mainline_moves()] == OPENING, "the PGN is written"
+        journal.append(feed[-1])  # the game's end
+        journal.sync()
+        assert await _until(lambda: len(fsyncs) == len(feed) + 2)
+        await asyncio.sleep(0.1)
+        assert len(fsyncs) == len(feed) + 2, "the end: the journal, the PGN and its directory"
+    finally:
+        journal.close()
+        writer.stop()
+    assert journal.pgn_path.read_text().rstrip().endswith("1-0")
+
+
+def test_a_restart_writes_the_pgn_again_from_the_journal(tmp_path: Path) -> None:
+    """A PGN not fsynced mid-game may be behind the journal after a power cut: the
+    resumed game's first sync makes it afresh from the journal, before any move."""
+    journal = Journal(tmp_path, fsync=True)
+    for event in feed_of_game(OPENING):
+        journal.record_event(event)
+    pgn_before_cut = chess.pgn.read_game(io.StringIO(journal.pgn_path.read_text()))
+    assert pgn_before_cut is not None
+    journal.pgn_path.write_text("")  # the card kept none of the PGN's last writes
+    point = resume_point(journal.path)
+    assert point is not None
+
+    resumed = Journal(tmp_path, fsync=True)
+    resumed.reopen(point)
+    resumed.sync()
+    game = chess.pgn.read_game(io.StringIO(resumed.pgn_path.read_text()))
+    assert game is not None and [m.uci() for m in game.mainline_moves()] == OPENING
