@@ -801,15 +801,19 @@ class BusPoller:
             events.append(BoardChanges(board.address, board.asked_at, tuple(updates), board.since))
         return events
 
-    def _repeat(self, out: _Outstanding, now: float, why: str) -> list[BusEvent]:
-        """Ask the board to send the same change list again (no change is lost)."""
+    def _repeat(
+        self, out: _Outstanding, now: float, why: str, *, missed: bool = False
+    ) -> list[BusEvent]:
+        """Ask the board to send the same change list again (no change is lost), up
+        to ``max_repeats`` times; then the list is given up (the board dumped) and
+        the board counted a miss, unless ``missed``: its silence was counted."""
         board = self.boards[out.address]
-        if out.repeats >= self.timings.max_repeats:
-            self._outstanding = None
-            _give_up_list(board)
-            return self._missed(board, now, f"{why}, {out.repeats} repeats")
-        self.stats.repeats += 1
         self._outstanding = None
+        if out.repeats >= self.timings.max_repeats:
+            _give_up_list(board)
+            why = f"{why}, {out.repeats} repeats"
+            return [BusProblem(out.address, now, why)] if missed else self._missed(board, now, why)
+        self.stats.repeats += 1
         self._repeat_next = (out.address, out.repeats + 1)
         if board.catching_up:
             board.needs_backlog = False  # the REPEAT_CHANGES reads it (or the log will)
@@ -825,14 +829,7 @@ class BusPoller:
         (issue 28: the flaky hall test lost a move so)."""
         why = "no answer to REPEAT_CHANGES"
         lost = self._missed(board, now, why)
-        if not board.present:
-            return lost
-        if out.repeats >= self.timings.max_repeats:
-            _give_up_list(board)
-            return [BusProblem(board.address, now, f"{why}, {out.repeats} repeats")]
-        self.stats.repeats += 1
-        self._repeat_next = (board.address, out.repeats + 1)
-        return [BusProblem(board.address, now, why)]
+        return self._repeat(out, now, why, missed=True) if board.present else lost
 
     def _ping_answer(self, reply: BusReply, now: float) -> list[BusEvent]:
         if not reply.valid or reply.address == BROADCAST:
