@@ -99,6 +99,12 @@ def test_fanout_every_viewer_and_subscriber_gets_every_move():
     assert re.search(r"MQTT run 1: 3 boards x 3 moves, .* missing 0", out)
 
 
+def test_mqtt_publish_cost_prints_the_cpu_an_event_and_what_paho_was_handed():
+    out = run_benchmark("mqtt_publish_cost")
+    figures = r"\d+ feed events: \d+ µs of CPU an event .* handed to paho: \d+ messages"
+    assert re.search(figures, out)
+
+
 def test_cli_startup_prints_both_ratios_and_their_targets(shared):
     out = run_benchmark("cli_startup")
     assert re.search(r"^python -c pass: fastest [\d.]+ ms", out, re.M)
