@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import logging
@@ -368,19 +369,27 @@ async def test_events_published_while_the_broker_is_away_reach_it_in_order(own_b
         recorder.close()
 
 
+@contextlib.asynccontextmanager
+async def _board_one(broker, name: str):
+    """Board 1 of a tournament of its own publishing to ``broker``, connected: its
+    broadcaster, publisher, topic base and the Opera game's first eight plies."""
+    tournament = f"{name}-{uuid.uuid4().hex[:6]}"
+    broadcaster = Broadcaster(_settings(broker.port, tournament, ["1"]))
+    await broadcaster.start()
+    publisher = broadcaster.mqtt[0]
+    try:
+        assert await _wait(lambda: publisher.connected)
+        yield broadcaster, publisher, f"dgt-bridge/{tournament}/3/1", game_feed(OPERA_GAME[:8])
+    finally:
+        await broadcaster.stop()
+
+
 async def test_moves_played_while_the_broker_is_away_are_the_retained_state_once_back(
     own_broker,
 ):
     """The publisher makes no state while the broker is away, yet a page or relay
     subscribing after the broker's return gets the whole game, state and PGN."""
-    tournament = f"back-{uuid.uuid4().hex[:6]}"
-    base = f"dgt-bridge/{tournament}/3/1"
-    broadcaster = Broadcaster(_settings(own_broker.port, tournament, ["1"]))
-    await broadcaster.start()
-    publisher = broadcaster.mqtt[0]
-    feed = game_feed(OPERA_GAME[:8])
-    try:
-        assert await _wait(lambda: publisher.connected)
+    async with _board_one(own_broker, "back") as (broadcaster, publisher, base, feed):
         for event in feed[:3]:
             broadcaster.publish("1", event)
         await asyncio.to_thread(own_broker.stop)
@@ -404,8 +413,6 @@ async def test_moves_played_while_the_broker_is_away_are_the_retained_state_once
             assert await _wait(lambda: retained_game() == OPERA_GAME[:8], 30), retained_game()
         finally:
             late.close()
-    finally:
-        await broadcaster.stop()
 
 
 async def test_a_state_the_broker_never_acknowledged_is_not_sent_again_over_a_newer_one(
@@ -415,14 +422,7 @@ async def test_a_state_the_broker_never_acknowledged_is_not_sent_again_over_a_ne
     states published while the broker hung (unacknowledged) went out again after
     the reconnect, after the newest; a page subscribing then got the old game for
     good. State and PGN are "latest wins": only the newest goes out on reconnect."""
-    tournament = f"stale-{uuid.uuid4().hex[:6]}"
-    base = f"dgt-bridge/{tournament}/3/1"
-    broadcaster = Broadcaster(_settings(own_broker.port, tournament, ["1"]))
-    await broadcaster.start()
-    publisher = broadcaster.mqtt[0]
-    feed = game_feed(OPERA_GAME[:8])
-    try:
-        assert await _wait(lambda: publisher.connected)
+    async with _board_one(own_broker, "stale") as (broadcaster, publisher, base, feed):
         broadcaster.publish("1", feed[0])
         own_broker.process.send_signal(signal.SIGSTOP)  # hung: nothing acknowledged
         for event in feed[1:4]:
@@ -450,8 +450,6 @@ async def test_a_state_the_broker_never_acknowledged_is_not_sent_again_over_a_ne
                 assert [m.uci() for m in game.mainline_moves()] == OPERA_GAME[:8]
         finally:
             watcher.close()
-    finally:
-        await broadcaster.stop()
 
 
 async def test_a_relay_started_after_the_game_shows_all_of_it(broker, monkeypatch):
