@@ -172,7 +172,7 @@ class MqttPublisher:
         # the seq of this board's last event: each event names it as its ``prev``
         self.last_seq = hub.boards[board_id].seq
         self._pgn_key: tuple[Any, ...] | None = None  # the PGN last published
-        self._state_at = -STATE_EVERY  # when (``clock``) the state was last published
+        self._state_at = float("-inf")  # when (``clock``) the state was last published
         self._state_later: Any = None  # the newest state's timer (``STATE_EVERY``)
 
     def _new_client(self) -> mqtt.Client:

@@ -303,9 +303,9 @@ class Journal:
             return []
         durable, pgn = self._fsync_due, self._pgn_due
         final = whole or self._pgn_now  # the game's end, the next game, the daemon's stop
-        if pgn and pgn_later and not (whole or self._pgn_now):
+        if pgn and pgn_later and not final:
             pgn = False  # still due: the next sync writes it
-        elif pgn and self.pgn_every > 0 and not (whole or self._pgn_now):
+        elif pgn and self.pgn_every > 0 and not final:
             wait = self._pgn_at + self.pgn_every - time.monotonic()
             if wait > 0:
                 pgn, self.pgn_wait = False, wait
@@ -325,8 +325,8 @@ class Journal:
     def when_durable(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` once every event appended so far is on the card (the
         journal fsynced, its PGN written), at once when it is already: the page shows
-        a move only then, so a move the page acknowledged survives a power cut. Without a writer the
-        caller syncs itself, and ``callback`` is called at once."""
+        a move only then, so a move the page acknowledged survives a power cut.
+        Without a writer the caller syncs itself, and ``callback`` is called at once."""
         if self.writer is None:
             callback()
             return
