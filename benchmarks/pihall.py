@@ -144,6 +144,8 @@ class HallFigures:
     cpu_parts: dict[str, float] = field(default_factory=dict)  # ms run over the games
     profile: list[str] = field(default_factory=list)  # py-spy's summary (``--profile``)
     notes: list[str] = field(default_factory=list)
+    #: each chain's commands over the games, and its bytes on the line (both ways)
+    line: list[tuple[int, int]] = field(default_factory=list)
     load: tuple[float, float] = (float("nan"), float("nan"))
 
     def all_lags(self) -> list[float]:
@@ -153,6 +155,17 @@ class HallFigures:
         """The board whose press -> move p99 is the largest, and that p99."""
         worst = max(self.lags.items(), key=lambda item: p99(item[1]), default=("-", []))
         return worst[0], p99(worst[1])
+
+
+def _line_use(f: HallFigures) -> str:
+    """Each chain's commands a second over the games, and the share of the time its
+    line carried bytes (10 bits a byte at 9600 baud): what the daemon's CPU left the
+    line (a line busy all the time sets the poll rate; one half idle, the CPU does)."""
+    return "; ".join(
+        f"chain {n + 1}: {commands / f.elapsed:.1f} commands/s, "
+        f"line busy {sent * 10 / 9600 / f.elapsed * 100:.0f} %"
+        for n, (commands, sent) in enumerate(f.line)
+    )
 
 
 def p99(values: list[float]) -> float:
@@ -309,6 +322,7 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
             profile = Profile(daemon.pid, out, options.profile_seconds).start()
             stack.callback(profile.stop)
         cpu_before, started = tree_cpu_ns(daemon.pid), time.monotonic()
+        line_before = [(len(c.bus_received), c.bytes_on_line) for c in chains]
         index = 0
         for chain in chains:
             for place in range(len(chain.boards)):
@@ -327,6 +341,10 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
                 break
             time.sleep(0.2)
         figures.elapsed = time.monotonic() - started
+        figures.line = [
+            (len(c.bus_received) - commands, c.bytes_on_line - sent)
+            for c, (commands, sent) in zip(chains, line_before, strict=True)
+        ]
         spent, _ = sampler.window(time.time() - figures.elapsed, time.time())
         figures.cpu_parts = {part: run for part, (run, _) in spent.items()}
         if profile is not None:
@@ -521,6 +539,7 @@ def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
                         for k, v in sorted(f.cpu_parts.items(), key=lambda kv: -kv[1]))  # fmt: skip
         print(f"{f.budget.name}: CPU over the games by part, % of one of our cores: {cpu}")
         print(f"{f.budget.name}: viewers: {f.crowd}")
+        print(f"{f.budget.name}: bus lines: " + _line_use(f))
         for line in f.profile:
             print(f"{f.budget.name}: py-spy: {line}")
         print(
