@@ -52,6 +52,7 @@ from drivers.dgt.buscodec import (
     BusReply,
     BusReplyId,
     BusReplyParser,
+    begun_address,
     decode_changes,
     decode_dump,
     encode_command,
@@ -349,7 +350,8 @@ class BusPoller:
         self._next_discovery = 0.0 if discover else float("inf")
         self._ignored: set[int] = set()  # told to ignore the next broadcast ping
         self._started = False
-        self._repeat_next: tuple[int, int] | None = None  # (address, repeats so far)
+        #: change lists to ask for again (REPEAT_CHANGES), in order: address -> repeats so far
+        self._repeats_owed: dict[int, int] = {}
         self._polled_at: dict[int, float] = {}  # when each board's changes were last asked
 
     # -- the configuration --------------------------------------------------
@@ -426,6 +428,9 @@ class BusPoller:
                 return events
             board.absent_reported = True  # said once: a configured board is not there
             return [*events, BoardLost(board.address, now, "not on the chain")]
+        other = self._whose(begun.data) if begun is not None else None
+        if begun is not None and other is not None and other.address != out.address:
+            return events + self._cut_short_from(other, begun.data[0], out, now)
         if out.command == BusCommand.SEND_FROM_START:
             return events + self._log_failed(board, now, "no log" if not begun else "log cut short")
         if out.command in (BusCommand.SEND_CHANGES, BusCommand.REPEAT_CHANGES) and begun:
@@ -435,6 +440,31 @@ class BusPoller:
             return events + self._repeat_unanswered(board, out, now)
         self._retry_soon(board, out.command, now)
         return events + self._missed(board, now, f"no answer to {out.command.name}")
+
+    def _cut_short_from(
+        self, other: _Board, reply_id: int, out: _Outstanding, now: float
+    ) -> list[BusEvent]:
+        """Another board's late reply, cut short by the time-out of the one awaited
+        (board 1 answered after its time-out, while board 2's answer was awaited, and
+        stopped halfway: issue 28's flaky hall test). The awaited board said nothing;
+        the other forgot its change list when it sent it, so it is asked to repeat it
+        (asking board 2 instead, as a reply of its own, lost board 1's move)."""
+        board = self.boards[out.address]
+        if out.command == BusCommand.REPEAT_CHANGES:  # it still owes that list
+            events = self._repeat_unanswered(board, out, now)
+        else:
+            self._retry_soon(board, out.command, now)
+            events = self._missed(board, now, f"no answer to {out.command.name}")
+        if reply_id == BusReplyId.UPDATE and other.present:
+            cut = _Outstanding(BusCommand.SEND_CHANGES, other.address, now, now)
+            events += self._repeat(cut, now, "late change list cut short")
+        return events
+
+    def _whose(self, begun: bytes) -> _Board | None:
+        """The board a reply cut short came from, when its header says (None: too
+        short to tell, or no board of the chain)."""
+        address = begun_address(begun)
+        return self.boards.get(address) if address is not None else None
 
     def _retry_soon(self, board: _Board, command: BusCommand, now: float) -> None:
         """A command that got no usable answer is asked again at the next chance (a
@@ -454,9 +484,9 @@ class BusPoller:
         if not self._started:
             self._started = True
             return self._count(bytes([TO_BUSMODE]), "TO_BUSMODE")
-        if self._repeat_next is not None:  # the same change list again, at once
-            address, repeats = self._repeat_next
-            self._repeat_next = None
+        if self._repeats_owed:  # the same change list again, at once
+            address = next(iter(self._repeats_owed))
+            repeats = self._repeats_owed.pop(address)
             deadline = now + self.timings.reply_timeout
             command = BusCommand.REPEAT_CHANGES
             self._outstanding = _Outstanding(command, address, now, deadline, repeats)
@@ -582,7 +612,7 @@ class BusPoller:
         nothing is due now): the shell sleeps until then."""
         if self.busy:
             return self.deadline() or now
-        if self._repeat_next is not None or not self._started:
+        if self._repeats_owed or not self._started:
             return now
         times = [self._next_discovery] if self.discover else []
         defer = self.timings.housekeeping_defer if self._press_awaited(now, self.present) else 0.0
@@ -677,7 +707,7 @@ class BusPoller:
             return [BusProblem(reply.address, now, detail)]
         if reply.reply_id == BusReplyId.UPDATE and not reply.valid:
             self.stats.bad_checksums += 1
-            self._repeat_next = (board.address, 1)
+            self._repeats_owed[board.address] = 1
             return [BusProblem(reply.address, now, detail + " with a bad checksum")]
         if reply.valid and reply.reply_id in (
             BusReplyId.UPDATE,
@@ -814,7 +844,7 @@ class BusPoller:
             why = f"{why}, {out.repeats} repeats"
             return [BusProblem(out.address, now, why)] if missed else self._missed(board, now, why)
         self.stats.repeats += 1
-        self._repeat_next = (out.address, out.repeats + 1)
+        self._repeats_owed[out.address] = out.repeats + 1
         if board.catching_up:
             board.needs_backlog = False  # the REPEAT_CHANGES reads it (or the log will)
         return [BusProblem(out.address, now, why)]

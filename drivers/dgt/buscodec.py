@@ -330,6 +330,14 @@ class BusReplyParser:
         return dropped
 
 
+def begun_address(data: bytes) -> int | None:
+    """The address in a reply's header when ``data`` begins one far enough to hold it
+    (a reply cut short: whose it was), else None."""
+    if len(data) < 5 or not data[0] & 0x80 or any(b & 0x80 for b in data[1:5]):
+        return None
+    return (data[3] << 7) | data[4]
+
+
 def decode_changes(data: bytes) -> list[FieldUpdate | EeClockTime] | None:
     """A change list's piece changes (as field updates) and lever presses (the clock
     time the board writes then), in order; None when it holds a piece code no board

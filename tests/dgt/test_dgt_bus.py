@@ -92,6 +92,13 @@ def test_the_reply_parser_never_raises(data):
 # -- the poller against a scripted chain --------------------------------------------
 
 
+def test_a_reply_cut_short_says_whose_it_was_once_its_header_is_in():
+    reply = buscodec.encode_reply(BusReplyId.UPDATE, 1025, bytes([0x40, 0x34, 0x00]))
+    whose = [buscodec.begun_address(reply[:n]) for n in range(len(reply))]
+    assert whose == [None] * 5 + [1025] * (len(reply) - 5)
+    assert buscodec.begun_address(b"\x85\x00\x09\x88\x01") is None  # not a header
+
+
 class Chain:
     """A scripted chain for the poller: answers each command as a board would."""
 
@@ -319,6 +326,79 @@ def test_a_change_list_cut_short_whose_repeat_the_busy_board_lost_is_asked_for_a
     events, t = run(poller, chain, t, 1.0)
     changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
     assert changes == [(52, 0), (36, 1)]  # once each, in order
+    assert ("REPEAT_CHANGES", 1) in chain.sent
+    assert not any(isinstance(e, BoardLost) for e in events)
+
+
+def test_a_late_change_list_cut_short_while_another_board_is_awaited_is_asked_for_again():
+    """Board 1's change list comes after its time-out, while board 2's answer is
+    awaited, and stops halfway (a loaded machine, a frozen emulator): the time-out then
+    drops the begun reply. Those bytes are board 1's (their header says so), and board
+    1 forgot the list when it sent it: board 1 is asked to repeat it, not board 2, and
+    the move in it is not lost (issue 28's flaky hall test)."""
+    timings = BusTimings(discovery_interval=0)
+    poller, chain = BusPoller([1, 2], timings, discover=False), Chain([1, 2])
+    _, t = run(poller, chain, 0.0, 1.0)
+    chain.move(1, 52, 0)  # e2 lifted...
+    chain.move(1, 36, 1)  # ...and set on e4
+    late, t = held_back_changes(poller, chain, t, 0.01)  # board 1 answers too late
+    t += timings.reply_timeout + 0.01
+    poller.expire(t)  # board 1 silent: one miss
+    frame = poller.next_command(t)
+    while frame is not None and not (frame[0] == BusCommand.SEND_CHANGES and frame[2] == 2):
+        poller.feed(chain.answer(frame), t)
+        t += 0.01
+        poller.expire(t)
+        frame = poller.next_command(t)
+    assert frame is not None  # board 2's changes asked for...
+    poller.feed(late[:6], t + 0.005)  # ...and board 1's late list begins, then stalls
+    t += 0.005 + timings.reply_timeout + 0.01
+    poller.expire(t)
+    poller.feed(late[6:], t + 0.001)  # its tail, after the time-out gave it up
+    events, t = run(poller, chain, t, 1.0)
+    changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
+    assert changes == [(52, 0), (36, 1)]  # once each, in order
+    assert ("REPEAT_CHANGES", 1) in chain.sent
+    assert ("REPEAT_CHANGES", 2) not in chain.sent  # board 2 sent nothing: nothing to repeat
+    assert not any(isinstance(e, BoardLost) for e in events)
+
+
+def test_a_late_change_list_cut_short_while_another_board_owes_a_repeat_loses_neither():
+    """As above, but board 2's own change list came damaged and its REPEAT_CHANGES is
+    the answer awaited when board 1's late list stops halfway: both boards still hold
+    their lists, and both are asked for them again."""
+    timings = BusTimings(discovery_interval=0)
+    poller, chain = BusPoller([1, 2], timings, discover=False), Chain([1, 2])
+    _, t = run(poller, chain, 0.0, 1.0)
+    chain.move(1, 52, 0)
+    chain.move(1, 36, 1)
+    chain.move(2, 12, 0)
+    chain.move(2, 28, 7)
+    late, t = held_back_changes(poller, chain, t, 0.01)  # board 1 answers too late
+    t += timings.reply_timeout + 0.01
+    poller.expire(t)
+    chain.corrupt = 1  # board 2's list comes with a bad checksum
+    early: list = []
+    frame = poller.next_command(t)
+    while frame is None or frame[0] != BusCommand.REPEAT_CHANGES:
+        if frame is not None:
+            early += poller.feed(chain.answer(frame), t)
+        t += 0.01
+        early += poller.expire(t)
+        frame = poller.next_command(t)
+    assert frame == buscodec.encode_command(BusCommand.REPEAT_CHANGES, 2)
+    poller.feed(late[:6], t + 0.005)  # board 1's late list begins, then stalls
+    t += 0.005 + timings.reply_timeout + 0.01
+    poller.expire(t)
+    poller.feed(late[6:], t + 0.001)
+    events, t = run(poller, chain, t, 1.0)
+    changes = {
+        (e.address, u.square, u.code)
+        for e in early + events
+        if isinstance(e, BoardChanges)
+        for u in e.updates
+    }
+    assert changes == {(1, 52, 0), (1, 36, 1), (2, 12, 0), (2, 28, 7)}
     assert ("REPEAT_CHANGES", 1) in chain.sent
     assert not any(isinstance(e, BoardLost) for e in events)
 
