@@ -582,6 +582,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="comma-separated (default: the hall's: full and its Pi's two "
         "models); full, pi4, pi4-cores, zero2w, zero2w-cores",
     )
+    parser.add_argument(
+        "--chain",
+        type=int,
+        default=0,
+        help="boards on each bus chain (the hall's: 12): how many a Pi serves in time",
+    )
     parser.add_argument("--plies", type=int, default=30, help="plies per game (30)")
     parser.add_argument("--viewers", type=int, default=0, help="viewers (the hall's)")
     parser.add_argument("--mqtt", choices=("plain", "tls"), default="", help="(the hall's)")
@@ -626,6 +632,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quick:
         changes = {"chains": tuple(2 for _ in shape.chains), "viewers": min(shape.viewers, 5)}
         args.plies, args.calibrate_steps = 4, 5_000
+    if args.chain:
+        changes["chains"] = tuple(args.chain for _ in shape.chains)
     if args.viewers:
         changes["viewers"] = args.viewers
     if args.mqtt:
