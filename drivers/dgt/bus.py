@@ -642,7 +642,22 @@ class BusPoller:
             # The answer has begun: the time-out is for a board that says nothing, and a
             # dump takes 70 ms of line time at 9600 baud by itself.
             out.deadline = max(out.deadline, now + self.timings.reply_timeout)
+        elif out is None and self.parser.pending and self._pinging_until is None:
+            self._await_late_list(now)
         return events
+
+    def _await_late_list(self, now: float) -> None:
+        """A board's change list began after its time-out, with nothing awaited: the
+        line is its board's until the list ends (a command now would be answered into
+        it, and the list dropped as garbage), and a list that stops halfway is asked for
+        again, as an awaited one is: its board forgot it when it sent it (on an idle
+        line, a single board's or between polls, such a list was lost with its move)."""
+        begun = self.parser.begun
+        board = self._whose(begun)
+        if board is not None and board.present and begun[0] == BusReplyId.UPDATE:
+            deadline = now + self.timings.reply_timeout
+            command = BusCommand.SEND_CHANGES
+            self._outstanding = _Outstanding(command, board.address, board.asked_at, deadline)
 
     def _reply(self, reply: BusReply, now: float) -> list[BusEvent]:
         if reply.reply_id == BusReplyId.PING and self._pinging_until is not None:

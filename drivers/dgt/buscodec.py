@@ -312,6 +312,11 @@ class BusReplyParser:
             out.append(BusReply(frame[0], address, frame[5:-1], valid))
         return out
 
+    @property
+    def begun(self) -> bytes:
+        """The bytes of a reply begun but not complete (whose it is: ``begun_address``)."""
+        return bytes(self._buffer)
+
     def lacking(self, shortest: int) -> int:
         """How many bytes the reply begun still lacks, at least (1 at the least): by
         its length field once its header is in, else by ``shortest``, the shortest

@@ -156,6 +156,11 @@ def run(poller: BusPoller, chain: Chain, t0: float, seconds: float, step: float 
     return events, t
 
 
+def piece_changes(events) -> list[tuple[int, int]]:
+    """(square, piece code) of every change the poller reported, in order."""
+    return [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
+
+
 def test_a_corrupt_change_list_is_asked_for_again_and_no_change_is_lost():
     timings = BusTimings(discovery_interval=0)
     poller, chain = BusPoller([1025, 1026], timings, discover=False), Chain([1025, 1026])
@@ -166,7 +171,7 @@ def test_a_corrupt_change_list_is_asked_for_again_and_no_change_is_lost():
     chain.corrupt = 2  # the change list arrives damaged, and so does its first repeat
     before = len(chain.sent)
     events, t = run(poller, chain, t, 1.0)
-    changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
+    changes = piece_changes(events)
     assert changes == [(52, 0), (36, 1)]  # once each, in order
     assert chain.sent[before:].count(("REPEAT_CHANGES", 1025)) == 2
     assert poller.stats.bad_checksums == 2
@@ -268,7 +273,7 @@ def test_a_change_list_that_comes_after_its_time_out_is_not_lost():
     t += timings.reply_timeout + 0.01
     assert poller.expire(t) == []  # one miss: not yet lost
     events = poller.feed(late, t + 0.01)  # nothing is awaited from it any more
-    changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
+    changes = piece_changes(events)
     assert changes == [(52, 0), (36, 1)]
     assert poller.stats.late_replies == 1
 
@@ -297,7 +302,7 @@ def test_a_late_change_list_that_arrives_while_its_board_owes_another_answer_is_
         poller.feed(chain.answer(frame), t)
         frame = poller.next_command(t)
     events = poller.feed(late, t + 0.01)  # the change list, while the clock is awaited
-    changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
+    changes = piece_changes(events)
     assert changes == [(52, 0)]
     assert poller.busy, "the clock's answer is still awaited"
 
@@ -324,7 +329,7 @@ def test_a_change_list_cut_short_whose_repeat_the_busy_board_lost_is_asked_for_a
     t += timings.reply_timeout + 0.01
     poller.expire(t)  # the repeat's silence
     events, t = run(poller, chain, t, 1.0)
-    changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
+    changes = piece_changes(events)
     assert changes == [(52, 0), (36, 1)]  # once each, in order
     assert ("REPEAT_CHANGES", 1) in chain.sent
     assert not any(isinstance(e, BoardLost) for e in events)
@@ -356,7 +361,7 @@ def test_a_late_change_list_cut_short_while_another_board_is_awaited_is_asked_fo
     poller.expire(t)
     poller.feed(late[6:], t + 0.001)  # its tail, after the time-out gave it up
     events, t = run(poller, chain, t, 1.0)
-    changes = [(u.square, u.code) for e in events if isinstance(e, BoardChanges) for u in e.updates]
+    changes = piece_changes(events)
     assert changes == [(52, 0), (36, 1)]  # once each, in order
     assert ("REPEAT_CHANGES", 1) in chain.sent
     assert ("REPEAT_CHANGES", 2) not in chain.sent  # board 2 sent nothing: nothing to repeat
@@ -401,6 +406,51 @@ def test_a_late_change_list_cut_short_while_another_board_owes_a_repeat_loses_ne
     assert changes == {(1, 52, 0), (1, 36, 1), (2, 12, 0), (2, 28, 7)}
     assert ("REPEAT_CHANGES", 1) in chain.sent
     assert not any(isinstance(e, BoardLost) for e in events)
+
+
+def test_a_late_change_list_that_stops_halfway_on_an_idle_line_is_asked_for_again():
+    """A single board's change list comes after its time-out, on a line with nothing
+    awaited, and stops halfway. The line is the board's until the list ends (no
+    command goes out into it), and the half list is asked for again: the board forgot
+    it when it sent it (the next command's answer used to push it out as garbage,
+    and its move was lost)."""
+    timings = BusTimings(discovery_interval=0)
+    poller, chain = BusPoller([1], timings, discover=False), Chain([1])
+    _, t = run(poller, chain, 0.0, 1.0)
+    chain.move(1, 52, 0)
+    chain.move(1, 36, 1)
+    late, t = held_back_changes(poller, chain, t, 0.01)
+    t += timings.reply_timeout + 0.01
+    poller.expire(t)
+    poller.feed(late[:6], t + 0.001)
+    assert poller.busy
+    assert poller.next_command(t + 0.002) is None
+    t += 0.3
+    events = poller.expire(t)
+    poller.feed(late[6:], t + 0.001)
+    more, t = run(poller, chain, t, 1.5)
+    changes = piece_changes(events + more)
+    assert changes == [(52, 0), (36, 1)]
+    assert ("REPEAT_CHANGES", 1) in chain.sent
+    assert not any(isinstance(e, BoardLost) for e in events + more)
+
+
+def test_a_late_change_list_that_ends_on_an_idle_line_is_used_once():
+    """The same list, whole after a pause: used once, and nobody asks for it again."""
+    timings = BusTimings(discovery_interval=0)
+    poller, chain = BusPoller([1], timings, discover=False), Chain([1])
+    _, t = run(poller, chain, 0.0, 1.0)
+    chain.move(1, 52, 0)
+    chain.move(1, 36, 1)
+    late, t = held_back_changes(poller, chain, t, 0.01)
+    t += timings.reply_timeout + 0.01
+    poller.expire(t)
+    first = poller.feed(late[:6], t + 0.001)
+    rest = poller.feed(late[6:], t + 0.02)
+    more, t = run(poller, chain, t + 0.03, 1.0)
+    changes = piece_changes(first + rest + more)
+    assert changes == [(52, 0), (36, 1)]
+    assert not any(name == "REPEAT_CHANGES" for name, _ in chain.sent)
 
 
 # -- two moves in one change list (a slow chain) --------------------------------------
