@@ -23,6 +23,9 @@ Why the poller is cautious:
   SEND_CHANGES, and a repeat sent while it was still sending the list is lost.
 - A board's input buffer holds one command in bus mode, so exactly one command is on
   the line at a time, and the next one waits for the reply or its time-out (80 ms).
+  A late change list is still used; one that has begun holds the line until it ends,
+  and if it stops halfway the board its header names is asked to repeat it (that
+  board forgot it when it sent it), whichever board's answer was awaited.
 - A board that misses ``max_misses`` polls in a row is reported lost and pinged now
   and then. New boards are found by a broadcast ping.
 - A board found (at start-up, after it was lost, after the port was reopened) is
