@@ -408,12 +408,9 @@ def test_a_late_change_list_cut_short_while_another_board_owes_a_repeat_loses_ne
     assert not any(isinstance(e, BoardLost) for e in events)
 
 
-def test_a_late_change_list_that_stops_halfway_on_an_idle_line_is_asked_for_again():
-    """A single board's change list comes after its time-out, on a line with nothing
-    awaited, and stops halfway. The line is the board's until the list ends (no
-    command goes out into it), and the half list is asked for again: the board forgot
-    it when it sent it (the next command's answer used to push it out as garbage,
-    and its move was lost)."""
+def late_on_an_idle_line() -> tuple[BusPoller, Chain, bytes, float]:
+    """A single board's move (e2-e4) whose change list is held back past its time-out,
+    with nothing awaited after it: the poller, the chain, the late list and the time."""
     timings = BusTimings(discovery_interval=0)
     poller, chain = BusPoller([1], timings, discover=False), Chain([1])
     _, t = run(poller, chain, 0.0, 1.0)
@@ -422,6 +419,16 @@ def test_a_late_change_list_that_stops_halfway_on_an_idle_line_is_asked_for_agai
     late, t = held_back_changes(poller, chain, t, 0.01)
     t += timings.reply_timeout + 0.01
     poller.expire(t)
+    return poller, chain, late, t
+
+
+def test_a_late_change_list_that_stops_halfway_on_an_idle_line_is_asked_for_again():
+    """A single board's change list comes after its time-out, on a line with nothing
+    awaited, and stops halfway. The line is the board's until the list ends (no
+    command goes out into it), and the half list is asked for again: the board forgot
+    it when it sent it (the next command's answer used to push it out as garbage,
+    and its move was lost)."""
+    poller, chain, late, t = late_on_an_idle_line()
     poller.feed(late[:6], t + 0.001)
     assert poller.busy
     assert poller.next_command(t + 0.002) is None
@@ -437,14 +444,7 @@ def test_a_late_change_list_that_stops_halfway_on_an_idle_line_is_asked_for_agai
 
 def test_a_late_change_list_that_ends_on_an_idle_line_is_used_once():
     """The same list, whole after a pause: used once, and nobody asks for it again."""
-    timings = BusTimings(discovery_interval=0)
-    poller, chain = BusPoller([1], timings, discover=False), Chain([1])
-    _, t = run(poller, chain, 0.0, 1.0)
-    chain.move(1, 52, 0)
-    chain.move(1, 36, 1)
-    late, t = held_back_changes(poller, chain, t, 0.01)
-    t += timings.reply_timeout + 0.01
-    poller.expire(t)
+    poller, chain, late, t = late_on_an_idle_line()
     first = poller.feed(late[:6], t + 0.001)
     rest = poller.feed(late[6:], t + 0.02)
     more, t = run(poller, chain, t + 0.03, 1.0)
