@@ -432,17 +432,22 @@ class BusPoller:
             board.absent_reported = True  # said once: a configured board is not there
             return [*events, BoardLost(board.address, now, "not on the chain")]
         other = self._whose(begun.data) if begun is not None else None
-        if begun is not None and other is not None and other.address != out.address:
+        if other is not None and begun is not None and other.address != out.address:
             return events + self._cut_short_from(other, begun.data[0], out, now)
         if out.command == BusCommand.SEND_FROM_START:
             return events + self._log_failed(board, now, "no log" if not begun else "log cut short")
         if out.command in (BusCommand.SEND_CHANGES, BusCommand.REPEAT_CHANGES) and begun:
             # Part of a change list arrived: the board has sent (and cleared) it.
             return events + self._repeat(out, now, "reply cut short")
+        return events + self._unanswered(board, out, now)
+
+    def _unanswered(self, board: _Board, out: _Outstanding, now: float) -> list[BusEvent]:
+        """``out`` got no answer from ``board``: a repeat is asked for again (the board
+        still holds that list), any other command at the next chance; a missed poll."""
         if out.command == BusCommand.REPEAT_CHANGES:
-            return events + self._repeat_unanswered(board, out, now)
+            return self._repeat_unanswered(board, out, now)
         self._retry_soon(board, out.command, now)
-        return events + self._missed(board, now, f"no answer to {out.command.name}")
+        return self._missed(board, now, f"no answer to {out.command.name}")
 
     def _cut_short_from(
         self, other: _Board, reply_id: int, out: _Outstanding, now: float
@@ -452,12 +457,7 @@ class BusPoller:
         stopped halfway: issue 28's flaky hall test). The awaited board said nothing;
         the other forgot its change list when it sent it, so it is asked to repeat it
         (asking board 2 instead, as a reply of its own, lost board 1's move)."""
-        board = self.boards[out.address]
-        if out.command == BusCommand.REPEAT_CHANGES:  # it still owes that list
-            events = self._repeat_unanswered(board, out, now)
-        else:
-            self._retry_soon(board, out.command, now)
-            events = self._missed(board, now, f"no answer to {out.command.name}")
+        events = self._unanswered(self.boards[out.address], out, now)
         if reply_id == BusReplyId.UPDATE and other.present:
             cut = _Outstanding(BusCommand.SEND_CHANGES, other.address, now, now)
             events += self._repeat(cut, now, "late change list cut short")
