@@ -94,9 +94,23 @@ async def keyed(own_broker, tmp_path):
             assert await _wait(lambda: relay.hub.boards["1"].status.connected), relay.status()
             assert relay.status()["rejected"] == 0
             assert relay.status()["signatures"] == "board keys"
+            # the recorder is a subscriber of its own: it may lag the relay
+            assert await _wait(lambda: _recorded_up_to(relay, recorder)), relay.status()
             yield relay, pi, attacker, recorder
     finally:
         recorder.close()
+
+
+def _recorded_up_to(relay: Relay, recorder: Recorder) -> bool:
+    """The recorder holds each board's last event the relay took (the forgeries and
+    replays are made of what it recorded)."""
+    for board in ("1", "2"):
+        last = _board_status(relay, board)["last_seq"]
+        with recorder.lock:
+            events = [p for t, p, _ in recorder.messages if t == f"{BASE}/{board}/events"]
+        if last not in {json.loads(p).get("seq") for p in events}:
+            return False
+    return True
 
 
 async def _settled(relay: Relay, attacker: Attacker, count: int) -> None:
