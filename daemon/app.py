@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from daemon import compose
 from daemon.boards.board import Board, journal_history
-from daemon.boards.outputs import FeedWriter, Output
+from daemon.boards.outputs import FeedWriter, MemoryBetweenGames, Output
 from daemon.boards.pipeline import BoardPipeline, Cancellable, LoopScheduler, Scheduler
 from daemon.compose import DEFAULT_BOARD_ID, configured_board_id, turned_round
 from daemon.config import BoardEntry, Settings, board_entries
@@ -184,6 +184,8 @@ class Daemon(Lifecycle):
         # a move's phrase first: every board's page and MQTT wait for its first sound
         # (a quarter of a second at most; ``daemon.speech.speechfirst``)
         self.speech_first = SpeechFirst()
+        #: the games' memory handed back once no board's game is under way
+        self.memory = MemoryBetweenGames()
         journal_dirs: dict[str, Path] = {}
         for entry in self.entries:
             journal_dir = Path(entry.journal) if entry.journal else self.storage_dir
@@ -217,6 +219,7 @@ class Daemon(Lifecycle):
                 disk_writer=self.disk_writer,
                 handin=self.handin,
                 speech_first=self.speech_first,
+                memory=self.memory,
             )
         for entry in self.entries:
             if entry.same_game_as:

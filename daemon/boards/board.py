@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from daemon import compose
-from daemon.boards.outputs import EventLog, FeedLines, FeedWriter, MemoryAfterGame, Output
+from daemon.boards.outputs import EventLog, FeedLines, FeedWriter, MemoryBetweenGames, Output
 from daemon.boards.pageview import PageView
 from daemon.boards.pipeline import BoardPipeline, Scheduler
 from daemon.clock.display import ClockDisplay
@@ -120,6 +120,7 @@ class Board:
         disk_writer: DiskWriter | None = None,
         handin: HandIn | None = None,
         speech_first: SpeechFirst | None = None,
+        memory: MemoryBetweenGames | None = None,
     ) -> None:
         self.entry = entry
         #: the daemon's gate: a move's page and MQTT wait for its first sound
@@ -180,7 +181,9 @@ class Board:
         own: list[Output] = []
         if feed is not None:
             own.append(FeedLines(feed.write, named_as))
-        own += [EventLog(self.prefix), self.speech, self.page, MemoryAfterGame()]
+        own += [EventLog(self.prefix), self.speech, self.page]
+        if memory is not None:  # the daemon's one, for all its boards
+            own.append(memory.for_board(self.id))
         if handin is not None:
             own.append(handin.for_board(self.id, self.journal))
         if on_event is not None:

@@ -1,6 +1,7 @@
 """The outputs of a board's pipeline: the one ``Output`` protocol, and the small
-outputs every board has (its feed lines, its log lines, the memory handed back
-after a game).
+outputs every board has (its feed lines, its log lines, and its word to the
+daemon's ``MemoryBetweenGames``, which hands the games' memory back once none is
+under way).
 
 Everything that hears what a board's rules core decided is an ``Output`` with one
 method, ``receive``: the feed on stdout, the log, the announcer (earphone and phone
@@ -112,20 +113,94 @@ class EventLog:
             log.log(level, "%s%s", self.prefix, describe(event))
 
 
-class MemoryAfterGame:
-    """A game has ended or the next begun: once every output has had the event, the
-    memory the last game needed goes back to the system (``daemon.service.memory``),
-    so that a day of games on twenty boards does not hold more than the current
-    games' state."""
+class MemoryBetweenGames:
+    """The memory the games that ended needed goes back to the system
+    (``daemon.service.memory``: a full collection, then glibc's ``malloc_trim``), once
+    for the whole daemon and only while no board's game is under way.
 
-    def receive(self, event: DomainEvent) -> None:
-        if event.type not in ("game_end", "game_start"):
+    The release is no small thing: the collection walks every object made since the
+    start, every board's game and every viewer, 7-15 ms of a desktop core in a
+    26-board hall, 60-160 ms at a Pi 4's budget, more on a Zero. Made at each board's
+    game end and start, as it was, a hall stopped reading every other board for that
+    long each time a game ended, and 26 times in a row at a round's start (the
+    slowest presses of a Pi 4 hall were its first moves: ``benchmarks.pihall``,
+    issue 28). So a board's output (``for_board``) only says that a game was left
+    (its end, or a new game begun on a board whose game had moves) and when a board's
+    game gets under way (its first move); the release runs when the last game under
+    way is left: after each game on a single board, at the round's end in a hall.
+    A hall that is never between games (boards starting new games all evening) still
+    releases, at the first game left once ``longest_wait`` seconds (of the boards'
+    clocks) have passed since the release became due.
+
+    ``release`` and ``call_soon`` are the daemon's (``release_freed_memory`` and the
+    running loop's, or at once without a loop: a replay); a test passes its own."""
+
+    def __init__(
+        self,
+        release: Callable[[], object] | None = None,
+        call_soon: Callable[[Callable[[], object]], object] | None = None,
+        longest_wait: float = 600.0,
+    ) -> None:
+        self._release = release
+        self._call_soon = call_soon
+        self.longest_wait = longest_wait
+        self._under_way: set[str] = set()  # boards whose game has a move
+        self._due_since: float | None = None  # a game was left (a board's time then)
+        self._scheduled = False
+        self.releases = 0
+
+    def for_board(self, board_id: str) -> Output:
+        """The output that tells this about ``board_id``'s games."""
+        return _GamesOfBoard(self, board_id)
+
+    def heard(self, board_id: str, event: DomainEvent) -> None:
+        kind = event.type
+        if kind == "move":
+            self._under_way.add(board_id)
             return
-        import asyncio  # here: a replay never needs the event loop
+        if kind not in ("game_end", "game_start"):
+            return
+        left = kind == "game_end" or board_id in self._under_way
+        self._under_way.discard(board_id)
+        if not left:
+            return  # a game begun on a board that had none under way: nothing freed
+        if self._due_since is None:
+            self._due_since = event.t
+        if not self._under_way or event.t - self._due_since >= self.longest_wait:
+            self._schedule()
 
+    def _schedule(self) -> None:
+        if self._scheduled:
+            return  # the games left in the same turn of the loop: one release
+        self._scheduled = True
+        call_soon = self._call_soon
+        if call_soon is None:
+            import asyncio  # here: a replay never needs the event loop
+
+            try:
+                call_soon = asyncio.get_running_loop().call_soon
+            except RuntimeError:  # no loop (a replay, a test feeding the pipeline)
+                self._run()
+                return
+        call_soon(self._run)
+
+    def _run(self) -> None:
+        self._scheduled = False
+        self._due_since = None
+        self.releases += 1
+        if self._release is not None:
+            self._release()
+            return
         from daemon.service.memory import release_freed_memory
 
-        try:
-            asyncio.get_running_loop().call_soon(release_freed_memory)
-        except RuntimeError:  # no loop (a test feeding the pipeline by hand)
-            release_freed_memory()
+        release_freed_memory()
+
+
+class _GamesOfBoard:
+    """One board's games, told to the daemon's ``MemoryBetweenGames``."""
+
+    def __init__(self, games: MemoryBetweenGames, board_id: str) -> None:
+        self.games, self.board_id = games, board_id
+
+    def receive(self, event: DomainEvent) -> None:
+        self.games.heard(self.board_id, event)
