@@ -163,6 +163,14 @@ def test_bus_order_prints_each_poll_orders_press_waits_and_the_line_budget(share
     assert all(int(r[1]) > 0 and "SEND_CHANGES" in r[2] for r in rows), out
 
 
+def test_bus_pace_prints_a_command_s_cost_back_to_back_and_at_each_gap():
+    out = run_benchmark("bus_pace")
+    assert re.search(r"^back to back: [\d.]+ µs a command", out, re.MULTILINE), out
+    paced = re.findall(r"^asleep (\d+) ms between two: [\d.]+ µs a command \(([\d.]+)x", out, re.M)
+    assert [gap for gap, _ in paced] == ["2", "14"], out
+    assert all(float(ratio) > 0 for _, ratio in paced), out
+
+
 def test_fault_trials_print_the_table_with_moves_lost_and_false_irregularities():
     out = run_benchmark("faults", "--kinds", "unplug,disk_gone", "--plies", "10")
     assert re.search(r"^unplug\s+1/1\s+10\s+0\s+0", out, re.M), out
