@@ -147,7 +147,6 @@ class MemoryBetweenGames:
         self._under_way: set[str] = set()  # boards whose game has a move
         self._due_since: float | None = None  # a game was left (a board's time then)
         self._scheduled = False
-        self.releases = 0
 
     def for_board(self, board_id: str) -> Output:
         """The output that tells this about ``board_id``'s games."""
@@ -187,7 +186,6 @@ class MemoryBetweenGames:
     def _run(self) -> None:
         self._scheduled = False
         self._due_since = None
-        self.releases += 1
         if self._release is not None:
             self._release()
             return
