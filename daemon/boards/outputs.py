@@ -129,8 +129,10 @@ class MemoryBetweenGames:
     game gets under way (its first move); the release runs when the last game under
     way is left: after each game on a single board, at the round's end in a hall.
     A hall that is never between games (boards starting new games all evening) still
-    releases, at the first game left once ``longest_wait`` seconds (of the boards'
-    clocks) have passed since the release became due.
+    releases, at the first game left once ``longest_wait`` seconds have passed since
+    the release became due, by the events' own times (a board resumed on a clock of
+    its own may bring that sooner or later: one collection early, or none before
+    the hall is between games).
 
     ``release`` and ``call_soon`` are the daemon's (``release_freed_memory`` and the
     running loop's, or at once without a loop: a replay); a test passes its own."""
