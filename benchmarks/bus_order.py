@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import chess
@@ -120,43 +120,66 @@ def plan_of(boards: int, plies: int, game_set: int = 0) -> list[tuple[float, int
     return plan
 
 
+class SimulatedLine:
+    """The poller (``BusPoller``, as the daemon runs it) and a chain of emulated boards
+    on a 9600-baud line in simulated time: ``step()`` is one command, its board's
+    answer and the reply fed back (or the wait until something is due)."""
+
+    def __init__(self, timings: BusTimings, boards: int) -> None:
+        self.chain = [Board(1025 + i) for i in range(boards)]
+        self.by_address = {b.address: b for b in self.chain}
+        self.poller = BusPoller([b.address for b in self.chain], timings, discover=False)
+        self.t = 0.0
+
+    def step(
+        self, react: float, asked: Callable[[Board, BusCommand, float], None] | None = None
+    ) -> None:
+        """One command on the line; ``asked(board, command, t)`` hears it as it reaches
+        its board (before the board answers), ``react`` is the daemon's own time after
+        the reply."""
+        poller, t = self.poller, self.t
+        poller.expire(t)
+        frame = poller.next_command(t)
+        if frame is None:
+            self.t = max(t + 0.001, poller.idle_until(t))
+            return
+        board = self.by_address.get((frame[1] << 7) | frame[2]) if len(frame) == 4 else None
+        if board is None:  # the one-byte switch into bus mode
+            self.t = t + len(frame) * BYTE
+            return
+        command = BusCommand(frame[0])
+        on_its_way = t + len(frame) * BYTE + TURNAROUND
+        if asked is not None:
+            asked(board, command, on_its_way)
+        reply = board.answer(command)
+        self.t = on_its_way + len(reply) * BYTE + react
+        poller.feed(reply, self.t)
+
+
 def simulate(
     timings: BusTimings, boards: int, plies: int, react: float, game_set: int = 0
 ) -> tuple[dict[int, list[float]], dict[str, float]]:
     """Every press's wait for the change list that holds it, by board; commands a
     second by kind."""
-    chain = [Board(1025 + i) for i in range(boards)]
-    by_address = {b.address: b for b in chain}
-    poller = BusPoller([b.address for b in chain], timings, discover=False)
+    line = SimulatedLine(timings, boards)
     plan = plan_of(boards, plies, game_set)
     end = plan[-1][0] + 3.0
-    waits: dict[int, list[float]] = {b.address: [] for b in chain}
-    t = 0.0
-    while t < end:
-        while plan and plan[0][0] <= t:
-            at, index, event = plan.pop(0)
-            if isinstance(event, SquareChange):
-                chain[index].set_square(event.square, event.piece)
-            elif isinstance(event, ClockReport):
-                chain[index].press(at, event)
-        poller.expire(t)
-        frame = poller.next_command(t)
-        if frame is None:
-            t = max(t + 0.001, poller.idle_until(t))
-            continue
-        board = by_address.get((frame[1] << 7) | frame[2]) if len(frame) == 4 else None
-        if board is None:  # the one-byte switch into bus mode
-            t += len(frame) * BYTE
-            continue
-        command = BusCommand(frame[0])
-        on_its_way = t + len(frame) * BYTE + TURNAROUND
+    waits: dict[int, list[float]] = {b.address: [] for b in line.chain}
+
+    def asked(board: Board, command: BusCommand, on_its_way: float) -> None:
         if command == BusCommand.SEND_CHANGES:
             presses = sum(isinstance(c, EeClockTime) for c in board.changes)
             waits[board.address] += [on_its_way - board.pressed_at.pop(0) for _ in range(presses)]
-        reply = board.answer(command)
-        t = on_its_way + len(reply) * BYTE + react
-        poller.feed(reply, t)
-    rates = {name: count / t for name, count in poller.stats.by_command.items()}
+
+    while line.t < end:
+        while plan and plan[0][0] <= line.t:
+            at, index, event = plan.pop(0)
+            if isinstance(event, SquareChange):
+                line.chain[index].set_square(event.square, event.piece)
+            elif isinstance(event, ClockReport):
+                line.chain[index].press(at, event)
+        line.step(react, asked)
+    rates = {name: count / line.t for name, count in line.poller.stats.by_command.items()}
     return waits, rates
 
 

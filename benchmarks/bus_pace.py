@@ -22,38 +22,23 @@ import argparse
 import time
 from collections.abc import Sequence
 
-from benchmarks.bus_order import Board
+from benchmarks.bus_order import SimulatedLine
 from benchmarks.common import footer, header
-from drivers.dgt.bus import BusPoller, BusTimings
-from drivers.dgt.buscodec import BusCommand
-
-LINE_TIME = 0.0125  # a command and an idle board's reply at 9600 baud, and its turnaround
+from drivers.dgt.bus import BusTimings
 
 
 class IdleChain:
-    """12 boards, nothing moving; ``step()`` is one command of the poller's, answered."""
+    """12 boards, nothing moving; ``step()`` is one command of the poller's, answered,
+    and the shell's two questions after each reply (what the reply lacks, when it
+    times out)."""
 
     def __init__(self, boards: int = 12) -> None:
-        self.boards = {b.address: b for b in (Board(1025 + i) for i in range(boards))}
-        self.poller = BusPoller(list(self.boards), BusTimings(discovery_interval=0), discover=False)
-        self.now = 0.0
+        self.line = SimulatedLine(BusTimings(discovery_interval=0), boards)
 
     def step(self) -> None:
-        poller = self.poller
-        poller.expire(self.now)
-        frame = poller.next_command(self.now)
-        if frame is None:
-            self.now = max(self.now + 0.001, poller.idle_until(self.now))
-            return
-        board = self.boards.get((frame[1] << 7) | frame[2]) if len(frame) == 4 else None
-        if board is None:  # the start's TO_BUSMODE: no answer
-            self.now += 0.001
-            return
-        reply = board.answer(BusCommand(frame[0]))
-        self.now += LINE_TIME
-        poller.feed(reply, self.now)
-        poller.awaited_bytes()
-        poller.deadline()
+        self.line.step(0.0)
+        self.line.poller.awaited_bytes()
+        self.line.poller.deadline()
 
 
 def per_command(chain: IdleChain, count: int, gap: float) -> float:
