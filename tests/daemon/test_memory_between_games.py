@@ -10,6 +10,7 @@ import weakref
 
 import chess
 
+from daemon.boards.outputs import MemoryBetweenGames
 from daemon.service.memory import release_freed_memory
 
 
@@ -36,9 +37,7 @@ def test_a_game_s_cycles_are_freed_when_the_game_ends() -> None:
 # -- when: once no board's game is under way (MemoryBetweenGames) ----------------------
 
 
-def _games(longest_wait: float = 600.0) -> tuple[list[str], list, object]:
-    from daemon.boards.outputs import MemoryBetweenGames
-
+def _games(longest_wait: float = 600.0) -> tuple[list[str], list, MemoryBetweenGames]:
     released: list[str] = []
     soon: list = []
     games = MemoryBetweenGames(
@@ -133,8 +132,6 @@ def test_a_hall_never_between_games_still_releases_after_the_longest_wait() -> N
 
 
 def test_without_an_event_loop_the_release_is_made_at_once() -> None:
-    from daemon.boards.outputs import MemoryBetweenGames
-
     released: list[str] = []
     games = MemoryBetweenGames(release=lambda: released.append("released"))
     board = games.for_board("1")
