@@ -28,13 +28,14 @@ Each event also names the board's previous ``seq`` (``prev``), so a subscriber
 can tell a gap from a duplicate. State and PGN are "latest wins": they are
 published again on every connect, never queued, and at QoS 0 (``LATEST_QOS``).
 
-The hub calls ``on_feed`` on the event loop; it only hands messages to paho
-(which never waits for the network: its own thread does the I/O).
+The hub calls ``on_feed`` on the event loop; it only hands messages to paho, which
+never waits for the network: the loop writes them when the socket takes them and
+reads the broker's answers (``daemon.broadcast.mqttloop``: no thread a board).
 """
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import dataclasses
 import json
 import logging
@@ -50,6 +51,7 @@ import paho.mqtt.client as mqtt
 
 from daemon.broadcast import arbitersig, boardkeys, strictjson
 from daemon.broadcast.hub import Hub
+from daemon.broadcast.mqttloop import PahoOnLoop
 from daemon.broadcast.settings import BroadcastSettings, MqttSettings
 
 log = logging.getLogger(__name__)
@@ -58,6 +60,8 @@ log = logging.getLogger(__name__)
 #: retained game only once its board says it is live (issue 24), and a check that
 #: paho's thread still runs and the broker still acknowledges.
 HEARTBEAT = 10.0
+#: paho's delays between two connects, doubling from the first to the second (s).
+RECONNECT_DELAYS = (1, 5)
 #: An event the broker has not acknowledged for this long means a stuck client.
 ACK_TIMEOUT = 60.0
 #: A clock report's retained state goes at most this often (s) a board, the newest
@@ -103,7 +107,7 @@ def new_client(
         protocol=mqtt.MQTTv311,
         clean_session=clean_session,
     )
-    client.reconnect_delay_set(min_delay=1, max_delay=5)
+    client.reconnect_delay_set(*RECONNECT_DELAYS)
     if settings is not None:
         if settings.username:
             client.username_pw_set(settings.username, settings.password or None)
@@ -155,6 +159,7 @@ class MqttPublisher:
             for leaf in ("events", "state", "pgn", "status")
         }
         self.client = self._new_client()
+        self.driver: PahoOnLoop | None = None  # drives the client on the loop, from start()
         self.connected = False
         self.problem = ""  # why the broker does not get the events, if it does not
         self.restarts = 0  # clients started again after a dead thread or no acks
@@ -192,12 +197,28 @@ class MqttPublisher:
     # -- life cycle -------------------------------------------------------------
 
     def start(self) -> None:
+        """Connect (on the running loop, which then drives the client) and follow the feed."""
         self.hub.listeners.append(self.on_feed)
+        self._drive()
+        self._timer = self._loop().call_later(HEARTBEAT, self._beat)
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        return self.hub._loop or asyncio.get_running_loop()
+
+    def _drive(self) -> None:
         self.client.connect_async(self.mqtt.host, self.mqtt.port, keepalive=self.mqtt.keepalive)
-        self.client.loop_start()
-        loop = self.hub._loop
-        if loop is not None:
-            self._timer = loop.call_later(HEARTBEAT, self._beat)
+        self.driver = PahoOnLoop(
+            self.client,
+            self._loop(),
+            on_failure=self._failed,
+            min_delay=RECONNECT_DELAYS[0],
+            max_delay=RECONNECT_DELAYS[1],
+        )
+        self.driver.start()
+
+    def _failed(self, error: BaseException) -> None:
+        """paho raised (a bug, a library it cannot use): a new client, at once."""
+        self._restart(f"the MQTT client failed ({type(error).__name__}: {error}); started again")
 
     def summary(self) -> str:
         """The board's MQTT link in a few words (``systemctl status``, the page)."""
@@ -219,16 +240,14 @@ class MqttPublisher:
             self.on_health()
 
     def _beat(self) -> None:
-        """On the loop, every ``HEARTBEAT``: a live status, and the watchdog. A
-        dead paho thread, or an event unacknowledged for ``ACK_TIMEOUT``, is
-        shown and the client started again, its unacknowledged events first."""
+        """On the loop, every ``HEARTBEAT``: a live status, and the watchdog: an
+        event unacknowledged for ``ACK_TIMEOUT`` is shown and the client started
+        again, its unacknowledged events first (paho failing does so at once:
+        ``_failed``)."""
         if self.stopping:
             return
-        thread = getattr(self.client, "_thread", None)
         oldest = min((at for at, _ in list(self.unacked.values())), default=None)
-        if thread is None or not thread.is_alive():
-            self._restart("the MQTT client's thread died; started again")
-        elif oldest is not None and self.clock() - oldest > ACK_TIMEOUT:
+        if oldest is not None and self.clock() - oldest > ACK_TIMEOUT:
             self._restart(f"no acknowledgement for {ACK_TIMEOUT:.0f} s; started again")
         elif self.connected:
             if self.problem and not self.unacked:
@@ -252,35 +271,31 @@ class MqttPublisher:
         resend = [payload for _, (_, payload) in sorted(self.unacked.items())]
         self.unacked.clear()
         self.waiting.extendleft(reversed(resend))
-        with contextlib.suppress(Exception):
-            old.on_connect = old.on_disconnect = old.on_publish = None
-            old._thread_terminate = True  # its loop ends at its next turn
-            old.disconnect()
-        self.client.connect_async(self.mqtt.host, self.mqtt.port, keepalive=self.mqtt.keepalive)
-        self.client.loop_start()
+        old.on_connect = old.on_disconnect = old.on_publish = None
+        if self.driver is not None:
+            self.driver.close()  # no goodbye: its last will says offline until the new one connects
+        self._drive()
 
-    def stop(self, timeout: float = 2.0) -> None:
-        """Say goodbye (status offline) and close; blocking, run it in a thread."""
+    async def stop(self, timeout: float = 2.0) -> None:
+        """Say goodbye (status offline) and close, waiting at most ``timeout`` s for it."""
         if self.on_feed in self.hub.listeners:
             self.hub.listeners.remove(self.on_feed)
-        if self.connected:
-            info = self.client.publish(
+        if self.connected:  # written before the disconnect, in order
+            self.client.publish(
                 self.topics["status"],
                 self._status_payload(online=False),
                 qos=LATEST_QOS,
                 retain=True,
             )
-            with contextlib.suppress(RuntimeError, ValueError):
-                info.wait_for_publish(timeout)
         self.stopping = True
         if self._timer is not None:
             self._timer.cancel()
         if self._state_later is not None:
             self._state_later.cancel()
-        self.client.disconnect()
-        self.client.loop_stop()
+        if self.driver is not None:
+            await self.driver.goodbye(timeout)
 
-    # -- paho's thread ------------------------------------------------------------
+    # -- paho's callbacks (on the loop, inside paho's loop_read) ---------------------
 
     def _on_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any,
                     properties: Any) -> None:  # fmt: skip
@@ -289,8 +304,9 @@ class MqttPublisher:
             return
         self.connected = True
         log.info("MQTT: board %s connected to %s", self.board_id, self.mqtt.host)
-        self.hub._call(self._publish_latest)
-        self.hub._call(self._health_changed)
+        # after paho's own handling of the CONNACK, not inside it
+        self._loop().call_soon(self._publish_latest)
+        self._loop().call_soon(self._health_changed)
 
     def _on_disconnect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any,
                        properties: Any) -> None:  # fmt: skip
@@ -298,14 +314,14 @@ class MqttPublisher:
         if self.stopping:  # the daemon stops: not a warning at every shutdown
             log.info("MQTT: board %s disconnected from %s", self.board_id, self.mqtt.host)
             return
-        self.hub._call(self._health_changed)
+        self._loop().call_soon(self._health_changed)
         log.warning("MQTT: board %s lost the broker (%s); buffering", self.board_id, reason)
 
     def _on_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason: Any,
                     properties: Any) -> None:  # fmt: skip
         self.unacked.pop(mid, None)
         if self.waiting:
-            self.hub._call(self._flush)
+            self._loop().call_soon(self._flush)
 
     # -- the event loop -------------------------------------------------------------
 

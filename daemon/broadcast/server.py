@@ -183,8 +183,7 @@ class Broadcaster:
         if self.server is not None:
             await self.server.stop()
             self.server = None
-        for publisher in self.mqtt:
-            await asyncio.to_thread(publisher.stop)
+        await asyncio.gather(*(publisher.stop() for publisher in self.mqtt))
         self.mqtt.clear()
         if self.lichess is not None:
             await self.lichess.stop()

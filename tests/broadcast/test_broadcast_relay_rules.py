@@ -179,6 +179,9 @@ async def _playing(relay: Relay, daemons: dict[str, Broadcaster], port: int):
     await relay.start()
     for daemon in dict.fromkeys(daemons.values()):
         await daemon.start()
+    # connected before the games start, as in a hall: each move then has its state
+    for daemon in dict.fromkeys(daemons.values()):
+        assert await _wait(lambda d=daemon: all(p.connected for p in d.mqtt)), daemon.mqtt
     attacker = Attacker(port)
     try:
         for board, plies in (("1", 6), ("2", 4)):
