@@ -58,7 +58,7 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two status messages of a connected board: a relay takes a
 #: retained game only once its board says it is live (issue 24), and a check that
-#: paho's thread still runs and the broker still acknowledges.
+#: the broker still acknowledges.
 HEARTBEAT = 10.0
 #: paho's delays between two connects, doubling from the first to the second (s).
 RECONNECT_DELAYS = (1, 5)
