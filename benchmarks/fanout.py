@@ -311,7 +311,7 @@ async def mqtt_run(boards: int, moves: int, spacing: float) -> dict[str, Any]:
             subscriber.kill()
         for _, _, publisher in publishers:
             with contextlib.suppress(Exception):
-                await asyncio.to_thread(publisher.stop, 1.0)
+                await publisher.stop(1.0)
         broker.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
             broker.wait(10)
