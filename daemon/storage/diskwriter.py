@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import queue
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -120,23 +119,13 @@ def _on_loop(
 
 
 class DiskWriter:
-    """One thread doing the daemon's journal jobs in order, started on the first.
-
-    The loop wakes the thread only when it sleeps, with one token on a
-    ``queue.SimpleQueue`` (one futex wake, in C). A ``threading.Condition`` woke
-    it twice: its ``notify`` released the sleeper, which then waited again for the
-    condition's lock the loop still held. A move a board is a job; in a 26-board
-    hall that hand-over was the event loop's largest single cost at a Pi 4's budget
-    (``benchmarks.pihall --profile``, issue 28)."""
+    """One thread doing the daemon's journal jobs in order, started on the first."""
 
     def __init__(self) -> None:
         self._jobs: deque[DiskJob] = deque()
-        self._lock = threading.Lock()  # the queue and the flags below
-        self._idle = threading.Condition(self._lock)  # drain() waits on it
-        self._wake: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self._lock = threading.Condition()
         self._thread: threading.Thread | None = None
         self._busy = False
-        self._sleeping = False  # the thread waits for a token on ``_wake``
         self._stopping = False
 
     def submit(self, job: DiskJob) -> None:
@@ -156,24 +145,17 @@ class DiskWriter:
                     target=self._work, name="dgt-bridge-disk", daemon=True
                 )
                 self._thread.start()
-            wake, self._sleeping = self._sleeping, False
-        if wake:
-            self._wake.put(None)
+            self._lock.notify()
 
     def _work(self) -> None:
         while True:
             with self._lock:
+                while not self._jobs and not self._stopping:
+                    self._lock.wait()
                 if not self._jobs:
-                    if self._stopping:
-                        return
-                    self._sleeping = True
-                    job = None
-                else:
-                    job = self._jobs.popleft()
-                    self._busy = True
-            if job is None:
-                self._wake.get()  # a token put before this get is taken at once
-                continue
+                    return
+                job = self._jobs.popleft()
+                self._busy = True
             error: OSError | None = None
             try:
                 job.run()
@@ -182,7 +164,7 @@ class DiskWriter:
             finally:
                 with self._lock:
                     self._busy = False
-                    self._idle.notify_all()
+                    self._lock.notify_all()
             for callback in job.done:
                 with contextlib.suppress(RuntimeError):  # the loop is gone: shutting down
                     callback(error)
@@ -190,14 +172,12 @@ class DiskWriter:
     def drain(self, timeout: float = 30.0) -> bool:
         """Wait until every queued job is done (the daemon's close); True if so."""
         with self._lock:
-            return self._idle.wait_for(lambda: not self._jobs and not self._busy, timeout)
+            return self._lock.wait_for(lambda: not self._jobs and not self._busy, timeout)
 
     def stop(self) -> None:
         self.drain()
         with self._lock:
             self._stopping = True
-            wake, self._sleeping = self._sleeping, False
-        if wake:
-            self._wake.put(None)
+            self._lock.notify_all()
         if self._thread is not None:
             self._thread.join(5)
