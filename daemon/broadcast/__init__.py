@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from daemon.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from daemon.broadcast.hub import Hub, figurine
+    from daemon.broadcast.hub import Hub
+    from daemon.broadcast.movelist import figurine
     from daemon.broadcast.server import Broadcaster
     from daemon.broadcast.settings import (
         BoardSettings,
@@ -28,7 +29,7 @@ _HOMES = {
     "Hub": "hub",
     "LichessSettings": "settings",
     "MqttSettings": "settings",
-    "figurine": "hub",
+    "figurine": "movelist",
 }
 
 __getattr__ = lazy_attributes(__name__, _HOMES)

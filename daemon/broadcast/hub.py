@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from daemon.broadcast.movelist import ShownMoves, shown_move
 from daemon.broadcast.settings import BoardSettings, BroadcastSettings
 from daemon.broadcast.strictjson import dumps
 from daemon.clock.ticks import ClockTicks
@@ -55,15 +56,6 @@ KEPT_TYPES = frozenset({"clock"})
 def _natural_key(board_id: str) -> list[Any]:
     return [(0, int(part), "") if part.isdigit() else (1, 0, part)
             for part in re.split(r"(\d+)", board_id) if part]  # fmt: skip
-
-
-_FIGURINES = str.maketrans({"K": "♔", "Q": "♕", "R": "♖", "B": "♗", "N": "♘"})
-
-
-def figurine(san: str) -> str:
-    """SAN with figurines for the pieces (``Nf3`` -> ``♘f3``), as printed
-    scoresheets and demonstration boards show it; promotions too (``e8=♕``)."""
-    return san.translate(_FIGURINES)
 
 
 @dataclass(slots=True)
@@ -137,7 +129,8 @@ class BoardFeed:
     what it hears: a relay's boards), or, once ``source`` is set, the record the
     daemon's board holds, as the page may show it (``daemon.boards.pageview``)."""
 
-    __slots__ = ("_record", "clock_by_hand", "clock_ticks", "seq", "settings", "source", "status")
+    __slots__ = ("_record", "clock_by_hand", "clock_ticks", "moves_shown", "seq", "settings",
+                 "source", "status")  # fmt: skip
 
     def __init__(
         self, settings: BoardSettings, record: GameRecord, status: BoardStatus | None = None
@@ -152,6 +145,8 @@ class BoardFeed:
         self.clock_by_hand = ""
         #: the clock readings its viewers are sent: those their own count does not foresee
         self.clock_ticks = ClockTicks()
+        #: its moves as its page state shows them, each made once (``movelist``)
+        self.moves_shown = ShownMoves()
 
     @property
     def record(self) -> GameRecord:
@@ -685,11 +680,11 @@ class Hub:
         """``state()`` of the board plus what a display adds: figurines, names,
         orientation, link status and the sequence number."""
         feed = self.boards[board_id]
-        state = feed.record.state()
-        for move in state["moves"]:
-            move["figurine"] = figurine(move["san"])
-        if state["last_move"]:
-            state["last_move"]["figurine"] = figurine(state["last_move"]["san"])
+        record = feed.record
+        state = record.state(with_moves=False)
+        state["moves"] = feed.moves_shown.update(record.moves)
+        if record.last_move is not None:
+            state["last_move"] = shown_move(record.last_move)
         state["board"] = board_id
         state["label"] = feed.settings.label or f"Board {board_id}"
         state["orientation"] = self.orientation(board_id)
@@ -705,7 +700,13 @@ class Hub:
         made = self._state_text
         if made is not None and made[0] is state:
             return made[1]
-        text = dumps(state, separators=(",", ":"))
+        feed = self.boards.get(state.get("board"))  # type: ignore[arg-type]
+        moves = feed.moves_shown.json_of(state["moves"]) if feed and "moves" in state else None
+        if moves is None:
+            text = dumps(state, separators=(",", ":"))
+        else:  # the moves' text kept a move (``movelist``), last in the state's text
+            rest = dumps({k: v for k, v in state.items() if k != "moves"}, separators=(",", ":"))
+            text = f'{rest[:-1]},"moves":{moves}}}'
         self._state_text = (state, text)
         return text
 

@@ -607,8 +607,10 @@ class GameRecord:
             self.result, list(self.moves), len(self.penalties),
         )  # fmt: skip
 
-    def state(self) -> dict[str, Any]:
-        """The JSON-ready picture for ``/state.json`` and retained MQTT state."""
+    def state(self, *, with_moves: bool = True) -> dict[str, Any]:
+        """The JSON-ready picture for ``/state.json`` and retained MQTT state;
+        ``with_moves=False``: an empty move list, for a caller that keeps its own
+        (``daemon.broadcast.movelist``)."""
         board = self.position()
         facts = self._position_facts
         if facts is None or facts[0] is not board:
@@ -629,7 +631,7 @@ class GameRecord:
             "ply": self.ply,
             "flipped": self.flipped,
             "chess960": self.chess960,
-            "moves": [m.to_dict() for m in self.moves],
+            "moves": [m.to_dict() for m in self.moves] if with_moves else [],
             "last_move": last.to_dict() if last else None,
             "check": check_square,
             "clock": dict(self.clock) if self.clock else None,
