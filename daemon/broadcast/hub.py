@@ -700,7 +700,8 @@ class Hub:
         made = self._state_text
         if made is not None and made[0] is state:
             return made[1]
-        feed = self.boards.get(state.get("board"))  # type: ignore[arg-type]
+        board = state.get("board")
+        feed = self.boards.get(board) if isinstance(board, str) else None
         moves = feed.moves_shown.json_of(state["moves"]) if feed and "moves" in state else None
         if moves is None:
             text = dumps(state, separators=(",", ":"))
