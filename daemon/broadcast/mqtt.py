@@ -162,7 +162,7 @@ class MqttPublisher:
         self.driver: PahoOnLoop | None = None  # drives the client on the loop, from start()
         self.connected = False
         self.problem = ""  # why the broker does not get the events, if it does not
-        self.restarts = 0  # clients started again after a dead thread or no acks
+        self.restarts = 0  # clients started again after paho failed or no acks
         self.unacked: dict[int, tuple[float, bytes]] = {}  # mid -> (handed at, event)
         self.clock = time.monotonic  # the watchdog's time (a test gives its own)
         #: called on the loop when ``summary()`` changes (``systemctl status`` then
