@@ -73,7 +73,6 @@ class PahoOnLoop:
         self.closed = False
         self.leaving = False  # our own goodbye: its end is not a loss
         self._warned = False  # a failed connect said once an outage, at warning level
-        self.failure: BaseException | None = None
         self._delay = min_delay
         self._loop_thread = threading.get_ident()
         self._sock: Any = None  # the socket the loop watches
@@ -187,7 +186,6 @@ class PahoOnLoop:
         try:
             step()
         except Exception as exc:  # paho's own bug or a library it cannot use
-            self.failure = exc
             log.debug("paho raised", exc_info=True)  # the publisher says it, in one line
             self.close()
             self.on_failure(exc)
