@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from daemon.broadcast.movelist import ShownMoves, shown_move
+from daemon.broadcast.movelist import ShownMoves, figurine
 from daemon.broadcast.settings import BoardSettings, BroadcastSettings
 from daemon.broadcast.strictjson import dumps
 from daemon.clock.ticks import ClockTicks
@@ -683,8 +683,8 @@ class Hub:
         record = feed.record
         state = record.state(with_moves=False)
         state["moves"] = feed.moves_shown.update(record.moves)
-        if record.last_move is not None:
-            state["last_move"] = shown_move(record.last_move)
+        if state["last_move"]:  # the record's own dict of it, made for this state
+            state["last_move"]["figurine"] = figurine(state["last_move"]["san"])
         state["board"] = board_id
         state["label"] = feed.settings.label or f"Board {board_id}"
         state["orientation"] = self.orientation(board_id)

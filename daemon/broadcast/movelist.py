@@ -30,13 +30,6 @@ def figurine(san: str) -> str:
     return san.translate(_FIGURINES)
 
 
-def shown_move(move: RecordedMove) -> dict[str, Any]:
-    """One move as a page state holds it: the record's dict and its figurine SAN."""
-    shown = move.to_dict()
-    shown["figurine"] = figurine(move.san)
-    return shown
-
-
 class ShownMoves:
     """One board's moves as shown (``update``'s dicts) and as JSON (``json``), kept
     in step with its record's move list. The dicts are shared by every state made
@@ -58,7 +51,8 @@ class ShownMoves:
             kept += 1
         del self._moves[kept:], self._dicts[kept:], self._texts[kept:]
         for move in moves[kept:]:
-            shown = shown_move(move)
+            shown = move.to_dict()  # as the record's state has it, with its figurine SAN
+            shown["figurine"] = figurine(move.san)
             self._moves.append(move)
             self._dicts.append(shown)
             self._texts.append(dumps(shown))
