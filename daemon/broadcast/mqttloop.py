@@ -97,10 +97,8 @@ class PahoOnLoop:
         self.closed = True
         self._cancel_timer()
         self._forget_socket()
-        sock = self.client.socket()
-        if sock is not None and self._connecting is None:
-            with contextlib.suppress(OSError):
-                sock.close()
+        if self._connecting is None:  # else closed when the connect returns
+            self._close_socket()
 
     async def goodbye(self, timeout: float) -> None:
         """paho's ``disconnect`` written out (the broker then drops the last will),
@@ -126,9 +124,7 @@ class PahoOnLoop:
         self._connecting = None
         error = None if connecting.cancelled() else connecting.exception()
         if self.closed:
-            sock = self.client.socket()
-            if sock is not None:
-                sock.close()
+            self._close_socket()
             return
         if error is not None or connecting.cancelled():
             level = logging.DEBUG if self._warned else logging.WARNING
@@ -159,12 +155,12 @@ class PahoOnLoop:
 
     def _readable(self) -> None:
         def read() -> None:
-            self.client.loop_read()
-            sock = self.client.socket()
-            # a TLS socket may hold whole records already read off the wire
-            while sock is not None and getattr(sock, "pending", lambda: 0)() > 0:
+            # again while a TLS socket holds whole records already read off the wire
+            while True:
                 self.client.loop_read()
                 sock = self.client.socket()
+                if sock is None or getattr(sock, "pending", lambda: 0)() == 0:
+                    return
 
         self._guarded(read)
 
@@ -232,6 +228,13 @@ class PahoOnLoop:
         if self._writing:
             self.loop.remove_writer(sock)
             self._writing = False
+
+    def _close_socket(self) -> None:
+        """paho's socket closed under it, no goodbye (the driving is over)."""
+        sock = self.client.socket()
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.close()
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
