@@ -17,11 +17,14 @@ format (SSE frame, HTTP chunk, WebSocket frame) is encoded once per message. The
 web app's viewers (those with a sink) get the events of a moment together:
 ``publish`` keeps them, and each viewer is written once for all of them, the frames
 joined once for all viewers of the same boards and format: at the event loop's next
-turn for a move or anything else a viewer waits for, while a clock report may wait
-up to ``WRITE_EVERY`` for the next write. A hall's 26 boards make some 40 events a
-second, clock reports mostly, and a write to each of 100 viewers for each of them
-was half of a Pi 4's core (issue 28). Every message is still the viewer's in the
-feed's order.
+turn when the last write-out is ``WRITE_EVERY`` old, else ``WRITE_EVERY`` after it. A
+hall's 26 boards make some 40 events a second, clock reports mostly, and a write to
+each of 100 viewers for each of them was half of a Pi 4's core (issue 28); with the
+clocks kept, a write-out for each move, touch and press was still some 15 a second,
+1,500 socket writes a second for 100 viewers, the largest item of the hall's
+syscalls. A viewer so waits at most a tenth of a second for any event, and a board
+with a quiet hall around it has its move at once. Every message is still the
+viewer's in the feed's order.
 """
 
 from __future__ import annotations
@@ -46,11 +49,10 @@ log = logging.getLogger(__name__)
 
 BOARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 WRITE_EVERY = 0.1
-"""Seconds a clock report may wait for the next write to the web app's viewers (the
-page counts the clock down itself): the clocks of a whole hall cost at most ten
-writes a second a viewer. Any other event goes out at the loop's next turn, with the
-reports kept before it."""
-KEPT_TYPES = frozenset({"clock"})
+"""Seconds between two write-outs to the web app's viewers, at least: a whole hall
+costs at most ten writes a second a viewer, and an event waits at most this long
+(a move, a touch or a clock report alike: nobody at a screen tells a tenth of a
+second, and the page counts the clocks down itself)."""
 
 
 def _natural_key(board_id: str) -> list[Any]:
@@ -272,7 +274,6 @@ class Hub:
         #: this turn's events for the sinks' viewers, (seq, board, lean, with state)
         self._outbox: list[tuple[int, str, Message, Message | None]] = []
         self._writing: asyncio.Handle | None = None
-        self._writing_now = False  # the write-out is due at the next turn
         self._written_at = -WRITE_EVERY  # the loop's time of the last write-out
         for board in self.settings.boards:
             if board.id in self.boards:
@@ -416,7 +417,7 @@ class Hub:
                 self._forget(subscriber)
         if sinks:  # written at the loop's next turn, with the turn's other events
             self._outbox.append((self.seq, board_id, lean_message, full_message))
-            self._write_soon(event.get("type") not in KEPT_TYPES)
+            self._write_soon()
         self._tell_listeners(board_id, self.seq, event, page_state)
 
     def _tell_listeners(
@@ -458,20 +459,17 @@ class Hub:
                 with_state = with_state or subscriber.with_state
         return queued, sinks, with_state
 
-    def _write_soon(self, now: bool) -> None:
-        """A write-out at the next turn (``now``), else within ``WRITE_EVERY`` of the
-        last one."""
-        if self._writing is not None and (self._writing_now or not now):
+    def _write_soon(self) -> None:
+        """A write-out at the next turn when the last one is ``WRITE_EVERY`` old, else
+        ``WRITE_EVERY`` after it (one already due takes this event too)."""
+        if self._writing is not None:
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop (a caller outside the daemon's): at once
             self._write_out()
             return
-        if self._writing is not None:
-            self._writing.cancel()
-        wait = 0.0 if now else self._written_at + WRITE_EVERY - loop.time()
-        self._writing_now = wait <= 0
+        wait = self._written_at + WRITE_EVERY - loop.time()
         if wait > 0:
             self._writing = loop.call_later(wait, self._write_out)
         else:
