@@ -213,8 +213,14 @@ class BusTimings:
     reply that has begun gets as long again after each part of it."""
     ping_window: float = 1.1
     """A broadcast ping's answers come at random within this time."""
-    clock_interval: float = 1.0
-    """How often each board's clock is asked for (its display lags up to 1 s anyway)."""
+    clock_interval: float = 2.0
+    """How often each board's clock is asked for besides the reading after each press
+    (``_release``). A press's own time is in the change list, and the page, the
+    speech and the rules core count the running side down themselves, so a reading
+    between presses only checks them: each takes 17 bytes of the line every board
+    waits on. At 1 s a 12-board chain's readings held up its presses (press ->
+    change list, worst board's p99 at 6 ms of the daemon's reaction a command:
+    259-294 ms, against 228-261 ms at 2 s: ``benchmarks.bus_order``)."""
     lost_ping_interval: float = 1.0
     """How often a lost board is pinged."""
     discovery_interval: float = 300.0
