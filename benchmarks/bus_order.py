@@ -15,7 +15,8 @@ with other hands. Measured: a lever press -> the change list that holds it on it
 to the daemon, p50/p99/p99.9/max over every set, and each set's worst board's p99
 (the hall's target is on every board), with the poll order as shipped, with every
 board in its turn only (``press_window`` 0, the order before issue 19's third round),
-and without deferring the clock readings and quiet dumps while a press is awaited;
+without deferring the clock readings and quiet dumps while a press is awaited, and
+with each clock read every second between presses (as before issue 28's last round);
 and the commands a second by kind (the line's budget).
 """
 
@@ -200,6 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     orders = {"shipped": shipped, "in turn only": replace(shipped, press_window=0)}
     if hasattr(shipped, "housekeeping_defer"):  # absent before issue 28's poll order
         orders["clock and dumps not deferred"] = replace(shipped, housekeeping_defer=0.0)
+    if shipped.clock_interval != 1.0:
+        orders["clocks read every 1 s"] = replace(shipped, clock_interval=1.0)
     print(
         f"{args.boards} boards, {args.plies} plies each, blitz (3+2), {args.sets} sets of "
         f"games; {shipped}"

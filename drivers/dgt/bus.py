@@ -219,8 +219,8 @@ class BusTimings:
     speech and the rules core count the running side down themselves, so a reading
     between presses only checks them: each takes 17 bytes of the line every board
     waits on. At 1 s a 12-board chain's readings held up its presses (press ->
-    change list, worst board's p99 at 6 ms of the daemon's reaction a command:
-    259-294 ms, against 228-261 ms at 2 s: ``benchmarks.bus_order``)."""
+    change list p99 at 6 ms of the daemon's reaction a command: 240 ms, against 228
+    ms at 2 s; at 10 ms 297 against 277: ``benchmarks.bus_order``)."""
     lost_ping_interval: float = 1.0
     """How often a lost board is pinged."""
     discovery_interval: float = 300.0
