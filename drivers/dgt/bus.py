@@ -253,7 +253,7 @@ class BusTimings:
     hall run; ``benchmarks.bus_order`` at 10 ms a command: worst boards 301-450 ms
     with 1 s, 302-342 ms with 2 s). A press later than this is read as any other
     change."""
-    press_weight: float = 2.0
+    press_weight: float = 3.0
     """How much faster a board whose press is awaited is polled: the next poll goes
     to the board that waited longest, a board whose press is awaited counting its
     wait this many times. One press awaited is read within ~0.1 s on a 12-board chain;
@@ -261,7 +261,12 @@ class BusTimings:
     and no board waits more than this many times the others' wait. (Issue 19 polled
     an awaited board every 0.1 s on every other command: with many awaited the others
     waited two rounds, and a press that came with its piece in one change list
-    waited up to 0.5 s: ``benchmarks.bus_order``.)"""
+    waited up to 0.5 s: ``benchmarks.bus_order``.) At 2 the worst board's press ->
+    change list p99 was 175-245 ms at 2 ms of the daemon's reaction a command and
+    288-345 ms at 10 ms; at 3, 169-190 and 239-285 ms; at 4 and 6 the tail grew
+    again (462 and 659 ms at 10 ms): a board not yet known to be moving waits that
+    many times longer, and a press that comes in one change list with its piece
+    waits with it."""
     housekeeping_defer: float = 1.0
     """How much longer a board's clock reading and its quiet dump may wait while a
     press is awaited on the chain: its clock is then read every ``clock_interval``
