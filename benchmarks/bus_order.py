@@ -16,8 +16,9 @@ to the daemon, p50/p99/p99.9/max over every set, and each set's worst board's p9
 (the hall's target is on every board), with the poll order as shipped, with every
 board in its turn only (``press_window`` 0, the order before issue 19's third round),
 without deferring the clock readings and quiet dumps while a press is awaited, and
-with each clock read every second between presses (as before issue 28's last round);
-and the commands a second by kind (the line's budget).
+with each clock read every second between presses, and with an awaited press's wait
+counted twice (both as before issue 28's last round) or four times; and the commands
+a second by kind (the line's budget).
 """
 
 from __future__ import annotations
@@ -203,6 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         orders["clock and dumps not deferred"] = replace(shipped, housekeeping_defer=0.0)
     if shipped.clock_interval != 1.0:
         orders["clocks read every 1 s"] = replace(shipped, clock_interval=1.0)
+    for weight in (2.0, 4.0):  # the press's weight before issue 28's last round, and more
+        if shipped.press_weight != weight:
+            orders[f"press weight {weight:g}"] = replace(shipped, press_weight=weight)
     print(
         f"{args.boards} boards, {args.plies} plies each, blitz (3+2), {args.sets} sets of "
         f"games; {shipped}"
