@@ -230,9 +230,10 @@ class Features:
     ) -> list[Check]:
         """Each feature's verdict for the games ``expected`` (board 1's moves, or each
         board's), ``heard`` phrases of board 1's heard (None: no speech in this run);
-        waits up to ``wait`` s for the relay (MQTT is asynchronous)."""
+        waits up to ``wait`` s for the relay and the viewer (both have a move after the
+        feed: once it is on the card, the viewer at the next write-out)."""
         games = expected if isinstance(expected, dict) else {"1": expected}
-        found = [self.mqtt_check(games, wait), page_check(self.viewer, games)]
+        found = [self.mqtt_check(games, wait), self.page_check(games, wait)]
         if heard is not None:
             found.append(speech_check(heard, sum(len(m) for m in games.values())))
         return found
@@ -248,6 +249,18 @@ class Features:
             return Check("MQTT relay holds every move", False, self.problem)
         return Check("MQTT relay holds every move", _holds(relayed, games),
                      _tally(relayed, games))  # fmt: skip
+
+    def page_check(self, games: dict[str, list[str]], wait: float = 15.0) -> Check:
+        """The viewer was served the page and streamed each board's game, waiting up to
+        ``wait`` s for it (a run's last move reached the relay before the viewer's next
+        write-out, and the viewer was found one move short)."""
+        deadline = time.monotonic() + wait
+        viewer = self.viewer
+        while viewer is not None and not _holds(viewer.moves, games):
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.1)
+        return page_check(viewer, games)
 
     def _relay_tail(self) -> str:
         with contextlib.suppress(OSError):

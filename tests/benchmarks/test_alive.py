@@ -5,6 +5,7 @@ or was never served the page, a phrase not heard. Its passing side is shown by
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from benchmarks.alive import Features, Viewer, crowd_check, lichess_check, moves_in
@@ -34,6 +35,22 @@ def test_each_output_that_missed_a_move_fails_the_run(tmp_path: Path) -> None:
     assert not verdicts(_features(tmp_path, GAME, GAME[1:], True), 3)["page"]
     assert not verdicts(_features(tmp_path, GAME, GAME, False), 3)["page"]  # no page
     assert not verdicts(_features(tmp_path, GAME, GAME, True), 2)["speech"]
+
+
+def test_a_viewer_that_has_the_last_move_a_moment_after_the_relay_is_alive(
+    tmp_path: Path,
+) -> None:
+    """The viewer is written at most every 0.1 s: a run's last move may reach it after
+    the relay has it, and the check waits for it as for the relay."""
+    features = _features(tmp_path, GAME, GAME[:2], page=True)
+    assert features.viewer is not None
+    late = threading.Timer(0.3, features.viewer.moves["1"].append, [GAME[2]])
+    late.start()
+    try:
+        mqtt, page = features.checks(GAME, heard=None, wait=5)
+    finally:
+        late.cancel()
+    assert mqtt.alive and page.alive, page.seen
 
 
 def test_a_broker_that_never_ran_is_named(tmp_path: Path) -> None:
