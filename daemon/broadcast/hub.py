@@ -20,7 +20,7 @@ joined once for all viewers of the same boards and format: at the event loop's n
 turn when the last write-out is ``WRITE_EVERY`` old, else ``WRITE_EVERY`` after it. A
 hall's 26 boards make some 40 events a second, clock reports mostly, and a write to
 each of 100 viewers for each of them was half of a Pi 4's core (issue 28); with the
-clocks kept, a write-out for each move, touch and press was still some 15 a second,
+clocks kept, a write-out for each move and press was still some 15 a second,
 1,500 socket writes a second for 100 viewers, the largest item of the hall's
 syscalls. A viewer so waits at most a tenth of a second for any event, and a board
 with a quiet hall around it has its move at once. Every message is still the
@@ -51,7 +51,7 @@ BOARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 WRITE_EVERY = 0.1
 """Seconds between two write-outs to the web app's viewers, at least: a whole hall
 costs at most ten writes a second a viewer, and an event waits at most this long
-(a move, a touch or a clock report alike: nobody at a screen tells a tenth of a
+(a move or a clock report alike: nobody at a screen tells a tenth of a
 second, and the page counts the clocks down itself)."""
 
 
@@ -415,7 +415,7 @@ class Hub:
             message = full_message if subscriber.with_state and full_message else lean_message
             if not subscriber.offer(message):
                 self._forget(subscriber)
-        if sinks:  # written at the loop's next turn, with the turn's other events
+        if sinks:  # written at the next write-out, with the events kept before it
             self._outbox.append((self.seq, board_id, lean_message, full_message))
             self._write_soon()
         self._tell_listeners(board_id, self.seq, event, page_state)
