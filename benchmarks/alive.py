@@ -256,9 +256,9 @@ class Features:
         write-out, and the viewer was found one move short)."""
         deadline = time.monotonic() + wait
         viewer = self.viewer
-        while viewer is not None and not _holds(viewer.moves, games):
-            if time.monotonic() >= deadline:
-                break
+        while (
+            viewer is not None and not _holds(viewer.moves, games) and time.monotonic() < deadline
+        ):
             time.sleep(0.1)
         return page_check(viewer, games)
 
