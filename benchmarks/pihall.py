@@ -134,6 +134,8 @@ class HallFigures:
     speech: dict[str, list[float]] = field(default_factory=dict)  # by blind player's board
     speech_free: dict[str, list[float]] = field(default_factory=dict)
     unspoken: dict[str, int] = field(default_factory=dict)
+    #: each blind player's slowest phrases: (press -> first sample, press -> move, ply)
+    slow_phrases: dict[str, list[tuple[float, float, int]]] = field(default_factory=dict)
     pss: float = float("nan")
     pss_parts: dict[str, float] = field(default_factory=dict)
     cpu: float = float("nan")  # share of one of this machine's cores over the games
@@ -426,6 +428,9 @@ def _measure_speech(figures: HallFigures, daemon: BudgetDaemon, players: list[Pl
         figures.speech[player.board] = [row.to_speech for row in rows]
         figures.speech_free[player.board] = [row.to_speech for row in rows if not row.still]
         figures.unspoken[player.board] = unspoken + wrong
+        figures.slow_phrases[player.board] = sorted(
+            ((row.to_speech, row.to_event, row.ply) for row in rows), reverse=True
+        )[:5]
 
 
 # -- the report -------------------------------------------------------------------------
@@ -546,6 +551,12 @@ def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
             f"{f.budget.name}: slowest bus moves: "
             + ", ".join(f"board {b} ply {p} {t * 1e3:.0f} ms" for t, b, p in f.slowest)
         )
+        for board, phrases in sorted(f.slow_phrases.items()):
+            print(
+                f"{f.budget.name}: blind player at board {board}, slowest phrases (press -> "
+                "first sample, of which press -> move): "
+                + ", ".join(f"ply {p} {s * 1e3:.0f} ms ({m * 1e3:.0f})" for s, m, p in phrases)
+            )
         for board, moves in f.wrong.items():
             print(f"{f.budget.name}: board {board} WRONG: {moves}")
         for check in f.alive:
