@@ -64,12 +64,13 @@ _patched = False
 
 
 def _patch_driver() -> None:
-    """The driver's three fixes below, once per process (the worker's, or the daemon's
-    when the synthesis runs in its thread: ``daemon.speech.synthesis``)."""
+    """The driver's fixes below, once per process (the worker's, or the daemon's when
+    the synthesis runs in its thread: ``daemon.speech.synthesis``)."""
     global _patched
     if not _patched:
         _read_phoneme_codes()
         _small_chunks()
+        _in_the_calling_thread()
         _quiet_driver()
         _no_cancel_at_loop_start()
         _no_polling()
@@ -107,6 +108,49 @@ def _small_chunks() -> None:
     _espeak.Initialize = initialize_small
 
 
+def _in_the_calling_thread() -> None:
+    """Make espeak-ng synthesise inside ``Synth``, in the thread that asks (its
+    synchronous mode), instead of in a thread of its own (retrieval, as the driver
+    initialises it). In retrieval mode the text, and every ``setProperty`` before it,
+    were handed to espeak-ng's thread and its samples handed back: on one slow core
+    each hand-over waited for the other thread's turn of the CPU, one quota period of
+    the benchmark's model each (issue 28: the synthesis thread's taking the text up
+    -> its first samples 0-104 ms at the Zero 2 W's budget in a run before, 0-49 ms
+    in one after), and a phrase cost a third more CPU (1.2-3.7 ms of ours, 0.9-2.2 ms
+    now). The callbacks are the same; only the end differs: synchronous espeak-ng
+    sends no ``MSG_TERMINATED`` event, on which the driver writes its file and ends
+    its loop, so it is given one once ``Synth`` returns (``_terminated``)."""
+    from pyttsx3.drivers import _espeak, espeak
+
+    initialize = _espeak.Initialize
+
+    def initialize_synchronous(output, *args, **kwargs):
+        if output == _espeak.AUDIO_OUTPUT_RETRIEVAL:
+            output = _espeak.AUDIO_OUTPUT_SYNCHRONOUS
+        return initialize(output, *args, **kwargs)
+
+    _espeak.Initialize = initialize_synchronous
+    start_synthesis = espeak.EspeakDriver._start_synthesis
+
+    def synthesise_and_end(self, text):
+        start_synthesis(self, text)  # returns once every sample has been called back
+        if self._speaking:  # (an espeak-ng that did send the event: already ended)
+            _terminated()
+
+    espeak.EspeakDriver._start_synthesis = synthesise_and_end
+
+
+def _terminated() -> None:
+    """The driver's callback given the end of the text, as espeak-ng in retrieval
+    mode would give it (through the tap, which keeps its error handling)."""
+    from pyttsx3.drivers import _espeak
+
+    events = (_espeak.EVENT * 2)()
+    events[0].type = _espeak.EVENT_MSG_TERMINATED
+    events[1].type = _espeak.EVENT_LIST_TERMINATED
+    _espeak.SynthCallback(None, 0, events)
+
+
 def _quiet_driver() -> None:
     """The driver prints "Audio saved to ..." after every file. In this process fd 1
     goes to /dev/null anyway; in the daemon's thread a print would land in its
@@ -121,13 +165,15 @@ def _quiet_driver() -> None:
 def _no_cancel_at_loop_start() -> None:
     """Make the driver's ``stop()`` cancel nothing: its only caller here is
     ``runAndWait`` itself, whose first step (the loop's end, applied at once) calls
-    it before the text is said. libespeak-ng, initialised for retrieval, carries out
-    ``Synth`` and ``setProperty`` in a thread of its own; when that thread was still
-    busy (with the rate just set, or ending the last phrase: often, on a loaded or
-    CPU-capped machine) ``stop()`` cancelled, and left a flag that cancelled the new
-    text right after its ``Synth``, often before espeak-ng took it up: no samples,
-    now and then on both tries, and the daemon fell back to the slow espeak-ng
-    program. Nothing else here wants a stop (a cut phrase is finished unheard)."""
+    it before the text is said. libespeak-ng, initialised for retrieval as the
+    driver does, carried out ``Synth`` and ``setProperty`` in a thread of its own
+    (before ``_in_the_calling_thread``; this stays for an espeak-ng that would keep a
+    thread anyway); when that thread was still busy (with the rate just set, or
+    ending the last phrase: often, on a loaded or CPU-capped machine) ``stop()``
+    cancelled, and left a flag that cancelled the new text right after its
+    ``Synth``, often before espeak-ng took it up: no samples, now and then on both
+    tries, and the daemon fell back to the slow espeak-ng program. Nothing else here
+    wants a stop (a cut phrase is finished unheard)."""
     from pyttsx3.drivers import espeak
 
     espeak.EspeakDriver.stop = lambda self: None
@@ -140,11 +186,12 @@ LOOP_WAIT = 1.0
 
 def _no_polling() -> None:
     """Make the driver's run loop wait for the phrase's end instead of waking every
-    10 ms to look: the phrase's end (its last callback, in espeak-ng's own thread)
-    calls ``endLoop``, which now also wakes the loop. On one slow core each of those
-    wake-ups (14 for a 1.3 s phrase) took the GIL and a slice of the CPU while the
-    phrase's first samples were on their way (issue 28's profile). The loop is the
-    driver's otherwise: the queued commands first, then the text, then ``iterate``."""
+    10 ms to look: the phrase's end (its last callback; in espeak-ng's own thread
+    when it had one) calls ``endLoop``, which now also wakes the loop. On one slow
+    core each of those wake-ups (14 for a 1.3 s phrase) took the GIL and a slice of
+    the CPU while the phrase's first samples were on their way (issue 28's profile).
+    The loop is the driver's otherwise: the queued commands first, then the text,
+    then ``iterate``."""
     import threading
 
     from pyttsx3.drivers import espeak

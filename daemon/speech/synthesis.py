@@ -105,8 +105,8 @@ class SynthesisThread:
                     def sink(pcm: bytes, job: Job = job) -> None:
                         if not job.cancelled:  # a cut phrase is finished unheard
                             job.deliver(("pcm", pcm))
-                            # in espeak-ng's own thread: it waits (the GIL released)
-                            # until the loop has the phrase's first samples in the
+                            # inside espeak-ng's Synth, in this thread: it waits (the
+                            # GIL released) until the loop has the phrase's first samples in the
                             # player, so that on one slow core making the rest of the
                             # phrase does not come before the first sound
                             job.taken.wait(FIRST_CHUNK_WAIT)
@@ -123,8 +123,8 @@ class SynthesisThread:
 
 
 #: Seconds espeak-ng waits, after a phrase's first samples, for the event loop to have
-#: them in the player (issue 28: on the one-core Zero model espeak-ng's thread made the
-#: whole phrase, and the loop woke for every chunk, before the first sample was out).
+#: them in the player (issue 28: on the one-core Zero model espeak-ng made the whole
+#: phrase, and the loop woke for every chunk, before the first sample was out).
 #: Then it goes on whatever the loop does: a phrase is never held longer.
 FIRST_CHUNK_WAIT = 0.25
 
