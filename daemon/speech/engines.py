@@ -348,8 +348,9 @@ class Pyttsx3Engine(_WavEngine):
         self._thread_ready = True
 
     async def _in_thread(self, text: str, rate: int, *, path: Path | None = None,
-                         on_pcm=None) -> None:  # fmt: skip
-        """One text in the synthesis thread: into ``path``, or streamed to ``on_pcm``."""
+                         on_pcm=None, straight=None) -> None:  # fmt: skip
+        """One text in the synthesis thread: into ``path``, or streamed to ``on_pcm``
+        (its first samples ``straight`` from the thread when given)."""
         from daemon.speech import synthesis
 
         await self._ensure_thread()
@@ -357,7 +358,7 @@ class Pyttsx3Engine(_WavEngine):
             await synthesis.run(
                 synthesis.shared(), SYNTH_TIMEOUT, voice=self.voice,
                 volume=float(self.settings.volume), rate=rate, text=text,
-                path=None if path is None else str(path), on_pcm=on_pcm,
+                path=None if path is None else str(path), on_pcm=on_pcm, straight=straight,
             )  # fmt: skip
         except synthesis.Hung as exc:
             # A thread cannot be killed: requests fail at once until it returns.
@@ -430,10 +431,10 @@ class Pyttsx3Engine(_WavEngine):
         await self._synthesize(text, rate, path=path)
 
     async def _synthesize(self, text: str, rate: int, *, path: Path | None = None,
-                          on_pcm=None, heard=lambda: False) -> None:  # fmt: skip
+                          on_pcm=None, heard=lambda: False, straight=None) -> None:  # fmt: skip
         async with self._lock:
             if self.in_thread:
-                await self._in_thread(text, rate, path=path, on_pcm=on_pcm)
+                await self._in_thread(text, rate, path=path, on_pcm=on_pcm, straight=straight)
                 return
             try:
                 await self._request(text, rate, path=path, on_pcm=on_pcm)
@@ -461,8 +462,11 @@ class Pyttsx3Engine(_WavEngine):
                     await phrase.write(array.array("h", data))
 
                 await self._synthesize(
-                    spoken, rate, on_pcm=on_pcm, heard=lambda: phrase.first_at is not None
-                )
+                    spoken, rate, on_pcm=on_pcm, heard=lambda: phrase.first_at is not None,
+                    # the first samples into the player from the synthesis thread
+                    # (a worker process's come through the loop anyway)
+                    straight=phrase.straight() if self.in_thread else None,
+                )  # fmt: skip
                 if phrase.first_at is None:
                     raise SpeechFailure(f"no sound for {spoken!r}", "silent phrase")
         except PlaybackError as exc:

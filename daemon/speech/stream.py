@@ -16,6 +16,9 @@ and writes each phrase's samples into its pipe as the engine makes them.
   at once, whatever is still in the pipe; the next phrase starts a new one.
 - After each phrase some silence is written so that a player that reads its input
   in whole periods (aplay) plays the phrase's last samples without waiting for more.
+- A phrase's first samples may be written by the thread that makes them
+  (``Phrase.straight``, the synthesis thread's): on one slow core the event loop's
+  turn, twice, came between espeak-ng's first samples and the player (issue 28).
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 import wave
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.speech.settings import SpeechSettings
@@ -205,20 +210,36 @@ class StreamPlayer:
 
     # -- the samples ------------------------------------------------------------------
 
+    def pcm(self, mono: array.array) -> bytes:
+        """Mono samples as the player reads them: on the output's channel, little-endian."""
+        channel = self.settings.channel
+        samples = mono if channel == "both" else to_channel(mono, channel)
+        if sys.byteorder == "big":
+            samples = array.array("h", samples)
+            samples.byteswap()
+        return samples.tobytes()
+
+    def played_from(self, at: float, frames: int) -> None:
+        """``frames`` more written at ``at``: when what was written will have been played."""
+        self.ends_at = max(at, self.ends_at) + frames / (self.rate or 1)
+
     async def write(self, samples: array.array) -> None:
         """Samples (already in the player's channels) into the pipe; times their end."""
         if not samples:
             return
-        process = self.process
-        if process is None or process.returncode is not None or process.stdin is None:
-            raise self._failure()
         if sys.byteorder == "big":
             samples = array.array("h", samples)
             samples.byteswap()
-        now = self.clock()
-        self.ends_at = max(now, self.ends_at) + len(samples) / self.channels / (self.rate or 1)
+        self.played_from(self.clock(), len(samples) // self.channels)
+        await self.send(samples.tobytes())
+
+    async def send(self, data: bytes) -> None:
+        """Bytes the player reads, into the pipe (timed by the caller)."""
+        process = self.process
+        if process is None or process.returncode is not None or process.stdin is None:
+            raise self._failure()
         try:
-            process.stdin.write(samples.tobytes())
+            process.stdin.write(data)
             await process.stdin.drain()
         except (BrokenPipeError, ConnectionResetError):
             with contextlib.suppress(Exception):
@@ -286,6 +307,26 @@ class Phrase:
         self.rate = rate
         self.trimmer = Trimmer(rate)
         self.first_at: float | None = None  # when its first loud sample went out
+        self._straight: Straight | None = None
+
+    def straight(self) -> Straight | None:
+        """A writer of this phrase's first samples for the thread that makes them
+        (None: the player has bytes still queued, which must go first, or no pipe)."""
+        process = self.player.process
+        if process is None or process.returncode is not None or process.stdin is None:
+            return None
+        transport = process.stdin.transport
+        pipe = transport.get_extra_info("pipe")
+        if transport.get_write_buffer_size() or pipe is None:
+            return None
+        try:
+            # Its own descriptor: the loop closing the pipe (a cut) can never make the
+            # number the thread writes to another file's.
+            fd = os.dup(pipe.fileno())
+        except (OSError, ValueError):
+            return None
+        self._straight = Straight(self, fd)
+        return self._straight
 
     async def __aenter__(self) -> Phrase:
         await self.player.open(self.rate)
@@ -312,6 +353,8 @@ class Phrase:
         return self.trimmer.frames / self.rate
 
     async def __aexit__(self, kind, exc, traceback) -> None:
+        if self._straight is not None:
+            self._straight.close()
         if kind is not None:
             if issubclass(kind, asyncio.CancelledError) or not issubclass(kind, Exception):
                 await self.player.cut()
@@ -325,3 +368,74 @@ class Phrase:
         except asyncio.CancelledError:
             await self.player.cut()
             raise
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the synthesis thread wrote of a phrase: ``frames`` (on the player's clock
+    from ``at``), and the bytes the pipe did not take, for the event loop to write."""
+
+    frames: int
+    at: float
+    rest: bytes
+
+    def __bool__(self) -> bool:
+        """False when nothing was written (the silence before the phrase): the loop
+        need not wake for it."""
+        return self.frames > 0
+
+
+class Straight:
+    """A phrase's samples written into its player's pipe by the thread that makes them,
+    until its first loud samples are out; from then on the event loop writes them
+    (``Phrase.write``), with the pipe's back-pressure. Each write is told to the loop
+    (``written``, in order with the samples it writes), which times the phrase and
+    tells the first sound (``first_sound``: what waited for it may run).
+
+    Why (issue 28): on the one-core Zero 2 W model the first samples went from the
+    synthesis thread to the event loop (a wake of it, then a turn for the phrase's
+    task), each step waiting for the loop's other work and a quota period: 0-65 ms a
+    phrase between espeak-ng's first samples and the player in one run."""
+
+    def __init__(self, phrase: Phrase, fd: int) -> None:
+        self.phrase = phrase
+        self._fd = fd
+        self._lock = threading.Lock()  # a write, or the close: never both at once
+        self.over = False  # the first loud samples are out, or the phrase ended
+
+    def write(self, pcm: bytes) -> Written | None:
+        """In the synthesis thread: ``pcm`` (mono) trimmed and written, and what was
+        written; None once over (the samples then go the loop's way)."""
+        with self._lock:
+            if self.over:
+                return None
+            phrase = self.phrase
+            out = phrase.trimmer.trim(array.array("h", pcm))
+            at = phrase.player.clock()
+            if not out:  # the silence before the phrase: nothing to play yet
+                return Written(0, at, b"")
+            self.over = True
+            data = phrase.player.pcm(out)
+            try:
+                sent = os.write(self._fd, data)
+            except OSError:  # full, or the player gone: the loop writes it (and fails)
+                sent = 0
+            return Written(len(out), at, data[sent:])
+
+    async def written(self, note: Written) -> None:
+        """On the event loop, in the phrase's task: what ``write`` did, accounted."""
+        phrase = self.phrase
+        if phrase.first_at is None:
+            phrase.first_at = note.at
+        phrase.player.played_from(note.at, note.frames)
+        if note.rest:
+            await phrase.player.send(note.rest)
+        first_sound()
+
+    def close(self) -> None:
+        """No more writes (the phrase ended, or was cut); the descriptor closed."""
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+            self.over = True

@@ -34,11 +34,25 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-#: What the loop side gets from the thread, in order: ("pcm", bytes)*, then
-#: ("done", voice or frames) or ("error", message).
+#: What the loop side gets from the thread, in order: ("pcm", bytes) or ("written",
+#: the note of samples the thread wrote itself)*, then ("done", voice or frames) or
+#: ("error", message).
 Reply = tuple[str, Any]
+
+
+class Straight(Protocol):
+    """Where a phrase's first samples go from the synthesis thread itself, straight
+    into the player (``daemon.speech.stream.Straight``), not through the event loop."""
+
+    def write(self, pcm: bytes) -> Any:
+        """In the synthesis thread: a note of what was written, for ``written`` (a
+        false one, nothing written yet, is not sent); None when it takes no more (the
+        samples then go to the loop's ``on_pcm``)."""
+
+    async def written(self, note: Any) -> None:
+        """On the loop, in order with the samples: the note of a write."""
 
 
 @dataclass(eq=False)
@@ -53,6 +67,7 @@ class Job:
     stream: bool
     deliver: Callable[[Reply], None]
     cancelled: bool = field(default=False)
+    straight: Straight | None = None
     #: set by the event loop once it has taken the first samples (``run``): until
     #: then espeak-ng makes no more of them (``FIRST_CHUNK_WAIT``)
     taken: threading.Event = field(default_factory=threading.Event)
@@ -103,13 +118,21 @@ class SynthesisThread:
                 elif job.stream:
 
                     def sink(pcm: bytes, job: Job = job) -> None:
-                        if not job.cancelled:  # a cut phrase is finished unheard
-                            job.deliver(("pcm", pcm))
-                            # inside espeak-ng's Synth, in this thread: it waits (the
-                            # GIL released) until the loop has the phrase's first samples in the
-                            # player, so that on one slow core making the rest of the
-                            # phrase does not come before the first sound
-                            job.taken.wait(FIRST_CHUNK_WAIT)
+                        if job.cancelled:  # a cut phrase is finished unheard
+                            return
+                        if job.straight is not None:
+                            note = job.straight.write(pcm)
+                            if note is not None:  # taken here: nothing to wait for
+                                job.taken.set()
+                                if note:
+                                    job.deliver(("written", note))
+                                return
+                        job.deliver(("pcm", pcm))
+                        # inside espeak-ng's Synth, in this thread: it waits (the GIL
+                        # released) until the loop has the phrase's first samples in
+                        # the player, so that on one slow core making the rest of the
+                        # phrase does not come before the first sound
+                        job.taken.wait(FIRST_CHUNK_WAIT)
 
                     frames, error = synthesizer.stream(job.text, job.rate, sink)
                     job.deliver(("error", error) if error else ("done", frames))
@@ -162,9 +185,11 @@ def _nobody(reply: Reply) -> None:
 
 async def run(thread: SynthesisThread, timeout: float, *, voice: str, volume: float,
               rate: int, text: str | None = None, path: str | None = None,
-              on_pcm: Callable[[bytes], Awaitable[None]] | None = None) -> Any:  # fmt: skip
+              on_pcm: Callable[[bytes], Awaitable[None]] | None = None,
+              straight: Straight | None = None) -> Any:  # fmt: skip
     """One job on ``thread``, awaited from the event loop: the samples go to ``on_pcm``
-    (awaited) as they come; returns the ``done`` value, raises RuntimeError with the
+    (awaited) as they come, the first ones ``straight`` from the thread when given (its
+    notes to its ``written``); returns the ``done`` value, raises RuntimeError with the
     thread's error, or ``Hung`` when the thread says nothing for ``timeout`` seconds
     (the time-out is for its silence: a long phrase's samples may wait on the player).
     Cancelled, the job is finished unheard by the thread."""
@@ -179,7 +204,7 @@ async def run(thread: SynthesisThread, timeout: float, *, voice: str, volume: fl
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
             loop.call_soon_threadsafe(replies.put_nowait, reply)
 
-    job = Job(voice, volume, rate, text, path, on_pcm is not None, deliver)
+    job = Job(voice, volume, rate, text, path, on_pcm is not None, deliver, straight=straight)
     thread.submit(job)
     try:
         while True:
@@ -192,6 +217,10 @@ async def run(thread: SynthesisThread, timeout: float, *, voice: str, volume: fl
                 if on_pcm is not None:
                     await on_pcm(value)
                 job.taken.set()  # the next samples may come
+                continue
+            if kind == "written":
+                if straight is not None:
+                    await straight.written(value)
                 continue
             if kind == "error":
                 raise RuntimeError(value)
