@@ -354,7 +354,10 @@ class Phrase:
 
     async def __aexit__(self, kind, exc, traceback) -> None:
         if self._straight is not None:
+            # closed, and let go of: the phrase and its writer hold each other, a
+            # cycle only the collector's rare full pass would free (issue 28's growth)
             self._straight.close()
+            self._straight = None
         if kind is not None:
             if issubclass(kind, asyncio.CancelledError) or not issubclass(kind, Exception):
                 await self.player.cut()

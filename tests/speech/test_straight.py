@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import array
 import asyncio
+import gc
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import pytest
@@ -174,3 +176,25 @@ async def test_with_pyttsx3_a_move_is_heard_while_the_event_loop_is_busy(tmp_pat
         assert first and first[0] < free_again, "heard before the loop was free"
     finally:
         await engine.close()
+
+
+async def test_a_phrase_and_its_writer_are_freed_without_the_collector(tmp_path: Path) -> None:
+    # A tournament day's memory must stay flat (issue 28's growth): nothing of a
+    # phrase may wait for the collector's rare full pass.
+    player = keeping_player(tmp_path / "freed.raw")
+    await player.open(RATE)
+    gc.collect()
+    gc.disable()  # only reference counting: what a cycle keeps stays
+    try:
+        async with player.phrase(RATE) as phrase:
+            straight = phrase.straight()
+            assert straight is not None
+            note = straight.write(CHUNKS[1])
+            assert note
+            await straight.written(note)
+        refs = [weakref.ref(phrase), weakref.ref(straight)]
+        del phrase, straight, note
+        assert [ref() for ref in refs] == [None, None]
+    finally:
+        gc.enable()
+        await player.close()
