@@ -120,6 +120,14 @@ def to_channel(mono: array.array, channel: str) -> array.array:
     return stereo
 
 
+def _little_endian(samples: array.array) -> bytes:
+    """16-bit samples as the player reads them (raw PCM, little-endian)."""
+    if sys.byteorder == "big":
+        samples = array.array("h", samples)
+        samples.byteswap()
+    return samples.tobytes()
+
+
 class StreamPlayer:
     """The output's one player process; ``play(path)`` for a WAV, or ``phrase()`` to stream."""
 
@@ -210,14 +218,14 @@ class StreamPlayer:
 
     # -- the samples ------------------------------------------------------------------
 
+    def on_channel(self, mono: array.array) -> array.array:
+        """Mono samples in the player's channels (the output's ``channel``)."""
+        channel = self.settings.channel
+        return mono if channel == "both" else to_channel(mono, channel)
+
     def pcm(self, mono: array.array) -> bytes:
         """Mono samples as the player reads them: on the output's channel, little-endian."""
-        channel = self.settings.channel
-        samples = mono if channel == "both" else to_channel(mono, channel)
-        if sys.byteorder == "big":
-            samples = array.array("h", samples)
-            samples.byteswap()
-        return samples.tobytes()
+        return _little_endian(self.on_channel(mono))
 
     def played_from(self, at: float, frames: int) -> None:
         """``frames`` more written at ``at``: when what was written will have been played."""
@@ -227,11 +235,8 @@ class StreamPlayer:
         """Samples (already in the player's channels) into the pipe; times their end."""
         if not samples:
             return
-        if sys.byteorder == "big":
-            samples = array.array("h", samples)
-            samples.byteswap()
         self.played_from(self.clock(), len(samples) // self.channels)
-        await self.send(samples.tobytes())
+        await self.send(_little_endian(samples))
 
     async def send(self, data: bytes) -> None:
         """Bytes the player reads, into the pipe (timed by the caller)."""
@@ -345,8 +350,7 @@ class Phrase:
             return
         if self.first_at is None:
             self.first_at = self.player.clock()
-        channel = self.player.settings.channel
-        await self.player.write(mono if channel == "both" else to_channel(mono, channel))
+        await self.player.write(self.player.on_channel(mono))
 
     @property
     def seconds(self) -> float:

@@ -23,6 +23,7 @@ from daemon.speech import synthesis
 from daemon.speech.engines import Pyttsx3Engine, pyttsx3_available
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.stream import StreamPlayer
+from tests.speech.test_stream import heard
 
 WAIT = 30.0  # generous: only hit when something is broken
 RATE = 8000
@@ -96,11 +97,6 @@ async def say(player: StreamPlayer, straight: bool, busy_loop: float = 0.0) -> t
             had = kept_bytes(player)
         await asyncio.wait_for(said, WAIT)
     return phrase.seconds, had
-
-
-def heard(log: Path) -> list[float]:
-    """When the stand-in for aplay heard each phrase's first loud sample."""
-    return [float(line.split()[0]) for line in log.read_text().splitlines() if "stream" in line]
 
 
 def kept_bytes(player: StreamPlayer) -> int:
