@@ -175,6 +175,8 @@ class Announcer:
                 self.schedule.touched(str(by))
         if event.type not in self.settings.announce and not self._told(event):
             return
+        if not self._heard():
+            return  # nobody to say it to (a phone page not open): nothing composed
         if isinstance(event, Touch) and (not self.settings.tell_touches or self._own(data)):
             return  # E.9.e: the other player's touches, and only when asked for
         match event:
@@ -358,7 +360,17 @@ class Announcer:
             now[running] = max(0.0, now[running] - (self.clock() - self._clock_seen_at))
         return now
 
+    def _heard(self) -> bool:
+        """Whether what this announcer says can be heard now (an earphone always).
+        Asked before a phrase is composed: a move's phrase is its position replayed,
+        a fifth of a millisecond of a fast core, and a speaking board's two phone
+        lines made two of them every move with no phone there, on the way to the
+        earphone's first sound (issue 28)."""
+        return True
+
     def _offer(self, item: Announcement) -> None:
+        if not self._heard():
+            return
         self.schedule.offer(item, item.created)
         gave_way = self._current is not None and self.schedule.give_way(self.clock())
         if gave_way:

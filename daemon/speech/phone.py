@@ -44,7 +44,7 @@ from daemon.game.record import GameRecord
 from daemon.speech.announcer import Announcer, OutcomeSink
 from daemon.speech.engines import Delivery
 from daemon.speech.phoneline import PhoneLine
-from daemon.speech.schedule import Announcement, quicker_rate, spoken_seconds
+from daemon.speech.schedule import quicker_rate, spoken_seconds
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.vocabulary import Vocabulary
 
@@ -122,10 +122,9 @@ class PhoneAnnouncer(Announcer):
         super().__init__(settings, PhoneEngine(line, settings, vocabulary), **kwargs)
         self.line = line
 
-    def _offer(self, item: Announcement) -> None:
-        if not self.line.listening:
-            return  # no phone there: the game is followed, nothing is said
-        super()._offer(item)
+    def _heard(self) -> bool:
+        """No phone there: the game is followed, nothing is composed or said."""
+        return self.line.listening
 
 
 def phone_settings(settings: SpeechSettings, side: str) -> SpeechSettings:

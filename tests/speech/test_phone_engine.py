@@ -52,3 +52,58 @@ async def test_a_cut_phrase_stops_the_page_and_fast_play_is_quicker() -> None:
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert sent[-1] == {"type": "cancel", "id": sent[0]["id"]}
+
+
+async def test_a_phone_line_without_a_page_composes_nothing_and_a_later_page_hears_the_next_move(
+    monkeypatch,
+) -> None:
+    # A speaking board holds two phone lines from the start; with no phone open they
+    # follow the game without composing a phrase (a replayed position each move, on
+    # the way to the earphone's first sound), and the first phrase a page hears is right.
+    import chess
+
+    from daemon.game.events import Move
+    from daemon.speech import announcer as announcer_module
+    from daemon.speech.phone import PhoneAnnouncer
+
+    composed: list[int] = []
+    compose = announcer_module.move_phrase
+
+    def counted(record, ply, *args, **kwargs):
+        composed.append(ply)
+        return compose(record, ply, *args, **kwargs)
+
+    monkeypatch.setattr(announcer_module, "move_phrase", counted)
+    line = PhoneLine("1", "black")
+    phone = PhoneAnnouncer(line, SpeechSettings(engine="text"), vocabulary=load_vocabulary())
+    running = asyncio.create_task(phone.run())
+    board = chess.Board()
+    phone.receive({"t": 0.0, "type": "game_start", "fen": board.fen()})
+
+    def play(san: str) -> None:
+        move = board.parse_san(san)
+        by = "white" if board.turn == chess.WHITE else "black"
+        board.push(move)
+        phone.receive(Move(t=float(board.ply()), ply=board.ply(), uci=move.uci(), san=san,
+                           fen=board.fen(), by=by, speech="").to_dict())  # fmt: skip
+
+    try:
+        for san in ("e4", "e5", "Nf3"):
+            play(san)
+        await asyncio.sleep(0.05)
+        assert composed == []  # no page: nothing composed, nothing said
+
+        sent: list[dict] = []
+        line.attach(sent.append)
+        play("Nc6")
+        for _ in range(100):
+            if sent:
+                break
+            await asyncio.sleep(0.01)
+        assert composed == [4]
+        said = [m["text"] for m in sent if m["type"] == "say"]
+        assert said == ["Springer Zäsar sechs"]  # the phone's respelling of "Cesar"
+    finally:
+        await phone.close()
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
