@@ -520,6 +520,20 @@ class GameRecord:
         feed stated (a copy of the kept replay)."""
         return self._replay().board.copy()
 
+    def replayed_after(self, count: int) -> chess.Board | None:
+        """The position after the first ``count`` moves of the kept replay (None when
+        fewer replayed), with only the move stack it took back: copying a long game's
+        whole stack was most of a move's phrase, made at each move a blind player
+        hears (``daemon.speech.answers.board_before_ply``)."""
+        kept = self._replay().board
+        back = len(kept.move_stack) - count
+        if back < 0:
+            return None
+        board = kept.copy(stack=back)
+        for _ in range(back):
+            board.pop()
+        return board
+
     def _stated_fen(self) -> str | None:
         if self._position_fen:
             return self._position_fen

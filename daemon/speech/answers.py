@@ -35,11 +35,12 @@ def board_before_ply(record: GameRecord, ply: int) -> chess.Board | None:
     a ply above 1); replaying from there is right too. None when the moves do not
     replay (a feed that skipped something): the caller falls back to the event text.
 
-    The record keeps its replay up to date a move at a time (``GameRecord.replayed_board``),
+    The record keeps its replay up to date a move at a time (``GameRecord.replayed_after``),
     so the position is that board with the later moves taken back: replaying the
     whole game here for every move said (``is_legal`` for each) cost ~1.5 ms at ply
     40 on this machine, ~20 ms at a Pi Zero 2 W's budget, and grew with the game
-    (issue 19: press -> first sound).
+    (issue 19: press -> first sound). The board has no move stack before ``ply``:
+    a phrase reads the position only.
     """
     moves = record.moves
     first_ply = moves[0].ply if moves else ply
@@ -48,12 +49,7 @@ def board_before_ply(record: GameRecord, ply: int) -> chess.Board | None:
         return None
     if before == 0:
         return chess.Board(record.start_fen, chess960=record.chess960)
-    board = record.replayed_board()  # its move stack: the moves that replayed, in order
-    if len(board.move_stack) < before:
-        return None  # one of the moves before ``ply`` does not replay
-    for _ in range(len(board.move_stack) - before):
-        board.pop()
-    return board
+    return record.replayed_after(before)  # None: a move before ``ply`` does not replay
 
 
 def move_phrase(

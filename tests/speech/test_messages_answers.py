@@ -449,10 +449,13 @@ def test_every_move_is_phrased_from_the_position_before_it_through_a_game_and_a_
 ) -> None:
     # The phrase's board comes from the record's kept replay with the later moves
     # taken back (no replay from the start per move said): the same position for the
-    # move just made, an older one, after a takeback and a move made instead.
+    # move just made, an older one, after a takeback and a move made instead, and the
+    # same phrase as from a whole replay (the board keeps no move stack: a phrase
+    # reads the position only).
     import chess.pgn
 
     from daemon.speech.answers import board_before_ply
+    from daemon.speech.phrases import phrase_for_move
 
     games: list[chess.pgn.Game] = []
     with open(shared / "data" / "games.pgn", encoding="utf-8") as handle:
@@ -468,9 +471,10 @@ def test_every_move_is_phrased_from_the_position_before_it_through_a_game_and_a_
             board.push(move)
         record = play(sans[:40])
         for ply in (1, 2, 20, 40):
-            got = board_before_ply(record, ply)
-            assert got is not None and got.fen() == _replayed_before(record, ply).fen()
-            assert got.move_stack == _replayed_before(record, ply).move_stack
+            got, whole = board_before_ply(record, ply), _replayed_before(record, ply)
+            assert got is not None and got.fen() == whole.fen()
+            move = chess.Move.from_uci(record.moves[ply - 1].uci)
+            assert phrase_for_move(got, move, de) == phrase_for_move(whole, move, de)
         record.apply({"t": 50.0, "type": "takeback", "ply": 39, "fen": None})
         got = board_before_ply(record, 39)
         assert got is not None and got.fen() == _replayed_before(record, 39).fen()
