@@ -231,3 +231,9 @@ def test_flaky_runs_a_test_under_load_and_keeps_each_failures_output(tmp_path):
         assert "load average at start:" in done.stdout and "reproduce: cd " in done.stdout
         assert f"exit status {status}" in (out / "c1-r1.txt").read_text()
     assert f"FAILED {tmp_path / 'test_fails' / 'c1-r1.txt'}: E       assert 1 == 2" in done.stdout
+
+
+def test_phrase_cost_prints_the_cpu_a_move_of_a_speaking_boards_announcers(shared):
+    out = run_benchmark("phrase_cost")
+    assert re.search(r"run 1: \d+ µs of CPU a move \(10 moves\)", out)
+    assert re.search(r"median run: \d+ µs of CPU a move, no phone page open", out)

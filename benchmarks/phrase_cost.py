@@ -1,0 +1,90 @@
+"""What a move costs a speaking board's announcers, in CPU, before its phrase begins.
+
+    python -m benchmarks.phrase_cost [--games N] [--plies N] [--runs N] [--quick]
+
+A speaking board has the earphone's announcer and one for each player's phone line
+(``daemon.speech.phone``), all fed every move in the event's own loop turn, the turn
+before the earphone's phrase begins (``Announcer._start_now``). On a Pi Zero 2 W's
+budget, 100 µs of our CPU there is about 2 ms before the blind player's first sound.
+Real games (``../shared/data/games.pgn``, distinct openings) are fed as the pipeline
+feeds them, with no phone page open and no event loop (the offers only); each move's
+``receive`` is timed with this thread's CPU clock. The median run is shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Sequence
+
+import chess
+
+from benchmarks.common import GAMES_PGN, footer, header
+from daemon.game.events import Move
+from daemon.game.record import GameRecord
+from daemon.speech.announcer import Announcer, AnnouncerGroup
+from daemon.speech.engines import TextEngine
+from daemon.speech.phone import build_phone_announcers
+from daemon.speech.phoneline import PhoneLine
+from daemon.speech.settings import SpeechSettings
+from daemon.speech.vocabulary import Vocabulary, load_vocabulary
+from drivers.simulators.gamelogs import distinct_openings
+
+
+def speaking_board(vocabulary: Vocabulary) -> tuple[GameRecord, AnnouncerGroup]:
+    """The announcers of one speaking board (earphone, white's and black's phone
+    lines) on the board's one game record, as ``daemon.compose`` makes them."""
+    record = GameRecord()
+    settings = SpeechSettings(engine="text")
+    earphone = Announcer(settings, TextEngine(), vocabulary=vocabulary, record=record)
+    lines = {side: PhoneLine("1", side) for side in ("white", "black")}
+    phones = build_phone_announcers(settings, vocabulary, lines, record=record)
+    return record, AnnouncerGroup([earphone, *phones])
+
+
+def cpu_per_move(games: list[list[chess.Move]], vocabulary: Vocabulary) -> float:
+    """Seconds of CPU the announcers take a move, over ``games``."""
+    spent, moves = 0, 0
+    for game in games:
+        record, announcers = speaking_board(vocabulary)
+        board = chess.Board()
+        announcers.receive({"t": 0.0, "type": "game_start", "fen": board.fen()})
+        for ply, move in enumerate(game, 1):
+            san, by = board.san(move), "white" if board.turn == chess.WHITE else "black"
+            board.push(move)
+            event = Move(
+                t=float(ply), ply=ply, uci=move.uci(), san=san, fen=board.fen(), by=by, speech=""
+            )
+            record.apply(event.to_dict())  # the pipeline folds it before its outputs
+            start = time.thread_time_ns()
+            announcers.receive(event)
+            spent += time.thread_time_ns() - start
+            moves += 1
+    return spent / 1e9 / moves
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=5, help="games a run (5)")
+    parser.add_argument("--plies", type=int, default=80, help="plies a game at most (80)")
+    parser.add_argument("--runs", type=int, default=5, help="runs; the median is shown (5)")
+    parser.add_argument("--quick", action="store_true", help="one short game, one run")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.games, args.plies, args.runs = 1, 10, 1
+    header("a move's CPU in a speaking board's announcers (earphone, two phone lines)")
+    vocabulary = load_vocabulary()
+    games = distinct_openings(GAMES_PGN, args.games, args.plies)
+    moves = sum(len(g) for g in games)
+    runs = []
+    for number in range(1, args.runs + 1):
+        runs.append(cpu_per_move(games, vocabulary))
+        print(f"run {number}: {runs[-1] * 1e6:.0f} µs of CPU a move ({moves} moves)")
+    print(f"median run: {statistics.median(runs) * 1e6:.0f} µs of CPU a move, no phone page open")
+    footer()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
