@@ -14,6 +14,7 @@ feeds them, with no phone page open and no event loop (the offers only); each mo
 from __future__ import annotations
 
 import argparse
+import io
 import statistics
 import time
 from collections.abc import Sequence
@@ -21,26 +22,28 @@ from collections.abc import Sequence
 import chess
 
 from benchmarks.common import GAMES_PGN, footer, header
+from daemon.compose import build_announcer
+from daemon.config import load_text
 from daemon.game.events import Move
 from daemon.game.record import GameRecord
 from daemon.speech.announcer import Announcer, AnnouncerGroup
-from daemon.speech.engines import TextEngine
-from daemon.speech.phone import build_phone_announcers
 from daemon.speech.phoneline import PhoneLine
-from daemon.speech.settings import SpeechSettings
 from daemon.speech.vocabulary import Vocabulary, load_vocabulary
 from drivers.simulators.gamelogs import distinct_openings
 
 
-def speaking_board(vocabulary: Vocabulary) -> tuple[GameRecord, AnnouncerGroup]:
+def speaking_board(vocabulary: Vocabulary) -> tuple[GameRecord, Announcer | AnnouncerGroup]:
     """The announcers of one speaking board (earphone, white's and black's phone
-    lines) on the board's one game record, as ``daemon.compose`` makes them."""
+    lines) on the board's one game record, made by the daemon's composition root
+    (the text engine: what is measured is the announcers, not a synthesis)."""
     record = GameRecord()
-    settings = SpeechSettings(engine="text")
-    earphone = Announcer(settings, TextEngine(), vocabulary=vocabulary, record=record)
     lines = {side: PhoneLine("1", side) for side in ("white", "black")}
-    phones = build_phone_announcers(settings, vocabulary, lines, record=record)
-    return record, AnnouncerGroup([earphone, *phones])
+    made = build_announcer(
+        load_text("speech:\n  engine: text\n"), vocabulary, text_stream=io.StringIO(),
+        phones=lines, record=record,
+    )  # fmt: skip
+    assert made is not None
+    return record, made
 
 
 def cpu_per_move(games: list[list[chess.Move]], vocabulary: Vocabulary) -> float:

@@ -60,11 +60,9 @@ async def test_a_phone_line_without_a_page_composes_nothing_and_a_later_page_hea
     # A speaking board holds two phone lines from the start; with no phone open they
     # follow the game without composing a phrase (a replayed position each move, on
     # the way to the earphone's first sound), and the first phrase a page hears is right.
-    import chess
-
-    from daemon.game.events import Move
     from daemon.speech import announcer as announcer_module
     from daemon.speech.phone import PhoneAnnouncer
+    from tests.speech.test_announcer import Game
 
     composed: list[int] = []
     compose = announcer_module.move_phrase
@@ -77,25 +75,17 @@ async def test_a_phone_line_without_a_page_composes_nothing_and_a_later_page_hea
     line = PhoneLine("1", "black")
     phone = PhoneAnnouncer(line, SpeechSettings(engine="text"), vocabulary=load_vocabulary())
     running = asyncio.create_task(phone.run())
-    board = chess.Board()
-    phone.receive({"t": 0.0, "type": "game_start", "fen": board.fen()})
-
-    def play(san: str) -> None:
-        move = board.parse_san(san)
-        by = "white" if board.turn == chess.WHITE else "black"
-        board.push(move)
-        phone.receive(Move(t=float(board.ply()), ply=board.ply(), uci=move.uci(), san=san,
-                           fen=board.fen(), by=by, speech="").to_dict())  # fmt: skip
-
+    game = Game()
+    phone.receive(game.start())
     try:
         for san in ("e4", "e5", "Nf3"):
-            play(san)
+            phone.receive(game.move(san))
         await asyncio.sleep(0.05)
         assert composed == []  # no page: nothing composed, nothing said
 
         sent: list[dict] = []
         line.attach(sent.append)
-        play("Nc6")
+        phone.receive(game.move("Nc6"))
         for _ in range(100):
             if sent:
                 break
