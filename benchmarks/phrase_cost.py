@@ -17,7 +17,7 @@ import argparse
 import io
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import chess
 
@@ -46,19 +46,24 @@ def speaking_board(vocabulary: Vocabulary) -> tuple[GameRecord, Announcer | Anno
     return record, made
 
 
+def move_events(game: list[chess.Move]) -> Iterator[Move]:
+    """The rules core's ``move`` events of ``game`` from the start position, one a
+    second."""
+    board = chess.Board()
+    for ply, move in enumerate(game, 1):
+        san, by = board.san(move), "white" if board.turn == chess.WHITE else "black"
+        board.push(move)
+        fen = board.fen()
+        yield Move(t=float(ply), ply=ply, uci=move.uci(), san=san, fen=fen, by=by, speech="")
+
+
 def cpu_per_move(games: list[list[chess.Move]], vocabulary: Vocabulary) -> float:
     """Seconds of CPU the announcers take a move, over ``games``."""
     spent, moves = 0, 0
     for game in games:
         record, announcers = speaking_board(vocabulary)
-        board = chess.Board()
-        announcers.receive({"t": 0.0, "type": "game_start", "fen": board.fen()})
-        for ply, move in enumerate(game, 1):
-            san, by = board.san(move), "white" if board.turn == chess.WHITE else "black"
-            board.push(move)
-            event = Move(
-                t=float(ply), ply=ply, uci=move.uci(), san=san, fen=board.fen(), by=by, speech=""
-            )
+        announcers.receive({"t": 0.0, "type": "game_start", "fen": chess.STARTING_FEN})
+        for event in move_events(game):
             record.apply(event.to_dict())  # the pipeline folds it before its outputs
             start = time.thread_time_ns()
             announcers.receive(event)

@@ -54,7 +54,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import chess
 
@@ -222,7 +222,7 @@ class GameRecord:
         #: the names the feed's ``players`` events gave, in force (for a display that
         #: names the games with headers of its own: ``named_by``)
         self.named: dict[str, Any] = {}
-        self._board_cache: tuple[tuple[Any, ...], chess.Board] | None = None
+        self._position: _Position | None = None  # ``position()``'s, for its key
         #: ``state()``'s FEN and check square of the position ``position()`` gave
         #: (the same object while the position stands): a clock report, most of a
         #: hall's events, made the FEN again each time (issue 28)
@@ -498,21 +498,42 @@ class GameRecord:
         kept: a move played pushes that move only (a relay folds a clock tick per
         board per second; a game's every move used to replay it from the start).
         """
-        return self.position().copy()
+        position = self.position()
+        assert self._position is not None
+        return self._kept_board() if self._position.replayed else position.copy()
+
+    def _kept_board(self) -> chess.Board:
+        """The kept replay's board with its move stack, as this record's moves stand.
+        A snapshot's is the live record's replay taken back to the moves it holds: a
+        snapshot never replays the game for it."""
+        if self._frozen is None:
+            return self._replay().board.copy()
+        replay, fed, _ = self._frozen
+        board = replay.board.copy()
+        for _ in range(len(board.move_stack) - fed):  # the moves pushed since
+            board.pop()
+        return board
 
     def position(self) -> chess.Board:
-        """``board()`` itself, not a copy: to read (the page's state and picture at
-        every event), never to push or pop. A copy copies the whole move stack,
-        and the page read the board three times an event (issue 28)."""
+        """``board()``'s position without its move stack, not a copy: to read (the
+        page's state and picture at every event), never to push or pop. Made once a
+        position: a copy with the stack copies every move of the game (108 µs at ply
+        60 here, growing with the game), and the page read the board three times an
+        event (issue 28)."""
         key: tuple[Any, ...] = (self.start_fen, self.chess960, self._position_fen, len(self.moves))
         key += (self.moves[-1].uci, self.moves[-1].fen) if self.moves else ()
-        if self._board_cache is None or self._board_cache[0] != key:
-            board = self._replay().board.copy()
+        made = self._position
+        if made is None or made.key != key:
+            replayed = self._replay().board
+            fen = replayed.fen()
             stated = self._stated_fen()
-            if stated is not None and board.board_fen() != stated.split(" ")[0]:
+            if stated is not None and fen.split(" ", 1)[0] != stated.split(" ", 1)[0]:
                 board = chess.Board(stated, chess960=self.chess960)
-            self._board_cache = (key, board)
-        return self._board_cache[1]
+                made = _Position(key, board, board.fen(), replayed=False)
+            else:
+                made = _Position(key, replayed.copy(stack=False), fen, replayed=True)
+            self._position = made
+        return made.board
 
     def replayed_board(self) -> chess.Board:
         """The recorded moves pushed from the start position, up to the first that is
@@ -632,7 +653,8 @@ class GameRecord:
             if board.is_check():
                 king = board.king(board.turn)
                 check_square = chess.square_name(king) if king is not None else None
-            facts = self._position_facts = (board, board.fen(), check_square)
+            assert self._position is not None  # made with the board
+            facts = self._position_facts = (board, self._position.fen, check_square)
         _, fen, check_square = facts
         last = self.last_move
         return {
@@ -661,6 +683,18 @@ class GameRecord:
             "recovery_lines": list(self.recovery_lines),
             "t": self.last_t,
         }
+
+
+class _Position(NamedTuple):
+    """A record's position as ``position()`` made it for ``key`` (the moves and the
+    FEN stated): the board without its move stack, its FEN, and whether it is the
+    kept replay's (``board()`` then copies the replay, with its stack) or the
+    position the feed stated (a replay that disagrees with it)."""
+
+    key: tuple[Any, ...]
+    board: chess.Board
+    fen: str
+    replayed: bool
 
 
 class _Replay:

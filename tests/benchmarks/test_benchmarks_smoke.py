@@ -237,3 +237,9 @@ def test_phrase_cost_prints_the_cpu_a_move_of_a_speaking_boards_announcers(share
     out = run_benchmark("phrase_cost")
     assert re.search(r"run 1: \d+ µs of CPU a move \(10 moves\)", out)
     assert re.search(r"median run: \d+ µs of CPU a move, no phone page open", out)
+
+
+def test_state_cost_prints_the_cpu_a_move_of_the_pages_record(shared):
+    out = run_benchmark("state_cost")
+    assert re.search(r"run 1: \d+ µs of CPU a move \(10 moves\)", out)
+    assert re.search(r"median run: \d+ µs of CPU a move\n", out)

@@ -153,3 +153,44 @@ def test_movetext_read_back_is_the_game(shared: Path) -> None:
         record.pgn()
     read = chess.pgn.read_game(io.StringIO(record.pgn()))
     assert read is not None and list(read.mainline_moves()) == moves
+
+
+def test_a_feed_that_skipped_a_move_shows_the_position_it_stated() -> None:
+    """A move that does not follow the replay (the feed skipped one): the page shows
+    the position the feed stated, not the replay's, and the record's board is that
+    position without a move stack; the next move that replays shows the replay again."""
+    board = chess.Board()
+    moves = [chess.Move.from_uci(u) for u in ("e2e4", "e7e5")]
+    feed = [events.GameStart(t=0.0, fen=board.fen()).to_dict(), *_moves_of(board, moves, 1.0)]
+    skipped = board.copy()
+    skipped.push_uci("g1f3")  # never sent
+    feed += _moves_of(skipped, [chess.Move.from_uci("b8c6")], 3.0)  # its ply is 4
+    record = GameRecord()
+    for event in feed:
+        record.apply(event)
+    assert record.state()["fen"] == skipped.fen()
+    assert record.position().fen() == skipped.fen()
+    assert record.board().fen() == skipped.fen() and not record.board().move_stack
+    assert record.replayed_board().fen() == board.fen()  # e4 e5: where the replay stops
+
+
+def test_a_snapshot_s_board_has_the_moves_it_holds_after_the_record_went_on(
+    shared: Path,
+) -> None:
+    """A snapshot taken at every move of a real game, read after the game went on
+    30 more moves: its board, FEN and move stack are the game's at that move."""
+    game = _real_games(shared, 1)[0]
+    moves = list(game.mainline_moves())[:60]
+    feed = _moves_of(game.board(), moves, 1.0)
+    record = GameRecord()
+    record.apply(events.GameStart(t=0.0, fen=game.board().fen()).to_dict())
+    snapshots = []
+    for event in feed:
+        record.apply(event)
+        snapshots.append(record.snapshot())
+    board = chess.Board(record.start_fen, chess960=record.chess960)
+    for ply, snapshot in enumerate(snapshots[:30], start=1):
+        board.push(moves[ply - 1])
+        assert snapshot.state()["fen"] == board.fen(), f"ply {ply}"
+        assert snapshot.board().move_stack == board.move_stack, f"ply {ply}"
+        assert snapshot._replayed is None, "the snapshot replayed nothing of its own"
