@@ -56,6 +56,7 @@ def test_one_record_folds_each_feed_event_once(shared):
     out = run_benchmark("one_record")
     folds = re.search(r"record folds: \d+ \(([\d.]+) per feed event\)", out)
     assert folds and float(folds.group(1)) <= 1.0, out
+    assert "10 plies: 11 feed events, 10 moves decided" in out, out  # the game whole
     assert re.search(r"CPU: \d+ ms for the game, \d+ us per feed event", out)
 
 
