@@ -13,23 +13,19 @@ feeds them, with no phone page open and no event loop (the offers only); each mo
 
 from __future__ import annotations
 
-import argparse
 import io
-import statistics
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import chess
 
-from benchmarks.common import GAMES_PGN, footer, header
+from benchmarks.permove import move_events, per_move_main
 from daemon.compose import build_announcer
 from daemon.config import load_text
-from daemon.game.events import Move
 from daemon.game.record import GameRecord
 from daemon.speech.announcer import Announcer, AnnouncerGroup
 from daemon.speech.phoneline import PhoneLine
 from daemon.speech.vocabulary import Vocabulary, load_vocabulary
-from drivers.simulators.gamelogs import distinct_openings
 
 
 def speaking_board(vocabulary: Vocabulary) -> tuple[GameRecord, Announcer | AnnouncerGroup]:
@@ -44,17 +40,6 @@ def speaking_board(vocabulary: Vocabulary) -> tuple[GameRecord, Announcer | Anno
     )  # fmt: skip
     assert made is not None
     return record, made
-
-
-def move_events(game: list[chess.Move]) -> Iterator[Move]:
-    """The rules core's ``move`` events of ``game`` from the start position, one a
-    second."""
-    board = chess.Board()
-    for ply, move in enumerate(game, 1):
-        san, by = board.san(move), "white" if board.turn == chess.WHITE else "black"
-        board.push(move)
-        fen = board.fen()
-        yield Move(t=float(ply), ply=ply, uci=move.uci(), san=san, fen=fen, by=by, speech="")
 
 
 def cpu_per_move(games: list[list[chess.Move]], vocabulary: Vocabulary) -> float:
@@ -73,25 +58,11 @@ def cpu_per_move(games: list[list[chess.Move]], vocabulary: Vocabulary) -> float
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=5, help="games a run (5)")
-    parser.add_argument("--plies", type=int, default=80, help="plies a game at most (80)")
-    parser.add_argument("--runs", type=int, default=5, help="runs; the median is shown (5)")
-    parser.add_argument("--quick", action="store_true", help="one short game, one run")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.games, args.plies, args.runs = 1, 10, 1
-    header("a move's CPU in a speaking board's announcers (earphone, two phone lines)")
     vocabulary = load_vocabulary()
-    games = distinct_openings(GAMES_PGN, args.games, args.plies)
-    moves = sum(len(g) for g in games)
-    runs = []
-    for number in range(1, args.runs + 1):
-        runs.append(cpu_per_move(games, vocabulary))
-        print(f"run {number}: {runs[-1] * 1e6:.0f} µs of CPU a move ({moves} moves)")
-    print(f"median run: {statistics.median(runs) * 1e6:.0f} µs of CPU a move, no phone page open")
-    footer()
-    return 0
+    return per_move_main(
+        argv, __doc__, "a move's CPU in a speaking board's announcers (earphone, two phone lines)",
+        lambda games: cpu_per_move(games, vocabulary), plies=80, note=", no phone page open",
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -13,17 +13,13 @@ tree: ``PYTHONPATH=<tree> python -m benchmarks.state_cost``.
 
 from __future__ import annotations
 
-import argparse
-import statistics
 import time
 from collections.abc import Sequence
 
 import chess
 
-from benchmarks.common import GAMES_PGN, footer, header
-from benchmarks.phrase_cost import move_events
+from benchmarks.permove import move_events, per_move_main
 from daemon.game.record import GameRecord
-from drivers.simulators.gamelogs import distinct_openings
 
 
 def cpu_per_move(games: list[list[chess.Move]]) -> float:
@@ -43,24 +39,8 @@ def cpu_per_move(games: list[list[chess.Move]]) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=5, help="games a run (5)")
-    parser.add_argument("--plies", type=int, default=160, help="plies a game at most (160)")
-    parser.add_argument("--runs", type=int, default=5, help="runs; the median is shown (5)")
-    parser.add_argument("--quick", action="store_true", help="one short game, one run")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.games, args.plies, args.runs = 1, 10, 1
-    header("a move's CPU in the page's game record (fold and state)")
-    games = distinct_openings(GAMES_PGN, args.games, args.plies)
-    moves = sum(len(g) for g in games)
-    runs = []
-    for number in range(1, args.runs + 1):
-        runs.append(cpu_per_move(games))
-        print(f"run {number}: {runs[-1] * 1e6:.0f} µs of CPU a move ({moves} moves)")
-    print(f"median run: {statistics.median(runs) * 1e6:.0f} µs of CPU a move")
-    footer()
-    return 0
+    title = "a move's CPU in the page's game record (fold and state)"
+    return per_move_main(argv, __doc__, title, cpu_per_move, plies=160)
 
 
 if __name__ == "__main__":
