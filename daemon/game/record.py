@@ -222,11 +222,10 @@ class GameRecord:
         #: the names the feed's ``players`` events gave, in force (for a display that
         #: names the games with headers of its own: ``named_by``)
         self.named: dict[str, Any] = {}
-        self._position: _Position | None = None  # ``position()``'s, for its key
-        #: ``state()``'s FEN and check square of the position ``position()`` gave
-        #: (the same object while the position stands): a clock report, most of a
-        #: hall's events, made the FEN again each time (issue 28)
-        self._position_facts: tuple[chess.Board, str, str | None] | None = None
+        #: the position as last made (``_made_position``), with its FEN and check
+        #: square: a clock report, most of a hall's events, made the FEN again each
+        #: time (issue 28)
+        self._position: _Position | None = None
         self._replayed: _Replay | None = None  # the moves pushed so far, and their PGN
         #: a snapshot's: the live record's replay and how many of its moves it holds
         #: (its moves and penalties)
@@ -498,9 +497,8 @@ class GameRecord:
         kept: a move played pushes that move only (a relay folds a clock tick per
         board per second; a game's every move used to replay it from the start).
         """
-        position = self.position()
-        assert self._position is not None
-        return self._kept_board() if self._position.replayed else position.copy()
+        made = self._made_position()
+        return self._kept_board() if made.replayed else made.board.copy()
 
     def _kept_board(self) -> chess.Board:
         """The kept replay's board with its move stack, as this record's moves stand.
@@ -520,6 +518,10 @@ class GameRecord:
         position: a copy with the stack copies every move of the game (108 µs at ply
         60 here, growing with the game), and the page read the board three times an
         event (issue 28)."""
+        return self._made_position().board
+
+    def _made_position(self) -> _Position:
+        """The position for the record's moves and stated FEN, made when they change."""
         key: tuple[Any, ...] = (self.start_fen, self.chess960, self._position_fen, len(self.moves))
         key += (self.moves[-1].uci, self.moves[-1].fen) if self.moves else ()
         made = self._position
@@ -529,11 +531,11 @@ class GameRecord:
             stated = self._stated_fen()
             if stated is not None and fen.split(" ", 1)[0] != stated.split(" ", 1)[0]:
                 board = chess.Board(stated, chess960=self.chess960)
-                made = _Position(key, board, board.fen(), replayed=False)
+                fen, is_replay = board.fen(), False
             else:
-                made = _Position(key, replayed.copy(stack=False), fen, replayed=True)
-            self._position = made
-        return made.board
+                board, is_replay = replayed.copy(stack=False), True
+            made = self._position = _Position(key, board, fen, _check_square(board), is_replay)
+        return made
 
     def replayed_board(self) -> chess.Board:
         """The recorded moves pushed from the start position, up to the first that is
@@ -646,16 +648,8 @@ class GameRecord:
         """The JSON-ready picture for ``/state.json`` and retained MQTT state;
         ``with_moves=False``: an empty move list, for a caller that keeps its own
         (``daemon.broadcast.movelist``)."""
-        board = self.position()
-        facts = self._position_facts
-        if facts is None or facts[0] is not board:
-            check_square = None
-            if board.is_check():
-                king = board.king(board.turn)
-                check_square = chess.square_name(king) if king is not None else None
-            assert self._position is not None  # made with the board
-            facts = self._position_facts = (board, self._position.fen, check_square)
-        _, fen, check_square = facts
+        made = self._made_position()
+        board, fen, check_square = made.board, made.fen, made.check
         last = self.last_move
         return {
             "headers": self.headers.to_dict(),
@@ -686,15 +680,23 @@ class GameRecord:
 
 
 class _Position(NamedTuple):
-    """A record's position as ``position()`` made it for ``key`` (the moves and the
-    FEN stated): the board without its move stack, its FEN, and whether it is the
-    kept replay's (``board()`` then copies the replay, with its stack) or the
-    position the feed stated (a replay that disagrees with it)."""
+    """A record's position as ``_made_position`` made it for ``key`` (the moves and
+    the FEN stated): the board without its move stack, its FEN, the king's square
+    when in check, and whether it is the kept replay's (``board()`` then copies the
+    replay, with its stack) or the position the feed stated (a replay that disagrees
+    with it)."""
 
     key: tuple[Any, ...]
     board: chess.Board
     fen: str
+    check: str | None
     replayed: bool
+
+
+def _check_square(board: chess.Board) -> str | None:
+    """The square of the king in check on ``board`` (None: not in check)."""
+    king = board.king(board.turn) if board.is_check() else None
+    return chess.square_name(king) if king is not None else None
 
 
 class _Replay:
