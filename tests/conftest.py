@@ -6,6 +6,7 @@ import atexit
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,20 @@ def shared() -> Path:
             pytest.fail(missing)
         pytest.skip(missing)
     return SHARED
+
+
+# Every board's page state the hub keeps for new viewers (``Hub.board_text``) is made
+# afresh too and compared, in this process and in the daemons the tests start: a
+# stale one fails the test that made it.
+os.environ["DGT_BRIDGE_CHECK_KEPT_TEXTS"] = "1"
+
+
+@pytest.fixture(autouse=True)
+def _no_stale_page_state() -> Iterator[None]:
+    from daemon.broadcast import hub
+
+    hub.CHECK_KEPT_TEXTS = True
+    before = len(hub.STALE_TEXTS)
+    yield
+    stale = hub.STALE_TEXTS[before:]
+    assert not stale, f"the hub kept a stale page state for: {stale}"

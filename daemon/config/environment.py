@@ -24,8 +24,10 @@ from daemon.config.nodes import (
 )
 
 ENV_PREFIX = "DGT_BRIDGE_"
-#: Variables with the prefix that are not key overrides.
-ENV_RESERVED = frozenset({"DGT_BRIDGE_CONFIG", "DGT_BRIDGE_SHARED", "DGT_BRIDGE_SHIPPED_CONFIG"})
+#: Variables with the prefix that are not key overrides (the last: the tests' self-check
+#: of the hub's kept page states, ``daemon.broadcast.hub.CHECK_KEPT_TEXTS``).
+ENV_RESERVED = frozenset({"DGT_BRIDGE_CONFIG", "DGT_BRIDGE_SHARED", "DGT_BRIDGE_SHIPPED_CONFIG",
+                          "DGT_BRIDGE_CHECK_KEPT_TEXTS"})  # fmt: skip
 
 
 def overrides(environ: Mapping[str, str]) -> list[str]:

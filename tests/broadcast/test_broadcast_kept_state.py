@@ -1,0 +1,122 @@
+"""A new viewer's snapshot is every board's page state as it is now, though the hub
+keeps each board's text between changes (``Hub.board_text``): whatever happened to
+the boards in whatever order (moves, clock reports the viewers are not sent, a
+board's link, names, a penalty's word, a relay's loaded state, the arbiter's change
+to a record), the snapshot says what the boards' states say afresh."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from broadcast_feed import OPERA_GAME, game_feed
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from daemon.broadcast import BoardSettings, BroadcastSettings, Hub, hub, strictjson
+from daemon.game.record import GameHeaders, GameRecord
+
+BOARDS = ("1", "2", "10")
+ATTACHED = "2"  # read from a record of its own, as the daemon's boards are
+FEED = game_feed(OPERA_GAME[:12])
+
+
+def fresh_snapshot(the_hub: Hub, boards: frozenset[str] | None = None) -> dict[str, object]:
+    """The snapshot as made from nothing kept: each board's page state dumped."""
+    chosen = [b for b in the_hub.board_ids() if boards is None or b in boards]
+    return json.loads(strictjson.dumps({
+        "kind": "snapshot",
+        "seq": the_hub.seq,
+        "boards": {b: the_hub.page_state(b) for b in chosen},
+        "source_problem": the_hub.source_problem,
+    }))  # fmt: skip
+
+
+class HubChanges(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        hub.CHECK_KEPT_TEXTS = False  # the kept texts as the daemon uses them
+        self.hub = Hub(BroadcastSettings(boards=[BoardSettings(id=b) for b in BOARDS]))
+        self.hub.sort_boards = True
+        self.record = GameRecord(GameHeaders())
+        self.hub.attach(ATTACHED, lambda: self.record)
+        self.next = dict.fromkeys(BOARDS, 0)
+        self.viewer = self.hub.subscribe(with_state=True)  # makes the events' states
+
+    def _publish(self, board: str, event: dict[str, object]) -> None:
+        if board == ATTACHED:  # the daemon folds its board's record, then publishes
+            self.record.apply(event)
+        self.hub.publish(board, event)
+
+    @rule(board=st.sampled_from(BOARDS))
+    def next_event(self, board: str) -> None:
+        self._publish(board, FEED[self.next[board] % len(FEED)])
+        self.next[board] += 1
+
+    @rule(board=st.sampled_from(BOARDS), left=st.floats(0, 300))
+    def clock_report(self, board: str, left: float) -> None:
+        self._publish(board, {"type": "clock", "t": 500.0, "white": left, "black": 200.0,
+                              "running": "white"})  # fmt: skip
+
+    @rule(board=st.sampled_from(BOARDS), connected=st.sampled_from([True, False, None]),
+          battery=st.sampled_from([None, 50.0, 10.0]))  # fmt: skip
+    def link(self, board: str, connected: bool | None, battery: float | None) -> None:
+        self.hub.set_status(board, connected=connected, battery=battery, detail="usb")
+
+    @rule(board=st.sampled_from(BOARDS), name=st.sampled_from(["Anand", "Ding", "?"]))
+    def names(self, board: str, name: str) -> None:
+        self.hub.set_players(board, white=name, round="3")
+
+    @rule(board=st.sampled_from(BOARDS), why=st.sampled_from(["", "the clock is a USB one"]))
+    def penalty_word(self, board: str, why: str) -> None:
+        self.hub.note_clock(board, why)
+
+    @rule(name=st.sampled_from(["Carlsen", "Nepo"]))
+    def arbiter_renames(self, name: str) -> None:
+        self.record.headers = dataclasses.replace(self.record.headers, black=name)
+        self.hub.changed(ATTACHED)
+
+    @rule(board=st.sampled_from(["1", "10"]), ply=st.integers(0, 12))
+    def relay_loads_a_state(self, board: str, ply: int) -> None:
+        other = Hub(BroadcastSettings(boards=[BoardSettings(id=board, black="Relayed")]))
+        for event in FEED[: 1 + 2 * ply]:
+            other.publish(board, event)
+        self.hub.load_state(board, other.page_state(board), seq=self.hub.seq)
+
+    @rule(problem=st.sampled_from([None, "the broker is out of reach"]))
+    def source_problem(self, problem: str | None) -> None:
+        self.hub.set_source_problem(problem)
+
+    @rule(boards=st.sampled_from([None, frozenset({"10"}), frozenset({"2", "1"})]))
+    def a_viewer_comes(self, boards: frozenset[str] | None) -> None:
+        data = self.hub.subscribe(boards, with_state=True).queue[0].data
+        assert json.loads(data) == fresh_snapshot(self.hub, boards)
+
+    def teardown(self) -> None:
+        hub.CHECK_KEPT_TEXTS = True  # the suite's own check again (tests/conftest.py)
+
+    @invariant()
+    def snapshot_is_the_boards_now(self) -> None:
+        data = self.hub.snapshot().data
+        assert json.loads(data) == fresh_snapshot(self.hub)
+        assert data == strictjson.dumps(json.loads(data)), "compact, as dumps() writes it"
+
+
+TestKeptPageStates = HubChanges.TestCase
+TestKeptPageStates.settings = settings(max_examples=150, stateful_step_count=40)
+
+
+def test_a_snapshot_reuses_each_board_s_text_until_it_changes(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(hub, "CHECK_KEPT_TEXTS", False)
+    the_hub = Hub(BroadcastSettings(boards=[BoardSettings(id=b) for b in BOARDS]))
+    for board in BOARDS:
+        for event in FEED:
+            the_hub.publish(board, event)
+    first = {b: the_hub.board_text(b) for b in BOARDS}
+    the_hub.publish("1", {"type": "clock", "t": 999.0, "white": 1.0, "black": 2.0,
+                          "running": "black"})  # fmt: skip
+    again = {b: the_hub.board_text(b) for b in BOARDS}
+    assert again["2"] is first["2"] and again["10"] is first["10"], "unchanged: kept"
+    assert again["1"] != first["1"] and json.loads(again["1"])["clock"]["white"] == 1.0
