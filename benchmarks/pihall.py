@@ -52,6 +52,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -142,6 +143,7 @@ class HallFigures:
     elapsed: float = 0.0
     alive: list[Check] = field(default_factory=list)
     crowd: str = ""  # the viewers' traffic (``viewers.describe``)
+    storms: int = 0  # the viewers' reconnection storms during the games
     page: list[float] = field(default_factory=list)  # feed -> each viewer, every move
     cpu_parts: dict[str, float] = field(default_factory=dict)  # ms run over the games
     profile: list[str] = field(default_factory=list)  # py-spy's summary (``--profile``)
@@ -243,6 +245,7 @@ class Options:
     slow_card: dict[str, str] = field(default_factory=dict)
     profile: Path | None = None
     profile_seconds: float = 0.0  # the games' first seconds only (0: all of them)
+    storm_every: float = 0.0  # seconds between the viewers' reconnection storms (0: none)
 
 
 def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
@@ -333,9 +336,11 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
         for player in players:
             player.emulator.play(player.plan.events)
         boards: list[BoardEmulator] = [*chains, *(p.emulator for p in players)]
+        storms = _Storms(crowd, options.storm_every)
         for played in boards:
             while not played.wait_played(5):
                 loads.append(os.getloadavg()[0])
+        figures.storms = storms.stop()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             moves = bus_moves(daemon)
@@ -387,6 +392,31 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
     loads.append(os.getloadavg()[0])
     figures.load = (min(loads), max(loads))
     return figures
+
+
+class _Storms:
+    """The viewers' reconnection storms, every ``every`` seconds while the games run."""
+
+    def __init__(self, crowd: Crowd, every: float) -> None:
+        self.crowd = crowd
+        self.every = every
+        self.count = 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        if every > 0:
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(self.every):
+            self.crowd.storm()
+            self.count += 1
+
+    def stop(self) -> int:
+        """No more storms; how many there were."""
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        return self.count
 
 
 def _measure_lags(
@@ -544,6 +574,8 @@ def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
                         for k, v in sorted(f.cpu_parts.items(), key=lambda kv: -kv[1]))  # fmt: skip
         print(f"{f.budget.name}: CPU over the games by part, % of one of our cores: {cpu}")
         print(f"{f.budget.name}: viewers: {f.crowd}")
+        if f.storms:
+            print(f"{f.budget.name}: the viewers' reconnection storms in the games: {f.storms}")
         print(f"{f.budget.name}: bus lines: " + _line_use(f))
         for line in f.profile:
             print(f"{f.budget.name}: py-spy: {line}")
@@ -618,6 +650,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="profile only the games' first seconds (the first moves of every board at once)",
     )
     parser.add_argument(
+        "--storm-every",
+        type=float,
+        default=0.0,
+        help="every viewer's feed closed and reopened at once every this many seconds of "
+        "the games (a Wi-Fi blip; each asks for every board's state anew)",
+    )
+    parser.add_argument(
         "--slow-card",
         action="store_true",
         help="every fsync of the daemon takes 20-200 ms (a slow SD card)",
@@ -683,7 +722,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"-- {budget.label()}: {args.plies} plies a board ... (load {load_average()})",
                 flush=True,
             )
-            options = Options(args.plies, args.page, slow_card, args.profile, args.profile_seconds)
+            options = Options(args.plies, args.page, slow_card, args.profile,
+                              args.profile_seconds, args.storm_every)  # fmt: skip
             all_figures.append(run_hall(shape, budget, options))
             done = all_figures[-1]
             print(

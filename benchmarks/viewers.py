@@ -19,6 +19,9 @@ every board at once) does, request for request:
   the script's ``swapBoard`` does; a page that draws the boards itself fetches
   nothing. Up to 6 requests at once per viewer, a browser's connections to one host.
 
+On SIGUSR1 every viewer closes its feed and opens it again at once (a Wi-Fi blip: the
+page's ``EventSource`` reconnects with ``Last-Event-ID``, and is sent every board's
+state anew); the moves a reopened feed's snapshot brings are the viewer's from then.
 It notes each board's moves in the order they came. When every viewer's stream is
 open it prints ``connected N``; on SIGTERM (or SIGINT) it writes what each viewer had
 to RESULT (JSON: a list of ``{"page_ok", "moves": {board: [uci...]}, "error", ...}``
@@ -39,6 +42,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +76,7 @@ class Seen:
     fetches: int = 0  # requests after the page: its images, then the script's
     fetch_bytes: int = 0
     fetch_errors: int = 0
+    reconnects: int = 0  # storms it went through (``crowd``'s SIGUSR1)
     error: str = ""
 
 
@@ -113,7 +118,9 @@ class Browser:
             self.seen.fetch_errors += 1
 
 
-async def view(url: str, page: str, index: int, seen: Seen, opened: asyncio.Event) -> None:
+async def view(
+    url: str, page: str, index: int, seen: Seen, opened: asyncio.Event, storms: asyncio.Event
+) -> None:
     connector = aiohttp.TCPConnector(local_addr=(address(index), 0),
                                      limit_per_host=BROWSER_CONNECTIONS + 1)  # fmt: skip
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=30)
@@ -130,29 +137,78 @@ async def view(url: str, page: str, index: int, seen: Seen, opened: asyncio.Even
                 browser.fetch(source.decode())
             fetches_boards = FETCHES_BOARDS.encode() in body
             drawn = drawn_keys(body, page)
-            async with session.get(url + "/events?state=1") as stream:
-                if stream.status != 200:
-                    seen.error = f"/events answered {stream.status}"
-                    return
-                opened.set()
-                async for raw in stream.content:
-                    if not raw.startswith(b"data:"):
-                        continue
-                    seen.messages += 1
-                    seen.message_bytes += len(raw)
-                    if not fetches_boards and b'"move"' not in raw:
-                        continue
-                    with contextlib.suppress(ValueError):
-                        message = json.loads(raw[5:])
-                        for board, uci in moves_in(message):
-                            seen.moves.setdefault(board, []).append(uci)
-                            seen.moves_at.setdefault(board, []).append(time.monotonic())
-                        if fetches_boards:
-                            _swap_boards(message, drawn, browser)
+            last_id = ""
+            while True:  # again after each storm: the feed reopened, as EventSource does
+                headers = {"Last-Event-ID": last_id} if last_id else {}
+                async with session.get(url + "/events?state=1", headers=headers) as stream:
+                    if stream.status != 200:
+                        seen.error = f"/events answered {stream.status}"
+                        return
+                    opened.set()
+                    reading = asyncio.create_task(
+                        _follow(stream, seen, fetches_boards, drawn, browser)
+                    )
+                    storm = asyncio.create_task(storms.wait())
+                    try:
+                        done, _ = await asyncio.wait(
+                            {reading, storm}, return_when=asyncio.FIRST_COMPLETED
+                        )
+                    finally:
+                        storm.cancel()
+                        reading.cancel()
+                    last_id = await reading or last_id
+                    if storm not in done:
+                        return  # the feed ended by itself
+                seen.reconnects += 1
     except (aiohttp.ClientError, OSError) as error:
         seen.error = str(error) or type(error).__name__
     finally:
         opened.set()
+
+
+async def _follow(
+    stream: aiohttp.ClientResponse,
+    seen: Seen,
+    fetches_boards: bool,
+    drawn: dict[str, str],
+    browser: Browser,
+) -> str:
+    """Reads the feed until it ends (or is cancelled by a storm); the last event id."""
+    last_id = ""
+    with contextlib.suppress(asyncio.CancelledError):
+        async for raw in stream.content:
+            if raw.startswith(b"id:"):
+                last_id = raw[3:].strip().decode()
+            if not raw.startswith(b"data:"):
+                continue
+            seen.messages += 1
+            seen.message_bytes += len(raw)
+            if b'"snapshot"' in raw[:30]:
+                with contextlib.suppress(ValueError):
+                    _catch_up(seen, json.loads(raw[5:]))
+            if not fetches_boards and b'"move"' not in raw:
+                continue
+            with contextlib.suppress(ValueError):
+                message = json.loads(raw[5:])
+                for board, uci in moves_in(message):
+                    seen.moves.setdefault(board, []).append(uci)
+                    seen.moves_at.setdefault(board, []).append(time.monotonic())
+                if fetches_boards:
+                    _swap_boards(message, drawn, browser)
+    return last_id
+
+
+def _catch_up(seen: Seen, snapshot: dict[str, Any]) -> None:
+    """A reopened feed's snapshot: the moves made while it was closed are the
+    viewer's now (the page draws them), as late as the snapshot came."""
+    now = time.monotonic()
+    for board, state in (snapshot.get("boards") or {}).items():
+        moves = [m.get("uci") for m in state.get("moves") or [] if isinstance(m, dict)]
+        have = seen.moves.setdefault(board, [])
+        if moves[: len(have)] == have:
+            for uci in moves[len(have) :]:
+                have.append(uci)
+                seen.moves_at.setdefault(board, []).append(now)
 
 
 def drawn_keys(body: bytes, page: str) -> dict[str, str]:
@@ -182,20 +238,44 @@ def _swap_boards(message: dict[str, Any], drawn: dict[str, str], browser: Browse
             browser.fetch(f"/board.svg?board={quote(board)}&seq={state.get('seq')}&size=360")
 
 
-async def crowd(url: str, count: int, result: Path, page: str = "/?wall=fit") -> None:
-    seen = [Seen() for _ in range(count)]
+async def follow(
+    url: str,
+    seen: list[Seen],
+    page: str,
+    storms: asyncio.Event,
+    stop: asyncio.Event,
+    connected: Callable[[int], None] = lambda _: None,
+) -> None:
+    """A viewer of ``page`` for each of ``seen`` (what it had) until ``stop``; each
+    reopens its feed at every ``storms`` set. ``connected`` hears how many follow the
+    feed, once all tried."""
+    count = len(seen)
     opened = [asyncio.Event() for _ in range(count)]
-    tasks = [asyncio.create_task(view(url, page, i, seen[i], opened[i])) for i in range(count)]
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+    tasks = [
+        asyncio.create_task(view(url, page, i, seen[i], opened[i], storms)) for i in range(count)
+    ]
     await asyncio.gather(*(event.wait() for event in opened))
-    print(f"connected {sum(not s.error for s in seen)}", flush=True)
+    connected(sum(not s.error for s in seen))
     await stop.wait()
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def crowd(url: str, count: int, result: Path, page: str = "/?wall=fit") -> None:
+    """The crowd's process: SIGTERM ends it, SIGUSR1 is a storm (``follow``)."""
+    storms, stop = asyncio.Event(), asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+
+    def storm() -> None:  # every viewer's feed closed and reopened at once
+        storms.set()
+        loop.call_soon(storms.clear)
+
+    loop.add_signal_handler(signal.SIGUSR1, storm)
+    seen = [Seen() for _ in range(count)]
+    await follow(url, seen, page, storms, stop, lambda n: print(f"connected {n}", flush=True))
     result.write_text(json.dumps([asdict(s) for s in seen]))
 
 
@@ -229,6 +309,12 @@ class Crowd:
         threading.Thread(target=read, daemon=True).start()
         ready.wait(timeout)
         return self.connected
+
+    def storm(self) -> None:
+        """Every viewer's feed closed and reopened at once, as after a Wi-Fi blip: each
+        asks for the boards' whole state again (the page's ``/events?state=1``)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGUSR1)
 
     def stop(self) -> list[dict[str, Any]]:
         """Ends the crowd; each viewer's record (``page_ok``, ``moves``, ``error``)."""
@@ -275,7 +361,9 @@ def describe(records: list[dict[str, Any]]) -> str:
         f"({total('fetch_bytes') / count / 1e3:.0f} kB, {total('fetch_errors'):.0f} failed "
         f"in all); {total('messages') / count:.0f} feed messages a viewer "
         f"({total('message_bytes') / count / 1e6:.2f} MB)"
-    )
+        + (f"; {total('reconnects') / count:.1f} reconnections a viewer (storms)"
+           if total("reconnects") else "")
+    )  # fmt: skip
 
 
 def main(argv: list[str]) -> int:

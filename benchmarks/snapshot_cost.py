@@ -1,0 +1,83 @@
+"""What a viewer that connects mid-round costs the daemon, in CPU: its snapshot.
+
+    python -m benchmarks.snapshot_cost [--boards N] [--plies N] [--viewers N] [--quick]
+
+The page asks for every board's state when its feed opens (``/events?state=1``),
+and again each time it reopens: after a Wi-Fi blip, a hall's phones all do at
+once. A round of real games (``../shared/data/games.pgn``, distinct openings) is
+published on ``--boards`` boards, a move and a clock report at a time, each board
+in turn, as a hall's feed goes; after each board's move ``--viewers`` viewers
+connect (``Hub.snapshot`` of every board, what a new viewer is sent). Each
+snapshot is timed with this thread's CPU clock; the median, the 99th percentile
+and the whole storm's cost are shown. Another tree:
+``PYTHONPATH=<tree> python -m benchmarks.snapshot_cost``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from collections.abc import Sequence
+
+import chess
+
+from benchmarks.common import GAMES_PGN, footer, header, percentile
+from benchmarks.permove import move_events
+from daemon.broadcast.hub import Hub
+from daemon.broadcast.settings import BroadcastSettings
+from drivers.simulators.gamelogs import distinct_openings
+
+
+async def snapshot_costs(boards: int, plies: int, viewers: int) -> tuple[list[float], int]:
+    """Each snapshot's CPU seconds over a round, and the last snapshot's size."""
+    hub = Hub(BroadcastSettings())
+    hub.subscribe(with_state=True)  # the page's viewers: each event's state is made
+    games = [list(move_events(g)) for g in distinct_openings(GAMES_PGN, boards, plies)]
+    for number in range(boards):
+        hub.publish(str(number + 1), {"t": 0.0, "type": "game_start", "fen": chess.STARTING_FEN})
+    costs: list[float] = []
+    size = 0
+    for ply in range(max(len(g) for g in games)):
+        for number, game in enumerate(games):
+            if ply >= len(game):
+                continue
+            move = game[ply].to_dict()
+            board = str(number + 1)
+            hub.publish(board, move)
+            clock = move.get("clock") or {"white": 100.0, "black": 100.0}
+            hub.publish(board, {"type": "clock", "t": move["t"] + 0.01, **clock,
+                                "running": "black" if move["by"] == "white" else "white"})  # fmt: skip
+            for _ in range(viewers):
+                start = time.thread_time_ns()
+                snapshot = hub.snapshot()
+                costs.append((time.thread_time_ns() - start) / 1e9)
+            size = len(snapshot.data)
+    return costs, size
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--boards", type=int, default=26, help="boards (26: a Pi 4 hall)")
+    parser.add_argument("--plies", type=int, default=30, help="plies a game at most (30)")
+    parser.add_argument("--viewers", type=int, default=100, help="viewers after each move (100)")
+    parser.add_argument("--quick", action="store_true", help="3 boards, 6 plies, 3 viewers")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.boards, args.plies, args.viewers = 3, 6, 3
+    header(f"a new viewer's snapshot mid-round: {args.boards} boards, {args.plies} plies, "
+           f"{args.viewers} viewers after each move")  # fmt: skip
+    costs, size = asyncio.run(snapshot_costs(args.boards, args.plies, args.viewers))
+    print(f"snapshots: {len(costs)}, the last {size / 1e3:.0f} kB")
+    print(f"a snapshot's CPU: median {statistics.median(costs) * 1e6:.0f} µs, "
+          f"p99 {percentile(costs, 0.99) * 1e6:.0f} µs")  # fmt: skip
+    storm = sum(costs[-args.viewers :])
+    print(f"a storm of {args.viewers} viewers after the round's last move: "
+          f"{storm * 1e3:.1f} ms of CPU")  # fmt: skip
+    footer()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
