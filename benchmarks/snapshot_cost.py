@@ -47,8 +47,9 @@ async def snapshot_costs(boards: int, plies: int, viewers: int) -> tuple[list[fl
             board = str(number + 1)
             hub.publish(board, move)
             clock = move.get("clock") or {"white": 100.0, "black": 100.0}
-            hub.publish(board, {"type": "clock", "t": move["t"] + 0.01, **clock,
-                                "running": "black" if move["by"] == "white" else "white"})  # fmt: skip
+            running = "black" if move["by"] == "white" else "white"
+            report = {"type": "clock", "t": move["t"] + 0.01, **clock, "running": running}
+            hub.publish(board, report)
             for _ in range(viewers):
                 start = time.thread_time_ns()
                 snapshot = hub.snapshot()

@@ -12,20 +12,27 @@ earlier), so a slow card makes fewer, not more, writes: with a chain's boards
 interleaved, each board's journal is written once a turn of the writer instead of once
 an event (with twelve boards on a slow card, the queue of one job an event grew without
 end and the page fell 6-16 s behind the board: ``benchmarks.pihall --hall zero2w
---slow-card``). Each job's completion comes back to the event loop
-(``call_soon_threadsafe``), where the journal learns what is now on the card.
+--slow-card``). Each job's completion comes back to the event loop, where the journal
+learns what is now on the card: at once, and together with every other job done
+before the loop got to it (one wake of the loop, one turn of it, for a round's first
+moves on a busy Pi, not one a board).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+Done = Callable[[OSError | None], None]
 
 
 @dataclass
@@ -107,17 +114,6 @@ def _fsync_directory(directory: Path) -> None:
             os.close(fd)
 
 
-def _on_loop(
-    loop: asyncio.AbstractEventLoop, callback: Callable[[OSError | None], None]
-) -> Callable[[OSError | None], None]:
-    """``callback``, called from the writer's thread, run on ``loop``."""
-
-    def call(error: OSError | None) -> None:
-        loop.call_soon_threadsafe(callback, error)
-
-    return call
-
-
 class DiskWriter:
     """One thread doing the daemon's journal jobs in order, started on the first."""
 
@@ -127,12 +123,15 @@ class DiskWriter:
         self._thread: threading.Thread | None = None
         self._busy = False
         self._stopping = False
+        #: the jobs' ``done`` callbacks due on the loop, with their outcome: handed to it
+        #: in one call (``_report``) for every job done before it ran
+        self._finished: list[tuple[Done, OSError | None]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def submit(self, job: DiskJob) -> None:
         """Queue ``job`` (called on the event loop); each of its ``done`` callbacks is
         called on that loop once it is on the card (None) or failed (the error)."""
-        loop = asyncio.get_running_loop()
-        job.done = [_on_loop(loop, callback) for callback in job.done]
+        self._loop = asyncio.get_running_loop()
         with self._lock:
             for queued in reversed(self._jobs):  # the journal's own job still waiting
                 if queued.key is job.key:
@@ -165,9 +164,21 @@ class DiskWriter:
                 with self._lock:
                     self._busy = False
                     self._lock.notify_all()
-            for callback in job.done:
+                    told = bool(self._finished)  # the loop is to report those already
+                    self._finished += [(callback, error) for callback in job.done]
+            if job.done and not told and self._loop is not None:
                 with contextlib.suppress(RuntimeError):  # the loop is gone: shutting down
-                    callback(error)
+                    self._loop.call_soon_threadsafe(self._report)
+
+    def _report(self) -> None:
+        """On the loop: every job done since the last report, each callback in order."""
+        with self._lock:
+            finished, self._finished = self._finished, []
+        for callback, error in finished:
+            try:
+                callback(error)
+            except Exception:
+                log.exception("a disk job's completion failed; the others go on")
 
     def drain(self, timeout: float = 30.0) -> bool:
         """Wait until every queued job is done (the daemon's close); True if so."""

@@ -236,3 +236,48 @@ def test_a_restart_writes_the_pgn_again_from_the_journal(tmp_path: Path) -> None
     resumed.sync()
     game = chess.pgn.read_game(io.StringIO(resumed.pgn_path.read_text()))
     assert game is not None and [m.uci() for m in game.mainline_moves()] == OPENING
+
+
+async def test_jobs_done_while_the_loop_is_busy_come_back_in_one_wake_in_order(
+    tmp_path: Path,
+) -> None:
+    """A round's first moves on a busy Pi: every board's journal done while the loop
+    worked is reported at its next turn, together (one wake, not one a board), each
+    board's completion in the order the card did them, one that fails no bar to the
+    others."""
+    from daemon.storage.diskwriter import DiskJob
+
+    loop = asyncio.get_running_loop()
+    wakes = 0
+    real = loop.call_soon_threadsafe
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal wakes
+        wakes += 1
+        return real(*args, **kwargs)
+
+    loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+    writer = DiskWriter()
+    done: list[int] = []
+
+    def on_card(board: int):  # type: ignore[no-untyped-def]
+        def call(error: OSError | None) -> None:
+            assert error is None
+            done.append(board)
+            if board == 2:
+                raise RuntimeError("a completion that fails")
+
+        return call
+
+    try:
+        for board in range(6):
+            fd = os.open(tmp_path / f"board-{board}.jsonl", os.O_WRONLY | os.O_CREAT)
+            writer.submit(DiskJob(key=board, path=tmp_path, fd=fd, done=[on_card(board)]))
+        assert writer.drain(10)
+        time.sleep(0.05)  # the loop still busy: all six done meanwhile
+        await asyncio.sleep(0)
+        assert done == list(range(6))
+        assert wakes == 1
+    finally:
+        loop.call_soon_threadsafe = real  # type: ignore[method-assign]
+        writer.stop()
