@@ -36,7 +36,7 @@ import os
 import re
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -54,6 +54,9 @@ CHECK_KEPT_TEXTS = os.environ.get("DGT_BRIDGE_CHECK_KEPT_TEXTS") == "1"
 (``Hub.board_text``): the tests run so, in their daemons too, and fail on a stale one."""
 STALE_TEXTS: list[str] = []
 """The boards whose kept page state differed from a fresh one (``CHECK_KEPT_TEXTS``)."""
+KEPT_SNAPSHOTS = 8
+"""Snapshots kept at most, one for each choice of boards the viewers made (all of
+them, the wall's, one phone's board): more choices are made afresh."""
 WRITE_EVERY = 0.1
 """Seconds between two write-outs to the web app's viewers, at least: a whole hall
 costs at most ten writes a second a viewer, and an event waits at most this long
@@ -106,6 +109,17 @@ class Message:
                 head = bytes((0x81, 127)) + size.to_bytes(8, "big")
             self._ws = head + payload
         return self._ws
+
+
+@dataclass(slots=True)
+class _KeptSnapshot:
+    """A snapshot message and what it was made of (``Hub.snapshot``)."""
+
+    seq: int
+    problem: str | None
+    boards: list[str]
+    texts: list[str]
+    message: Message
 
 
 class Sink(Protocol):
@@ -284,6 +298,9 @@ class Hub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._state_text: tuple[dict[str, Any], str] | None = None  # see state_text
+        #: the last snapshot of each choice of boards (``snapshot``)
+        self._snapshots: dict[frozenset[str] | None, _KeptSnapshot] = {}
+        self._newcomers = asyncio.Lock()  # see newcomer
         #: this turn's events for the sinks' viewers, (seq, board, lean, with state)
         self._outbox: list[tuple[int, str, Message, Message | None]] = []
         self._writing: asyncio.Handle | None = None
@@ -755,12 +772,40 @@ class Hub:
 
     def snapshot(self, boards: frozenset[str] | None = None) -> Message:
         """Every chosen board's page state in one message, for a new viewer: what
-        ``dumps`` of the whole would write, each board's text as kept."""
+        ``dumps`` of the whole would write, each board's text as kept. The message
+        itself is kept while no board's text changes, so the viewers that come
+        together share it, and its wire formats are encoded once for them all."""
         chosen = [b for b in self.board_ids() if boards is None or b in boards]
-        states = ",".join(f"{dumps(b)}:{self.board_text(b)}" for b in chosen)
+        texts = [self.board_text(b) for b in chosen]
+        kept = self._snapshots.get(boards)
+        if (kept is not None and kept.seq == self.seq and kept.problem == self.source_problem
+                and kept.boards == chosen
+                and all(a is b for a, b in zip(kept.texts, texts, strict=True))):  # fmt: skip
+            return kept.message
+        # a board id is letters, digits, '-' and '_' (``BOARD_ID``): quoted as it is
+        states = ",".join(f'"{b}":{text}' for b, text in zip(chosen, texts, strict=True))
         data = (f'{{"kind":"snapshot","seq":{self.seq},"boards":{{{states}}},'
                 f'"source_problem":{dumps(self.source_problem)}}}')  # fmt: skip
-        return Message("snapshot", data, None, None)
+        message = Message("snapshot", data, None, None)
+        if len(self._snapshots) >= KEPT_SNAPSHOTS:  # viewers of many board choices
+            self._snapshots.clear()
+        self._snapshots[boards] = _KeptSnapshot(self.seq, self.source_problem, chosen, texts,
+                                                message)  # fmt: skip
+        return message
+
+    @contextlib.asynccontextmanager
+    async def newcomer(self) -> AsyncIterator[None]:
+        """A new viewer's turn to be served its first response: one a loop turn.
+
+        When a hall's phones come back together (a Wi-Fi blip: 100 feeds reopened at
+        once), each one's response was made in the same turn of the event loop, and
+        the bus replies, the presses and the blind player's phrase waited for all of
+        them (a Pi 4 hall's worst press -> move 5 s, a phrase 2.4 s: issue 28). In
+        turns, the loop reads the line between two newcomers; the last viewer waits
+        a little longer for its page."""
+        async with self._newcomers:
+            yield
+            await asyncio.sleep(0)  # the next newcomer after the loop's next turn
 
     def pgn(self, boards: Iterable[str] | None = None) -> str:
         chosen = list(boards) if boards is not None else self.board_ids()

@@ -121,8 +121,10 @@ def _last_seq(request: web.Request) -> int | None:
 async def page(request: web.Request) -> web.Response:
     hub = request.app[HUB_KEY]
     chosen = request.query.get("board") or None
+    async with hub.newcomer():
+        text = render_page(hub, chosen)
     return web.Response(
-        text=render_page(hub, chosen),
+        text=text,
         content_type="text/html",
         headers={"Cache-Control": "no-cache"},
     )
@@ -215,25 +217,26 @@ async def events_sse(request: web.Request) -> web.StreamResponse:
     chunked = request.version >= HttpVersion11
     if chunked:
         response.enable_chunked_encoding()
-    await response.prepare(request)
-    try:
-        await response.write(b"retry: 1000\n\n")  # also sends the headers
-    except (ConnectionError, RuntimeError):
-        return response
-    transport = request.transport
-    if transport is None or transport.is_closing():
-        return response
-    ping = b"event: ping\ndata: {}\n\n" if with_state else b": keep-alive\n\n"
-    sink = TransportSink(
-        transport,
-        SSE_CHUNKED if chunked else SSE_PLAIN,
-        ping=http_chunk(ping) if chunked else ping,
-        max_messages=hub.settings.client_queue,
-    )
-    # From here on the hub writes every message straight to the transport.
-    subscriber = hub.subscribe(
-        boards, with_state=with_state, last_seq=_last_seq(request), sink=sink
-    )
+    async with hub.newcomer():  # a few bytes: written at once, never waiting on the viewer
+        await response.prepare(request)
+        try:
+            await response.write(b"retry: 1000\n\n")  # also sends the headers
+        except (ConnectionError, RuntimeError):
+            return response
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            return response
+        ping = b"event: ping\ndata: {}\n\n" if with_state else b": keep-alive\n\n"
+        sink = TransportSink(
+            transport,
+            SSE_CHUNKED if chunked else SSE_PLAIN,
+            ping=http_chunk(ping) if chunked else ping,
+            max_messages=hub.settings.client_queue,
+        )
+        # From here on the hub writes every message straight to the transport.
+        subscriber = hub.subscribe(
+            boards, with_state=with_state, last_seq=_last_seq(request), sink=sink
+        )
     subscriber.on_drop = _closer(request)
     try:
         await subscriber.wait_dropped()
@@ -261,12 +264,13 @@ async def events_ws(request: web.Request) -> web.StreamResponse:
     if transport is None or transport.is_closing():
         return ws
     sink = TransportSink(transport, WS_TEXT, ping=None, max_messages=hub.settings.client_queue)
-    subscriber = hub.subscribe(
-        boards,
-        with_state=request.query.get("state") in ("1", "true", "yes"),
-        last_seq=_last_seq(request),
-        sink=sink,
-    )
+    async with hub.newcomer():
+        subscriber = hub.subscribe(
+            boards,
+            with_state=request.query.get("state") in ("1", "true", "yes"),
+            last_seq=_last_seq(request),
+            sink=sink,
+        )
     subscriber.on_drop = _closer(request)
     try:
         # Read-only feed: incoming messages are ignored, but reading notices a

@@ -6,7 +6,9 @@ to a record), the snapshot says what the boards' states say afresh."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import itertools
 import json
 
 import pytest
@@ -120,3 +122,49 @@ def test_a_snapshot_reuses_each_board_s_text_until_it_changes(monkeypatch: pytes
     again = {b: the_hub.board_text(b) for b in BOARDS}
     assert again["2"] is first["2"] and again["10"] is first["10"], "unchanged: kept"
     assert again["1"] != first["1"] and json.loads(again["1"])["clock"]["white"] == 1.0
+
+
+def test_viewers_that_come_while_nothing_changes_share_one_snapshot(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    monkeypatch.setattr(hub, "CHECK_KEPT_TEXTS", False)
+    the_hub = Hub(BroadcastSettings(boards=[BoardSettings(id=b) for b in BOARDS]))
+    for event in FEED[:5]:
+        the_hub.publish("1", event)
+    first = the_hub.snapshot()
+    assert the_hub.snapshot() is first, "one message, its frames encoded once for all"
+    assert the_hub.snapshot(frozenset({"1"})) is not first
+    the_hub.set_status("10", connected=False)
+    after = the_hub.snapshot()
+    assert (
+        after is not first
+        and json.loads(after.data)["boards"]["10"]["status"]["connected"] is False
+    )
+    the_hub.set_source_problem("the broker is out of reach")
+    assert json.loads(the_hub.snapshot().data)["source_problem"] == "the broker is out of reach"
+
+
+async def test_newcomers_are_served_one_a_loop_turn():
+    """A storm of viewers: the loop turns (reads the bus line) between two of them."""
+    the_hub = Hub(BroadcastSettings(boards=[BoardSettings(id="1")]))
+    turns = 0
+
+    async def loop_turns() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    served: list[int] = []
+
+    async def newcomer() -> None:
+        async with the_hub.newcomer():
+            served.append(turns)
+
+    counter = asyncio.create_task(loop_turns())
+    try:
+        await asyncio.gather(*(newcomer() for _ in range(10)))
+    finally:
+        counter.cancel()
+    assert len(served) == 10
+    assert all(later > earlier for earlier, later in itertools.pairwise(served)), served
