@@ -244,3 +244,10 @@ def test_state_cost_prints_the_cpu_a_move_of_the_pages_record(shared):
     out = run_benchmark("state_cost")
     assert re.search(r"run 1: \d+ µs of CPU a move \(10 moves\)", out)
     assert re.search(r"median run: \d+ µs of CPU a move\n", out)
+
+
+def test_snapshot_cost_prints_the_cpu_a_new_viewer_s_snapshot_takes(shared):
+    out = run_benchmark("snapshot_cost")
+    assert "snapshots: 54, the last" in out  # 3 boards x 6 plies x 3 viewers
+    assert re.search(r"a snapshot's CPU: median \d+ µs, p99 \d+ µs", out)
+    assert re.search(r"a storm of 3 viewers after the round's last move: [\d.]+ ms of CPU", out)
