@@ -38,7 +38,7 @@ import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from daemon.broadcast.movelist import ShownMoves, figurine
 from daemon.broadcast.settings import BoardSettings, BroadcastSettings
@@ -111,6 +111,15 @@ class Message:
         return self._ws
 
 
+class _KeptText(NamedTuple):
+    """A board's page state text and what it was made of (``Hub.board_text``)."""
+
+    seq: int
+    version: int
+    record: GameRecord
+    text: str
+
+
 @dataclass(slots=True)
 class _KeptSnapshot:
     """A snapshot message and what it was made of (``Hub.snapshot``)."""
@@ -175,7 +184,7 @@ class BoardFeed:
         #: its page state's text as last made (``Hub.board_text``), and what it is of:
         #: seq, version and the record (a new one: a relay's loaded state, the page's
         #: view of a daemon's board once an event is on the card)
-        self.text: tuple[int, int, GameRecord, str] | None = None
+        self.text: _KeptText | None = None
 
     @property
     def record(self) -> GameRecord:
@@ -184,6 +193,17 @@ class BoardFeed:
     @record.setter
     def record(self, record: GameRecord) -> None:
         self._record = record
+
+    def kept_text(self, record: GameRecord) -> str | None:
+        """Its page state's text as last made, if still of ``record`` as it stands."""
+        kept = self.text
+        if kept is None or (kept.seq, kept.version) != (self.seq, self.version):
+            return None
+        return kept.text if kept.record is record else None
+
+    def keep_text(self, record: GameRecord, text: str) -> None:
+        """``text`` is its page state's now, made of ``record``."""
+        self.text = _KeptText(self.seq, self.version, record, text)
 
 
 class Subscriber:
@@ -443,7 +463,7 @@ class Hub:
             page_state = self.page_state(board_id)
             # the lean message with the state: what dumps() of the whole writes
             text = self.state_text(page_state)
-            feed.text = (feed.seq, feed.version, feed.record, text)  # a newcomer's too
+            feed.keep_text(feed.record, text)  # a newcomer's too
             full = f'{lean[:-1]},"state":{text}}}'
             full_message = Message("event", full, self.seq, board_id)
         for subscriber in queued:  # each its bounded queue, now
@@ -758,16 +778,14 @@ class Hub:
         """
         feed = self.boards[board_id]
         record = feed.record
-        kept = feed.text
-        valid = (kept is not None and kept[0] == feed.seq and kept[1] == feed.version
-                 and kept[2] is record)  # fmt: skip
-        if valid and kept is not None and not CHECK_KEPT_TEXTS:
-            return kept[3]
+        kept = feed.kept_text(record)
+        if kept is not None and not CHECK_KEPT_TEXTS:
+            return kept
         text = self.state_text(self.page_state(board_id))
-        if valid and kept is not None and kept[3] != text:
+        if kept is not None and kept != text:
             STALE_TEXTS.append(f"board {board_id} at seq {feed.seq}")
             log.error("board %s: its kept page state was stale at seq %d", board_id, feed.seq)
-        feed.text = (feed.seq, feed.version, record, text)
+        feed.keep_text(record, text)
         return text
 
     def snapshot(self, boards: frozenset[str] | None = None) -> Message:

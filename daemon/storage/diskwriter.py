@@ -49,7 +49,7 @@ class DiskJob:
     #: other disk work in the same order (the hand-in files, ``daemon.storage.handin``); a
     #: later job of the same key replaces it (each does the whole work afresh)
     work: Callable[[], None] | None = None
-    done: list[Callable[[OSError | None], None]] = field(default_factory=list)
+    done: list[Done] = field(default_factory=list)
 
     def take_in(self, later: DiskJob) -> bool:
         """Absorb ``later`` (same journal, same file); False when it cannot be."""
