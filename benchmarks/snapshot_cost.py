@@ -1,15 +1,20 @@
-"""What a viewer that connects mid-round costs the daemon, in CPU: its snapshot.
+"""What a viewer that connects mid-round costs the daemon, in CPU: its snapshot, and
+what a scraper's read costs: ``/state.json`` and ``/game.pgn``.
 
     python -m benchmarks.snapshot_cost [--boards N] [--plies N] [--viewers N] [--quick]
 
 The page asks for every board's state when its feed opens (``/events?state=1``),
 and again each time it reopens: after a Wi-Fi blip, a hall's phones all do at
-once. A round of real games (``../shared/data/games.pgn``, distinct openings) is
-published on ``--boards`` boards, a move and a clock report at a time, each board
-in turn, as a hall's feed goes; after each board's move ``--viewers`` viewers
-connect (``Hub.snapshot`` of every board, what a new viewer is sent). Each
-snapshot is timed with this thread's CPU clock; the median, the 99th percentile
-and the whole storm's cost are shown. Another tree:
+once. A broadcast site polls ``/game.pgn`` every few seconds. A round of real games
+(``../shared/data/games.pgn``, distinct openings) is published on ``--boards``
+boards, a move and a clock report at a time, each board in turn, as a hall's feed
+goes; after each board's move ``--viewers`` viewers connect (``Hub.snapshot`` of
+every board, what a new viewer is sent), and as many reads of ``/state.json``
+(``Hub.state_json``) and of ``/game.pgn`` (``Hub.pgn``) are made. The two reads are
+also made afresh, as the handlers made them before the hub kept them (each board's
+page state dumped; each board's ``GameRecord.pgn``), in the same run. Each is timed
+with this thread's CPU clock; the median, the 99th percentile and the whole storm's
+cost after the round's last move are shown. Another tree (its snapshot only):
 ``PYTHONPATH=<tree> python -m benchmarks.snapshot_cost``.
 """
 
@@ -19,25 +24,40 @@ import argparse
 import asyncio
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import chess
 
 from benchmarks.common import GAMES_PGN, footer, header, percentile
 from benchmarks.permove import move_events
+from daemon.broadcast import strictjson
 from daemon.broadcast.hub import Hub
 from daemon.broadcast.settings import BroadcastSettings
 from drivers.simulators.gamelogs import distinct_openings
 
+Read = Callable[[Hub], object]
+#: What each read is made of: as the handlers make it now, and made afresh.
+READS: dict[str, Read] = {
+    "snapshot": lambda hub: hub.snapshot(),
+    "/state.json": lambda hub: hub.state_json(hub.board_ids()),
+    "/state.json afresh": lambda hub: strictjson.dumps(
+        {"seq": hub.seq, "boards": {b: hub.page_state(b) for b in hub.board_ids()}}
+    ),
+    "/game.pgn": lambda hub: hub.pgn(),
+    "/game.pgn afresh": lambda hub: "\n".join(hub.boards[b].record.pgn() for b in hub.board_ids()),
+}
 
-async def snapshot_costs(boards: int, plies: int, viewers: int) -> tuple[list[float], int]:
-    """Each snapshot's CPU seconds over a round, and the last snapshot's size."""
+
+async def read_costs(boards: int, plies: int, viewers: int) -> tuple[dict[str, list[float]], int]:
+    """Each read's CPU seconds over a round, by kind, and the last snapshot's size."""
     hub = Hub(BroadcastSettings())
     hub.subscribe(with_state=True)  # the page's viewers: each event's state is made
     games = [list(move_events(g)) for g in distinct_openings(GAMES_PGN, boards, plies)]
     for number in range(boards):
         hub.publish(str(number + 1), {"t": 0.0, "type": "game_start", "fen": chess.STARTING_FEN})
-    costs: list[float] = []
+    reads = {name: read for name, read in READS.items() if name == "snapshot" or
+             hasattr(hub, "state_json")}  # fmt: skip
+    costs: dict[str, list[float]] = {name: [] for name in reads}
     size = 0
     for ply in range(max(len(g) for g in games)):
         for number, game in enumerate(games):
@@ -50,11 +70,12 @@ async def snapshot_costs(boards: int, plies: int, viewers: int) -> tuple[list[fl
             running = "black" if move["by"] == "white" else "white"
             report = {"type": "clock", "t": move["t"] + 0.01, **clock, "running": running}
             hub.publish(board, report)
-            for _ in range(viewers):
-                start = time.thread_time_ns()
-                snapshot = hub.snapshot()
-                costs.append((time.thread_time_ns() - start) / 1e9)
-            size = len(snapshot.data)
+            for name, read in reads.items():
+                for _ in range(viewers):
+                    start = time.thread_time_ns()
+                    read(hub)
+                    costs[name].append((time.thread_time_ns() - start) / 1e9)
+            size = len(hub.snapshot().data)
     return costs, size
 
 
@@ -67,15 +88,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.boards, args.plies, args.viewers = 3, 6, 3
-    header(f"a new viewer's snapshot mid-round: {args.boards} boards, {args.plies} plies, "
-           f"{args.viewers} viewers after each move")  # fmt: skip
-    costs, size = asyncio.run(snapshot_costs(args.boards, args.plies, args.viewers))
-    print(f"snapshots: {len(costs)}, the last {size / 1e3:.0f} kB")
-    print(f"a snapshot's CPU: median {statistics.median(costs) * 1e6:.0f} µs, "
-          f"p99 {percentile(costs, 0.99) * 1e6:.0f} µs")  # fmt: skip
-    storm = sum(costs[-args.viewers :])
-    print(f"a storm of {args.viewers} viewers after the round's last move: "
-          f"{storm * 1e3:.1f} ms of CPU")  # fmt: skip
+    header(f"a new viewer's snapshot and a scraper's reads mid-round: {args.boards} boards, "
+           f"{args.plies} plies, {args.viewers} of each after each move")  # fmt: skip
+    costs, size = asyncio.run(read_costs(args.boards, args.plies, args.viewers))
+    print(f"reads of each kind: {len(costs['snapshot'])}, the last snapshot {size / 1e3:.0f} kB")
+    print("| read | median (µs) | p99 (µs) | a storm of "
+          f"{args.viewers} after the round's last move (ms of CPU) |")  # fmt: skip
+    print("|---|---|---|---|")
+    for name, spent in costs.items():
+        storm = sum(spent[-args.viewers :])
+        print(f"| {name} | {statistics.median(spent) * 1e6:,.0f} | "
+              f"{percentile(spent, 0.99) * 1e6:,.0f} | {storm * 1e3:.1f} |")  # fmt: skip
     footer()
     return 0
 

@@ -436,13 +436,11 @@ class MqttPublisher:
         self.client.publish(
             self.topics["state"], self.state_message(state), qos=LATEST_QOS, retain=True
         )
-        record = self.hub.boards[self.board_id].record
-        key = record.pgn_key()
+        key = self.hub.boards[self.board_id].record.pgn_key()
         if key != self._pgn_key:  # a clock tick changes no PGN: skip the export
             self._pgn_key = key
-            self.client.publish(
-                self.topics["pgn"], record.pgn().encode(), qos=LATEST_QOS, retain=True
-            )
+            pgn = self.hub.board_pgn(self.board_id)  # made once for /game.pgn too
+            self.client.publish(self.topics["pgn"], pgn.encode(), qos=LATEST_QOS, retain=True)
 
     def state_message(self, state: dict[str, Any] | None = None) -> bytes:
         """The retained state message as this publisher sends it (signed when the

@@ -138,7 +138,8 @@ async def board_svg(request: web.Request) -> web.Response:
     size = None
     with contextlib.suppress(ValueError):
         size = max(120, min(2000, int(request.query.get("size", "0")))) or None
-    drawn = draw_board(hub, board_id, size)
+    async with hub.newcomer():  # a picture not drawn yet: python-chess's, some ms
+        drawn = draw_board(hub, board_id, size)
     # the same address shows the next position after a move: a browser asks again
     # each time (no-cache), and hears "the same" (304) while the board has not changed
     headers = {"Cache-Control": "no-cache", "ETag": drawn.etag}
@@ -152,8 +153,10 @@ async def game_pgn(request: web.Request) -> web.Response:
     boards = _boards_param(request, hub)
     if isinstance(boards, web.Response):
         return boards
+    async with hub.newcomer():
+        text = hub.pgn(boards)
     return web.Response(
-        text=hub.pgn(boards),
+        text=text,
         content_type=PGN_TYPE,
         charset="utf-8",
         headers={"Cache-Control": "no-cache"},
@@ -165,12 +168,16 @@ async def state_json(request: web.Request) -> web.Response:
     boards = _boards_param(request, hub)
     if isinstance(boards, web.Response):
         return boards
-    state: dict[str, Any] = {"seq": hub.seq, "boards": {b: hub.page_state(b) for b in boards}}
+    status: dict[str, Any] | None = None
     guard = request.app.get(GUARD_KEY)
     if guard is not None:
-        state["status"] = guard.status()  # the server's limits and connections
-        state["status"].update(request.app[TOKENS_KEY].status())
-    return json_response(state, headers={"Cache-Control": "no-cache"})
+        status = guard.status()  # the server's limits and connections
+        status.update(request.app[TOKENS_KEY].status())
+    async with hub.newcomer():  # a scraper's storm takes turns with the bus line
+        text = hub.state_json(boards, status)
+    return web.Response(
+        text=text, content_type="application/json", headers={"Cache-Control": "no-cache"}
+    )
 
 
 def _closer(request: web.Request) -> Callable[[], None]:

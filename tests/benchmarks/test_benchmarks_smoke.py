@@ -246,8 +246,9 @@ def test_state_cost_prints_the_cpu_a_move_of_the_pages_record(shared):
     assert re.search(r"median run: \d+ µs of CPU a move\n", out)
 
 
-def test_snapshot_cost_prints_the_cpu_a_new_viewer_s_snapshot_takes(shared):
+def test_snapshot_cost_prints_the_cpu_a_new_viewer_s_snapshot_and_a_scraper_s_reads_take(shared):
     out = run_benchmark("snapshot_cost")
-    assert "snapshots: 54, the last" in out  # 3 boards x 6 plies x 3 viewers
-    assert re.search(r"a snapshot's CPU: median \d+ µs, p99 \d+ µs", out)
-    assert re.search(r"a storm of 3 viewers after the round's last move: [\d.]+ ms of CPU", out)
+    assert "reads of each kind: 54, the last snapshot" in out  # 3 boards x 6 plies x 3
+    for read in ("snapshot", "/state.json", "/state.json afresh", "/game.pgn",
+                 "/game.pgn afresh"):  # fmt: skip
+        assert re.search(rf"\| {read} \| [\d,]+ \| [\d,]+ \| [\d.]+ \|", out), read

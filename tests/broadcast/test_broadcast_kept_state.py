@@ -105,6 +105,21 @@ class HubChanges(RuleBasedStateMachine):
         assert json.loads(data) == fresh_snapshot(self.hub)
         assert data == strictjson.dumps(json.loads(data)), "compact, as dumps() writes it"
 
+    @invariant()
+    def state_json_is_the_boards_now(self) -> None:
+        chosen = self.hub.board_ids()
+        status = {"viewers": 3, "limits": {"per_address": 8}}
+        text = self.hub.state_json(chosen, status)
+        fresh = {"seq": self.hub.seq, "boards": {b: self.hub.page_state(b) for b in chosen},
+                 "status": status}  # fmt: skip
+        assert json.loads(text) == json.loads(strictjson.dumps(fresh))
+        assert text == strictjson.dumps(json.loads(text)), "compact, as dumps() writes it"
+
+    @invariant()
+    def pgn_is_the_games_now(self) -> None:
+        fresh = "\n".join(self.hub.boards[b].record.pgn() for b in self.hub.board_ids())
+        assert self.hub.pgn() == fresh
+
 
 TestKeptPageStates = HubChanges.TestCase
 TestKeptPageStates.settings = settings(max_examples=150, stateful_step_count=40)
@@ -168,3 +183,55 @@ async def test_newcomers_are_served_one_a_loop_turn():
         counter.cancel()
     assert len(served) == 10
     assert all(later > earlier for earlier, later in itertools.pairwise(served)), served
+
+
+async def test_a_storm_of_reads_takes_turns_with_the_loop(live, monkeypatch: pytest.MonkeyPatch):
+    """Scrapers asking ``/state.json``, ``/game.pgn`` and ``/board.svg`` all at once
+    (a broadcast site polling the PGN, a relay's page) are answered one a loop turn,
+    as the viewers are: the loop reads the bus line between two of them."""
+    from daemon.broadcast import web
+
+    server = await live(boards=[BoardSettings(id=b) for b in BOARDS])
+    for board in BOARDS:
+        server.publish(FEED, board)
+    the_hub = server.broadcaster.hub
+    turns = 0
+    made: list[tuple[str, int]] = []
+
+    def counted(name: str, make):  # type: ignore[no-untyped-def]
+        def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+            made.append((name, turns))
+            return make(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(the_hub, "state_json", counted("state", the_hub.state_json))
+    monkeypatch.setattr(the_hub, "pgn", counted("pgn", the_hub.pgn))
+    monkeypatch.setattr(web, "draw_board", counted("svg", web.draw_board))
+
+    async def loop_turns() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    async def read(path: str) -> tuple[int, bytes]:
+        async with server.session.get(server.url + path) as response:
+            return response.status, await response.read()
+
+    paths = ["/state.json", "/game.pgn", "/board.svg?board=10"] * 8
+    counter = asyncio.create_task(loop_turns())
+    try:
+        answers = await asyncio.gather(*(read(path) for path in paths))
+    finally:
+        counter.cancel()
+    assert all(status == 200 for status, _ in answers), answers
+    states = [
+        json.loads(body)
+        for (_, body), path in zip(answers, paths, strict=True)
+        if path == "/state.json"
+    ]
+    assert all(state["boards"]["10"]["ply"] == len(OPERA_GAME[:12]) for state in states)
+    assert sorted(name for name, _ in made) == sorted(["state", "pgn", "svg"] * 8)
+    at = [turn for _, turn in made]
+    assert all(later > earlier for earlier, later in itertools.pairwise(at)), made
