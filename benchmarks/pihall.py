@@ -75,7 +75,7 @@ from benchmarks.pibudget import calibrated_budgets, timed_moves
 from benchmarks.processes import descendants, task_run_ns, tree_pss
 from benchmarks.pyspy import Profile, py_spy, summary
 from benchmarks.treesampler import TreeSampler
-from benchmarks.viewers import Crowd, describe, page_lags
+from benchmarks.viewers import Crowd, Scraped, describe, page_lags
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.gamelogs import distinct_openings
 from drivers.simulators.handling import human_sensor_log
@@ -246,6 +246,8 @@ class Options:
     profile: Path | None = None
     profile_seconds: float = 0.0  # the games' first seconds only (0: all of them)
     storm_every: float = 0.0  # seconds between the viewers' reconnection storms (0: none)
+    scrapers: int = 0  # clients polling /state.json and /game.pgn in turn (``viewers.scrape``)
+    scrape_every: float = 1.0  # seconds between two reads of one scraper
 
 
 def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
@@ -304,7 +306,8 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
         if read < len(expected):
             figures.notes.append(f"only {read} of {len(expected)} boards read")
         daemon.wait_started(180)  # speech and the page up
-        crowd = Crowd(f"http://127.0.0.1:{daemon.http_port}", shape.viewers, work, options.page)
+        crowd = Crowd(f"http://127.0.0.1:{daemon.http_port}", shape.viewers, work, options.page,
+                      options.scrapers, options.scrape_every)  # fmt: skip
         stack.callback(crowd.stop)
         following = crowd.wait_connected(120)
         if following < shape.viewers:
@@ -382,6 +385,8 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
         shown = {b: [at for _, _, at in m] for b, m in bus_moves(daemon).items()}
         figures.page = page_lags(records, shown)
         figures.alive.append(alive.crowd_check(records, shape.viewers, expected))
+        if options.scrapers:
+            figures.alive.append(_scrapers_check(crowd.scraped(), options))
         for player in players:
             heard = len(figures.speech.get(player.board, []))
             figures.alive.append(
@@ -392,6 +397,22 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
     loads.append(os.getloadavg()[0])
     figures.load = (min(loads), max(loads))
     return figures
+
+
+def _scraped(all_figures: list[HallFigures]) -> bool:
+    return any(c.feature.startswith("scrapers") for f in all_figures for c in f.alive)
+
+
+def _scrapers_check(scraped: Scraped | None, options: Options) -> Check:
+    """Every scraper's read answered, with how long the reads took."""
+    what = f"scrapers served ({options.scrapers} reading /state.json and /game.pgn in turn)"
+    if scraped is None or not scraped.seconds:
+        return Check(what, False, "the scrapers read nothing")
+    seconds = scraped.seconds
+    return Check(what, scraped.failed == 0,
+                 f"{len(seconds)} reads, {scraped.failed} failed; a read took "
+                 f"{percentile(seconds, 0.5) * 1e3:.0f} ms (median), "
+                 f"{percentile(seconds, 0.99) * 1e3:.0f} ms (p99)")  # fmt: skip
 
 
 class _Storms:
@@ -555,7 +576,8 @@ def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
     row(
         "every output alive: relay (MQTT)"
         + (", lichess push" if shape.lichess else "")
-        + ", every viewer, each earphone",
+        + ", every viewer, each earphone"
+        + (", every scraper's read" if _scraped(all_figures) else ""),
         [_alive_cell(f) for f in all_figures],
         "all alive (pass/fail)",
         all(f.alive and all(c.alive for c in f.alive) for f in all_figures),
@@ -657,6 +679,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the games (a Wi-Fi blip; each asks for every board's state anew)",
     )
     parser.add_argument(
+        "--scrapers",
+        type=int,
+        default=0,
+        help="clients polling /state.json and /game.pgn in turn (a broadcast site, a "
+        "relay's page), each from an address of its own",
+    )
+    parser.add_argument(
+        "--scrape-every", type=float, default=1.0, help="seconds between a scraper's reads (1)"
+    )
+    parser.add_argument(
         "--slow-card",
         action="store_true",
         help="every fsync of the daemon takes 20-200 ms (a slow SD card)",
@@ -723,7 +755,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
             options = Options(args.plies, args.page, slow_card, args.profile,
-                              args.profile_seconds, args.storm_every)  # fmt: skip
+                              args.profile_seconds, args.storm_every, args.scrapers,
+                              args.scrape_every)  # fmt: skip
             all_figures.append(run_hall(shape, budget, options))
             done = all_figures[-1]
             print(

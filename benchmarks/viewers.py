@@ -118,6 +118,41 @@ class Browser:
             self.seen.fetch_errors += 1
 
 
+@dataclass
+class Scraped:
+    """What the scrapers had: each read's seconds, and the reads that failed."""
+
+    seconds: list[float] = field(default_factory=list)
+    failed: int = 0
+
+
+#: What a scraper reads in turn: what a broadcast site or a relay's page polls.
+SCRAPED = ("/state.json", "/game.pgn")
+
+
+async def scrape(url: str, index: int, count: int, every: float, scraped: Scraped,
+                 stop: asyncio.Event) -> None:  # fmt: skip
+    """One scraper (its own address, after the viewers'): ``SCRAPED`` in turn, every
+    ``every`` seconds, the scrapers spread over that time, until ``stop``."""
+    connector = aiohttp.TCPConnector(local_addr=(address(1000 + index), 0))
+    async with aiohttp.ClientSession(connector=connector) as session:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), every * index / count)
+        turn = 0
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                async with session.get(url + SCRAPED[turn % len(SCRAPED)]) as response:
+                    await response.read()
+                    scraped.failed += response.status != 200
+            except (aiohttp.ClientError, OSError):
+                scraped.failed += 1
+            scraped.seconds.append(time.monotonic() - started)
+            turn += 1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), max(0.0, every - (time.monotonic() - started)))
+
+
 async def view(
     url: str, page: str, index: int, seen: Seen, opened: asyncio.Event, storms: asyncio.Event
 ) -> None:
@@ -262,8 +297,11 @@ async def follow(
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def crowd(url: str, count: int, result: Path, page: str = "/?wall=fit") -> None:
-    """The crowd's process: SIGTERM ends it, SIGUSR1 is a storm (``follow``)."""
+async def crowd(url: str, count: int, result: Path, page: str = "/?wall=fit",
+                scrapers: int = 0, every: float = 1.0) -> None:  # fmt: skip
+    """The crowd's process: SIGTERM ends it, SIGUSR1 is a storm (``follow``). Beside
+    the viewers, ``scrapers`` poll the daemon (``scrape``); what they had goes to
+    ``result`` with a ``.scraped`` suffix added."""
     storms, stop = asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -275,19 +313,28 @@ async def crowd(url: str, count: int, result: Path, page: str = "/?wall=fit") ->
 
     loop.add_signal_handler(signal.SIGUSR1, storm)
     seen = [Seen() for _ in range(count)]
+    scraped = Scraped()
+    polling = [asyncio.create_task(scrape(url, i, scrapers, every, scraped, stop))
+               for i in range(scrapers)]  # fmt: skip
     await follow(url, seen, page, storms, stop, lambda n: print(f"connected {n}", flush=True))
+    await asyncio.gather(*polling, return_exceptions=True)
     result.write_text(json.dumps([asdict(s) for s in seen]))
+    if scrapers:
+        Path(f"{result}.scraped").write_text(json.dumps(asdict(scraped)))
 
 
 class Crowd:
     """The crowd's process, started by the benchmark: ``start`` waits until every
     viewer follows the feed, ``stop`` ends it and returns what each viewer had."""
 
-    def __init__(self, url: str, count: int, work: Path, page: str = "/?wall=fit") -> None:
+    def __init__(self, url: str, count: int, work: Path, page: str = "/?wall=fit",
+                 scrapers: int = 0, every: float = 1.0) -> None:  # fmt: skip
         self.result = work / f"viewers-{count}.json"
         self.result.unlink(missing_ok=True)
+        Path(f"{self.result}.scraped").unlink(missing_ok=True)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.viewers", url, str(count), str(self.result), page],
+            [sys.executable, "-m", "benchmarks.viewers", url, str(count), str(self.result), page,
+             str(scrapers), str(every)],
             stdout=subprocess.PIPE, text=True, cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )  # fmt: skip
@@ -331,6 +378,14 @@ class Crowd:
             return []
         return found if isinstance(found, list) else []
 
+    def scraped(self) -> Scraped | None:
+        """What the scrapers had (after ``stop``); None without scrapers or a record."""
+        try:
+            found = json.loads(Path(f"{self.result}.scraped").read_text())
+            return Scraped(**found)
+        except (OSError, ValueError, TypeError):
+            return None
+
 
 def page_lags(records: list[dict[str, Any]], shown: dict[str, list[float]]) -> list[float]:
     """Seconds from each move's line on the daemon's feed (``shown``: each board's moves'
@@ -368,7 +423,9 @@ def describe(records: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str]) -> int:
     url, count, result = argv[0].rstrip("/"), int(argv[1]), Path(argv[2])
-    asyncio.run(crowd(url, count, result, argv[3] if len(argv) > 3 else "/?wall=fit"))
+    page = argv[3] if len(argv) > 3 else "/?wall=fit"
+    scrapers, every = (int(argv[4]), float(argv[5])) if len(argv) > 5 else (0, 1.0)
+    asyncio.run(crowd(url, count, result, page, scrapers, every))
     return 0
 
 

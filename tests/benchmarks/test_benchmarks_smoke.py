@@ -143,14 +143,15 @@ def test_hall_reads_a_chain_and_usb_boards_and_prints_line_use_and_lags(shared):
 def test_pihall_runs_a_hall_with_every_output_and_checks_each_alive(shared):
     # full speed only (a CPU budget needs root's cgroups): the plumbing of the issue's
     # hall, two chains, two blind players, MQTT over TLS, lichess, a crowd of viewers
-    out = run_benchmark("pihall", "--budgets", "full", timeout=300)
+    out = run_benchmark("pihall", "--budgets", "full", "--scrapers", "2", timeout=300)
     assert "| boards whose every move is exact | 6/6 |" in out, out
     for board in ("s1", "s2"):
         assert re.search(rf"blind player at board {board}: press -> first sample heard "
                          r"p50 / p99 \(ms\); .* \| \d+ / \d+; 4, \d+ \|", out), out  # fmt: skip
     heard = "speech heard for every move (blind player at board"
     for output in ("MQTT relay holds every move", "lichess push holds every move",
-                   "page served 5 viewers", f"{heard} s1)", f"{heard} s2)"):  # fmt: skip
+                   "page served 5 viewers", f"{heard} s1)", f"{heard} s2)",
+                   "scrapers served (2 reading /state.json and /game.pgn in turn)"):  # fmt: skip
         assert f"full: {output}: alive" in out, output
     assert re.search(r"\| PSS of the daemon's tree after the games \(MB\) \| [\d.]+ \|", out)
 

@@ -8,7 +8,7 @@ import asyncio
 
 import chess
 
-from benchmarks.viewers import Seen, follow
+from benchmarks.viewers import Scraped, Seen, follow, scrape
 from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings
 from daemon.game import events
 
@@ -69,3 +69,26 @@ async def test_viewers_reopen_their_feeds_at_a_storm_and_miss_no_move():
     for viewer in seen:
         assert not viewer.error and viewer.page_ok
         assert all(len(viewer.moves_at[b]) == len(GAME) for b in feed), "a time for each move"
+
+
+async def test_scrapers_read_the_state_and_the_pgn_in_turn_until_stopped():
+    """The hall's scrapers (``--scrapers``): each polls ``/state.json`` and
+    ``/game.pgn`` in turn, and a read the server refuses counts as failed."""
+    settings = BroadcastSettings(address="127.0.0.1", port=0, boards=[BoardSettings(id="1")])
+    broadcaster = Broadcaster(settings, start_seq=0)
+    await broadcaster.start()
+    for event in moves(GAME):
+        broadcaster.publish("1", event)
+    url = f"http://127.0.0.1:{broadcaster.port}"
+    stop = asyncio.Event()
+    scraped, refused = Scraped(), Scraped()
+    readers = [asyncio.create_task(scrape(url, i, 2, 0.05, scraped, stop)) for i in range(2)]
+    readers.append(asyncio.create_task(scrape(url + "/no", 0, 1, 0.05, refused, stop)))
+    try:
+        await until(lambda: len(scraped.seconds) >= 6 and len(refused.seconds) >= 2)
+    finally:
+        stop.set()
+        await asyncio.gather(*readers)
+        await broadcaster.stop()
+    assert scraped.failed == 0 and all(s >= 0 for s in scraped.seconds)
+    assert refused.failed == len(refused.seconds), "404s are failed reads"
