@@ -8,18 +8,20 @@
 # players, MQTT over TLS, lichess, 100 viewers), pihall-zero2w the Zero 2 W's (12 bus
 # boards, one blind player, MQTT), pihall-zero2w-slowcard the same with a slow SD card
 # (both need root too), pihall-storm the Pi 4 hall with every viewer's feed reopened at
-# once every 15 s (a Wi-Fi blip); sdcard is one board and a 12-board chain with a slow SD card;
+# once every 15 s (a Wi-Fi blip), pihall-scrapers the Pi 4 hall read by 20 scrapers a
+# second beside its viewers (/state.json and /game.pgn in turn); sdcard is one board and a 12-board chain with a slow SD card;
 # growth is a tournament day; memory_parts says where the daemon's memory goes, part by
 # part; phrases_back_to_back counts pyttsx3's phrases without samples.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 mkdir -p benchmarks/results
-names="${*:-core fanout latency footprint cli_startup hall bus_order bus_pace pibudget pihall pihall-storm pihall-zero2w sdcard pihall-zero2w-slowcard growth memory_parts phrases_back_to_back accuracy faults}"
+names="${*:-core fanout latency footprint cli_startup hall bus_order bus_pace pibudget pihall pihall-storm pihall-scrapers pihall-zero2w sdcard pihall-zero2w-slowcard growth memory_parts phrases_back_to_back accuracy faults}"
 for name in $names; do
     case "$name" in
         pihall-zero2w) command="benchmarks.pihall --hall zero2w" ;;
         pihall-zero2w-slowcard) command="benchmarks.pihall --hall zero2w --slow-card" ;;
         pihall-storm) command="benchmarks.pihall --hall pi4 --storm-every 15" ;;
+        pihall-scrapers) command="benchmarks.pihall --hall pi4 --scrapers 20" ;;
         *) command="benchmarks.$name" ;;
     esac
     # shellcheck disable=SC2086  # the command's words are meant to split
