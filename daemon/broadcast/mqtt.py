@@ -176,7 +176,7 @@ class MqttPublisher:
         self.published = 0
         # the seq of this board's last event: each event names it as its ``prev``
         self.last_seq = hub.boards[board_id].seq
-        self._pgn_key: tuple[Any, ...] | None = None  # the PGN last published
+        self._pgn_sent: str | None = None  # the PGN last published
         self._state_at = float("-inf")  # when (``clock``) the state was last published
         self._state_later: Any = None  # the newest state's timer (``STATE_EVERY``)
 
@@ -436,10 +436,11 @@ class MqttPublisher:
         self.client.publish(
             self.topics["state"], self.state_message(state), qos=LATEST_QOS, retain=True
         )
-        key = self.hub.boards[self.board_id].record.pgn_key()
-        if key != self._pgn_key:  # a clock tick changes no PGN: skip the export
-            self._pgn_key = key
-            pgn = self.hub.board_pgn(self.board_id)  # made once for /game.pgn too
+        # kept by the hub until the game changes (``Hub.board_pgn``, made once for
+        # /game.pgn too): a clock tick hands back the same text, not published again
+        pgn = self.hub.board_pgn(self.board_id)
+        if pgn != self._pgn_sent:
+            self._pgn_sent = pgn
             self.client.publish(self.topics["pgn"], pgn.encode(), qos=LATEST_QOS, retain=True)
 
     def state_message(self, state: dict[str, Any] | None = None) -> bytes:
@@ -462,7 +463,7 @@ class MqttPublisher:
             self.topics["status"], self._status_payload(online=True), qos=LATEST_QOS, retain=True
         )
         if self.board_id in self.hub.boards:
-            self._pgn_key = None  # published again, whatever it was
+            self._pgn_sent = None  # published again, whatever it was
             self._publish_state(self.hub.page_state(self.board_id))
         self._flush()
 

@@ -635,8 +635,9 @@ class GameRecord:
         """What ``pgn`` is made of, to tell whether it changed without making it (a
         clock report, the most frequent event, changes none of it): the headers, the
         start, the result, the moves (each a new object when it changes) and the
-        penalties. The one rule of "the PGN changed" for MQTT's retained PGN and
-        the lichess push; keep it in step with ``pgn_headers`` and ``_Replay``."""
+        penalties. The one rule of "the PGN changed" for the hub's kept PGN
+        (``Hub.board_pgn``: ``/game.pgn``, MQTT's retained PGN) and the lichess push;
+        keep it in step with ``pgn_headers`` and ``_Replay``."""
         headers = self.headers
         return (
             headers.event, headers.site, headers.date, headers.round, headers.white,
