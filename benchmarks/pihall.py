@@ -399,13 +399,17 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
     return figures
 
 
+#: The scrapers' check's name begins so (``_scrapers_check``): a run that had them.
+SCRAPERS_SERVED = "scrapers served"
+
+
 def _scraped(all_figures: list[HallFigures]) -> bool:
-    return any(c.feature.startswith("scrapers") for f in all_figures for c in f.alive)
+    return any(c.feature.startswith(SCRAPERS_SERVED) for f in all_figures for c in f.alive)
 
 
 def _scrapers_check(scraped: Scraped | None, options: Options) -> Check:
     """Every scraper's read answered, with how long the reads took."""
-    what = f"scrapers served ({options.scrapers} reading /state.json and /game.pgn in turn)"
+    what = f"{SCRAPERS_SERVED} ({options.scrapers} reading /state.json and /game.pgn in turn)"
     if scraped is None or not scraped.seconds:
         return Check(what, False, "the scrapers read nothing")
     seconds = scraped.seconds
