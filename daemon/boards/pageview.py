@@ -30,10 +30,11 @@ from typing import Any
 
 from daemon.game.events import DomainEvent
 from daemon.game.record import GameHeaders, GameRecord
+from drivers.records import Record
 
 
-@dataclass(slots=True)
-class _Waiting:
+@dataclass(eq=False, repr=False, slots=True)
+class _Waiting(Record):
     """An event folded but not yet on the card; ``view``: the record as it stood
     after it, once a later event was folded (None: the record itself still)."""
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from daemon.game.events import ClockUpdate, Penalty
 from drivers.clock.dgt3000 import set_and_run
 from drivers.clock.tracker import other
+from drivers.records import FrozenRecord
 from drivers.sensors import Side
 from drivers.timecontrol import apply_penalty
 
@@ -33,8 +34,8 @@ TOLERANCE = 2.0
 CONFIRM_SECONDS = 4.0
 
 
-@dataclass(frozen=True, slots=True)
-class PenaltyOutcome:
+@dataclass(eq=False, repr=False, slots=True)
+class PenaltyOutcome(FrozenRecord):
     """What became of a penalty's time on the clock: ``clock_set``, and what the
     arbiter reads with the penalty's answer (``said``: the times now shown, or the
     reason it must be done by hand)."""

@@ -64,7 +64,7 @@ from daemon.game.events import (
 )
 from drivers.clock.settings import SideMapping
 from drivers.clock.tracker import is_new_setup, other
-from drivers.records import at_time
+from drivers.records import FrozenRecord, at_time
 from drivers.sensors import ClockReading, ClockReport, Colour, Side
 
 
@@ -83,8 +83,8 @@ class ClockDriver(Protocol):
     def count_presses(self, left: int, right: int) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class SidesLearnt:
+@dataclass(eq=False, repr=False, slots=True)
+class SidesLearnt(FrozenRecord):
     """The mapping became known: ``white`` is White's side."""
 
     t: float
@@ -92,8 +92,8 @@ class SidesLearnt:
     evidence: str
 
 
-@dataclass(frozen=True, slots=True)
-class SidesContradicted:
+@dataclass(eq=False, repr=False, slots=True)
+class SidesContradicted(FrozenRecord):
     """A press stopped the side the mapping gives to the other player."""
 
     t: float

@@ -38,6 +38,7 @@ class DomainEvent(FrozenRecord):
     type: ClassVar[str] = "event"
 
     def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
         EVENT_TYPES[cls.type] = cls
 
     def to_dict(self) -> dict[str, Any]:

@@ -59,6 +59,7 @@ from typing import Any, NamedTuple
 import chess
 
 from daemon.game.resultsignal import signalled_result
+from drivers.records import Record
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +108,8 @@ def pgn_tag(name: str, value: object) -> str:
     return f'[{name} "{text}"]'
 
 
-@dataclass(slots=True)
-class RecordedMove:
+@dataclass(eq=False, repr=False, slots=True)
+class RecordedMove(Record):
     """One half-move as it stands in the game now."""
 
     ply: int
@@ -131,8 +132,8 @@ class RecordedMove:
         }
 
 
-@dataclass(slots=True)
-class GameHeaders:
+@dataclass(eq=False, repr=False, slots=True)
+class GameHeaders(Record):
     """The PGN headers that come from the configuration, not from the board."""
 
     event: str = "?"

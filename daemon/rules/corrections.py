@@ -44,6 +44,8 @@ from typing import Any
 
 import chess
 
+from drivers.records import FrozenRecord
+
 #: The corrections this module checks (``Requests._on_request`` hands them to ``_correct``).
 ACTIONS = frozenset(
     {"choose_line", "enter_moves", "takeback_to", "correct_move", "position_from_board", "add_game"}
@@ -177,8 +179,8 @@ def describe(board: chess.Board, moves: Sequence[chess.Move]) -> str:
 # -- the plan: what a correction of the moves does --------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+@dataclass(eq=False, repr=False, slots=True)
+class Plan(FrozenRecord):
     """A correction of the game's moves: keep the plies up to ``keep``, then play
     ``moves``. ``removed``: the plies it takes away (to be replaced or not)."""
 
@@ -338,8 +340,8 @@ def _plan(game: _Game, action: str, keep: int, new: Sequence[chess.Move], summar
 # -- a complete game --------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class AddedGame:
+@dataclass(eq=False, repr=False, slots=True)
+class AddedGame(FrozenRecord):
     """A complete game read from PGN: its start, moves, names and result."""
 
     board: chess.Board  # the start position

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 import chess
 
 from daemon.game.events import FlagFall
+from drivers.records import FrozenRecord
 from drivers.sensors import ClockReport, Colour
 from drivers.timecontrol import TimeControl, is_last_period
 
 
-@dataclass(frozen=True, slots=True)
-class FlagRuling:
+@dataclass(eq=False, repr=False, slots=True)
+class FlagRuling(FrozenRecord):
     """The flag event, the game's end as (result, reason) or None, and whether a flag
     may fall again later in this game (both fell before the last period)."""
 

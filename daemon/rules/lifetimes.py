@@ -24,10 +24,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from daemon.rules.tree import Lift, Node
+from drivers.records import Shown
 
 
-@dataclass(eq=False, slots=True)
-class GameMemory:
+@dataclass(eq=False, repr=False, slots=True)
+class GameMemory(Shown):
     """One game's memory; a new game makes a new one (nothing to reset by hand)."""
 
     node: Node | None = None
@@ -66,8 +67,8 @@ class GameMemory:
         )
 
 
-@dataclass(eq=False, slots=True)
-class BoardView:
+@dataclass(eq=False, repr=False, slots=True)
+class BoardView(Shown):
     """The board as last seen (raw squares: as the board reports them, turned or not)."""
 
     raw: bytearray = field(default_factory=lambda: bytearray(b"." * 64))
@@ -83,8 +84,8 @@ class BoardView:
     reported_at: float | None = None
 
 
-@dataclass(eq=False, slots=True)
-class Reach:
+@dataclass(eq=False, repr=False, slots=True)
+class Reach(Shown):
     """Whether the board is within reach, and when it was last heard."""
 
     link_down: bool = False  # the board is out of reach: nothing is decided

@@ -23,7 +23,7 @@ from daemon.rules.placement import (
     placement_rows,
     rank_row,
 )
-from drivers.records import FrozenRecord
+from drivers.records import FrozenRecord, Shown
 
 _WHITE = frozenset(b"PNBRQK")
 _BLACK = frozenset(b"pnbrqk")
@@ -69,8 +69,8 @@ class Lift(FrozenRecord):
         set_field(self, "since", since)
 
 
-@dataclass(eq=False, slots=True)
-class Node:
+@dataclass(eq=False, repr=False, slots=True)
+class Node(Shown):
     board: chess.Board  # without move stack; the position itself
     key: bytes
     ply: int

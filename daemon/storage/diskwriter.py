@@ -30,13 +30,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from drivers.records import Record
+
 log = logging.getLogger(__name__)
 
 Done = Callable[[OSError | None], None]
 
 
-@dataclass
-class DiskJob:
+@dataclass(eq=False, repr=False)
+class DiskJob(Record):
     """What one journal wants on the card: its file fsynced (a dup of its descriptor,
     so closing the journal's handle meanwhile does no harm), its PGN rewritten."""
 

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.storage.diskwriter import DiskJob, write_atomically
 from daemon.storage.journal import PGN_TYPES
+from drivers.records import FrozenRecord
 
 if TYPE_CHECKING:
     from daemon.game.events import DomainEvent
@@ -69,8 +70,8 @@ _LATIN = str.maketrans(
 _TAG = re.compile(r'^\[([A-Za-z0-9_]+) "((?:[^"\\]|\\.)*)"\]\s*$')
 
 
-@dataclass(frozen=True, slots=True)
-class HandInGame:
+@dataclass(eq=False, repr=False, slots=True)
+class HandInGame(FrozenRecord):
     """One game as the hand-in needs it: its tags, whether it counts, its text."""
 
     key: str  # the journal's path: one game per journal

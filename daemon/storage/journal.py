@@ -30,6 +30,7 @@ from typing import IO, Any, Literal
 
 from daemon.game.record import GameHeaders, GameRecord, players_named, today_pgn_date
 from daemon.storage.diskwriter import DiskJob, DiskWriter, write_atomically
+from drivers.records import Record
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +58,8 @@ PGN_TYPES = frozenset(
 JOURNAL_SUFFIX = ".jsonl"
 
 
-@dataclass
-class ResumePoint:
+@dataclass(eq=False, repr=False)
+class ResumePoint(Record):
     """What a restarted daemon needs to continue a game (the rules core's ``resume``)."""
 
     path: Path

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from drivers.records import at_time
+from drivers.records import FrozenRecord, Record, at_time
 from drivers.sensors import SIDES, ClockReading, Side
 from drivers.timecontrol import TimeControl
 
@@ -41,8 +41,8 @@ UNKNOWN_INCREMENT_LIMIT = 60.0
 CONFIRMATIONS = 2
 
 
-@dataclass(frozen=True, slots=True)
-class RawReading:
+@dataclass(eq=False, repr=False, slots=True)
+class RawReading(FrozenRecord):
     """One reading of a clock as it came, before the filters."""
 
     left: float  # seconds shown on the left display
@@ -75,8 +75,8 @@ def is_new_setup(previous: RawReading | ClockReading, now: RawReading | ClockRea
     )
 
 
-@dataclass(slots=True)
-class _Pending:
+@dataclass(eq=False, repr=False, slots=True)
+class _Pending(Record):
     """A rejected time that the clock may yet confirm."""
 
     value: float

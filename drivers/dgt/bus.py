@@ -75,6 +75,7 @@ from drivers.dgt.protocol import (
     decode_bwtime,
     placement_from_codes,
 )
+from drivers.records import FrozenRecord, Record
 
 
 def backlog_history(
@@ -100,8 +101,8 @@ def backlog_history(
 # What the poller reports
 
 
-@dataclass(frozen=True)
-class BoardFound:
+@dataclass(eq=False, repr=False)
+class BoardFound(FrozenRecord):
     """A board answered: at start-up, after it was lost, or a new one on the chain."""
 
     address: int
@@ -109,15 +110,15 @@ class BoardFound:
     new: bool = False  # not one of the boards the poller was told about
 
 
-@dataclass(frozen=True)
-class BoardLost:
+@dataclass(eq=False, repr=False)
+class BoardLost(FrozenRecord):
     address: int
     t: float
     detail: str
 
 
-@dataclass(frozen=True)
-class BoardChanges:
+@dataclass(eq=False, repr=False)
+class BoardChanges(FrozenRecord):
     """Changes read from a board at ``t`` (asked then: made before), made after
     ``since`` (its previous read, which did not have them; None: unknown)."""
 
@@ -127,8 +128,8 @@ class BoardChanges:
     since: float | None = None
 
 
-@dataclass(frozen=True)
-class BoardContents:
+@dataclass(eq=False, repr=False)
+class BoardContents(FrozenRecord):
     """A full dump; ``after_return`` when it follows a loss (always worth reporting).
 
     ``resync``: the first dump since the board was found, and ``backlog`` the change
@@ -143,8 +144,8 @@ class BoardContents:
     backlog: bytes | None = None
 
 
-@dataclass(frozen=True)
-class BoardLog:
+@dataclass(eq=False, repr=False)
+class BoardLog(FrozenRecord):
     """A board's log since the start (SEND_FROM_START, EEPROM format: the changes it
     has already sent), or None when it gave none (no answer, damaged every time)."""
 
@@ -153,8 +154,8 @@ class BoardLog:
     data: bytes | None
 
 
-@dataclass(frozen=True)
-class BoardAnswered:
+@dataclass(eq=False, repr=False)
+class BoardAnswered(FrozenRecord):
     """The board answered a poll sent at ``t``: every change it made before ``t`` has
     been read (the bus's liveness, as a single board's answer to its probe; at most
     every ``heard_interval``, and at once after ``probe``)."""
@@ -163,23 +164,23 @@ class BoardAnswered:
     t: float
 
 
-@dataclass(frozen=True)
-class BoardClock:
+@dataclass(eq=False, repr=False)
+class BoardClock(FrozenRecord):
     address: int
     t: float
     clock: ClockTimes | ClockAck | InvalidClockData
 
 
-@dataclass(frozen=True)
-class BoardVersion:
+@dataclass(eq=False, repr=False)
+class BoardVersion(FrozenRecord):
     address: int
     t: float
     major: int
     minor: int
 
 
-@dataclass(frozen=True)
-class BusProblem:
+@dataclass(eq=False, repr=False)
+class BusProblem(FrozenRecord):
     """A reply the poller could not use (bad checksum, wrong board, unreadable)."""
 
     address: int
@@ -204,8 +205,8 @@ BusEvent = (
 # The polling state machine
 
 
-@dataclass
-class BusTimings:
+@dataclass(eq=False, repr=False)
+class BusTimings(Record):
     """Every time the poller waits for, in seconds (the tests shorten them)."""
 
     reply_timeout: float = 0.08
@@ -280,8 +281,8 @@ class BusTimings:
     """How long a board may take to begin its from-start log (it reads its EEPROM)."""
 
 
-@dataclass
-class _Board:
+@dataclass(eq=False, repr=False)
+class _Board(Record):
     address: int
     present: bool = False
     known: bool = True  # configured (or adopted once found)
@@ -311,8 +312,8 @@ class _Board:
     heard_due: float = 0.0  # when its next answer is reported as heard
 
 
-@dataclass
-class _Outstanding:
+@dataclass(eq=False, repr=False)
+class _Outstanding(Record):
     command: BusCommand
     address: int
     sent: float
@@ -320,8 +321,8 @@ class _Outstanding:
     repeats: int = 0
 
 
-@dataclass
-class BusStats:
+@dataclass(eq=False, repr=False)
+class BusStats(Record):
     """What went over the line, for the link's status and the benchmark."""
 
     bytes_out: int = 0

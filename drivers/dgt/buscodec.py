@@ -26,6 +26,7 @@ from drivers.dgt.protocol import (
     EePieceChange,
     FieldUpdate,
 )
+from drivers.records import FrozenRecord
 
 #: The single-board command that puts every board on the line into bus mode.
 TO_BUSMODE = 0x4A
@@ -165,8 +166,8 @@ def check_bus_command(frame: bytes, *, from_start: bool = False) -> bytes:
     return frame
 
 
-@dataclass(frozen=True)
-class BusRequest:
+@dataclass(eq=False, repr=False)
+class BusRequest(FrozenRecord):
     """A bus command as a board on the chain reads it (for the emulator)."""
 
     command: int
@@ -236,8 +237,8 @@ def _bcd_byte(value: int) -> int:
     return (value // 10) << 4 | value % 10
 
 
-@dataclass(frozen=True)
-class BusReply:
+@dataclass(eq=False, repr=False)
+class BusReply(FrozenRecord):
     """A framed reply. ``valid`` is False when its checksum does not match."""
 
     reply_id: int
@@ -246,8 +247,8 @@ class BusReply:
     valid: bool
 
 
-@dataclass(frozen=True)
-class BusGarbage:
+@dataclass(eq=False, repr=False)
+class BusGarbage(FrozenRecord):
     """Bytes skipped while resynchronising (a cut reply, line noise)."""
 
     data: bytes

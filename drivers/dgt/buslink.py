@@ -73,13 +73,14 @@ from drivers.dgt.protocol import (
 from drivers.dgt.retry import Retry
 from drivers.dgt.serialport import open_serial
 from drivers.dgt.shadow import BoardShadow
+from drivers.records import Record
 from drivers.sensors import BoardDump, BoardHeard, ConnectionChange, SensorEvent
 
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class BusBoard:
+@dataclass(eq=False, repr=False)
+class BusBoard(Record):
     """One board of the chain as the link serves it."""
 
     address: int

@@ -65,3 +65,54 @@ def test_every_command_is_listed_with_the_help_its_own_parser_gives() -> None:
     helps = {action.dest: action.help for action in subparsers._choices_actions}
     assert set(command_names()) == set(helps) == set(commands.COMMANDS)
     assert helps == commands.COMMANDS
+
+
+#: Run in a child as the unit runs the daemon (``PYTHONOPTIMIZE=2``): every dataclass
+#: made until READY, as (module, class, methods generated, a docstring before).
+MADE_BEFORE_READY = """
+import json, os, sys, dataclasses
+made = []
+process_class = dataclasses._process_class
+def watched(cls, init, repr, eq, order, unsafe_hash, frozen, *rest):
+    generated = [name for name, on in (("repr", repr), ("eq", eq), ("frozen", frozen)) if on]
+    made.append((cls.__module__, cls.__qualname__, generated, bool(cls.__dict__.get("__doc__"))))
+    return process_class(cls, init, repr, eq, order, unsafe_hash, frozen, *rest)
+dataclasses._process_class = watched
+from daemon.service import notify
+def ready(self, status=""):
+    print(json.dumps(made), flush=True)
+    os._exit(0)
+notify.Notifier.ready = ready
+from daemon.cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_the_daemon_makes_no_dataclass_of_ours_with_generated_methods_before_ready(
+    tmp_path: Path,
+) -> None:
+    """READY on a Pi Zero 2 W's budget is seconds of imports (issue 28): a dataclass's
+    generated ``==``, ``repr`` or frozen ``__setattr__`` is compiled at import, and
+    under ``-OO`` ``dataclass`` writes a docstring from ``inspect.signature``. Ours
+    take them from ``drivers.records`` instead (a bus chain's modules included)."""
+    import os
+
+    config = tmp_path / "hall.yaml"
+    config.write_text(
+        "boards:\n"
+        "  - {id: one, port: /nonexistent/usb-board}\n"
+        '  - {id: b1, bus_port: /nonexistent/bus, bus_serial: "01025"}\n'
+        "clock:\n  device: none\n"
+    )
+    env = {**os.environ, "PYTHONOPTIMIZE": "2", "DGT_BRIDGE_BROADCAST__ENABLED": "false"}
+    done = subprocess.run(
+        [sys.executable, "-c", MADE_BEFORE_READY, "run", "--config", str(config),
+         "--storage", str(tmp_path / "games"), "--no-speech"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    made = json.loads(done.stdout.splitlines()[-1])
+    ours = [row for row in made if row[0].split(".")[0] in ("daemon", "drivers")]
+    assert {"drivers.dgt.buslink", "daemon.rules.tree"} <= {row[0] for row in ours}
+    assert [row for row in ours if row[2]] == []
+    assert [row for row in ours if not row[3]] == []
