@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from daemon.broadcast.logthrottle import throttled
+from drivers.records import Record
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +70,8 @@ TRUST_SECONDS = 24 * 3600.0
 """How long a right token from an address keeps it trusted (a tournament's day)."""
 
 
-@dataclass(slots=True)
-class _Record:
+@dataclass(eq=False, repr=False, slots=True)
+class _Record(Record):
     allowance: float
     seen: float
     locked_until: float = 0.0

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 import chess
 import chess.svg
 
+from drivers.records import FrozenRecord
+
 if TYPE_CHECKING:
     from daemon.game.record import GameRecord
 
@@ -35,8 +37,8 @@ KEPT = 64
 """Pictures kept (a position's picture is 20-32 kB): a hall's boards, each at its size."""
 
 
-@dataclass(frozen=True, slots=True)
-class Look:
+@dataclass(eq=False, repr=False, slots=True)
+class Look(FrozenRecord):
     """Everything a picture shows: the position, which way the board is turned, the
     last move's squares, an irregularity's squares, the size asked for."""
 
@@ -51,8 +53,8 @@ class Look:
         return f'"{digest}"'
 
 
-@dataclass(frozen=True, slots=True)
-class Picture:
+@dataclass(eq=False, repr=False, slots=True)
+class Picture(FrozenRecord):
     svg: str
     etag: str
 

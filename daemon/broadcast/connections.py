@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from daemon.broadcast.logthrottle import throttled
+from drivers.records import Record
 
 if TYPE_CHECKING:  # ssl (OpenSSL, 2 MB) is imported only when TLS is configured
     import ssl
@@ -63,8 +64,8 @@ REFUSAL = (  # written straight to the socket, then closed: nothing parsed
 )
 
 
-@dataclass(slots=True)
-class Limits:
+@dataclass(eq=False, repr=False, slots=True)
+class Limits(Record):
     """The limits in force (the configured ones, as the descriptors allow)."""
 
     max_connections: int
@@ -273,8 +274,8 @@ class GuardedConnection(asyncio.Protocol):
             self.transport.abort()
 
 
-@dataclass
-class ConnectionGuard:
+@dataclass(eq=False, repr=False)
+class ConnectionGuard(Record):
     """Every connection of one server: counted, limited and timed."""
 
     limits: Limits

@@ -27,6 +27,7 @@ from typing import Any
 import chess
 
 from daemon.broadcast.strictjson import NonFinite
+from drivers.records import FrozenRecord
 from drivers.sensors import Request
 
 #: Actions the arbiter may request, with what each needs.
@@ -281,8 +282,8 @@ def _number(low: int, high: int, what: str) -> Callable[[str, Any], int]:
     return check
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
+@dataclass(eq=False, repr=False, slots=True)
+class Field(FrozenRecord):
     check: Callable[[str, Any], Any]
     required: bool = False
     default: Any = None  # given to the core when the field is absent (None: left out)

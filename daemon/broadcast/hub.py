@@ -45,6 +45,7 @@ from daemon.broadcast.settings import BoardSettings, BroadcastSettings
 from daemon.broadcast.strictjson import dumps
 from daemon.clock.ticks import ClockTicks
 from daemon.game.record import GameHeaders, GameRecord, today_pgn_date
+from drivers.records import Record
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +70,8 @@ def _natural_key(board_id: str) -> list[Any]:
             for part in re.split(r"(\d+)", board_id) if part]  # fmt: skip
 
 
-@dataclass(slots=True)
-class Message:
+@dataclass(eq=False, repr=False, slots=True)
+class Message(Record):
     """One message for viewers, already serialised; each wire format is encoded
     on first use and then shared by every viewer of that format."""
 
@@ -132,8 +133,8 @@ class _KeptText(NamedTuple):
     text: str
 
 
-@dataclass(slots=True)
-class _KeptSnapshot:
+@dataclass(eq=False, repr=False, slots=True)
+class _KeptSnapshot(Record):
     """A snapshot message and what it was made of (``Hub.snapshot``)."""
 
     seq: int
@@ -157,8 +158,8 @@ class Sink(Protocol):
     def gone(self) -> bool: ...
 
 
-@dataclass(slots=True)
-class BoardStatus:
+@dataclass(eq=False, repr=False, slots=True)
+class BoardStatus(Record):
     connected: bool | None = None
     battery: float | None = None  # percent, when the board reports it
     detail: str = ""

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from drivers.records import Record
+
 INTERVAL = 60.0
 """Seconds between two lines of one cause."""
 
@@ -23,8 +25,8 @@ MAX_CAUSES = 1000
 """Causes remembered at once; the oldest are forgotten beyond (a bound on memory)."""
 
 
-@dataclass(slots=True)
-class _Cause:
+@dataclass(eq=False, repr=False, slots=True)
+class _Cause(Record):
     logger: logging.Logger
     level: int
     message: str

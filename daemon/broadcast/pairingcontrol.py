@@ -23,11 +23,12 @@ from daemon.broadcast.controls import ControlError, build_request
 from daemon.broadcast.hub import Hub
 from daemon.pairings.configfile import board_id
 from daemon.pairings.files import PairingsError, RoundPairings, read_pairings
+from drivers.records import FrozenRecord
 from drivers.sensors import Request
 
 
-@dataclass(frozen=True)
-class PairingsPlan:
+@dataclass(eq=False, repr=False)
+class PairingsPlan(FrozenRecord):
     """What a pairings file does on this daemon: the ``players`` request of each
     board of the file that is here, and what is left out."""
 

@@ -66,6 +66,7 @@ from daemon.broadcast.relayrules import (
 from daemon.broadcast.settings import BroadcastSettings, LichessSettings, MqttSettings
 from daemon.broadcast.web import GUARD_KEY, build_app, json_response
 from daemon.game.record import GameHeaders
+from drivers.records import Record
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +106,8 @@ def _digest(event: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-@dataclass
-class BoardSync:
+@dataclass(eq=False, repr=False)
+class BoardSync(Record):
     """How far one board's record is known to be complete, for one origin.
 
     ``last`` is the ``seq`` of the last event folded into the record (or of the
@@ -179,8 +180,8 @@ class BoardSync:
         return any(held[0] == seq for held in self.held.values())
 
 
-@dataclass
-class HeldRestart:
+@dataclass(eq=False, repr=False)
+class HeldRestart(Record):
     """A new game a board started over its finished one without the arbiter (and,
     without the hall's key, over one with moves, or a deep takeback): its events
     and latest state are checked and kept here, never shown, until the arbiter

@@ -31,14 +31,15 @@ import chess.pgn
 from daemon.commands._waiting import play_then_serve, wait_until
 from daemon.files import resources
 from daemon.game.events import DomainEvent, GameEnd, Move, Takeback
+from drivers.records import Record
 
 #: The chain's first serial number (``dgt-bridge emulate --bus`` numbers as well).
 FIRST_SERIAL = 1025
 MAX_BOARDS = 64  # a DGT bus chain's limit, as ``emulate --bus``
 
 
-@dataclass
-class HallGame:
+@dataclass(eq=False, repr=False)
+class HallGame(Record):
     """One board of the hall: its game, and what the daemon said of it."""
 
     board: str
@@ -95,8 +96,8 @@ class HallTranscript:
         return {board: BoardTranscript(game, self.changed) for board, game in self.games.items()}
 
 
-@dataclass
-class BoardTranscript:
+@dataclass(eq=False, repr=False)
+class BoardTranscript(Record):
     """One board's part of the hall's transcript: an output of its pipeline."""
 
     SHOWN: ClassVar[tuple[str, ...]] = ("irregularity", "game_end")

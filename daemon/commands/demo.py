@@ -33,6 +33,7 @@ import chess.pgn
 from daemon.commands._waiting import play_then_serve, wait_until
 from daemon.files import resources
 from daemon.game.events import DomainEvent, GameEnd, GameStart, Move
+from drivers.records import Record
 
 #: The plies before which the demo's irregularities happen (if the game is that long).
 ILLEGAL_MOVE_BEFORE_PLY = 6
@@ -101,8 +102,8 @@ def tcp_port(text: str) -> int:
     return port
 
 
-@dataclass
-class DemoGame:
+@dataclass(eq=False, repr=False)
+class DemoGame(Record):
     game: chess.pgn.Game
     number: int
     count: int

@@ -16,14 +16,15 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from daemon.pairings.files import Pairing
+from drivers.records import FrozenRecord
 
 
 class ConfigEditError(ValueError):
     """The configuration cannot take the pairings (no ``boards:`` list, bad YAML)."""
 
 
-@dataclass(frozen=True)
-class _Edit:
+@dataclass(eq=False, repr=False)
+class _Edit(FrozenRecord):
     start: int
     end: int
     text: str

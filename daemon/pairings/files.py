@@ -30,6 +30,8 @@ import io
 import re
 from dataclasses import dataclass, field
 
+from drivers.records import FrozenRecord, Record
+
 #: TRF results that score, by the player who has them (TRF16: ``+`` forfeit win,
 #: ``W``/``D``/``L`` unrated games, ``H`` half-point bye, ``F`` full-point bye, ``U``
 #: pairing-allocated bye, ``Z`` zero-point bye).
@@ -48,8 +50,8 @@ class PairingsError(ValueError):
         self.line = line
 
 
-@dataclass(frozen=True)
-class Pairing:
+@dataclass(eq=False, repr=False)
+class Pairing(FrozenRecord):
     """One board of the round: its number and who has White and Black."""
 
     board: int
@@ -57,8 +59,8 @@ class Pairing:
     black: str
 
 
-@dataclass(frozen=True)
-class RoundPairings:
+@dataclass(eq=False, repr=False)
+class RoundPairings(FrozenRecord):
     """A round's boards, as a pairings file gives them."""
 
     round: str
@@ -104,8 +106,8 @@ def _clean_name(name: str, line: int) -> str:
 # -- TRF --------------------------------------------------------------------------
 
 
-@dataclass
-class _TrfPlayer:
+@dataclass(eq=False, repr=False)
+class _TrfPlayer(Record):
     rank: int
     name: str
     line: int
@@ -284,8 +286,8 @@ def read_csv(text: str, round_number: int | None = None) -> RoundPairings:
     )
 
 
-@dataclass(frozen=True)
-class _Columns:
+@dataclass(eq=False, repr=False)
+class _Columns(FrozenRecord):
     white: int
     black: int
     board: int | None

@@ -42,6 +42,7 @@ from daemon.speech.schedule import quicker_rate, spoken_seconds
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.speechfirst import first_sound
 from daemon.speech.stream import PlaybackError, StreamPlayer
+from drivers.records import FrozenRecord
 
 log = logging.getLogger("dgt_bridge.speech")
 
@@ -65,8 +66,8 @@ class PlaybackFailure(SpeechFailure):
     """The player failed (no sound card, wrong device): every audio engine would too."""
 
 
-@dataclass(frozen=True, slots=True)
-class Delivery:
+@dataclass(eq=False, repr=False, slots=True)
+class Delivery(FrozenRecord):
     """How an announcement was spoken: for the journal and the benchmark."""
 
     engine: str

@@ -40,6 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from drivers.records import FrozenRecord, Record
+
 Kind = Literal["move", "answer", "important", "info", "notice"]
 
 #: An answer's phrases as the game stands now: (key, written text) pairs, or
@@ -53,8 +55,8 @@ Composer = Callable[[], list[tuple[str, ...]]]
 OutcomeKind = Literal["heard", "failed", "dropped", "cancelled", "cut"]
 
 
-@dataclass(slots=True)
-class Announcement:
+@dataclass(eq=False, repr=False, slots=True)
+class Announcement(Record):
     """One thing to say: fixed ``text``, or an answer's ``compose``."""
 
     id: int
@@ -91,8 +93,8 @@ class Announcement:
     resume_pending: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Phrase:
+@dataclass(eq=False, repr=False, slots=True)
+class Phrase(FrozenRecord):
     """One utterance, spoken whole: one WAV, never cut by the schedule."""
 
     kind: Kind
@@ -113,8 +115,8 @@ class Phrase:
         return tuple(item.ply for item in self.items if item.ply is not None)
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+@dataclass(eq=False, repr=False, slots=True)
+class Outcome(FrozenRecord):
     """What became of an announcement, for the log and the journal."""
 
     outcome: OutcomeKind
@@ -125,8 +127,8 @@ class Outcome:
     plies: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Pacing:
+@dataclass(eq=False, repr=False, slots=True)
+class Pacing(FrozenRecord):
     """How move phrases keep up with the game; see ``SpeechSchedule.budget``.
 
     share: the part of the recent interval between moves a move phrase may take

@@ -23,6 +23,7 @@ from daemon.speech.announcer import Announcer
 from daemon.speech.schedule import Phrase, quicker_rate
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.vocabulary import Vocabulary
+from drivers.records import FrozenRecord, Record
 
 
 class Durations(Protocol):
@@ -57,8 +58,8 @@ class EspeakDurations:
         return self.cache[key]
 
 
-@dataclass(frozen=True, slots=True)
-class Heard:
+@dataclass(eq=False, repr=False, slots=True)
+class Heard(FrozenRecord):
     """One phrase as the player heard it."""
 
     phrase: Phrase
@@ -68,8 +69,8 @@ class Heard:
     seconds: float
 
 
-@dataclass
-class Run:
+@dataclass(eq=False, repr=False)
+class Run(Record):
     """What a simulated game sounded like."""
 
     heard: list[Heard] = field(default_factory=list)

@@ -40,6 +40,7 @@ from pathlib import Path
 from daemon.speech.settings import SpeechSettings
 from daemon.speech.speechfirst import first_sound
 from daemon.speech.wavs import KEEP, SILENCE
+from drivers.records import FrozenRecord
 
 log = logging.getLogger("dgt_bridge.speech")
 
@@ -377,8 +378,8 @@ class Phrase:
             raise
 
 
-@dataclass(frozen=True)
-class Written:
+@dataclass(eq=False, repr=False)
+class Written(FrozenRecord):
     """What the synthesis thread wrote of a phrase: ``frames`` (on the player's clock
     from ``at``), and the bytes the pipe did not take, for the event loop to write."""
 

@@ -36,6 +36,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from drivers.records import Shown
+
 #: What the loop side gets from the thread, in order: ("pcm", bytes) or ("written",
 #: the note of samples the thread wrote itself)*, then ("done", voice or frames) or
 #: ("error", message).
@@ -55,8 +57,8 @@ class Straight(Protocol):
         """On the loop, in order with the samples: the note of a write."""
 
 
-@dataclass(eq=False)
-class Job:
+@dataclass(eq=False, repr=False)
+class Job(Shown):
     """One request to the thread; ``deliver`` is called there, thread-safe."""
 
     voice: str

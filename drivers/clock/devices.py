@@ -18,10 +18,11 @@ import usb.core
 
 from drivers.clock.settings import DGT_VENDOR_ID
 from drivers.dgt.ports import PORT_PATTERNS, usb_vendor_id
+from drivers.records import FrozenRecord
 
 
-@dataclass(frozen=True)
-class UsbDeviceInfo:
+@dataclass(eq=False, repr=False)
+class UsbDeviceInfo(FrozenRecord):
     kind: Literal["dgt_board", "usb_clock"]
     vendor_id: int
     product_id: int
@@ -33,8 +34,8 @@ class UsbDeviceInfo:
         return f"{self.vendor_id:04x}:{self.product_id:04x}"
 
 
-@dataclass(frozen=True)
-class SerialPortInfo:
+@dataclass(eq=False, repr=False)
+class SerialPortInfo(FrozenRecord):
     path: str
     usb_vendor_id: int | None  # None: not a USB device (Bluetooth, built-in) or unknown
 
@@ -43,8 +44,8 @@ class SerialPortInfo:
         return self.usb_vendor_id == DGT_VENDOR_ID
 
 
-@dataclass(frozen=True)
-class DeviceListing:
+@dataclass(eq=False, repr=False)
+class DeviceListing(FrozenRecord):
     usb_devices: list[UsbDeviceInfo] = field(default_factory=list)
     usb_problem: str | None = None  # why USB could not be listed, if it could not
     serial_ports: list[SerialPortInfo] = field(default_factory=list)

@@ -21,13 +21,14 @@ import serial
 
 from drivers.dgt import protocol
 from drivers.dgt.serialport import open_serial
+from drivers.records import FrozenRecord
 
 DGT_USB_VENDOR_ID = 0x045B
 PORT_PATTERNS = ("/dev/ttyACM*", "/dev/ttyUSB*", "/dev/rfcomm*")
 
 
-@dataclass(frozen=True)
-class ProbeResult:
+@dataclass(eq=False, repr=False)
+class ProbeResult(FrozenRecord):
     """What a port answered to the identification requests."""
 
     path: str

@@ -44,6 +44,7 @@ from pathlib import Path
 from drivers.dgt import buscodec, protocol
 from drivers.dgt.buscodec import BusCommand, BusReplyId, BusRequest
 from drivers.dgt.protocol import EeClockTime
+from drivers.records import Record
 from drivers.sensors import (
     BoardDump,
     ClockReading,
@@ -69,8 +70,8 @@ REPLY_CHUNK = 64
 _START_CODES = protocol.codes_from_placement(START_PLACEMENT)
 
 
-@dataclass
-class VirtualBusBoard:
+@dataclass(eq=False, repr=False)
+class VirtualBusBoard(Record):
     """One board of the chain: its pieces, clock, pending changes and faults."""
 
     serial: str

@@ -33,6 +33,7 @@ import chess.pgn
 
 from drivers.dgt import protocol
 from drivers.dgt.protocol import Clock, Command, ReceivedCommand
+from drivers.records import Record
 from drivers.sensors import (
     SIDES,
     BoardDump,
@@ -94,8 +95,8 @@ def game_events(
     )
 
 
-@dataclass
-class EmulatedClock:
+@dataclass(eq=False, repr=False)
+class EmulatedClock(Record):
     """A DGT 3000 in mode 23: two times, a lever, a run state. Times in seconds."""
 
     left: float = 300.0

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 import chess
 import chess.pgn
 
+from drivers.records import Record
 from drivers.sensors import BoardDump, Request, SensorEvent
 from drivers.simulators.handling import ALL, Hands
 
 
-@dataclass
-class Game:
+@dataclass(eq=False, repr=False)
+class Game(Record):
     index: int
     start: chess.Board
     moves: list[chess.Move]

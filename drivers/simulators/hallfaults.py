@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from drivers.records import FrozenRecord
 from drivers.simulators.busemulator import BusChainEmulator
 from drivers.simulators.emulator import BoardEmulator
 
@@ -16,8 +17,8 @@ from drivers.simulators.emulator import BoardEmulator
 GARBAGE = b"\x01\x86\x00\x93"
 
 
-@dataclass(frozen=True)
-class HallFaults:
+@dataclass(eq=False, repr=False)
+class HallFaults(FrozenRecord):
     """Which boards the faults hit: indexes into the chain and into the USB boards."""
 
     unplugged: int  # on the chain: pulled out, the boards after it stay
@@ -62,8 +63,8 @@ class FaultError(ValueError):
     """A fault command that cannot be carried out, with what was expected."""
 
 
-@dataclass(frozen=True)
-class ChainFault:
+@dataclass(eq=False, repr=False)
+class ChainFault(FrozenRecord):
     """One fault on a chain: ``unplug``, ``replug``, ``corrupt`` (``count`` replies) or
     ``status``/``help``; ``board`` 0-based; ``at`` seconds after the start, or None: now."""
 

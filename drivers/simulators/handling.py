@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import chess
 
+from drivers.records import FrozenRecord
 from drivers.sensors import BoardDump, ClockReport, SensorEvent, SquareChange
 
 #: Every clean handling style: none of them is an irregularity.
@@ -61,8 +62,8 @@ _PROMOTIONS = ("promote_direct", "promote_via_pawn", "promote_piece_first")
 SCAN = 0.2  # seconds between two board scans, roughly
 
 
-@dataclass(frozen=True, slots=True)
-class Timing:
+@dataclass(eq=False, repr=False, slots=True)
+class Timing(FrozenRecord):
     """How long things take, in seconds (uniform ranges)."""
 
     think: tuple[float, float] = (0.8, 3.0)

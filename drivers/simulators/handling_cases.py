@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import chess
 
+from drivers.records import Record
 from drivers.sensors import SensorEvent
 from drivers.simulators.gamelogs import CLEAN, Game, lawful_moves
 from drivers.simulators.handling import Hands
@@ -48,8 +49,8 @@ _RESULTS = {
 SETTLE = 1.5  # longer than the core's settle time
 
 
-@dataclass
-class Case:
+@dataclass(eq=False, repr=False)
+class Case(Record):
     """A log and the feed it must give."""
 
     events: list[SensorEvent]
