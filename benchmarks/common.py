@@ -9,10 +9,13 @@ from __future__ import annotations
 import math
 import os
 import platform
+import re
 import shlex
 import socket
 import statistics
+import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -88,3 +91,21 @@ def spread_ms(values: Sequence[float]) -> str:
 
 def verdict(value: float, target: float) -> str:
     return "meets target" if value < target else "MISSES TARGET"
+
+
+def valgrind_instructions(command: Sequence[str], env: dict[str, str] | None = None,
+                          tool: str = "cachegrind") -> int:  # fmt: skip
+    """The instructions valgrind's ``tool`` counts for one run of ``command`` (no cache
+    simulation): a figure the machine's load does not change."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "out")
+        counted = ["valgrind", f"--tool={tool}", f"--{tool}-out-file={out}"]
+        if tool == "cachegrind":
+            counted.append("--cache-sim=no")
+        subprocess.run([*counted, *command], check=True, env=env, capture_output=True, text=True)
+        with open(out, encoding="utf-8") as handle:
+            text = handle.read()
+    found = re.search(r"^(?:summary|totals): (\d+)", text, re.MULTILINE)
+    if found is None:
+        raise SystemExit(f"{tool} wrote no summary line")
+    return int(found.group(1))

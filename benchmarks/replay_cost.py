@@ -23,13 +23,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 
-from benchmarks.common import CAPTURE_LOG, GAMES_PGN, footer, header
+from benchmarks.common import CAPTURE_LOG, GAMES_PGN, footer, header, valgrind_instructions
 
 LONG_GAME = 404  # 160 plies from the standard position
 LOGS = ("capture", "long")
@@ -79,28 +76,8 @@ def child(name: str, mode: str) -> None:
 
 def instructions(tool: str, name: str, mode: str) -> int:
     """Instructions valgrind's ``tool`` counts for one child run."""
-    with tempfile.TemporaryDirectory() as scratch:
-        out = os.path.join(scratch, "out")
-        command = [
-            "valgrind",
-            f"--tool={tool}",
-            f"--{tool}-out-file={out}",
-            *(["--cache-sim=no"] if tool == "cachegrind" else []),
-            sys.executable,
-            "-m",
-            "benchmarks.replay_cost",
-            "--child",
-            name,
-            mode,
-        ]
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
-        subprocess.run(command, check=True, env=env, capture_output=True, text=True)
-        with open(out, encoding="utf-8") as handle:
-            text = handle.read()
-    found = re.search(r"^(?:summary|totals): (\d+)", text, re.MULTILINE)
-    if found is None:
-        raise SystemExit(f"{tool} wrote no summary line")
-    return int(found.group(1))
+    command = [sys.executable, "-m", "benchmarks.replay_cost", "--child", name, mode]
+    return valgrind_instructions(command, {**os.environ, "PYTHONHASHSEED": "0"}, tool)
 
 
 def profile(name: str) -> None:
