@@ -1,6 +1,6 @@
 """What the daemon's start to READY costs, in instructions, and how much of it is ours.
 
-    python -m benchmarks.ready_cost [--runs N]
+    python -m benchmarks.ready_cost [--runs N] [--quick]
 
 READY on a Pi Zero 2 W's budget is seconds (``benchmarks.pibudget``: < 5 s), and
 nearly all of it is the start's own CPU: the interpreter, the imports and the boards'
@@ -90,7 +90,10 @@ def counted(command: list[str], env: dict[str, str], runs: int) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs of each, the median (3)")
+    parser.add_argument("--quick", action="store_true", help="one run of each")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.runs = 1
     header("start -> READY in instructions (valgrind, PYTHONOPTIMIZE=2)")
     compile_sources()
     with tempfile.TemporaryDirectory(prefix="dgt-ready-cost-") as scratch:

@@ -11,11 +11,13 @@
 # once every 15 s (a Wi-Fi blip), pihall-scrapers the Pi 4 hall read by 20 scrapers a
 # second beside its viewers (/state.json and /game.pgn in turn); sdcard is one board and a 12-board chain with a slow SD card;
 # growth is a tournament day; memory_parts says where the daemon's memory goes, part by
-# part; phrases_back_to_back counts pyttsx3's phrases without samples.
+# part; phrases_back_to_back counts pyttsx3's phrases without samples; ready_cost counts
+# the daemon's start to READY in instructions (valgrind), python-chess's and asyncio's
+# imports beside it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 mkdir -p benchmarks/results
-names="${*:-core fanout latency footprint cli_startup hall bus_order bus_pace pibudget pihall pihall-storm pihall-scrapers pihall-zero2w sdcard pihall-zero2w-slowcard growth memory_parts phrases_back_to_back accuracy faults}"
+names="${*:-core fanout latency footprint cli_startup ready_cost hall bus_order bus_pace pibudget pihall pihall-storm pihall-scrapers pihall-zero2w sdcard pihall-zero2w-slowcard growth memory_parts phrases_back_to_back accuracy faults}"
 for name in $names; do
     case "$name" in
         pihall-zero2w) command="benchmarks.pihall --hall zero2w" ;;

@@ -114,6 +114,23 @@ def test_cli_startup_prints_both_ratios_and_their_targets(shared):
         assert re.search(line + "(meets|MISSES)", out, re.M), name
 
 
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_ready_cost_counts_the_start_to_ready_beside_the_libraries_imports():
+    out = run_benchmark("ready_cost")
+    counts = {
+        name: int(count.replace(",", ""))
+        for name, count in re.findall(r"^\| ([^|]+?) \| ([\d,]+) \|", out, re.M)
+    }
+    assert (
+        counts["python -c pass"]
+        < counts["import chess"]
+        < counts["the daemon to READY, one board, page and MQTT"]
+    )
+    assert (
+        counts["the daemon to READY, a hall: 12 bus boards, a USB board"] > counts["import asyncio"]
+    )
+
+
 def test_flood_serves_a_new_viewer_and_refuses_beyond_the_limit():
     out = run_benchmark("flood")
     assert "attack: 50 half-sent requests from 127.0.0.2 kept up" in out
