@@ -1,8 +1,8 @@
 """Value semantics for dataclasses, written once instead of generated per class.
 
 The sensor events (``drivers.sensors``), the domain events (``daemon.game.events``), the
-settings and the rules core's records are dataclasses, some 50 classes that every
-command builds at its start. CPython 3.11's ``dataclass`` compiles each method it
+settings and the rules core's records are dataclasses, some 140 classes that the
+commands build at their start. CPython 3.11's ``dataclass`` compiles each method it
 generates separately (three for a plain class, six for a frozen one), and compiling
 them was a sixth of ``replay``'s start (benchmarks/cli_startup.py). So those classes
 are declared ``@dataclass(eq=False, repr=False)`` (frozen or not) on top of
@@ -20,9 +20,10 @@ whose ``__delattr__`` refuses: the same ``FrozenInstanceError`` as a frozen data
 Those compared by identity (``eq=False``: a game tree's nodes) take ``Shown``, the
 ``repr`` alone.
 
-Every class of ours made before the daemon's READY is one of these, and under ``-OO``
-each is named as its docstring (``Shown.__init_subclass__``): together, 12 % fewer
-instructions for importing our modules (issue 28, benchmarks/RESULTS.md).
+Every dataclass of ours is one of these (tests/daemon/test_cli_imports.py checks), and
+under ``-OO`` each is named as its docstring (``Shown.__init_subclass__``). The last 71
+made so cut the daemon's start to READY by 6 % of its instructions for one board and
+10 % for a hall (issue 28, ``benchmarks.ready_cost``).
 """
 
 from __future__ import annotations
