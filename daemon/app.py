@@ -26,7 +26,8 @@ announcers and pyttsx3's worker process) and the live page (aiohttp: a third of 
 start-up's CPU) start after it, in that order, their modules imported in a thread so
 that the boards' bytes are read meanwhile; what a board says meanwhile waits in a
 backlog for each, handed over in order once it is up, so nothing is lost or spoken
-out of turn. On a Pi Zero 2 W's budget this is READY in about 4 s instead of 12 s.
+out of turn. On a Pi Zero 2 W's budget this is READY in 4-5 s instead of 12 s; half of
+the instructions before it are python-chess's import (``benchmarks.ready_cost``).
 ``start()`` still returns only when all is up; ``STATUS=`` and the log say what is
 still starting.
 

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from daemon.broadcast.logthrottle import throttled
 from drivers.records import Record
 
-if TYPE_CHECKING:  # ssl (OpenSSL, 2 MB) is imported only when TLS is configured
+if TYPE_CHECKING:  # a TLS context is made only when TLS is configured
     import ssl
 
 log = logging.getLogger(__name__)

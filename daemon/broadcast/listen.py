@@ -33,7 +33,7 @@ from daemon.broadcast.connections import (
 from daemon.broadcast.logthrottle import throttled
 from daemon.broadcast.security import hardened_handler
 
-if TYPE_CHECKING:  # ssl (OpenSSL, 2 MB) is imported only when TLS is configured
+if TYPE_CHECKING:  # a TLS context is made only when TLS is configured
     import ssl
 
 log = logging.getLogger(__name__)
