@@ -13,8 +13,9 @@ simulation), each run in a fresh interpreter:
 - ``import asyncio`` (with ``ssl``, which asyncio and paho-mqtt need);
 - the daemon from its start to READY=1, as the unit runs it (``PYTHONOPTIMIZE=2``,
   the bytecode compiled, the configuration's parsed tree cached): one board with the
-  page and MQTT on, and a hall (a bus chain of 12 boards and a USB board). The board
-  ports do not exist: READY comes once the links are started, before a port opens.
+  page and MQTT on (plain, and over TLS), and a hall (a bus chain of 12 boards and a
+  USB board). The board ports do not exist: READY comes once the links are started,
+  before a port opens.
 
 What is left of the daemon's count without the other three is the rest: our modules,
 the standard library's they import (logging, argparse, json, dataclasses and
@@ -36,6 +37,7 @@ import yaml
 
 from benchmarks.common import footer, header, valgrind_instructions
 from benchmarks.daemonrun import ROOT, compile_sources, unit_config, unit_environment, warm_cache
+from benchmarks.testca import make_test_ca
 
 #: The daemon's CLI, left at READY=1 (``os._exit``: nothing after it is counted).
 UNTIL_READY = """
@@ -46,7 +48,7 @@ from daemon.cli import main
 main(sys.argv[1:])
 """
 
-BROADCAST = {
+BROADCAST: dict[str, Any] = {
     "address": "127.0.0.1",
     "port": 0,
     "mqtt": {"enabled": True, "host": "127.0.0.1", "port": 1883, "tournament": "ready"},
@@ -56,6 +58,15 @@ BROADCAST = {
 def one_board(work: Path) -> Path:
     return unit_config(work, None, {"board": {"port": "/nonexistent/dgt-board"},
                                     "broadcast": BROADCAST})  # fmt: skip
+
+
+def one_board_tls(work: Path) -> Path:
+    """As ``one_board``, MQTT over TLS with the benchmarks' own CA (its context is made
+    after READY, with the rest of MQTT)."""
+    make_test_ca(work)
+    mqtt = {**BROADCAST["mqtt"], "tls": True, "ca_file": str(work / "ca.crt")}
+    return unit_config(work, None, {"board": {"port": "/nonexistent/dgt-board"},
+                                    "broadcast": {**BROADCAST, "mqtt": mqtt}})  # fmt: skip
 
 
 def hall(work: Path) -> Path:
@@ -72,7 +83,11 @@ def hall(work: Path) -> Path:
     return path
 
 
-DAEMONS = {"one board, page and MQTT": one_board, "a hall: 12 bus boards, a USB board": hall}
+DAEMONS = {
+    "one board, page and MQTT": one_board,
+    "one board, page and MQTT over TLS": one_board_tls,
+    "a hall: 12 bus boards, a USB board": hall,
+}
 
 
 def daemon_until_ready(work: Path, config: Path) -> tuple[list[str], dict[str, str]]:
