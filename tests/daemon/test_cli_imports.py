@@ -7,9 +7,11 @@ them: which modules a command has imported by the time it is done.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from daemon import commands
 from daemon.cli import build_parser, command_names
@@ -19,6 +21,18 @@ LOG = ROOT / "tests" / "rules" / "logs" / "en_passant_pawn_first.jsonl"
 
 #: Libraries no command needs just to start, and replay never.
 HEAVY = ("aiohttp", "asyncio", "paho", "serial", "usb", "pyttsx3")
+
+
+def child_json(code: str, *argv: str, env: dict[str, str] | None = None,
+               timeout: float = 60) -> Any:  # fmt: skip
+    """What a fresh interpreter running ``code`` (with ``argv``) printed last, as JSON:
+    nothing this test process has imported hides what the child imports."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=ROOT,
+        timeout=timeout, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 def modules_after(*argv: str) -> set[str]:
@@ -34,11 +48,7 @@ def modules_after(*argv: str) -> set[str]:
         "        pass\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    return set(json.loads(done.stdout.splitlines()[-1]))
+    return set(child_json(code))
 
 
 def top(names: set[str]) -> set[str]:
@@ -95,8 +105,6 @@ def test_the_daemon_makes_no_dataclass_of_ours_with_generated_methods_before_rea
     generated ``==``, ``repr`` or frozen ``__setattr__`` is compiled at import, and
     under ``-OO`` ``dataclass`` writes a docstring from ``inspect.signature``. Ours
     take them from ``drivers.records`` instead (a bus chain's modules included)."""
-    import os
-
     config = tmp_path / "hall.yaml"
     config.write_text(
         "boards:\n"
@@ -105,13 +113,8 @@ def test_the_daemon_makes_no_dataclass_of_ours_with_generated_methods_before_rea
         "clock:\n  device: none\n"
     )
     env = {**os.environ, "PYTHONOPTIMIZE": "2", "DGT_BRIDGE_BROADCAST__ENABLED": "false"}
-    done = subprocess.run(
-        [sys.executable, "-c", MADE_BEFORE_READY, "run", "--config", str(config),
-         "--storage", str(tmp_path / "games"), "--no-speech"],
-        capture_output=True, text=True, cwd=ROOT, timeout=60, env=env,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    made = json.loads(done.stdout.splitlines()[-1])
+    made = child_json(MADE_BEFORE_READY, "run", "--config", str(config),
+                      "--storage", str(tmp_path / "games"), "--no-speech", env=env)  # fmt: skip
     ours = [row for row in made if row[0].split(".")[0] in ("daemon", "drivers")]
     assert {"drivers.dgt.buslink", "daemon.rules.tree"} <= {row[0] for row in ours}
     assert [row for row in ours if row[2]] == []
@@ -139,9 +142,4 @@ print(json.dumps(plain))
 def test_every_dataclass_of_ours_takes_its_methods_from_the_records() -> None:
     """Every command's start (the daemon's speech and page after READY, ``replay``,
     ``relay``) pays for each dataclass it makes: none of ours compiles its own."""
-    done = subprocess.run(
-        [sys.executable, "-c", EVERY_DATACLASS], capture_output=True, text=True, cwd=ROOT,
-        timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.splitlines()[-1]) == []
+    assert child_json(EVERY_DATACLASS, timeout=120) == []
