@@ -55,18 +55,19 @@ BROADCAST: dict[str, Any] = {
 }
 
 
-def one_board(work: Path) -> Path:
+def one_board(work: Path, **mqtt: Any) -> Path:
+    """The shipped configuration on one board, the page and MQTT on (``mqtt``: more of
+    its keys)."""
+    broadcast = {**BROADCAST, "mqtt": {**BROADCAST["mqtt"], **mqtt}}
     return unit_config(work, None, {"board": {"port": "/nonexistent/dgt-board"},
-                                    "broadcast": BROADCAST})  # fmt: skip
+                                    "broadcast": broadcast})  # fmt: skip
 
 
 def one_board_tls(work: Path) -> Path:
     """As ``one_board``, MQTT over TLS with the benchmarks' own CA (its context is made
     after READY, with the rest of MQTT)."""
     make_test_ca(work)
-    mqtt = {**BROADCAST["mqtt"], "tls": True, "ca_file": str(work / "ca.crt")}
-    return unit_config(work, None, {"board": {"port": "/nonexistent/dgt-board"},
-                                    "broadcast": {**BROADCAST, "mqtt": mqtt}})  # fmt: skip
+    return one_board(work, tls=True, ca_file=str(work / "ca.crt"))
 
 
 def hall(work: Path) -> Path:
