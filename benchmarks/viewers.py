@@ -130,6 +130,11 @@ class Scraped:
 SCRAPED = ("/state.json", "/game.pgn")
 
 
+def scraped_path(result: Path) -> Path:
+    """Where the crowd's process writes what its scrapers had, beside ``result``."""
+    return Path(f"{result}.scraped")
+
+
 async def scrape(url: str, index: int, count: int, every: float, scraped: Scraped,
                  stop: asyncio.Event) -> None:  # fmt: skip
     """One scraper (its own address, after the viewers'): ``SCRAPED`` in turn, every
@@ -320,7 +325,7 @@ async def crowd(url: str, count: int, result: Path, page: str = "/?wall=fit",
     await asyncio.gather(*polling, return_exceptions=True)
     result.write_text(json.dumps([asdict(s) for s in seen]))
     if scrapers:
-        Path(f"{result}.scraped").write_text(json.dumps(asdict(scraped)))
+        scraped_path(result).write_text(json.dumps(asdict(scraped)))
 
 
 class Crowd:
@@ -331,7 +336,7 @@ class Crowd:
                  scrapers: int = 0, every: float = 1.0) -> None:  # fmt: skip
         self.result = work / f"viewers-{count}.json"
         self.result.unlink(missing_ok=True)
-        Path(f"{self.result}.scraped").unlink(missing_ok=True)
+        scraped_path(self.result).unlink(missing_ok=True)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.viewers", url, str(count), str(self.result), page,
              str(scrapers), str(every)],
@@ -381,7 +386,7 @@ class Crowd:
     def scraped(self) -> Scraped | None:
         """What the scrapers had (after ``stop``); None without scrapers or a record."""
         try:
-            found = json.loads(Path(f"{self.result}.scraped").read_text())
+            found = json.loads(scraped_path(self.result).read_text())
             return Scraped(**found)
         except (OSError, ValueError, TypeError):
             return None
