@@ -415,14 +415,27 @@ def unit_environment(work: Path) -> dict[str, str]:
     return env
 
 
+#: The daemon's CLI, left at READY=1 (``os._exit``: nothing after it runs or is counted).
+UNTIL_READY = """
+import os, sys
+from daemon.service import notify
+notify.Notifier.ready = lambda self, status="": os._exit(0)
+from daemon.cli import main
+main(sys.argv[1:])
+"""
+
+
 def warm_cache(config: Path, env: dict[str, str]) -> None:
-    """Parses the configuration (and its vocabulary) once into the cache directory, as
-    the Pi's daemon did at its first start: every later start reads the parsed tree
-    back without PyYAML (daemon/files/yamlcache.py). Outside the CPU group."""
-    subprocess.run(
-        [sys.executable, "-m", "daemon", "check-config", str(config)],
-        cwd=ROOT, env=env, capture_output=True, timeout=120, check=True,
-    )  # fmt: skip
+    """Starts the daemon of ``config`` once, as far as READY, as the Pi's daemon did at
+    its first start: the configuration (and its vocabulary) is parsed into the cache
+    directory and the dataclasses' code compiled into it, and every later start reads
+    both back (daemon/files/yamlcache.py, daemon/files/codecache.py). READY comes
+    before a board's port is opened, so no board is touched. Outside the CPU group."""
+    with tempfile.TemporaryDirectory(prefix="dgt-warm-") as games:
+        subprocess.run(
+            [sys.executable, "-c", UNTIL_READY, "run", "--config", str(config), "--storage", games],
+            cwd=ROOT, env=env, capture_output=True, timeout=120, check=True,
+        )  # fmt: skip
 
 
 #: ``speech.synthesis`` of the daemons started (``--synthesis``: thread or process).

@@ -12,10 +12,10 @@ simulation), each run in a fresh interpreter:
 - ``import chess``: python-chess, which builds its attack tables when imported;
 - ``import asyncio`` (with ``ssl``, which asyncio and paho-mqtt need);
 - the daemon from its start to READY=1, as the unit runs it (``PYTHONOPTIMIZE=2``,
-  the bytecode compiled, the configuration's parsed tree cached): one board with the
-  page and MQTT on (plain, and over TLS), and a hall (a bus chain of 12 boards and a
-  USB board). The board ports do not exist: READY comes once the links are started,
-  before a port opens.
+  the bytecode compiled, the configuration's parsed tree and the dataclasses' code
+  cached, as after a first start): one board with the page and MQTT on (plain, and
+  over TLS), and a hall (a bus chain of 12 boards and a USB board). The board ports do
+  not exist: READY comes once the links are started, before a port opens.
 
 What is left of the daemon's count without the other three is the rest: our modules,
 the standard library's they import (logging, argparse, json, dataclasses and
@@ -36,17 +36,15 @@ from typing import Any
 import yaml
 
 from benchmarks.common import footer, header, valgrind_instructions
-from benchmarks.daemonrun import ROOT, compile_sources, unit_config, unit_environment, warm_cache
+from benchmarks.daemonrun import (
+    ROOT,
+    UNTIL_READY,
+    compile_sources,
+    unit_config,
+    unit_environment,
+    warm_cache,
+)
 from benchmarks.testca import make_test_ca
-
-#: The daemon's CLI, left at READY=1 (``os._exit``: nothing after it is counted).
-UNTIL_READY = """
-import os, sys
-from daemon.service import notify
-notify.Notifier.ready = lambda self, status="": os._exit(0)
-from daemon.cli import main
-main(sys.argv[1:])
-"""
 
 BROADCAST: dict[str, Any] = {
     "address": "127.0.0.1",

@@ -167,6 +167,10 @@ class Daemon(Lifecycle):
         #: the boards, in the configuration's order; ``board:`` is a list of one
         self.entries: list[BoardEntry] = board_entries(settings, port=port, board_id=board_id)
         self.named = bool(settings.boards)  # feed lines and log lines name the board
+        if any(entry.bus_port for entry in self.entries):
+            # A chain's modules now, while the daemon is built, so that their classes
+            # take their kept code (daemon.files.codecache); ``_bus`` makes the links.
+            from drivers.dgt import buslink  # noqa: F401
         self.vocabulary = compose.load_vocabulary(settings)  # once, for all parts
         self.boards: dict[str, Board] = {}
         self.pairs: dict[str, Any] = {}  # game id -> its TwoBoardGame

@@ -10,10 +10,8 @@ instead. An edited file has other content, so it is parsed afresh; a file is kep
 only once it loaded without a mistake, so every message about a mistake still comes
 from the YAML parser, with its line.
 
-The cache directory is systemd's ``$CACHE_DIRECTORY`` (``CacheDirectory=``), else
-``$XDG_CACHE_HOME/dgt-bridge``, else ``~/.cache/dgt-bridge``. Where it cannot be
-written nothing is kept and nothing is said: it is only a cache. A file of the cache
-that cannot be read as expected counts as absent.
+The files are in the cache directory's ``parsed/`` (``daemon.files.cachedir``). A file
+of the cache that cannot be read as expected counts as absent.
 """
 
 from __future__ import annotations
@@ -24,6 +22,8 @@ import os
 import zlib
 from typing import Any
 
+from daemon.files import cachedir
+
 #: Bumped when what is stored changes shape; part of every name.
 FORMAT = 1
 
@@ -33,13 +33,7 @@ KEEP = 16
 
 def cache_directory() -> str | None:
     """Where parsed files are kept (None: no home to put them in)."""
-    systemd = os.environ.get("CACHE_DIRECTORY")
-    if systemd:
-        return os.path.join(systemd.split(":")[0], "parsed")
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if not os.path.isabs(base):  # "~" unresolved (no HOME) or a relative setting
-        return None
-    return os.path.join(base, "dgt-bridge", "parsed")
+    return cachedir.cache_directory("parsed")
 
 
 #: The modules whose code shapes what is stored: the configuration's tree and the
@@ -111,17 +105,8 @@ def write(kind: str, text: str, data: Any) -> None:
             return
     except (TypeError, ValueError):  # a date, a set: YAML has types JSON has not
         return
-    path = os.path.join(directory, _name(kind, text))
-    temporary = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(directory, exist_ok=True)
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(encoded)
-        os.replace(temporary, path)
+    if cachedir.replace_file(os.path.join(directory, _name(kind, text)), encoded.encode()):
         _prune(directory, kind)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
 
 
 def _prune(directory: str, kind: str) -> None:

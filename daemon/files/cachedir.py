@@ -1,0 +1,41 @@
+"""Where the daemon keeps what it can make again, and how a kept file is written.
+
+The parsed configuration (``yamlcache``) and the compiled code of the dataclasses
+(``codecache``) live there. It is systemd's ``$CACHE_DIRECTORY``
+(``CacheDirectory=``), else ``$XDG_CACHE_HOME/dgt-bridge``, else
+``~/.cache/dgt-bridge``. Where it cannot be written nothing is kept and nothing is
+said: it is only a cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+
+def cache_directory(part: str) -> str | None:
+    """The directory ``part`` of the cache (None: no home to put it in)."""
+    systemd = os.environ.get("CACHE_DIRECTORY")
+    if systemd:
+        return os.path.join(systemd.split(":")[0], part)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):  # "~" unresolved (no HOME) or a relative setting
+        return None
+    return os.path.join(base, "dgt-bridge", part)
+
+
+def replace_file(path: str, data: bytes) -> bool:
+    """Writes ``data`` to ``path`` whole or not at all (a temporary file, renamed over
+    it), so that a reader, another process's at the same moment included, sees the old
+    file or the new one. False, and nothing left behind, where it cannot be written."""
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        return False
+    return True
