@@ -4,13 +4,15 @@ without compiling anything.
 CPython's ``dataclass`` writes each class's ``__init__`` as Python text and compiles it
 (``exec``) at every start. Before READY the daemon makes some 100 dataclasses (its
 records, its settings, its events), and compiling their ``__init__`` was 14 ms of its
-135 ms to READY on the development machine, a tenth of the start: some 0.4 s of the
-5 s a Pi Zero 2 W may take (issue 28, ``benchmarks.ready_cost``). The text depends only
+135 ms to READY on the development machine, and a twentieth of its instructions
+(819 -> 781 M kept: issue 28, ``benchmarks.ready_cost``), on a Pi Zero 2 W whose
+READY should come within 5 s. The text depends only
 on the class's fields, so its compiled code is kept, as Python keeps a module's
 bytecode in ``__pycache__``: one file of the cache directory's ``code/``
 (``daemon.files.cachedir``) maps each text to its code object (``marshal``). The file
 is named by the interpreter's bytecode magic number and optimisation level, so another
-interpreter never reads code it did not write.
+interpreter never reads code it did not write, and it carries a checksum: a file an
+SD card damaged (a power cut) is compiled afresh, never run.
 
 While a command builds (``kept()``, entered by ``daemon.service.gcfreeze.building``)
 ``dataclasses`` runs a text it ran before from that code, and any other text as it
@@ -19,8 +21,8 @@ changes: the code is what ``exec`` would compile from the same text (``dont_inhe
 as in ``dataclasses``, no ``from __future__`` of the caller applies). A file that
 cannot be read counts as empty; where it cannot be written, nothing is kept.
 
-The hook is the one name ``dataclasses`` calls to compile (its module's ``exec``,
-CPython 3.11 to 3.13), set for the build and removed after it. Should a later Python
+The hook is the one name ``dataclasses`` calls to compile (its module's ``exec``, in
+CPython 3.11), set for the build and removed after it. Should a later Python
 compile otherwise, its dataclasses are made as before, only without the saving.
 """
 
@@ -33,6 +35,7 @@ import importlib.util
 import marshal
 import os
 import sys
+import zlib
 from collections.abc import Iterator
 from types import CodeType
 from typing import Any
@@ -41,6 +44,9 @@ from daemon.files import cachedir
 
 #: Bumped when what the file holds changes shape; part of its name.
 FORMAT = 1
+
+#: The file's first bytes; its checksum follows.
+MAGIC = b"DGTC"
 
 #: Texts kept at most: past it a file holds only what the last build used (an
 #: upgrade leaves its predecessor's texts behind, and they are never used again).
@@ -91,13 +97,20 @@ class CompiledTexts:
 
 
 def read(path: str | None) -> dict[str, CodeType]:
-    """The texts and their code kept in ``path`` (empty when absent or unreadable)."""
+    """The texts and their code kept in ``path`` (empty when absent, unreadable or
+    not as written: a bit changed on the card is never run as code)."""
     if path is None:
         return {}
     try:
         with open(path, "rb") as handle:
-            stored = marshal.loads(handle.read())
-    except (OSError, EOFError, ValueError, TypeError):
+            data = handle.read()
+    except OSError:
+        return {}
+    if data[:4] != MAGIC or int.from_bytes(data[4:8], "little") != zlib.crc32(data[8:]):
+        return {}
+    try:
+        stored = marshal.loads(data[8:])
+    except (EOFError, ValueError, TypeError):
         return {}
     if not isinstance(stored, dict):
         return {}
@@ -109,10 +122,12 @@ def read(path: str | None) -> dict[str, CodeType]:
 
 
 def write(path: str | None, texts: CompiledTexts) -> None:
-    """Keeps ``texts`` in ``path`` when the build compiled a text the file lacked."""
+    """Keeps ``texts`` in ``path`` when the build compiled a text the file lacked: the
+    marshalled texts and code after ``MAGIC`` and their CRC-32."""
     if path is None or not texts.compiled:
         return
-    cachedir.replace_file(path, marshal.dumps(texts.kept()))
+    data = marshal.dumps(texts.kept())
+    cachedir.replace_file(path, MAGIC + zlib.crc32(data).to_bytes(4, "little") + data)
 
 
 #: The build in progress (``kept()``), so that a nested one does not hook twice.

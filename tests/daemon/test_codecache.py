@@ -82,13 +82,17 @@ def test_a_damaged_or_unwritable_cache_costs_only_the_saving(
     with codecache.kept():
         make_classes()
     (path,) = cache.iterdir()
-    path.write_bytes(b"\x00not marshal data" * 3)
-    with codecache.kept() as damaged:
-        assert behaviour(make_classes()) == behaviour(make_classes())
-    assert damaged.compiled >= 3  # read as empty, compiled again and kept anew
-    with codecache.kept() as mended:
-        make_classes()
-    assert mended.compiled == 0
+    kept = path.read_bytes()
+    middle = len(kept) // 2
+    one_bit_changed = kept[:middle] + bytes([kept[middle] ^ 0x10]) + kept[middle + 1 :]
+    for damage in (b"\x00not marshal data" * 3, kept[:-40], one_bit_changed):
+        path.write_bytes(damage)
+        with codecache.kept() as damaged:
+            assert behaviour(make_classes()) == behaviour(make_classes())
+        assert damaged.compiled >= 3  # read as empty, compiled again and kept anew
+        with codecache.kept() as mended:
+            make_classes()
+        assert mended.compiled == 0
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     monkeypatch.setenv("CACHE_DIRECTORY", str(blocker))  # no directory can be made below it
