@@ -77,10 +77,43 @@ def test_every_command_is_listed_with_the_help_its_own_parser_gives() -> None:
     assert helps == commands.COMMANDS
 
 
+#: The daemon's CLI, which prints the expression RESULT as JSON at READY=1 and ends.
+_STOPPED_AT_READY = """
+import json, os, sys
+from daemon.service import notify
+def ready(self, status=""):
+    print(json.dumps(RESULT), flush=True)
+    os._exit(0)
+notify.Notifier.ready = ready
+from daemon.cli import main
+main(sys.argv[1:])
+"""
+
+
+def until_ready(prelude: str, result: str) -> str:
+    """A child's code: ``prelude``, then the daemon's CLI, which at READY=1 prints the
+    expression ``result`` as JSON and ends there."""
+    return prelude + _STOPPED_AT_READY.replace("RESULT", result)
+
+
+def hall_config(tmp_path: Path) -> Path:
+    """A hall of a USB board and a bus chain's board, ports that do not exist (READY
+    comes before a port is opened)."""
+    config = tmp_path / "hall.yaml"
+    config.write_text(
+        "boards:\n"
+        "  - {id: one, port: /nonexistent/usb-board}\n"
+        '  - {id: b1, bus_port: /nonexistent/bus, bus_serial: "01025"}\n'
+        "clock:\n  device: none\n"
+    )
+    return config
+
+
 #: Run in a child as the unit runs the daemon (``PYTHONOPTIMIZE=2``): every dataclass
 #: made until READY, as (module, class, methods generated, a docstring before).
-MADE_BEFORE_READY = """
-import json, os, sys, dataclasses
+MADE_BEFORE_READY = until_ready(
+    """
+import dataclasses
 made = []
 process_class = dataclasses._process_class
 def watched(cls, init, repr, eq, order, unsafe_hash, frozen, *rest):
@@ -88,14 +121,9 @@ def watched(cls, init, repr, eq, order, unsafe_hash, frozen, *rest):
     made.append((cls.__module__, cls.__qualname__, generated, bool(cls.__dict__.get("__doc__"))))
     return process_class(cls, init, repr, eq, order, unsafe_hash, frozen, *rest)
 dataclasses._process_class = watched
-from daemon.service import notify
-def ready(self, status=""):
-    print(json.dumps(made), flush=True)
-    os._exit(0)
-notify.Notifier.ready = ready
-from daemon.cli import main
-main(sys.argv[1:])
-"""
+""",
+    "made",
+)
 
 
 def test_the_daemon_makes_no_dataclass_of_ours_with_generated_methods_before_ready(
@@ -105,13 +133,7 @@ def test_the_daemon_makes_no_dataclass_of_ours_with_generated_methods_before_rea
     generated ``==``, ``repr`` or frozen ``__setattr__`` is compiled at import, and
     under ``-OO`` ``dataclass`` writes a docstring from ``inspect.signature``. Ours
     take them from ``drivers.records`` instead (a bus chain's modules included)."""
-    config = tmp_path / "hall.yaml"
-    config.write_text(
-        "boards:\n"
-        "  - {id: one, port: /nonexistent/usb-board}\n"
-        '  - {id: b1, bus_port: /nonexistent/bus, bus_serial: "01025"}\n'
-        "clock:\n  device: none\n"
-    )
+    config = hall_config(tmp_path)
     env = {**os.environ, "PYTHONOPTIMIZE": "2", "DGT_BRIDGE_BROADCAST__ENABLED": "false"}
     made = child_json(MADE_BEFORE_READY, "run", "--config", str(config),
                       "--storage", str(tmp_path / "games"), "--no-speech", env=env)  # fmt: skip

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from daemon.files import codecache
-from tests.daemon.test_cli_imports import child_json
+from tests.daemon.test_cli_imports import child_json, hall_config, until_ready
 
 
 @pytest.fixture
@@ -117,47 +117,33 @@ def test_a_cache_past_its_limit_keeps_only_what_the_last_build_used(
     assert not used.used & first.used
 
 
-#: The daemon started as the unit runs it, stopped at READY: how many texts the
-#: dataclasses compiled before it, and how many came from the cache.
-COMPILED_BEFORE_READY = """
-import builtins, json, os, sys
+#: The daemon started as the unit runs it, stopped at READY: how many of the
+#: dataclasses' texts were compiled before it (``exec`` of the text, or ``compile``).
+COMPILED_BEFORE_READY = until_ready(
+    """
+import builtins
 counts = {"compiled": 0}
-compile_ = builtins.compile
-def counted(source, *args, **kwargs):
-    if isinstance(source, str) and "__create_fn__" in source:
-        counts["compiled"] += 1
-    return compile_(source, *args, **kwargs)
-builtins.compile = counted
-exec_ = builtins.exec
-def exec_counted(source, *args):
-    if isinstance(source, str) and "__create_fn__" in source:
-        counts["compiled"] += 1
-    return exec_(source, *args)
-builtins.exec = exec_counted
-from daemon.service import notify
-def ready(self, status=""):
-    print(json.dumps(counts), flush=True)
-    os._exit(0)
-notify.Notifier.ready = ready
-from daemon.cli import main
-main(sys.argv[1:])
-"""
+def counting(original):
+    def counted(source, *args, **kwargs):
+        if isinstance(source, str) and "__create_fn__" in source:
+            counts["compiled"] += 1
+        return original(source, *args, **kwargs)
+    return counted
+builtins.compile = counting(builtins.compile)
+builtins.exec = counting(builtins.exec)
+""",
+    "counts",
+)
 
 
 def test_the_daemons_second_start_compiles_no_dataclass(tmp_path: Path) -> None:
     """A hall (a USB board and a bus chain) started twice with one cache directory, as
     systemd gives the unit: the first start compiles its dataclasses' ``__init__`` and
     keeps them, the second makes every class before READY from the kept code."""
-    config = tmp_path / "hall.yaml"
-    config.write_text(
-        "boards:\n"
-        "  - {id: one, port: /nonexistent/usb-board}\n"
-        '  - {id: b1, bus_port: /nonexistent/bus, bus_serial: "01025"}\n'
-        "clock:\n  device: none\n"
-    )
     env = {**os.environ, "PYTHONOPTIMIZE": "2", "CACHE_DIRECTORY": str(tmp_path / "cache"),
            "DGT_BRIDGE_BROADCAST__ENABLED": "false"}  # fmt: skip
-    argv = ["run", "--config", str(config), "--storage", str(tmp_path / "games"), "--no-speech"]
+    argv = ["run", "--config", str(hall_config(tmp_path)),
+            "--storage", str(tmp_path / "games"), "--no-speech"]  # fmt: skip
     first = child_json(COMPILED_BEFORE_READY, *argv, env=env)
     second = child_json(COMPILED_BEFORE_READY, *argv, env=env)
     assert first["compiled"] > 50  # the daemon's records, settings and events
