@@ -9,9 +9,10 @@ records, its settings, its events), and compiling their ``__init__`` was 14 ms o
 whose READY should come within 5 s. The text depends only on the class's fields, so
 its compiled code is kept, as Python keeps a module's bytecode in ``__pycache__``: one
 file of the cache directory's ``code/`` (``daemon.files.cachedir``) maps each text to
-its code object (``marshal``). The file is named by the interpreter's bytecode magic number and optimisation level, so another
-interpreter never reads code it did not write, and it carries a checksum: a file an
-SD card damaged (a power cut) is compiled afresh, never run.
+its code object (``marshal``). The file is named by the interpreter's bytecode magic
+number and optimisation level, so another interpreter never reads code it did not
+write, and it carries a checksum: a file an SD card damaged (a power cut) is compiled
+afresh, never run.
 
 While a command builds (``kept()``, entered by ``daemon.service.gcfreeze.building``)
 ``dataclasses`` runs a text it ran before from that code, and any other text as it
