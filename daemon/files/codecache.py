@@ -88,7 +88,7 @@ class CompiledTexts:
             source = self.code(source)
         builtins.exec(source, globals, locals)
 
-    def kept(self) -> dict[str, CodeType]:
+    def to_store(self) -> dict[str, CodeType]:
         """What the file should hold: everything known, or what this build used once
         that passes ``LIMIT``."""
         if len(self.codes) <= LIMIT:
@@ -126,7 +126,7 @@ def write(path: str | None, texts: CompiledTexts) -> None:
     marshalled texts and code after ``MAGIC`` and their CRC-32."""
     if path is None or not texts.compiled:
         return
-    data = marshal.dumps(texts.kept())
+    data = marshal.dumps(texts.to_store())
     cachedir.replace_file(path, MAGIC + zlib.crc32(data).to_bytes(4, "little") + data)
 
 
