@@ -77,14 +77,14 @@ class Message(Record):
 
     kind: str  # "event", "snapshot", "status", "source"
     data: str  # JSON
-    seq: int | None = None  # the SSE id, for feed events only
+    seq: int | None = None  # the SSE id: a feed event's, or the number a snapshot is at
     board: str | None = None
     _sse: bytes | None = field(default=None, repr=False, compare=False)
     _chunk: bytes | None = field(default=None, repr=False, compare=False)
     _ws: bytes | None = field(default=None, repr=False, compare=False)
 
     def sse(self) -> bytes:
-        """The Server-Sent Events frame (``id:`` for feed events, then ``data:``)."""
+        """The Server-Sent Events frame (``id:`` when it has a number, then ``data:``)."""
         if self._sse is None:
             head = f"id: {self.seq}\n" if self.seq is not None else ""
             self._sse = f"{head}data: {self.data}\n\n".encode()
@@ -174,7 +174,8 @@ class BoardFeed:
     daemon's board holds, as the page may show it (``daemon.boards.pageview``)."""
 
     __slots__ = ("_record", "clock_by_hand", "clock_ticks", "moves_shown", "pgn", "seq",
-                 "settings", "source", "status", "text", "version")  # fmt: skip
+                 "settings", "source", "status", "status_at", "text", "touched_at",
+                 "version")  # fmt: skip
 
     def __init__(
         self, settings: BoardSettings, record: GameRecord, status: BoardStatus | None = None
@@ -194,6 +195,12 @@ class BoardFeed:
         #: counts the changes to what its page shows that come outside the feed to the
         #: same record (names, link status, a penalty's word, the arbiter's change)
         self.version = 0
+        #: the hub's number at its last change outside the feed other than its link
+        #: status (added, names, a penalty's word, a loaded state, the arbiter's
+        #: change), and at its last status: what a viewer resuming from a number
+        #: before them has missed besides events (``Hub.resumed``)
+        self.touched_at = -1
+        self.status_at = -1
         #: its page state's text as last made (``Hub.board_text``), and what it is of:
         #: seq, version and the record (a new one: a relay's loaded state, the page's
         #: view of a daemon's board once an event is on the card)
@@ -330,6 +337,7 @@ class Hub:
         #: why the feed itself may be stale (a relay that cannot reach its broker):
         #: every viewer is told, so a page never shows "live" over nothing
         self.source_problem: str | None = None
+        self._source_at = -1  # the feed's number when it last changed
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._state_text: tuple[dict[str, Any], str] | None = None  # see state_text
@@ -369,6 +377,7 @@ class Hub:
         if board.id in self.boards:
             return self.boards[board.id]
         feed = BoardFeed(settings=board, record=GameRecord(self._headers_for(board)))
+        feed.touched_at = self.seq
         self.boards[board.id] = feed
         for callback in list(self.on_board_added):
             callback(board.id)
@@ -390,7 +399,7 @@ class Hub:
                     round: str | None = None) -> None:  # fmt: skip
         """New names for a board (the next game's pairing)."""
         feed = self.boards[board_id]
-        feed.version += 1
+        self._touch(feed)
         if white is not None:
             feed.settings.white = feed.record.headers.white = white
         if black is not None:
@@ -411,7 +420,12 @@ class Hub:
         if board_id in self.boards:
             feed = self.boards[board_id]
             feed.clock_by_hand = why
-            feed.version += 1
+            self._touch(feed)
+
+    def _touch(self, feed: BoardFeed) -> None:
+        """What the board's page shows changed outside the feed (not its status)."""
+        feed.version += 1
+        feed.touched_at = self.seq
 
     def attach(self, board_id: str, source: Callable[[], GameRecord]) -> GameHeaders:
         """The daemon's board: the hub reads its game from ``source`` (the board's one
@@ -591,22 +605,29 @@ class Hub:
     ) -> None:
         feed = self.ensure_board(board_id)
         feed.version += 1
+        feed.status_at = self.seq
         if connected is not None:
             feed.status.connected = connected
         if battery is not None:
             feed.status.battery = battery
         if detail is not None:
             feed.status.detail = detail
-        data = dumps(
-            {"kind": "status", "board": board_id, "status": feed.status.to_dict()},
-            separators=(",", ":"),
-        )
-        message = Message("status", data, None, board_id)
+        message = self._status_message(board_id, feed)
         self._write_out()  # after the events before it
         for subscriber in list(self.subscribers):
             if subscriber.wants(board_id) and not subscriber.offer(message):
                 self._forget(subscriber)
         self._tell_listeners(board_id, feed.seq, {"type": "_status"})
+
+    @staticmethod
+    def _status_message(board_id: str, feed: BoardFeed) -> Message:
+        data = dumps({"kind": "status", "board": board_id, "status": feed.status.to_dict()},
+                     separators=(",", ":"))  # fmt: skip
+        return Message("status", data, None, board_id)
+
+    def _source_message(self) -> Message:
+        data = dumps({"kind": "source", "problem": self.source_problem}, separators=(",", ":"))
+        return Message("source", data, None, None)
 
     def set_source_problem(self, problem: str | None) -> None:
         """Where the feed comes from is out of reach (``problem``) or back (None).
@@ -617,8 +638,8 @@ class Hub:
         if problem == self.source_problem:
             return
         self.source_problem = problem
-        data = dumps({"kind": "source", "problem": problem}, separators=(",", ":"))
-        message = Message("source", data, None, None)
+        self._source_at = self.seq
+        message = self._source_message()
         self._write_out()
         for subscriber in list(self.subscribers):
             if not subscriber.offer(message):
@@ -639,6 +660,7 @@ class Hub:
         feed.status.battery = status.get("battery")
         feed.seq = seq
         self.seq = max(self.seq, seq)
+        self._touch(feed)
         self._broadcast_snapshot()
 
     def changed(self, board_id: str) -> None:
@@ -648,10 +670,9 @@ class Hub:
         self._call(self._changed_now, board_id)
 
     def _changed_now(self, board_id: str) -> None:
-        feed = self.boards[board_id]
-        feed.version += 1
+        self._touch(self.boards[board_id])
         self._broadcast_snapshot()
-        self._tell_listeners(board_id, feed.seq, {"type": "_changed"})
+        self._tell_listeners(board_id, self.boards[board_id].seq, {"type": "_changed"})
 
     def _broadcast_snapshot(self) -> None:
         self._write_out()
@@ -679,16 +700,8 @@ class Hub:
             sink,
         )
         subscriber.since = self.seq  # what the snapshot or backlog below holds
-        backlog = self.since(last_seq) if last_seq is not None else None
-        first: list[Message]
-        if backlog is None or with_state:
-            first = [self.snapshot(subscriber.boards)]
-        else:
-            first = [
-                Message("event", lean, seq, board_id)
-                for seq, board_id, _event, lean in backlog
-                if subscriber.wants(board_id)
-            ]
+        backlog = self.resumed(subscriber, last_seq) if last_seq is not None else None
+        first = backlog if backlog is not None else [self.snapshot(subscriber.boards)]
         if sink is None:
             subscriber.queue.extend(first)
         elif not sink.send_backlog(first):
@@ -697,6 +710,39 @@ class Hub:
         self.subscribers.add(subscriber)
         self._viewer_came.set()
         return subscriber
+
+    def resumed(self, subscriber: Subscriber, last_seq: int) -> list[Message] | None:
+        """What a viewer resuming after ``last_seq`` (SSE's ``Last-Event-ID``) missed,
+        for it to stand as if it had never left; None when only a snapshot can tell
+        (the history does not reach back so far, or, for a viewer of page states, a
+        board changed outside the feed meanwhile: names, a loaded state, a new board).
+
+        Every event it missed, each as ``lean`` as it was published; a viewer of page
+        states has each board's state as it is now on that board's last one, and the
+        status and the source's word when they changed. A hall's phones back from a
+        Wi-Fi blip were each sent every board's whole game (172 kB for 26 boards, 17
+        MB for 100 phones, while the Pi 4 hall's worst press waited: issue 28); now
+        they are sent the few boards that moved meanwhile."""
+        backlog = self.since(last_seq)
+        if backlog is None:
+            return None
+        missed = [entry for entry in backlog if subscriber.wants(entry[1])]
+        if not subscriber.with_state:
+            return [Message("event", lean, seq, board) for seq, board, _event, lean in missed]
+        feeds = [(b, f) for b, f in self.boards.items() if subscriber.wants(b)]
+        if any(feed.touched_at >= last_seq for _b, feed in feeds):
+            return None
+        first: list[Message] = []
+        if self._source_at >= last_seq:
+            first.append(self._source_message())
+        first.extend(self._status_message(board_id, feed)
+                     for board_id, feed in feeds if feed.status_at >= last_seq)  # fmt: skip
+        last = {board: seq for seq, board, _event, _lean in missed}
+        for seq, board, _event, lean in missed:
+            if last[board] == seq:
+                lean = f'{lean[:-1]},"state":{self.board_text(board)}}}'
+            first.append(Message("event", lean, seq, board))
+        return first
 
     async def a_viewer(self) -> None:
         """Returns once a viewer is subscribed: the web app's timer (keep-alives, stalled
@@ -817,7 +863,7 @@ class Hub:
         states = ",".join(f'"{b}":{text}' for b, text in zip(chosen, texts, strict=True))
         data = (f'{{"kind":"snapshot","seq":{self.seq},"boards":{{{states}}},'
                 f'"source_problem":{dumps(self.source_problem)}}}')  # fmt: skip
-        message = Message("snapshot", data, None, None)
+        message = Message("snapshot", data, self.seq, None)  # resumed from: its id
         if len(self._snapshots) >= KEPT_SNAPSHOTS:  # viewers of many board choices
             self._snapshots.clear()
         self._snapshots[boards] = _KeptSnapshot(self.seq, self.source_problem, chosen, texts,

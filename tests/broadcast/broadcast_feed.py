@@ -8,10 +8,13 @@ SAN, the FEN after it and the clocks, all through the domain events'
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from typing import Any
 
 import chess
 
+from daemon.broadcast.hub import Message
 from daemon.game import events
 
 #: The Opera Game (Morphy v. Duke of Brunswick and Count Isouard, Paris 1858),
@@ -99,3 +102,30 @@ def game_feed(
 
 def moves_only(feed: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for e in feed if e["type"] == "move"]
+
+
+class PageView:
+    """What the live page makes of the feed's messages (``page.py``'s ``onMessage``),
+    and the last id its ``EventSource`` saw (what it resumes with)."""
+
+    def __init__(self) -> None:
+        self.states: dict[str, dict[str, Any]] = {}
+        self.problem: str | None = None
+        self.last_id: int | None = None
+
+    def read(self, msg: dict[str, Any], message_id: int | None) -> None:
+        if message_id is not None:
+            self.last_id = message_id
+        if msg["kind"] == "snapshot":
+            self.problem = msg["source_problem"]
+            self.states = dict(msg["boards"])
+        elif msg["kind"] == "event" and "state" in msg:
+            self.states[msg["board"]] = msg["state"]
+        elif msg["kind"] == "source":
+            self.problem = msg["problem"]
+        elif msg["kind"] == "status" and msg["board"] in self.states:
+            self.states[msg["board"]] = {**self.states[msg["board"]], "status": msg["status"]}
+
+    def read_all(self, messages: Iterable[Message]) -> None:
+        for message in messages:
+            self.read(json.loads(message.data), message.seq)

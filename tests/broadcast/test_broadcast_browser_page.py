@@ -194,3 +194,49 @@ async def test_several_boards_show_as_a_grid_that_fits_a_phone():
     finally:
         await close_chromium(process, tools, profile)
         await broadcaster.stop()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+async def test_a_page_whose_feed_drops_resumes_with_only_the_moves_it_missed(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """A Wi-Fi blip: the page's feed closes; the browser reopens it by itself with
+    ``Last-Event-ID``, is sent the moves made meanwhile (no whole snapshot) and shows
+    them on the right board."""
+    settings = BroadcastSettings(
+        address="127.0.0.1", port=0,
+        boards=[BoardSettings(id=str(n), white=f"W{n}", black=f"B{n}") for n in (1, 2, 3)],
+    )  # fmt: skip
+    broadcaster = Broadcaster(settings)
+    await broadcaster.start()
+    hub = broadcaster.hub
+    feed = game_feed(OPERA_GAME[:8])
+    for board in ("1", "2", "3"):
+        for event in feed[:5]:
+            broadcaster.publish(board, event)
+    moves = [e for e in feed if e["type"] == "move"]
+    profile = Path(tempfile.mkdtemp(prefix="dgt-bridge-chromium-"))
+    process, tools = await open_chromium(f"http://127.0.0.1:{broadcaster.port}/", profile)
+    tools.probe = GRID_PROBE
+    try:
+        await tools.until(
+            lambda g: [c["fen"] for c in g["cards"]] == [moves[1]["fen"]] * 3, "three boards"
+        )
+        await tools.until(lambda g: len(hub.subscribers) == 1, "the page's feed open")
+        snapshots: list[object] = []
+        snapshot = hub.snapshot
+        monkeypatch.setattr(hub, "snapshot", lambda *a: snapshots.append(a) or snapshot(*a))
+        for viewer in list(hub.subscribers):
+            hub.drop_viewer(viewer, "a Wi-Fi blip (the test)")
+        for event in feed[5:]:  # board 3 plays on while the page is away
+            broadcaster.publish("3", event)
+        shown = await tools.until(
+            lambda g: g["cards"][2]["fen"] == moves[-1]["fen"], "board 3's moves, resumed"
+        )
+        assert [c["fen"] for c in shown["cards"][:2]] == [moves[1]["fen"]] * 2
+        assert figurine(moves[-1]["san"]) in shown["cards"][2]["last"]
+        assert len(hub.subscribers) == 1, "the page reopened its feed"
+        assert snapshots == [], "resumed with the moves it missed, not every board's game"
+    finally:
+        await close_chromium(process, tools, profile)
+        await broadcaster.stop()

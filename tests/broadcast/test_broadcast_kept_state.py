@@ -2,17 +2,20 @@
 keeps each board's text between changes (``Hub.board_text``): whatever happened to
 the boards in whatever order (moves, clock reports the viewers are not sent, a
 board's link, names, a penalty's word, a relay's loaded state, the arbiter's change
-to a record), the snapshot says what the boards' states say afresh."""
+to a record), the snapshot says what the boards' states say afresh. And a viewer of
+page states that leaves and resumes (SSE's ``Last-Event-ID``), sent only what it missed,
+then shows what a viewer that never left shows, or newer."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import itertools
 import json
 
 import pytest
-from broadcast_feed import OPERA_GAME, game_feed
+from broadcast_feed import OPERA_GAME, PageView, game_feed
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -46,6 +49,8 @@ class HubChanges(RuleBasedStateMachine):
         self.hub.attach(ATTACHED, lambda: self.record)
         self.next = dict.fromkeys(BOARDS, 0)
         self.viewer = self.hub.subscribe(with_state=True)  # makes the events' states
+        self.stayed = PageView()  # what the viewer that never leaves shows
+        self.away: PageView | None = None  # a viewer whose feed is closed, to resume
 
     def _publish(self, board: str, event: dict[str, object]) -> None:
         if board == ATTACHED:  # the daemon folds its board's record, then publishes
@@ -95,6 +100,33 @@ class HubChanges(RuleBasedStateMachine):
     def a_viewer_comes(self, boards: frozenset[str] | None) -> None:
         data = self.hub.subscribe(boards, with_state=True).queue[0].data
         assert json.loads(data) == fresh_snapshot(self.hub, boards)
+
+    def _read_stayed(self) -> None:
+        self.stayed.read_all(self.viewer.queue)
+        self.viewer.queue.clear()
+
+    @rule()
+    def a_viewer_leaves(self) -> None:
+        """A phone's feed closes (a Wi-Fi blip), showing what it was sent so far."""
+        self._read_stayed()
+        self.away = copy.deepcopy(self.stayed)
+
+    @rule()
+    def it_resumes(self) -> None:
+        """...and reopens with the last id it saw: it shows what the viewer that never
+        left shows, or, where they differ, what the boards show now."""
+        if self.away is None or self.away.last_id is None:
+            return
+        self._read_stayed()
+        resumed = self.hub.subscribe(with_state=True, last_seq=self.away.last_id)
+        self.away.read_all(resumed.queue)
+        fresh = fresh_snapshot(self.hub)
+        assert self.away.problem == self.hub.source_problem
+        assert set(self.away.states) == set(fresh["boards"])  # type: ignore[arg-type]
+        for board, shown in self.away.states.items():
+            now = fresh["boards"][board]  # type: ignore[index]
+            assert shown in (now, self.stayed.states.get(board)), board
+        self.away = None
 
     def teardown(self) -> None:
         hub.CHECK_KEPT_TEXTS = True  # the suite's own check again (tests/conftest.py)
