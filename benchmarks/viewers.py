@@ -20,8 +20,9 @@ every board at once) does, request for request:
   nothing. Up to 6 requests at once per viewer, a browser's connections to one host.
 
 On SIGUSR1 every viewer closes its feed and opens it again at once (a Wi-Fi blip: the
-page's ``EventSource`` reconnects with ``Last-Event-ID``, and is sent every board's
-state anew); the moves a reopened feed's snapshot brings are the viewer's from then.
+page's ``EventSource`` reconnects with ``Last-Event-ID``, and is sent the events it
+missed, or, where the daemon cannot tell them, every board's state anew); the moves a
+reopened feed's snapshot brings are the viewer's from then.
 It notes each board's moves in the order they came. When every viewer's stream is
 open it prints ``connected N``; on SIGTERM (or SIGINT) it writes what each viewer had
 to RESULT (JSON: a list of ``{"page_ok", "moves": {board: [uci...]}, "error", ...}``
