@@ -1,5 +1,6 @@
-"""What a viewer that connects mid-round costs the daemon, in CPU: its snapshot, and
-what a scraper's read costs: ``/state.json`` and ``/game.pgn``.
+"""What a viewer that connects mid-round costs the daemon, in CPU: its snapshot (or,
+resuming, what it missed), and what a scraper's read costs: ``/state.json`` and
+``/game.pgn``.
 
     python -m benchmarks.snapshot_cost [--boards N] [--plies N] [--viewers N] [--quick]
 
@@ -9,13 +10,16 @@ once. A broadcast site polls ``/game.pgn`` every few seconds. A round of real ga
 (``../shared/data/games.pgn``, distinct openings) is published on ``--boards``
 boards, a move and a clock report at a time, each board in turn, as a hall's feed
 goes; after each board's move ``--viewers`` viewers connect (``Hub.snapshot`` of
-every board, what a new viewer is sent), and as many reads of ``/state.json``
+every board, what a new viewer is sent), as many resume from the number before that
+move (``Hub.resumed``: what a page reopened after a Wi-Fi blip is sent, with
+``Last-Event-ID``), and as many reads of ``/state.json``
 (``Hub.state_json``) and of ``/game.pgn`` (``Hub.pgn``) are made. The two reads are
 also made afresh, as the handlers made them before the hub kept them (each board's
 page state dumped; each board's ``GameRecord.pgn``), in the same run. Each is timed
 with this thread's CPU clock; the median, the 99th percentile and the whole storm's
-cost after the round's last move are shown. Another tree (its snapshot only):
-``PYTHONPATH=<tree> python -m benchmarks.snapshot_cost``.
+cost after the round's last move are shown, and what one of each sends there.
+Another tree (its snapshot only): ``PYTHONPATH=<tree> python -m
+benchmarks.snapshot_cost``.
 """
 
 from __future__ import annotations
@@ -48,23 +52,38 @@ READS: dict[str, Read] = {
 }
 
 
-async def read_costs(boards: int, plies: int, viewers: int) -> tuple[dict[str, list[float]], int]:
-    """Each read's CPU seconds over a round, by kind, and the last snapshot's size."""
+def _sent(made: object) -> int:
+    """The characters a read sends: its text, or its messages' data."""
+    if isinstance(made, str):
+        return len(made)
+    if isinstance(made, list):
+        return sum(_sent(m) for m in made)
+    return len(getattr(made, "data", ""))
+
+
+async def read_costs(
+    boards: int, plies: int, viewers: int
+) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """Each read's CPU seconds over a round, by kind, and what each sent after the
+    round's last move (characters)."""
     hub = Hub(BroadcastSettings())
-    hub.subscribe(with_state=True)  # the page's viewers: each event's state is made
+    page = hub.subscribe(with_state=True)  # the page's viewers: each event's state is made
     games = [list(move_events(g)) for g in distinct_openings(GAMES_PGN, boards, plies)]
     for number in range(boards):
         hub.publish(str(number + 1), {"t": 0.0, "type": "game_start", "fen": chess.STARTING_FEN})
     reads = {name: read for name, read in READS.items() if name == "snapshot" or
              hasattr(hub, "state_json")}  # fmt: skip
+    if hasattr(hub, "resumed"):
+        reads["resumed (what it missed)"] = lambda hub: hub.resumed(page, before)
     costs: dict[str, list[float]] = {name: [] for name in reads}
-    size = 0
+    sizes: dict[str, int] = {}
     for ply in range(max(len(g) for g in games)):
         for number, game in enumerate(games):
             if ply >= len(game):
                 continue
             move = game[ply].to_dict()
             board = str(number + 1)
+            before = hub.seq
             hub.publish(board, move)
             clock = move.get("clock") or {"white": 100.0, "black": 100.0}
             running = "black" if move["by"] == "white" else "white"
@@ -73,10 +92,10 @@ async def read_costs(boards: int, plies: int, viewers: int) -> tuple[dict[str, l
             for name, read in reads.items():
                 for _ in range(viewers):
                     start = time.thread_time_ns()
-                    read(hub)
+                    made = read(hub)
                     costs[name].append((time.thread_time_ns() - start) / 1e9)
-            size = len(hub.snapshot().data)
-    return costs, size
+                sizes[name] = _sent(made)
+    return costs, sizes
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,15 +109,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.boards, args.plies, args.viewers = 3, 6, 3
     header(f"a new viewer's snapshot and a scraper's reads mid-round: {args.boards} boards, "
            f"{args.plies} plies, {args.viewers} of each after each move")  # fmt: skip
-    costs, size = asyncio.run(read_costs(args.boards, args.plies, args.viewers))
-    print(f"reads of each kind: {len(costs['snapshot'])}, the last snapshot {size / 1e3:.0f} kB")
+    costs, sizes = asyncio.run(read_costs(args.boards, args.plies, args.viewers))
+    print(f"reads of each kind: {len(costs['snapshot'])}")
     print("| read | median (µs) | p99 (µs) | a storm of "
-          f"{args.viewers} after the round's last move (ms of CPU) |")  # fmt: skip
-    print("|---|---|---|---|")
+          f"{args.viewers} after the round's last move (ms of CPU) | "
+          "one sends then (kB) |")  # fmt: skip
+    print("|---|---|---|---|---|")
     for name, spent in costs.items():
         storm = sum(spent[-args.viewers :])
         print(f"| {name} | {statistics.median(spent) * 1e6:,.0f} | "
-              f"{percentile(spent, 0.99) * 1e6:,.0f} | {storm * 1e3:.1f} |")  # fmt: skip
+              f"{percentile(spent, 0.99) * 1e6:,.0f} | {storm * 1e3:.1f} | "
+              f"{sizes[name] / 1e3:.1f} |")  # fmt: skip
     footer()
     return 0
 

@@ -790,7 +790,13 @@ class Hub:
             return []
         if not self.history or self.history[0][0] > last_seq + 1:
             return None
-        return [entry for entry in self.history if entry[0] > last_seq]
+        missed = []  # from the newest back: a phone away a second missed a few of 5000
+        for entry in reversed(self.history):
+            if entry[0] <= last_seq:
+                break
+            missed.append(entry)
+        missed.reverse()
+        return missed
 
     def page_state(self, board_id: str) -> dict[str, Any]:
         """``state()`` of the board plus what a display adds: figurines, names,
