@@ -670,9 +670,10 @@ class Hub:
         self._call(self._changed_now, board_id)
 
     def _changed_now(self, board_id: str) -> None:
-        self._touch(self.boards[board_id])
+        feed = self.boards[board_id]
+        self._touch(feed)
         self._broadcast_snapshot()
-        self._tell_listeners(board_id, self.boards[board_id].seq, {"type": "_changed"})
+        self._tell_listeners(board_id, feed.seq, {"type": "_changed"})
 
     def _broadcast_snapshot(self) -> None:
         self._write_out()
@@ -690,8 +691,8 @@ class Hub:
         last_seq: int | None = None,
         sink: Sink | None = None,
     ) -> Subscriber:
-        """A new viewer. With ``last_seq`` it first gets what it missed, if the
-        history still holds it, else (and without ``last_seq``) a snapshot. With a
+        """A new viewer. With ``last_seq`` it first gets what it missed (``resumed``),
+        where that can be told, else (and without ``last_seq``) a snapshot. With a
         ``sink`` that backlog is written at once, and every message after it."""
         subscriber = Subscriber(
             frozenset(boards) if boards is not None else None,
@@ -714,32 +715,29 @@ class Hub:
     def resumed(self, subscriber: Subscriber, last_seq: int) -> list[Message] | None:
         """What a viewer resuming after ``last_seq`` (SSE's ``Last-Event-ID``) missed,
         for it to stand as if it had never left; None when only a snapshot can tell
-        (the history does not reach back so far, or, for a viewer of page states, a
-        board changed outside the feed meanwhile: names, a loaded state, a new board).
+        (the history does not reach back so far, or a board changed outside the feed
+        meanwhile: names, a penalty's word, a loaded state, the arbiter's change, a
+        new board).
 
-        Every event it missed, each as ``lean`` as it was published; a viewer of page
-        states has each board's state as it is now on that board's last one, and the
-        status and the source's word when they changed. A hall's phones back from a
-        Wi-Fi blip were each sent every board's whole game (172 kB for 26 boards, 17
-        MB for 100 phones, while the Pi 4 hall's worst press waited: issue 28); now
-        they are sent the few boards that moved meanwhile."""
+        Every event it missed, as it was published, and the link status and the
+        source's word when they changed; a viewer of page states has each board's
+        state as it is now on that board's last event. A hall's phones back from a
+        Wi-Fi blip were each sent every board's whole game again (172 kB for 26
+        boards: 17 MB for 100 phones on the hall's Wi-Fi); now the boards that moved
+        meanwhile, a few kB (``benchmarks.snapshot_cost``)."""
         backlog = self.since(last_seq)
         if backlog is None:
             return None
-        missed = [entry for entry in backlog if subscriber.wants(entry[1])]
-        if not subscriber.with_state:
-            return [Message("event", lean, seq, board) for seq, board, _event, lean in missed]
         feeds = [(b, f) for b, f in self.boards.items() if subscriber.wants(b)]
         if any(feed.touched_at >= last_seq for _b, feed in feeds):
             return None
-        first: list[Message] = []
-        if self._source_at >= last_seq:
-            first.append(self._source_message())
+        first = [self._source_message()] if self._source_at >= last_seq else []
         first.extend(self._status_message(board_id, feed)
                      for board_id, feed in feeds if feed.status_at >= last_seq)  # fmt: skip
-        last = {board: seq for seq, board, _event, _lean in missed}
+        missed = [entry for entry in backlog if subscriber.wants(entry[1])]
+        last = {board: seq for seq, board, _e, _l in missed} if subscriber.with_state else {}
         for seq, board, _event, lean in missed:
-            if last[board] == seq:
+            if last.get(board) == seq:
                 lean = f'{lean[:-1]},"state":{self.board_text(board)}}}'
             first.append(Message("event", lean, seq, board))
         return first

@@ -1,9 +1,10 @@
 """A page that resumes its feed (SSE's ``Last-Event-ID``, as a phone's ``EventSource``
 does after a Wi-Fi blip) is sent what it missed, not every board's whole game again:
-the events, with each board's state as it is now on that board's last one. It then
-shows what the boards show. What the history cannot tell, or a change made outside
-the feed meanwhile (names, the arbiter's change, a relay's loaded state, a new
-board), still gets a whole snapshot."""
+the events, with each board's state as it is now on that board's last one, and the
+link status and the source's word when they changed. It then shows what the boards
+show. What the history cannot tell, or a change made outside the feed meanwhile
+(names, a penalty's word, the arbiter's change, a relay's loaded state, a new board),
+still gets a whole snapshot, for a viewer of events only too."""
 
 from __future__ import annotations
 
@@ -64,12 +65,15 @@ def test_a_page_resumed_after_nothing_happened_is_sent_nothing():
     assert list(the_hub.subscribe(with_state=True, last_seq=page.last_id).queue) == []
 
 
-def test_a_resumed_page_hears_the_link_status_and_the_source_s_word_it_missed():
+@pytest.mark.parametrize("with_state", [True, False], ids=["page", "events only"])
+def test_a_resumed_viewer_hears_the_link_status_and_the_source_s_word_it_missed(
+    with_state: bool,
+):
     the_hub = _hall()
     page = _page_now(the_hub)
     the_hub.set_status("1", connected=False, battery=12.0)
     the_hub.set_source_problem("the broker is out of reach")
-    resumed = the_hub.subscribe(with_state=True, last_seq=page.last_id).queue
+    resumed = the_hub.subscribe(with_state=with_state, last_seq=page.last_id).queue
     assert sorted(json.loads(m.data)["kind"] for m in resumed) == ["source", "status"]
     page.read_all(resumed)
     assert page.states == json.loads(the_hub.snapshot().data)["boards"]
@@ -85,15 +89,28 @@ CHANGES: dict[str, Callable[[Hub], None]] = {
 }
 
 
+@pytest.mark.parametrize("with_state", [True, False], ids=["page", "events only"])
 @pytest.mark.parametrize("change", list(CHANGES), ids=list(CHANGES))
-def test_a_change_outside_the_feed_while_away_sends_a_whole_snapshot(change: str):
+def test_a_change_outside_the_feed_while_away_sends_a_whole_snapshot(change: str, with_state: bool):
+    """As a viewer that stayed was sent one (or, for names and a penalty's word,
+    shown them with the board's next event)."""
     the_hub = _hall()
     page = _page_now(the_hub)
     CHANGES[change](the_hub)
-    resumed = the_hub.subscribe(with_state=True, last_seq=page.last_id).queue
+    resumed = the_hub.subscribe(with_state=with_state, last_seq=page.last_id).queue
     assert [json.loads(m.data)["kind"] for m in resumed] == ["snapshot"]
     page.read_all(resumed)
     assert page.states == json.loads(the_hub.snapshot().data)["boards"]
+
+
+def test_a_viewer_of_events_only_is_sent_every_event_it_missed_and_no_state():
+    the_hub = _hall()
+    left_at = the_hub.seq
+    for event in FEED[10:13]:
+        the_hub.publish("2", event)
+    resumed = the_hub.subscribe(last_seq=left_at).queue
+    assert [json.loads(m.data)["event"] for m in resumed] == FEED[10:13]
+    assert all('"state":' not in m.data for m in resumed)
 
 
 def test_a_viewer_of_one_board_is_not_sent_the_others():
