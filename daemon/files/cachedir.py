@@ -10,6 +10,7 @@ said: it is only a cache.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 
 
@@ -38,4 +39,21 @@ def replace_file(path: str, data: bytes) -> bool:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         return False
+    _remove_orphans(path)
     return True
+
+
+def _remove_orphans(path: str) -> None:
+    """The temporary files of ``path`` whose writer is gone: a daemon killed while it
+    wrote (SIGKILL, a power cut) left its own behind, for good. A live writer's stays."""
+    for orphan in glob.glob(f"{glob.escape(path)}.*.tmp"):
+        pid = orphan[len(path) + 1 : -len(".tmp")]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                os.unlink(orphan)
+        except OSError:  # alive, another user's (EPERM): not ours to judge
+            continue
