@@ -72,7 +72,7 @@ from benchmarks.hall import TimedChain, _final, _lags
 from benchmarks.latency import StampingEmulator, plan_game, stream_player_setting
 from benchmarks.lichesspoint import LichessPoint
 from benchmarks.pibudget import calibrated_budgets, timed_moves
-from benchmarks.processes import descendants, task_run_ns, tree_pss
+from benchmarks.processes import descendants, task_run_ns, tree_pss, user_system_seconds
 from benchmarks.pyspy import Profile, py_spy, summary
 from benchmarks.treesampler import TreeSampler
 from benchmarks.viewers import Crowd, Scraped, describe, page_lags
@@ -146,6 +146,8 @@ class HallFigures:
     storms: int = 0  # the viewers' reconnection storms during the games
     page: list[float] = field(default_factory=list)  # feed -> each viewer, every move
     cpu_parts: dict[str, float] = field(default_factory=dict)  # ms run over the games
+    #: the daemon process's CPU seconds over the games in user mode and in the kernel
+    user_system: tuple[float, float] = (0.0, 0.0)
     profile: list[str] = field(default_factory=list)  # py-spy's summary (``--profile``)
     notes: list[str] = field(default_factory=list)
     #: each chain's commands over the games, and its bytes on the line (both ways)
@@ -330,6 +332,7 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
             profile = Profile(daemon.pid, out, options.profile_seconds).start()
             stack.callback(profile.stop)
         cpu_before, started = tree_cpu_ns(daemon.pid), time.monotonic()
+        user_before, system_before = user_system_seconds(daemon.pid)
         line_before = [(len(c.bus_received), c.bytes_on_line) for c in chains]
         index = 0
         for chain in chains:
@@ -361,6 +364,8 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
             profile.stop()
             figures.profile = summary(profile.out)
         figures.cpu = (tree_cpu_ns(daemon.pid) - cpu_before) / 1e9 / figures.elapsed
+        user, system = user_system_seconds(daemon.pid)
+        figures.user_system = (user - user_before, system - system_before)
         time.sleep(3.0)  # the last phrases
         figures.pss, figures.pss_parts = tree_pss(daemon.pid)
         moves = bus_moves(daemon)
@@ -599,6 +604,10 @@ def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
         cpu = ", ".join(f"{k} {v / 1e3 / f.elapsed * 100:.1f}"
                         for k, v in sorted(f.cpu_parts.items(), key=lambda kv: -kv[1]))  # fmt: skip
         print(f"{f.budget.name}: CPU over the games by part, % of one of our cores: {cpu}")
+        user, system = (seconds / f.elapsed * 100 for seconds in f.user_system)
+        print(f"{f.budget.name}: the daemon process over the games, % of one of our cores: "
+              f"user {user:.1f}, kernel {system:.1f} ({system / max(user + system, 1e-9):.0%} "
+              "in the kernel)")  # fmt: skip
         print(f"{f.budget.name}: viewers: {f.crowd}")
         if f.storms:
             print(f"{f.budget.name}: the viewers' reconnection storms in the games: {f.storms}")

@@ -52,11 +52,18 @@ def rss_mb(pid: int) -> float:
 
 
 def cpu_seconds(pid: int) -> float:
+    return sum(user_system_seconds(pid))
+
+
+def user_system_seconds(pid: int) -> tuple[float, float]:
+    """The process's CPU seconds (all its threads) in user mode and in the kernel: the
+    n-body calibration scales the interpreter's speed, which the kernel's share (system
+    calls, a VM's exits on them) does not follow."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+        return 0.0, 0.0
+    return int(fields[11]) / TICKS, int(fields[12]) / TICKS  # utime, stime
 
 
 def is_connected(event: dict[str, Any]) -> bool:
