@@ -9,7 +9,7 @@ waiting behind them (issue 28).
 
 Here the loop's selector watches each client's socket and paho's documented
 external-loop calls do the rest (``loop_read`` when readable, ``loop_write`` when it
-has something to send, ``loop_misc`` every second for the keepalive). Only the
+has something to send, ``loop_misc`` every quarter keepalive). Only the
 connect runs on a thread: paho's ``reconnect`` is blocking (a TCP connect and a TLS
 handshake), once a connection, on a small pool shared by every board. While it runs
 the loop does not touch the client (the publisher hands paho nothing before the
@@ -35,7 +35,8 @@ import paho.mqtt.client as mqtt
 
 log = logging.getLogger(__name__)
 
-#: Seconds between two ``loop_misc`` calls (keepalive pings, a broker gone silent).
+#: Seconds between two ``loop_misc`` calls (keepalive pings, a broker gone silent), at
+#: least; a quarter of the keepalive when that is longer (``PahoOnLoop.misc_every``).
 MISC_EVERY = 1.0
 #: Connects at once: a broker that does not answer holds each for paho's connect
 #: timeout (5 s), and the other boards' connects wait their turn, not the loop.
@@ -142,7 +143,15 @@ class PahoOnLoop:
         self._sock = sock
         self.loop.add_reader(sock, self._readable)
         self._check_write()
-        self._timer = self.loop.call_later(MISC_EVERY, self._misc)
+        self._timer = self.loop.call_later(self.misc_every(), self._misc)
+
+    def misc_every(self) -> float:
+        """Seconds between two ``loop_misc`` calls: a quarter of the keepalive. A ping
+        then goes at most that late, well inside the half keepalive more the broker
+        allows (MQTT 3.1.1, 3.1.2.10), and a broker gone silent is noticed that much
+        later. At every second, as paho's own loop calls it, the keepalive's check was
+        one wake of the idle daemon's four a second (a Pi Zero's idle budget)."""
+        return max(MISC_EVERY, self.client.keepalive / 4)
 
     def _reconnect_later(self) -> None:
         self._cancel_timer()
@@ -172,7 +181,7 @@ class PahoOnLoop:
         self._timer = None
         self._guarded(self.client.loop_misc)
         if not self.closed and self._sock is not None:
-            self._timer = self.loop.call_later(MISC_EVERY, self._misc)
+            self._timer = self.loop.call_later(self.misc_every(), self._misc)
 
     def _guarded(self, step: Callable[[], Any]) -> None:
         """One paho step; then the writer as paho needs it, or the connection lost

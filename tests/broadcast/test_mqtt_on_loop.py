@@ -93,3 +93,36 @@ async def test_a_broker_not_there_at_the_start_gets_every_event_once_it_is(own_b
     finally:
         recorder.close()
         await hall.stop()
+
+
+async def test_an_idle_board_keeps_its_connection_with_a_check_every_quarter_keepalive(broker):
+    """paho's keepalive is checked every quarter keepalive, not every second (one wake of
+    an idle daemon's four a second): the ping still goes in time, and Mosquitto, which
+    drops a client silent for one and a half keepalives, keeps the board connected."""
+    keepalive = 6
+    hall = Broadcaster(
+        BroadcastSettings(
+            enabled=False, round="3", boards=[BoardSettings(id="1")],
+            mqtt=MqttSettings(enabled=True, host="127.0.0.1", port=broker.port,
+                              tournament="idle", keepalive=keepalive),
+        )
+    )  # fmt: skip
+    await hall.start()
+    publisher = hall.mqtt[0]
+    checks: list[float] = []
+    loop = asyncio.get_running_loop()
+    try:
+        assert await _wait(lambda: publisher.connected)
+        driver = publisher.driver
+        assert driver.misc_every() == keepalive / 4
+        misc = driver.client.loop_misc
+        driver.client.loop_misc = lambda: checks.append(loop.time()) or misc()  # type: ignore[method-assign]
+        sent: list[str] = []
+        driver.client.on_log = lambda _c, _u, _level, line: sent.append(line)
+        await asyncio.sleep(1.5 * keepalive)  # silent: no event; the broker's limit
+        assert any("PINGREQ" in line for line in sent), sent
+        await asyncio.sleep(0.5 * keepalive)
+        assert publisher.connected, "the broker dropped an idle board"
+        assert 6 <= len(checks) <= 2 * keepalive / (keepalive / 4) + 1, checks
+    finally:
+        await hall.stop()
