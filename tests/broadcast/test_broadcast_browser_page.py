@@ -132,14 +132,19 @@ GRID_PROBE = """(() => JSON.stringify({
 }))()"""
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
-async def test_several_boards_show_as_a_grid_that_fits_a_phone():
-    settings = BroadcastSettings(
+async def _three_boards() -> Broadcaster:
+    """A page of three boards (W1-B1, W2-B2, W3-B3), started."""
+    broadcaster = Broadcaster(BroadcastSettings(
         address="127.0.0.1", port=0,
         boards=[BoardSettings(id=str(n), white=f"W{n}", black=f"B{n}") for n in (1, 2, 3)],
-    )  # fmt: skip
-    broadcaster = Broadcaster(settings)
+    ))  # fmt: skip
     await broadcaster.start()
+    return broadcaster
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+async def test_several_boards_show_as_a_grid_that_fits_a_phone():
+    broadcaster = await _three_boards()
     feeds = {b: game_feed(OPERA_GAME[: 2 * int(b)]) for b in ("1", "2", "3")}
     for board, feed in feeds.items():
         for event in feed[:-2]:
@@ -203,12 +208,7 @@ async def test_a_page_whose_feed_drops_resumes_with_only_the_moves_it_missed(
     """A Wi-Fi blip: the page's feed closes; the browser reopens it by itself with
     ``Last-Event-ID``, is sent the moves made meanwhile (no whole snapshot) and shows
     them on the right board."""
-    settings = BroadcastSettings(
-        address="127.0.0.1", port=0,
-        boards=[BoardSettings(id=str(n), white=f"W{n}", black=f"B{n}") for n in (1, 2, 3)],
-    )  # fmt: skip
-    broadcaster = Broadcaster(settings)
-    await broadcaster.start()
+    broadcaster = await _three_boards()
     hub = broadcaster.hub
     feed = game_feed(OPERA_GAME[:8])
     for board in ("1", "2", "3"):
