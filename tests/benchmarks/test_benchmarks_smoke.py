@@ -274,3 +274,11 @@ def test_snapshot_cost_prints_the_cpu_a_new_viewer_s_snapshot_and_a_scraper_s_re
         assert found, read
         sent[read] = float(found[1])
     assert sent[r"resumed \(what it missed\)"] < sent["snapshot"], "one board, not three"
+
+
+def test_idle_wakes_prints_how_often_the_idle_daemon_wakes_and_what_a_wake_costs(shared):
+    out = run_benchmark("idle_wakes", timeout=200)
+    rows = re.findall(r"^\| (\S+) \(\d+\) \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$", out, re.MULTILINE)
+    assert rows, out
+    woke = {name: float(runs) for name, _cpu, runs, _cost in rows}
+    assert woke.get("python", 0) >= 1, "the liveness probe alone wakes it every second"
