@@ -112,6 +112,12 @@ class Message(Record):
         return self._ws
 
 
+def _with_state(lean: str, state_text: str) -> str:
+    """An event's lean message with the board's page state: what ``dumps`` of the
+    whole writes (the live feed's, and a resumed page's last event of a board)."""
+    return f'{lean[:-1]},"state":{state_text}}}'
+
+
 def _kept_or_made(kept: str | None, make: Callable[[], str], what: str) -> str:
     """``kept`` if there is one, else ``make()``. With ``CHECK_KEPT_TEXTS`` (the tests)
     made afresh all the same, and a kept one that differs is noted stale (``what``)."""
@@ -490,10 +496,9 @@ class Hub:
         queued, sinks, with_state = self._audience(board_id) if news else ([], False, False)
         if with_state:  # made once for every viewer that wants it
             page_state = self.page_state(board_id)
-            # the lean message with the state: what dumps() of the whole writes
             text = self.state_text(page_state)
             feed.keep_text(feed.record, text)  # a newcomer's too
-            full = f'{lean[:-1]},"state":{text}}}'
+            full = _with_state(lean, text)
             full_message = Message("event", full, self.seq, board_id)
         for subscriber in queued:  # each its bounded queue, now
             message = full_message if subscriber.with_state and full_message else lean_message
@@ -738,7 +743,7 @@ class Hub:
         last = {board: seq for seq, board, _e, _l in missed} if subscriber.with_state else {}
         for seq, board, _event, lean in missed:
             if last.get(board) == seq:
-                lean = f'{lean[:-1]},"state":{self.board_text(board)}}}'
+                lean = _with_state(lean, self.board_text(board))
             first.append(Message("event", lean, seq, board))
         return first
 
