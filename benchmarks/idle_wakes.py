@@ -15,28 +15,26 @@ on any machine.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from benchmarks.alive import Features
 from benchmarks.common import footer, header
 from benchmarks.daemonrun import BudgetDaemon, unit_config
 from benchmarks.latency import StampingEmulator
-from benchmarks.processes import is_connected
+from benchmarks.processes import is_connected, task_schedstat
 
 
-def thread_runs(pid: int) -> dict[str, tuple[str, int, int]]:
-    """Each thread of ``pid``: its name, its run time (ns) and its runs, so far."""
-    threads = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            run_ns, _wait, runs = (task / "schedstat").read_text().split()[:3]
-            threads[task.name] = ((task / "comm").read_text().strip(), int(run_ns), int(runs))
-        except (OSError, ValueError):
-            continue  # a thread that ended meanwhile
-    return threads
+def thread_names(pid: int, tasks: Iterable[int]) -> dict[int, str]:
+    """The names of ``pid``'s threads ``tasks`` (read while they run)."""
+    names = {}
+    for task in tasks:
+        with contextlib.suppress(OSError):
+            names[task] = Path(f"/proc/{pid}/task/{task}/comm").read_text().strip()
+    return names
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,9 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 daemon.wait_started(120)
                 features.watch(daemon.http_port)
                 time.sleep(5.0)  # the first clock reports, the viewer's first messages
-                before = thread_runs(daemon.pid)
+                before = task_schedstat(daemon.pid)
                 time.sleep(args.seconds)
-                after = thread_runs(daemon.pid)
+                after = task_schedstat(daemon.pid)
+                names = thread_names(daemon.pid, after)
             finally:
                 daemon.stop()
     finally:
@@ -70,11 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         emulator.stop()
     print("| thread | CPU, % of one of our cores | runs a second | CPU a run (µs) |")
     print("|---|---|---|---|")
-    for tid, (name, run_ns, runs) in sorted(after.items()):
-        _, run_before, runs_before = before.get(tid, (name, 0, 0))
+    for tid, (run_ns, runs) in sorted(after.items()):
+        run_before, runs_before = before.get(tid, (0, 0))
         ran, woke = run_ns - run_before, runs - runs_before
         if woke:
-            print(f"| {name} ({tid}) | {ran / args.seconds / 1e7:.3f} | "
+            print(f"| {names.get(tid, '?')} ({tid}) | {ran / args.seconds / 1e7:.3f} | "
                   f"{woke / args.seconds:.2f} | {ran / woke / 1e3:.0f} |")  # fmt: skip
     footer()
     return 0

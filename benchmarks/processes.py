@@ -239,15 +239,21 @@ def tree_own_pages(pid: int) -> float | None:
         return own_pages_mb(members + ([player] if player else []))
 
 
-def task_run_ns(pid: int) -> dict[int, int]:
-    """Nanoseconds each thread of ``pid`` has run (``/proc/PID/task/TID/schedstat``)."""
-    run: dict[int, int] = {}
+def task_schedstat(pid: int) -> dict[int, tuple[int, int]]:
+    """Each thread of ``pid``: the nanoseconds it has run and the times it was run
+    (``/proc/PID/task/TID/schedstat``)."""
+    stats: dict[int, tuple[int, int]] = {}
     with contextlib.suppress(OSError):
         for task in os.listdir(f"/proc/{pid}/task"):
             with contextlib.suppress(OSError, ValueError, IndexError):
-                stat = Path(f"/proc/{pid}/task/{task}/schedstat").read_text()
-                run[int(task)] = int(stat.split()[0])
-    return run
+                fields = Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()
+                stats[int(task)] = (int(fields[0]), int(fields[2]))
+    return stats
+
+
+def task_run_ns(pid: int) -> dict[int, int]:
+    """Nanoseconds each thread of ``pid`` has run."""
+    return {task: run_ns for task, (run_ns, _runs) in task_schedstat(pid).items()}
 
 
 def cpu_share(pid: int, seconds: float) -> tuple[float, dict[str, float]]:
