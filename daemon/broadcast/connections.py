@@ -25,7 +25,9 @@ a client may take to send its headers. So every connection passes through a
 - time-outs: a request's headers must arrive within ``header_timeout`` seconds
   (from the connection, or from the first byte of a next request), and an idle
   keep-alive connection is closed after ``idle_timeout``. One timer checks every
-  connection (``sweep``), not one timer each.
+  connection (``sweep``), not one timer each, and it wakes only when a connection's
+  time-out can have passed: a hall's viewers, whose feeds are requests under way,
+  give it nothing to time, and an idle daemon on a Pi's budget is not woken for it.
 
 What was refused or closed is logged one line per cause per minute, with a count.
 """
@@ -210,6 +212,7 @@ class GuardedConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if not self.in_request and not self.first_byte:
             self.first_byte = self.guard.clock()
+            self.guard.timed(self.first_byte + self.guard.limits.header_timeout)
         if self.inner is not None:
             self.inner.data_received(data)
         elif len(self._early) < 64:
@@ -286,13 +289,16 @@ class ConnectionGuard(Record):
     by_address: dict[str, dict[GuardedConnection, None]] = field(default_factory=dict)
     by_transport: dict[asyncio.BaseTransport, GuardedConnection] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)  # refused / closed, per cause
-    #: set at each new connection, for the timer that sleeps while there is none
-    _arrived: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    #: set when a connection's time-out falls before the timer's next wake
+    _sooner: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    #: when the timer (``run``) wakes next, by ``clock``
+    _wakes_at: float = float("-inf")
 
     def admit(self, address: str) -> GuardedConnection | str:
         """A new connection from ``address``: its record, or the cause of its refusal
         (decided before asyncio makes anything of the socket)."""
-        self._arrived.set()  # admitted or refused: the timer has work (or a count)
+        # admitted, its headers are timed; refused, there is a count to write
+        self.timed(self.clock() + self.limits.header_timeout)
         address = client_key(address)
         mine = self.by_address.get(address, {})
         if len(mine) >= self.limits.per_address:
@@ -388,37 +394,66 @@ class ConnectionGuard(Record):
             conn.viewer = False
             conn.since = self.clock()  # idle from here
             conn.first_byte = 0.0
+            if not conn.in_request:
+                self.timed(conn.since + self.limits.idle_timeout)
 
     # -- the one timer ----------------------------------------------------------------
 
     def sweep(self) -> None:
         """Close connections whose headers are too slow or that idled too long."""
         now = self.clock()
-        limits = self.limits
         for conn in list(self.connections):
-            if conn.in_request:
-                continue
-            if conn.requests == 0 or conn.first_byte:
-                started = conn.first_byte if conn.requests and conn.first_byte else conn.since
-                if now - started > limits.header_timeout:
-                    conn.close(f"no complete request within {limits.header_timeout:g} s")
-            elif now - conn.since > limits.idle_timeout:
-                conn.close(f"idle for {limits.idle_timeout:g} s")
+            due = self._time_out(conn)
+            if due is not None and now > due[0]:
+                conn.close(due[1])
+
+    def due(self) -> float | None:
+        """When the first of the connections' time-outs falls (None: none is timed,
+        every connection being a request under way, a viewer's feed most often)."""
+        times = [due[0] for due in map(self._time_out, self.connections) if due is not None]
+        return min(times, default=None)
+
+    def _time_out(self, conn: GuardedConnection) -> tuple[float, str] | None:
+        """When ``conn`` is to be closed unless it moves on, and why (None: a request
+        of it is under way, which its handler times)."""
+        if conn.in_request:
+            return None
+        limits = self.limits
+        if conn.requests == 0 or conn.first_byte:
+            started = conn.first_byte if conn.requests and conn.first_byte else conn.since
+            return started + limits.header_timeout, (
+                f"no complete request within {limits.header_timeout:g} s"
+            )
+        return conn.since + limits.idle_timeout, f"idle for {limits.idle_timeout:g} s"
+
+    def timed(self, at: float) -> None:
+        """A time-out at ``at`` now counts: the timer is woken if it would sleep past it."""
+        if at < self._wakes_at:
+            self._sooner.set()
 
     async def run(self) -> None:
-        """Sweep until cancelled (the server's lifetime). With no connection there is
-        nothing to time: it sleeps until one comes, or for the log throttle's interval
-        (a count of left-out lines is still written), so an idle daemon on a Pi's
-        budget does not wake every few seconds for it."""
-        period = max(0.1, min(self.limits.header_timeout, self.limits.idle_timeout) / 4)
+        """Sweep until cancelled (the server's lifetime), each time a connection's
+        time-out can have passed (a little after, so that connections made together
+        are swept together: at most a quarter of the shorter time-out late, as the
+        fixed period before). Between them it sleeps, at most the log throttle's
+        interval (a count of left-out lines is still written). A hall's viewers are
+        requests under way with no time-out, so on a Pi's budget the timer no longer
+        wakes every 2.5 s for them (issue 28: an idle daemon's wakes)."""
         from daemon.broadcast.logthrottle import THROTTLE
 
+        late = max(0.1, min(self.limits.header_timeout, self.limits.idle_timeout) / 4)
         while True:
-            if not self.connections:
-                self._arrived.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._arrived.wait(), THROTTLE.interval)
-            await asyncio.sleep(period)
+            now = self.clock()
+            due = self.due()
+            wait = THROTTLE.interval if due is None else min(THROTTLE.interval, due - now + late)
+            wait = max(0.0, wait)
+            self._wakes_at = now + wait
+            self._sooner.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._sooner.wait(), wait)
+            if self._sooner.is_set():  # a sooner time-out: sleep again, to it
+                continue
+            self._wakes_at = float("-inf")
             self.sweep()
             THROTTLE.flush()
 

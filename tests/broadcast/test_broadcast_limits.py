@@ -271,3 +271,23 @@ def test_an_ipv6_client_counts_as_its_whole_slash_64():
     assert client_key("::ffff:192.168.1.20") == "192.168.1.20"  # a dual-stack socket's IPv4
     assert client_key("192.168.1.20") == "192.168.1.20" and client_key("::1") == "::1"
     assert client_key("fe80::1%eth0") == "fe80::/64" and client_key("?") == "?"
+
+
+async def test_the_time_out_timer_sleeps_while_every_connection_is_a_viewer(live):
+    """A hall's screens are feeds under way, with no time-out to watch: the guard's
+    timer must not wake the daemon for them (each wake is CPU a Pi's budget counts),
+    yet a connection made meanwhile is cut at its own time-out."""
+    server = await live(header_timeout=0.5, idle_timeout=0.5)
+    guard = server.broadcaster.server.guard
+    sweeps = []
+    real_sweep = guard.sweep
+    guard.sweep = lambda: (sweeps.append(time.monotonic()), real_sweep())
+    async with server.session.get(server.url + "/events") as viewer:
+        await read_sse(viewer)  # the snapshot: the feed is under way
+        await asyncio.sleep(2.0)  # a fixed period of a quarter time-out: 16 sweeps
+        assert len(sweeps) <= 2
+        assert guard.due() is None
+        started = time.monotonic()
+        silent, _ = await connect(server, send=b"")
+        await closed_within(silent, 5)
+        assert time.monotonic() - started < 1.5
