@@ -24,6 +24,8 @@ from pathlib import Path
 from benchmarks.alive import Features
 from benchmarks.common import footer, header
 from benchmarks.daemonrun import BudgetDaemon, unit_config
+from benchmarks.keepawake import describe as describe_idle
+from benchmarks.keepawake import kept_awake
 from benchmarks.latency import StampingEmulator
 from benchmarks.processes import is_connected, task_schedstat
 
@@ -41,10 +43,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0, help="the idle window (30)")
     parser.add_argument("--quick", action="store_true", help="a 3 s window")
+    parser.add_argument(
+        "--keep-awake", action="store_true", help="a SCHED_IDLE spinner on each CPU (keepawake)"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.seconds = 3.0
     header("an idle daemon's wakes: one board still, MQTT, one viewer, at full speed")
+    print(describe_idle(args.keep_awake))
+    with kept_awake(args.keep_awake):
+        return _measure(args)
+
+
+def _measure(args: argparse.Namespace) -> int:
+    """The daemon started, left idle, its threads read over the window (main's work)."""
     emulator = StampingEmulator().start()
     work = Path(tempfile.mkdtemp(prefix="dgt-idle-wakes-"))
     features = Features(work).start()

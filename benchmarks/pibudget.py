@@ -50,7 +50,12 @@ latency sometimes). The whole process tree shares ONE slow core, though a Pi Zer
 has four: the speech synthesis (thread or worker) competes with the daemon here and would not
 there (pessimistic). Memory bandwidth, caches, the SD card's fsync and the serial line
 are not simulated (the journal's fsync is done on this machine's disk; the pty has no
-baud rate except in the bus chain's emulator, which keeps 9600 baud).
+baud rate except in the bus chain's emulator, which keeps 9600 baud). Nor is a Pi's
+idle: this machine is a VM whose CPUs halt when nothing runs, and a daemon that sleeps
+between two bus commands wakes with cold caches and pays about twice a busy CPU's
+price a command, which the n-body calibration (never idle) does not see.
+``--keep-awake`` keeps the CPUs spinning at the lowest priority instead
+(``benchmarks/keepawake.py`` has the figures); each run prints which it measured.
 
 Measured at each budget (the ``full`` budget is this machine without a quota):
 
@@ -127,6 +132,8 @@ from benchmarks.alive import Check, Features
 from benchmarks.common import GAMES_PGN, footer, header, load_average, percentile
 from benchmarks.cpugroups import Budget, ProcessGroups, can_use_cgroups, cpu_group
 from benchmarks.daemonrun import SYNTHESIS, BudgetDaemon, compile_sources, unit_config
+from benchmarks.keepawake import describe as describe_idle
+from benchmarks.keepawake import kept_awake
 from benchmarks.latency import (
     StampingEmulator,
     first_game_with,
@@ -754,6 +761,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--synthesis", choices=("thread", "process"), default="thread",
                         help="speech.synthesis: pyttsx3 in the daemon's thread (thread) or "
                         "in its worker process (process)")  # fmt: skip
+    parser.add_argument("--keep-awake", action="store_true",
+                        help="a SCHED_IDLE spinner on each CPU: the daemon's wakes priced as "
+                        "a Pi's, not this VM's (benchmarks/keepawake.py)")  # fmt: skip
     args = parser.parse_args(argv)
     SYNTHESIS[0] = args.synthesis
     # A SIGTERM unwinds like Ctrl-C: the daemons are stopped and the groups removed.
@@ -767,6 +777,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.plies, args.starts, args.idle, args.boards = 4, 1, 2.0, 2
         args.bus_plies, args.calibrate_steps = 4, 5_000
     header("the daemon on a Raspberry Pi's CPU budget (cgroup CPU quota)")
+    print(describe_idle(args.keep_awake))
+    with kept_awake(args.keep_awake):
+        return _measure(parser, args)
+
+
+def _measure(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """The calibration, then each budget's figures, then the verdicts (main's work)."""
     problem = can_use_cgroups()
     if problem:
         print(f"cannot run: {problem}")

@@ -282,3 +282,21 @@ def test_idle_wakes_prints_how_often_the_idle_daemon_wakes_and_what_a_wake_costs
     assert rows, out
     woke = {name: float(runs) for name, _cpu, runs, _cost in rows}
     assert woke.get("python", 0) >= 1, "the liveness probe alone wakes it every second"
+
+
+def test_kept_awake_spins_one_idle_class_task_on_each_cpu_and_stops_them():
+    """``--keep-awake``: every CPU gets a spinner that only runs when nothing else
+    wants the CPU (SCHED_IDLE), so the benchmarks' own processes are not slowed; none
+    is left behind."""
+    from benchmarks.keepawake import kept_awake
+
+    cpus = os.sched_getaffinity(0)
+    with kept_awake() as pids:
+        assert len(pids) == len(cpus)
+        assert {cpu for pid in pids for cpu in os.sched_getaffinity(pid)} == cpus
+        assert all(len(os.sched_getaffinity(pid)) == 1 for pid in pids)
+        assert all(os.sched_getscheduler(pid) == os.SCHED_IDLE for pid in pids)
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists()
+    with kept_awake(False) as none:
+        assert none == []
