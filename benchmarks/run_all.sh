@@ -13,7 +13,10 @@
 # growth is a tournament day; memory_parts says where the daemon's memory goes, part by
 # part; phrases_back_to_back counts pyttsx3's phrases without samples; ready_cost counts
 # the daemon's start to READY in instructions (valgrind), python-chess's and asyncio's
-# imports beside it.
+# imports beside it. KEEP_AWAKE=1 runs the budget benchmarks (pibudget, idle_wakes and
+# the pihall family) with --keep-awake, into results/<name>-awake.txt: this machine's
+# CPUs spinning at the lowest priority instead of halting when idle, as a Pi's core
+# wakes (benchmarks/keepawake.py); the others run as before.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 mkdir -p benchmarks/results
@@ -26,7 +29,15 @@ for name in $names; do
         pihall-scrapers) command="benchmarks.pihall --hall pi4 --scrapers 20" ;;
         *) command="benchmarks.$name" ;;
     esac
+    out="benchmarks/results/$name.txt"
+    case "$name" in
+        pibudget|idle_wakes|pihall*)
+            if [ "${KEEP_AWAKE:-0}" = 1 ]; then
+                command="$command --keep-awake"
+                out="benchmarks/results/$name-awake.txt"
+            fi ;;
+    esac
     # shellcheck disable=SC2086  # the command's words are meant to split
-    python -m $command > "benchmarks/results/$name.txt" 2>&1
+    python -m $command > "$out" 2>&1
     echo "$name: exit $? ($(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg))"
 done
