@@ -289,8 +289,9 @@ class ConnectionGuard(Record):
     by_address: dict[str, dict[GuardedConnection, None]] = field(default_factory=dict)
     by_transport: dict[asyncio.BaseTransport, GuardedConnection] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)  # refused / closed, per cause
-    #: set when a connection's time-out falls before the timer's next wake
-    _sooner: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    #: the timer's sleep (``run``): its result is True when its time came, False when
+    #: a connection's time-out fell sooner
+    _wake: asyncio.Future[bool] | None = field(default=None, repr=False)
     #: when the timer (``run``) wakes next, by ``clock``
     _wakes_at: float = float("-inf")
 
@@ -428,8 +429,8 @@ class ConnectionGuard(Record):
 
     def timed(self, at: float) -> None:
         """A time-out at ``at`` now counts: the timer is woken if it would sleep past it."""
-        if at < self._wakes_at:
-            self._sooner.set()
+        if at < self._wakes_at and self._wake is not None:
+            _settle(self._wake, False)
 
     async def run(self) -> None:
         """Sweep until cancelled (the server's lifetime), each time a connection's
@@ -442,20 +443,26 @@ class ConnectionGuard(Record):
         from daemon.broadcast.logthrottle import THROTTLE
 
         late = max(0.1, min(self.limits.header_timeout, self.limits.idle_timeout) / 4)
+        loop = asyncio.get_running_loop()
         while True:
             now = self.clock()
             due = self.due()
             wait = THROTTLE.interval if due is None else min(THROTTLE.interval, due - now + late)
             wait = max(0.0, wait)
+            # A future and a timer, not ``wait_for``: in Python 3.11 a ``wait_for`` whose
+            # wait ends as the task is cancelled can swallow the cancellation, and the
+            # server's stop then waited for this loop for good.
+            self._wake = loop.create_future()
             self._wakes_at = now + wait
-            self._sooner.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._sooner.wait(), wait)
-            if self._sooner.is_set():  # a sooner time-out: sleep again, to it
-                continue
-            self._wakes_at = float("-inf")
-            self.sweep()
-            THROTTLE.flush()
+            alarm = loop.call_later(wait, _settle, self._wake, True)
+            try:
+                by_time = await self._wake
+            finally:
+                alarm.cancel()
+                self._wake, self._wakes_at = None, float("-inf")
+            if by_time:  # else a sooner time-out: sleep again, to it
+                self.sweep()
+                THROTTLE.flush()
 
     def status(self) -> dict[str, Any]:
         """What ``/state.json`` shows: the limits, the connections now, what was refused."""
@@ -474,3 +481,9 @@ class ConnectionGuard(Record):
             f"({limits.per_address} per address, {limits.viewers_per_address} viewers, "
             f"{limits.descriptors or 'unlimited'} files)"
         )
+
+
+def _settle(wake: asyncio.Future[bool], by_time: bool) -> None:
+    """End the guard's sleep, the first time only (the alarm or a sooner time-out)."""
+    if not wake.done():
+        wake.set_result(by_time)

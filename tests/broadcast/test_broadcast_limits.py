@@ -291,3 +291,24 @@ async def test_the_time_out_timer_sleeps_while_every_connection_is_a_viewer(live
         silent, _ = await connect(server, send=b"")
         await closed_within(silent, 5)
         assert time.monotonic() - started < 1.5
+
+
+@pytest.mark.parametrize("turns_before_cancel", [0, 1, 2, 3])
+async def test_the_time_out_timer_stops_when_cancelled_as_it_wakes(turns_before_cancel):
+    """The server's stop cancels the timer; a connection that comes in the same turns
+    wakes it. In Python 3.11 ``asyncio.wait_for`` could swallow such a cancellation,
+    and the daemon's stop then hung (a CI run's teardown timed out)."""
+    from daemon.broadcast.connections import ConnectionGuard, Limits
+
+    limits = Limits(max_connections=8, per_address=8, viewers_per_address=4,
+                    header_timeout=10.0, idle_timeout=30.0, body_timeout=10.0)  # fmt: skip
+    for _ in range(20):
+        guard = ConnectionGuard(limits, asyncio.Protocol)
+        timer = asyncio.create_task(guard.run())
+        await asyncio.sleep(0.01)  # asleep: nothing to time
+        guard.admit("127.0.0.1")  # its headers are timed: sooner than the sleep
+        for _ in range(turns_before_cancel):
+            await asyncio.sleep(0)
+        timer.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(timer, 2)
