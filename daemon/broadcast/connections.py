@@ -292,8 +292,10 @@ class ConnectionGuard(Record):
     #: the timer's sleep (``run``): its result is True when its time came, False when
     #: a connection's time-out fell sooner
     _wake: asyncio.Future[bool] | None = field(default=None, repr=False)
-    #: when the timer (``run``) wakes next, by ``clock``
-    _wakes_at: float = float("-inf")
+    #: the sleep under way sweeps a time-out from this one on in time (at most a
+    #: quarter time-out late); only a sooner one wakes it (a storm's hundred new
+    #: connections each woke it, and each wake read every connection)
+    _in_time_from: float = float("-inf")
 
     def admit(self, address: str) -> GuardedConnection | str:
         """A new connection from ``address``: its record, or the cause of its refusal
@@ -429,7 +431,7 @@ class ConnectionGuard(Record):
 
     def timed(self, at: float) -> None:
         """A time-out at ``at`` now counts: the timer is woken if it would sleep past it."""
-        if at < self._wakes_at and self._wake is not None:
+        if at < self._in_time_from and self._wake is not None:
             _settle(self._wake, False)
 
     async def run(self) -> None:
@@ -453,13 +455,13 @@ class ConnectionGuard(Record):
             # wait ends as the task is cancelled can swallow the cancellation, and the
             # server's stop then waited for this loop for good.
             self._wake = loop.create_future()
-            self._wakes_at = now + wait
+            self._in_time_from = now + wait - late
             alarm = loop.call_later(wait, _settle, self._wake, True)
             try:
                 by_time = await self._wake
             finally:
                 alarm.cancel()
-                self._wake, self._wakes_at = None, float("-inf")
+                self._wake, self._in_time_from = None, float("-inf")
             if by_time:  # else a sooner time-out: sleep again, to it
                 self.sweep()
                 THROTTLE.flush()

@@ -312,3 +312,27 @@ async def test_the_time_out_timer_stops_when_cancelled_as_it_wakes(turns_before_
         timer.cancel()
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(timer, 2)
+
+
+async def test_a_storm_of_new_connections_wakes_the_time_out_timer_once():
+    """A hall's phones reconnecting together: the first one wakes the sleeping timer,
+    and the others' headers time out later than it will sweep anyway, so they do not
+    wake it again (each wake reads every connection)."""
+    from daemon.broadcast.connections import ConnectionGuard, Limits
+
+    limits = Limits(max_connections=200, per_address=200, viewers_per_address=200,
+                    header_timeout=10.0, idle_timeout=30.0, body_timeout=10.0)  # fmt: skip
+    guard = ConnectionGuard(limits, asyncio.Protocol)
+    reads = []
+    real_due = guard.due
+    guard.due = lambda: (reads.append(1), real_due())[1]
+    timer = asyncio.create_task(guard.run())
+    await asyncio.sleep(0.01)
+    asleep = len(reads)
+    for _ in range(100):
+        guard.admit("127.0.0.1")
+        await asyncio.sleep(0)
+    assert len(reads) - asleep <= 2
+    timer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await timer
