@@ -148,6 +148,12 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def thread_name(pid: int, task: int | str) -> bytes:
+    """The system name of ``pid``'s thread ``task`` (``/proc/PID/task/TID/comm``);
+    OSError when it is gone."""
+    return Path(f"/proc/{pid}/task/{task}/comm").read_bytes().strip()
+
+
 def synthesis_threads(pid: int) -> list[int]:
     """The thread ids of the daemon's pyttsx3 synthesis thread and of the threads it
     started (libespeak-ng's, which inherit its name)."""
@@ -157,8 +163,7 @@ def synthesis_threads(pid: int) -> list[int]:
     with contextlib.suppress(OSError):
         for task in os.listdir(f"/proc/{pid}/task"):
             with contextlib.suppress(OSError):
-                comm = Path(f"/proc/{pid}/task/{task}/comm").read_bytes().strip()
-                if comm == OS_THREAD_NAME:
+                if thread_name(pid, task) == OS_THREAD_NAME:
                     found.append(int(task))
     return found
 

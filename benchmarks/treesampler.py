@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.processes import STAND_IN, command_name, descendants
+from benchmarks.processes import STAND_IN, command_name, descendants, thread_name
 
 
 class TreeSampler:
@@ -85,11 +85,12 @@ class TreeSampler:
         if part is None:
             from daemon.speech.synthesis import OS_THREAD_NAME
 
-            comm = Path(f"/proc/{pid}/task/{task}/comm").read_bytes().strip()
             if task == pid:
                 part = "daemon loop"
+            elif thread_name(pid, task) == OS_THREAD_NAME:
+                part = "daemon synthesis"
             else:
-                part = "daemon synthesis" if comm == OS_THREAD_NAME else "daemon other"
+                part = "daemon other"
             self._threads[task] = part
         return part
 
