@@ -24,10 +24,11 @@ from pathlib import Path
 from benchmarks.alive import Features
 from benchmarks.common import footer, header
 from benchmarks.daemonrun import BudgetDaemon, unit_config
+from benchmarks.keepawake import add_option as add_keep_awake
 from benchmarks.keepawake import describe as describe_idle
 from benchmarks.keepawake import kept_awake
 from benchmarks.latency import StampingEmulator
-from benchmarks.processes import is_connected, task_schedstat
+from benchmarks.processes import is_connected, task_schedstat, thread_name
 
 
 def thread_names(pid: int, tasks: Iterable[int]) -> dict[int, str]:
@@ -35,7 +36,7 @@ def thread_names(pid: int, tasks: Iterable[int]) -> dict[int, str]:
     names = {}
     for task in tasks:
         with contextlib.suppress(OSError):
-            names[task] = Path(f"/proc/{pid}/task/{task}/comm").read_text().strip()
+            names[task] = thread_name(pid, task).decode(errors="replace")
     return names
 
 
@@ -43,9 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0, help="the idle window (30)")
     parser.add_argument("--quick", action="store_true", help="a 3 s window")
-    parser.add_argument(
-        "--keep-awake", action="store_true", help="a SCHED_IDLE spinner on each CPU (keepawake)"
-    )
+    add_keep_awake(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.seconds = 3.0

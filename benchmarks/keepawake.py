@@ -27,6 +27,7 @@ The spinners add one to the load average for each CPU.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import functools
 import os
@@ -63,6 +64,16 @@ def kept_awake(on: bool = True) -> Iterator[list[int]]:
         for spinner in spinners:
             spinner.kill()
             spinner.wait()
+
+
+def add_option(parser: argparse.ArgumentParser) -> None:
+    """``--keep-awake``, as each budget benchmark takes it."""
+    parser.add_argument(
+        "--keep-awake",
+        action="store_true",
+        help="a SCHED_IDLE spinner on each CPU: the daemon's wakes priced as a Pi's, not "
+        "this VM's (benchmarks/keepawake.py)",
+    )
 
 
 def describe(on: bool) -> str:

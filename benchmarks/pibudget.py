@@ -132,6 +132,7 @@ from benchmarks.alive import Check, Features
 from benchmarks.common import GAMES_PGN, footer, header, load_average, percentile
 from benchmarks.cpugroups import Budget, ProcessGroups, can_use_cgroups, cpu_group
 from benchmarks.daemonrun import SYNTHESIS, BudgetDaemon, compile_sources, unit_config
+from benchmarks.keepawake import add_option as add_keep_awake
 from benchmarks.keepawake import describe as describe_idle
 from benchmarks.keepawake import kept_awake
 from benchmarks.latency import (
@@ -761,9 +762,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--synthesis", choices=("thread", "process"), default="thread",
                         help="speech.synthesis: pyttsx3 in the daemon's thread (thread) or "
                         "in its worker process (process)")  # fmt: skip
-    parser.add_argument("--keep-awake", action="store_true",
-                        help="a SCHED_IDLE spinner on each CPU: the daemon's wakes priced as "
-                        "a Pi's, not this VM's (benchmarks/keepawake.py)")  # fmt: skip
+    add_keep_awake(parser)
     args = parser.parse_args(argv)
     SYNTHESIS[0] = args.synthesis
     # A SIGTERM unwinds like Ctrl-C: the daemons are stopped and the groups removed.

@@ -69,6 +69,7 @@ from benchmarks.common import GAMES_PGN, footer, header, load_average, percentil
 from benchmarks.cpugroups import Budget, ProcessGroups, can_use_cgroups, cpu_group
 from benchmarks.daemonrun import SYNTHESIS, BudgetDaemon, compile_sources
 from benchmarks.hall import TimedChain, _final, _lags
+from benchmarks.keepawake import add_option as add_keep_awake
 from benchmarks.keepawake import describe as describe_idle
 from benchmarks.keepawake import kept_awake
 from benchmarks.latency import StampingEmulator, plan_game, stream_player_setting
@@ -718,12 +719,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0.0,
         help="pin the Pi 4's budget, %% of a core (a before/after pair at the same budget)",
     )
-    parser.add_argument(
-        "--keep-awake",
-        action="store_true",
-        help="a SCHED_IDLE spinner on each CPU: the daemon's wakes priced as a Pi's, not "
-        "this VM's (benchmarks/keepawake.py)",
-    )
+    add_keep_awake(parser)
     parser.add_argument(
         "--quick",
         action="store_true",
