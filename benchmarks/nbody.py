@@ -1,99 +1,127 @@
-"""The calibration program of ``pibudget``: the n-body of the Computer Language
-Benchmarks Game (Sun, Jupiter, Saturn, Uranus, Neptune, dt 0.01), written here from
-its specification, timed in a fresh interpreter (in a CPU group, if given) so that
-this machine's CPU time per step can be set against a published Pi's
-(``benchmarks/pibudget.py`` says how the budgets are derived from it)."""
+"""The calibration of ``pibudget`` and ``pihall``: this machine's CPU time per n-body
+step, set against a published Raspberry Pi 4 figure to find the fraction of one of our
+cores that a Pi's core is worth (``benchmarks/pibudget.py`` says how the budgets are
+derived from it).
+
+**The interpreter matters as much as the machine.** The Pi 4's figure (158.26 s for
+5,000,000 steps) was published on 2020-01-28 (the date in its page's source), when
+Raspbian Buster's ``python3`` was CPython 3.7.3 and its ``python`` 2.7.16. CPython 3.11
+runs this n-body 1.5-1.6x faster than either on the same machine (its specialising
+interpreter: the floats' arithmetic above all). Set against our 3.11, the Pi's 3.7 made
+a Pi 4 look that much slower than a Pi 4 running Raspberry Pi OS Bookworm's 3.11, where
+the daemon runs, so every budget was 1.5-1.6x too small. So the program is timed in
+the Pi's interpreters here (``ERA_PYTHONS``), and the faster of them sets the budget: the
+smaller budget, where it is uncertain which of the two the Pi ran.
+
+What is assumed: that one build of an interpreter is as much faster than another on the
+Pi's ARM core as here. Both sides of the comparison are built alike: here pyenv's 3.7
+and 2.7 against the daemon's pyenv 3.11, there Debian's 3.7 or 2.7 against Debian's 3.11.
+"""
 
 from __future__ import annotations
 
+import argparse
 import functools
+import os
+import shutil
+import statistics
 import subprocess
 import sys
+from pathlib import Path
 
-from benchmarks.common import ROOT
 from benchmarks.cpugroups import CpuGroup, ProcessGroups, enter
+from benchmarks.nbody_program import nbody
 
-SOLAR_MASS = 4 * 3.141592653589793**2
-DAYS_PER_YEAR = 365.24
+__all__ = ["nbody"]
 
-
-def _bodies() -> list[list[float]]:
-    """x, y, z, vx, vy, vz, mass of the Sun and the four giant planets."""
-    planets = [
-        (4.84143144246472090e00, -1.16032004402742839e00, -1.03622044471123109e-01,
-         1.66007664274403694e-03, 7.69901118419740425e-03, -6.90460016972063023e-05,
-         9.54791938424326609e-04),
-        (8.34336671824457987e00, 4.12479856412430479e00, -4.03523417114321381e-01,
-         -2.76742510726862411e-03, 4.99852801234917238e-03, 2.30417297573763929e-05,
-         2.85885980666130812e-04),
-        (1.28943695621391310e01, -1.51111514016986312e01, -2.23307578892655734e-01,
-         2.96460137564761618e-03, 2.37847173959480950e-03, -2.96589568540237556e-05,
-         4.36624404335156298e-05),
-        (1.53796971148509165e01, -2.59193146099879641e01, 1.79258772950371181e-01,
-         2.68067772490389322e-03, 1.62824170038242295e-03, -9.51592254519715870e-05,
-         5.15138902046611451e-05),
-    ]  # fmt: skip
-    bodies = [[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, SOLAR_MASS]]
-    for x, y, z, vx, vy, vz, mass in planets:
-        bodies.append(
-            [x, y, z, vx * DAYS_PER_YEAR, vy * DAYS_PER_YEAR, vz * DAYS_PER_YEAR,
-             mass * SOLAR_MASS]
-        )  # fmt: skip
-    px = sum(b[3] * b[6] for b in bodies)
-    py = sum(b[4] * b[6] for b in bodies)
-    pz = sum(b[5] * b[6] for b in bodies)
-    bodies[0][3], bodies[0][4], bodies[0][5] = (
-        -px / SOLAR_MASS, -py / SOLAR_MASS, -pz / SOLAR_MASS
-    )  # fmt: skip
-    return bodies
-
-
-def nbody(steps: int, dt: float = 0.01) -> float:
-    """Advance the five bodies ``steps`` times; return the energy (a check it ran)."""
-    bodies = _bodies()
-    pairs = [(bodies[i], bodies[j]) for i in range(5) for j in range(i + 1, 5)]
-    for _ in range(steps):
-        for a, b in pairs:
-            dx, dy, dz = a[0] - b[0], a[1] - b[1], a[2] - b[2]
-            distance2 = dx * dx + dy * dy + dz * dz
-            magnitude = dt / (distance2 * distance2**0.5)
-            bm, am = b[6] * magnitude, a[6] * magnitude
-            a[3] -= dx * bm
-            a[4] -= dy * bm
-            a[5] -= dz * bm
-            b[3] += dx * am
-            b[4] += dy * am
-            b[5] += dz * am
-        for body in bodies:
-            body[0] += dt * body[3]
-            body[1] += dt * body[4]
-            body[2] += dt * body[5]
-    energy = 0.0
-    for i, a in enumerate(bodies):
-        energy += 0.5 * a[6] * (a[3] ** 2 + a[4] ** 2 + a[5] ** 2)
-        for b in bodies[i + 1 :]:
-            dx, dy, dz = a[0] - b[0], a[1] - b[1], a[2] - b[2]
-            energy -= a[6] * b[6] / (dx * dx + dy * dy + dz * dz) ** 0.5
-    return energy
+PROGRAM = Path(__file__).with_name("nbody_program.py")
+#: The interpreters the published Pi 4 figure can have been measured with (see above).
+ERA_PYTHONS = ("3.7", "2.7")
+#: ``--calibration-python``'s word for the interpreter running the benchmark (the
+#: calibration before 2026-12-07: the budgets 1.5-1.6x too small).
+RUNNING = "running"
 
 
 def nbody_seconds_per_step(
-    steps: int, group: CpuGroup | ProcessGroups | None = None
+    steps: int, group: CpuGroup | ProcessGroups | None = None, python: str = sys.executable
 ) -> tuple[float, float]:
-    """(CPU, wall) seconds per n-body step in a fresh interpreter, in ``group`` if given."""
-    code = (
-        "import time, sys; from benchmarks.nbody import nbody; "
-        "c, w = time.process_time(), time.perf_counter(); nbody(int(sys.argv[1])); "
-        "print(time.process_time() - c, time.perf_counter() - w)"
-    )
+    """(CPU, wall) seconds per n-body step in a fresh ``python``, in ``group`` if given."""
     done = subprocess.run(
-        [sys.executable, "-c", code, str(steps)],
-        cwd=ROOT,
+        [python, str(PROGRAM), str(steps)],
         capture_output=True,
         text=True,
         check=True,
         preexec_fn=functools.partial(enter, group),
         timeout=3600,
     )
-    cpu, wall = (float(v) for v in done.stdout.split())
+    cpu, wall, _ = (float(v) for v in done.stdout.split())
     return cpu / steps, wall / steps
+
+
+def era_pythons(pyenv_root: Path | None = None) -> list[str]:
+    """Each of ``ERA_PYTHONS`` found on this machine: the newest of its releases that
+    pyenv has (``$PYENV_ROOT``, else ``~/.pyenv``), else ``pythonX.Y`` on the PATH."""
+    if pyenv_root is None:
+        pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    found = []
+    for version in ERA_PYTHONS:
+        releases = sorted(
+            (d for d in (pyenv_root / "versions").glob(f"{version}.*") if d.is_dir()),
+            key=lambda d: [int(p) if p.isdigit() else -1 for p in d.name.split(".")],
+        )
+        executables = [d / "bin" / "python" for d in releases if (d / "bin" / "python").exists()]
+        if executables:
+            found.append(str(executables[-1]))
+        elif on_path := shutil.which(f"python{version}"):
+            found.append(on_path)
+    return found
+
+
+def calibration_pythons(asked: str) -> list[str]:
+    """The interpreters ``--calibration-python`` names: ``era`` (those found of
+    ``ERA_PYTHONS``), ``running`` (this one), or paths, comma-separated. Raises
+    SystemExit with what to do when ``era`` finds none."""
+    if asked == "era":
+        found = era_pythons()
+        if not found:
+            raise SystemExit(
+                "cannot calibrate: no CPython "
+                + " or ".join(ERA_PYTHONS)
+                + " here, the interpreters of the Pi 4's published n-body figure "
+                "(benchmarks/nbody.py says why). Install one (`pyenv install 3.7`), or "
+                f"pass --calibration-python {RUNNING} for this interpreter (budgets "
+                "about 1.6x too small) or the path of one."
+            )
+        return found
+    return [sys.executable if p == RUNNING else p for p in asked.split(",") if p]
+
+
+def seconds_per_step(python: str, steps: int, runs: int = 3) -> float:
+    """The median CPU seconds per step of ``runs`` runs in ``python``."""
+    return statistics.median(nbody_seconds_per_step(steps, python=python)[0] for _ in range(runs))
+
+
+def interpreter_name(python: str) -> str:
+    """``CPython 3.7.16`` and the like, as ``python`` says of itself."""
+    done = subprocess.run(
+        [python, "-c", "import platform; print(platform.python_version())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return "CPython " + done.stdout.strip()
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """The calibration's options, the same in every budget benchmark."""
+    parser.add_argument(
+        "--calibrate-steps", type=int, default=200_000, help="n-body steps a run (200000)"
+    )
+    parser.add_argument(
+        "--calibration-python",
+        default="era",
+        help="the interpreter(s) the n-body is timed in: era (the default: CPython "
+        + " and ".join(ERA_PYTHONS)
+        + ", those of the Pi's figure, the faster one counts), running (this one: "
+        "budgets about 1.6x too small), or paths, comma-separated",
+    )

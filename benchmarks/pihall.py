@@ -74,6 +74,7 @@ from benchmarks.keepawake import describe as describe_idle
 from benchmarks.keepawake import kept_awake
 from benchmarks.latency import StampingEmulator, plan_game, stream_player_setting
 from benchmarks.lichesspoint import LichessPoint
+from benchmarks.nbody import add_options as add_calibration_options
 from benchmarks.pibudget import calibrated_budgets, timed_moves
 from benchmarks.processes import descendants, task_run_ns, tree_pss, user_system_seconds
 from benchmarks.pyspy import Profile, py_spy, summary
@@ -709,7 +710,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="every fsync of the daemon takes 20-200 ms (a slow SD card)",
     )
-    parser.add_argument("--calibrate-steps", type=int, default=200_000)
+    add_calibration_options(parser)
     parser.add_argument(
         "--zero2w-fraction", type=float, default=0.0, help="pin the Zero 2 W's budget, %% of a core"
     )
@@ -759,7 +760,11 @@ def _measure(args: argparse.Namespace, shape: Shape) -> int:
             return 2
     compile_sources()
     budgets = calibrated_budgets(
-        names, args.calibrate_steps, args.zero2w_fraction, args.pi4_fraction
+        names,
+        args.calibrate_steps,
+        args.zero2w_fraction,
+        args.pi4_fraction,
+        pythons=args.calibration_python,
     )
     slow_card: dict[str, str] = {}
     if args.profile is not None and py_spy() is None:
