@@ -23,7 +23,7 @@ How the fractions are derived (and how uncertain they are):
   ``--calibrate-steps`` steps) on this machine and takes its CPU time per step; the
   Pi 4's fraction of one of our cores is (ours per step) / (the Pi's per step). **Ours
   is timed in the Pi's interpreter, not the daemon's**: the figure is dated 2020-01-28,
-  when Raspbian Buster had CPython 3.7.3 and 2.7.16, and 3.11 runs the n-body 1.5-1.6x
+  when Raspbian Buster had CPython 3.7.3 and 2.7.16, and 3.11 runs the n-body 1.4-1.5x
   faster than either (``benchmarks/nbody.py``; ``--calibration-python``). Until
   2026-12-07 it was timed in 3.11, and every budget was that much too small. The
   published program is not known line by line (an n-body written differently can differ

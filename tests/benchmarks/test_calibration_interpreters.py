@@ -1,7 +1,7 @@
 """The budgets' calibration times the n-body in the Pi's own interpreters.
 
 The published Pi 4 figure was measured in January 2020, in CPython 3.7 or 2.7; ours is
-3.11, which runs the n-body about 1.6x faster. Timed in 3.11, every Pi budget came out
+3.11, which runs the n-body about 1.4x faster. Timed in 3.11, every Pi budget came out
 that much too small (``benchmarks/nbody.py``). What is checked here: the program computes
 the n-body in every interpreter it is timed in, the old ones are found where pyenv or
 the PATH has them, the fastest of them sets the budget, and without any the benchmark
