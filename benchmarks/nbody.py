@@ -10,9 +10,9 @@ runs this n-body 1.4x faster than 3.7 and 1.5x faster than 2.7 on the same machi
 specialising interpreter: the floats' arithmetic above all; another way of writing it,
 indexing lists, gains 1.6x). Set against our 3.11, the Pi's 3.7 made a Pi 4 look that
 much slower than a Pi 4 running Raspberry Pi OS Bookworm's 3.11, where the daemon runs,
-so every budget was about 1.4x too small. So the program is timed in
-the Pi's interpreters here (``ERA_PYTHONS``), and the faster of them sets the budget: the
-smaller budget, where it is uncertain which of the two the Pi ran.
+so every budget was 1.3-1.4x too small. So the program is timed in the Pi's interpreters
+here (``ERA_PYTHONS``), and the faster of them sets the budget: the smaller budget, where
+it is uncertain which of the two the Pi ran.
 
 What is assumed: that one build of an interpreter is as much faster than another on the
 Pi's ARM core as here. Both sides of the comparison are built alike: here pyenv's 3.7
@@ -38,8 +38,8 @@ __all__ = ["nbody"]
 PROGRAM = Path(__file__).with_name("nbody_program.py")
 #: The interpreters the published Pi 4 figure can have been measured with (see above).
 ERA_PYTHONS = ("3.7", "2.7")
-#: ``--calibration-python``'s word for the interpreter running the benchmark (the
-#: calibration before 2026-12-07: the budgets about 1.4x too small).
+#: ``--calibration-python``'s word for the interpreter running the benchmark (3.11
+#: here: budgets about 1.4x too small, about as before 2026-12-07).
 RUNNING = "running"
 
 
