@@ -531,7 +531,10 @@ def calibrated_budgets(
         f"one of ours (load {load_average()})"
     )
     pi4 = ours / pi4_step
-    if names.split(",") != ["full"]:  # a budget to set: in the Pi's interpreters
+    to_set = {n.removesuffix(CORES) for n in names.split(",")} - {"full"}
+    to_set -= {"pi4"} if pi4_pinned else set()
+    to_set -= {"zero2w"} if zero2w_pinned else set()
+    if to_set:  # a budget the calibration sets: timed in the Pi's interpreters
         timed = {p: seconds_per_step(p, steps) for p in calibration_pythons(pythons)}
         for python, step in timed.items():
             print(

@@ -94,3 +94,17 @@ def test_the_fastest_of_the_pi_s_interpreters_sets_the_budget(
     pi4_step = pibudget.PI4_NBODY_SECONDS / pibudget.PI4_NBODY_STEPS
     assert budget.fraction == pytest.approx(5.2e-6 / pi4_step)
     assert "python2.7" in capsys.readouterr().out
+
+
+def test_budgets_pinned_by_hand_need_no_old_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A before/after pair at a pinned budget runs wherever the benchmark runs.
+    def none_here(asked: str) -> list[str]:
+        raise SystemExit("no old interpreter here")
+
+    monkeypatch.setattr(pibudget, "calibration_pythons", none_here)
+    budgets = pibudget.calibrated_budgets(
+        "pi4-cores,zero2w-cores,full", 1000, zero2w_pinned=4.7, pi4_pinned=14.2
+    )
+    assert [b.fraction for b in budgets] == [pytest.approx(0.142), pytest.approx(0.047), None]
+    with pytest.raises(SystemExit):  # the Pi 4's budget is still the calibration's
+        pibudget.calibrated_budgets("pi4-cores", 1000, zero2w_pinned=4.7)
