@@ -81,7 +81,7 @@ def era_pythons(pyenv_root: Path | None = None) -> list[str]:
 def calibration_pythons(asked: str) -> list[str]:
     """The interpreters ``--calibration-python`` names: ``era`` (those found of
     ``ERA_PYTHONS``), ``running`` (this one), or paths, comma-separated. Raises
-    SystemExit with what to do when ``era`` finds none."""
+    SystemExit with what to do when ``era`` finds none, or a path is not an interpreter."""
     if asked == "era":
         found = era_pythons()
         if not found:
@@ -94,7 +94,12 @@ def calibration_pythons(asked: str) -> list[str]:
                 "about 1.4x too small) or the path of one."
             )
         return found
-    return [sys.executable if p == RUNNING else p for p in asked.split(",") if p]
+    named = [sys.executable if p == RUNNING else p for p in asked.split(",") if p]
+    missing = [p for p in named if shutil.which(p) is None]
+    if missing or not named:
+        where = ", ".join(missing) or "(none named)"
+        raise SystemExit(f"--calibration-python: no interpreter at {where}")
+    return named
 
 
 def seconds_per_step(python: str, steps: int, runs: int = 3) -> float:

@@ -76,10 +76,12 @@ def test_without_an_old_interpreter_the_benchmark_says_what_to_do(
     message = str(stopped.value)
     assert "pyenv install 3.7" in message and "--calibration-python running" in message
     assert calibration.calibration_pythons("running") == [sys.executable]
-    assert calibration.calibration_pythons(f"/a/python,{calibration.RUNNING}") == [
-        "/a/python",
+    assert calibration.calibration_pythons(f"{sys.executable},{calibration.RUNNING}") == [
+        sys.executable,
         sys.executable,
     ]
+    with pytest.raises(SystemExit, match="no interpreter at /no/python"):
+        calibration.calibration_pythons("/no/python")
 
 
 def test_the_fastest_of_the_pi_s_interpreters_sets_the_budget(
