@@ -136,6 +136,9 @@ class HallFigures:
     wrong: dict[str, str] = field(default_factory=dict)
     lags: dict[str, list[float]] = field(default_factory=dict)  # press -> move, by board
     slowest: list[tuple[float, str, int]] = field(default_factory=list)
+    #: the bus boards' press -> move at the round's first plies, and at the others
+    round_start: list[float] = field(default_factory=list)
+    after_start: list[float] = field(default_factory=list)
     speech: dict[str, list[float]] = field(default_factory=dict)  # by blind player's board
     speech_free: dict[str, list[float]] = field(default_factory=dict)
     unspoken: dict[str, int] = field(default_factory=dict)
@@ -176,6 +179,11 @@ def _line_use(f: HallFigures) -> str:
         f"line busy {sent * 10 / 9600 / f.elapsed * 100:.0f} %"
         for n, (commands, sent) in enumerate(f.line)
     )
+
+
+#: The round's first plies: every board's presses come within a few seconds of each
+#: other (24 of ply 1 within 2 s), the burst behind the halls' slowest presses.
+ROUND_START_PLIES = 2
 
 
 def p99(values: list[float]) -> float:
@@ -468,6 +476,8 @@ def _measure_lags(
     from benchmarks.hall import WORST
 
     figures.slowest = sorted(WORST, reverse=True)[:5]
+    figures.round_start = [lag for lag, _, ply in WORST if ply <= ROUND_START_PLIES]
+    figures.after_start = [lag for lag, _, ply in WORST if ply > ROUND_START_PLIES]
     WORST.clear()
 
 
@@ -547,6 +557,13 @@ def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
         [f"{ms(v)} (board {b})" for b, v in worst],
         f"< {shape.lag_target * 1e3:.0f} ms on every board",
         meets(judged, lambda f: f.worst_board()[1] < shape.lag_target),
+    )
+    row(
+        f"bus boards' press -> move p99, plies 1-{ROUND_START_PLIES} (the round's start: "
+        "every board's at once) / the rest (ms)",
+        [f"{ms(p99(f.round_start))} / {ms(p99(f.after_start))}" for f in all_figures],
+        "(reported)",
+        None,
     )
     players = sorted({b for f in all_figures for b in f.speech})
     for board in players:

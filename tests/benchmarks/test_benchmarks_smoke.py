@@ -171,6 +171,8 @@ def test_pihall_runs_a_hall_with_every_output_and_checks_each_alive(shared):
                    "scrapers served (2 reading /state.json and /game.pgn in turn)"):  # fmt: skip
         assert f"full: {output}: alive" in out, output
     assert re.search(r"\| PSS of the daemon's tree after the games \(MB\) \| [\d.]+ \|", out)
+    # the round's start (every board's first presses at once) apart from the rest
+    assert re.search(r"\| bus boards' press -> move p99, plies 1-2 .*\| \d+ / \d+ \|", out), out
 
 
 def test_bus_order_prints_each_poll_orders_press_waits_and_the_line_budget(shared):
