@@ -462,6 +462,7 @@ class Daemon(Lifecycle):
         self.hub = hub
         for board in self.boards.values():
             board.hand_to_page(hub)
+            await asyncio.sleep(0)  # a resumed board's history, then the lines are read
         if hub is not None:
             self.status.to_page(hub)
         self._outputs_state = "up"

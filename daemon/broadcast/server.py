@@ -126,6 +126,10 @@ class Broadcaster:
                 if self.notifier is not None:  # systemctl status: a stuck client shows
                     self.notifier.add_detail(f"mqtt {board_id}", publisher.summary)
                     publisher.on_health = self.notifier.refresh  # at once, not in 30 s
+                # One board's client a turn of the loop: the boards' bytes are read
+                # between them (a restarted hall's boards are already in play; what
+                # they say meanwhile waits for the page in their backlogs).
+                await asyncio.sleep(0)
         if self.settings.lichess.enabled:
             from daemon.broadcast.lichess import LichessPusher
 
