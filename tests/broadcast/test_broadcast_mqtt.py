@@ -652,3 +652,27 @@ async def test_a_publisher_unacknowledged_for_60_s_is_shown_and_started_again(
             os.kill(broker.pid, signal.SIGCONT)
         recorder.close()
         await broadcaster.stop()
+
+
+async def test_a_hall_s_broadcast_starts_one_board_s_client_a_loop_turn(broker):
+    """A restarted hall's boards are in play while its page starts: the boards' lines
+    are read between one board's MQTT client and the next (issue 28: making 26
+    clients in one turn held every bus reply for a third of a second at a Pi 4's
+    budget), and every board's client is made."""
+    boards = [str(n) for n in range(1, 6)]
+    broadcaster = Broadcaster(_settings(broker.port, uuid.uuid4().hex[:8], boards))
+    seen: list[int] = []
+    loop = asyncio.get_running_loop()
+
+    def each_turn() -> None:  # what a bus reply's callback would see, turn by turn
+        seen.append(len(broadcaster.mqtt))
+        if len(broadcaster.mqtt) < len(boards):
+            loop.call_soon(each_turn)
+
+    loop.call_soon(each_turn)
+    await broadcaster.start()
+    try:
+        assert len(broadcaster.mqtt) == len(boards)
+        assert set(range(1, len(boards))) <= set(seen), seen
+    finally:
+        await broadcaster.stop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import ssl
 
 import aiohttp
@@ -17,7 +18,8 @@ from mqtt_helpers import MOSQUITTO, wait_until
 from pgn_check import validated_games
 
 from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, Hub, MqttSettings
-from daemon.broadcast.mqtt import MqttPublisher, MqttSetupError, new_client
+from benchmarks.testca import make_test_ca
+from daemon.broadcast.mqtt import MqttPublisher, MqttSetupError, new_client, tls_context
 from daemon.broadcast.relay import Relay
 from daemon.broadcast.relayrules import HELD_OVER_FINISHED
 
@@ -176,6 +178,26 @@ def test_missing_certificate_files_are_said_before_connecting(tmp_path):
     settings.ca_file = str(tmp_path / "bad.crt")
     with pytest.raises(MqttSetupError, match="cannot be used"):
         new_client("x", settings)
+
+
+def test_a_hall_s_clients_share_one_tls_context_and_a_renewed_certificate_is_read_again(
+    tmp_path,
+):
+    """Each board's client of a hall is made with the same TLS context, which checks
+    the broker's certificate and name (reading the CA store once per client was 17 ms
+    of CPU each); a certificate renewed on disk makes the next client read it anew."""
+    make_test_ca(tmp_path)
+    files = [str(tmp_path / name) for name in ("ca.crt", "client.crt", "client.key")]
+    settings = MqttSettings(enabled=True, tls=True, ca_file=files[0], cert_file=files[1],
+                            key_file=files[2])  # fmt: skip
+    first = tls_context(*files)
+    assert first.verify_mode == ssl.CERT_REQUIRED and first.check_hostname
+    assert tls_context(*files) is first
+    for board in ("board-1", "board-2"):
+        assert new_client(board, settings)._ssl_context is first
+    stat = (tmp_path / "ca.crt").stat()
+    os.utime(tmp_path / "ca.crt", ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert new_client("board-3", settings)._ssl_context is not first
 
 
 # -- validation: the relay fed directly, as paho would -------------------------------
