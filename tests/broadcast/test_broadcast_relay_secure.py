@@ -17,8 +17,8 @@ from hall_broker import TOURNAMENT, HallBroker
 from mqtt_helpers import MOSQUITTO, wait_until
 from pgn_check import validated_games
 
-from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, Hub, MqttSettings
 from benchmarks.testca import make_test_ca
+from daemon.broadcast import BoardSettings, Broadcaster, BroadcastSettings, Hub, MqttSettings
 from daemon.broadcast.mqtt import MqttPublisher, MqttSetupError, new_client, tls_context
 from daemon.broadcast.relay import Relay
 from daemon.broadcast.relayrules import HELD_OVER_FINISHED
