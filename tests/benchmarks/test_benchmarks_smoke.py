@@ -100,6 +100,13 @@ def test_fanout_every_viewer_and_subscriber_gets_every_move():
     assert re.search(r"MQTT run 1: 3 boards x 3 moves, .* missing 0", out)
 
 
+def test_mqtt_clients_prints_a_hall_s_tls_clients_made_each_way_for_each_trust():
+    out = run_benchmark("mqtt_clients")
+    for trust in ("a CA file", "the system's CAs"):
+        for way in (r"each its own \(old\)", "one shared"):
+            assert re.search(rf"\| {trust} \| {way} \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+x \|", out)
+
+
 def test_mqtt_publish_cost_prints_the_cpu_an_event_and_what_paho_was_handed():
     out = run_benchmark("mqtt_publish_cost")
     figures = r"\d+ feed events: \d+ µs of CPU an event .* handed to paho: \d+ messages"
