@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.processes import descendants, synthesis_threads
+from benchmarks.processes import daemon_threads, descendants, synthesis_threads
 
 CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
 PERIOD_US = 10_000
@@ -62,8 +62,15 @@ class ProcessGroups:
     moves each process it starts (within ``WATCH_EVERY``) into a group of its own, and
     so too the daemon's pyttsx3 synthesis thread (``speech.synthesis: thread``, found by
     its system name), which on a Pi runs on another core while espeak-ng synthesises
-    without the GIL, as the worker process did. The daemon's other threads stay in its
-    group: one core for all of them (pessimistic)."""
+    without the GIL, as the worker process did. The daemon's other threads (the disk
+    writer's fsyncs, asyncio's executor: start-up's imports, a name lookup) share one
+    more group: on a Pi they run on another core while the event loop runs, and they
+    did not do so here when they shared the loop's quota. In three pairs of Zero 2 W
+    hall runs, interleaved, the loop's own group gave the worst board's press -> move
+    p99 305-887 ms, and its helpers' group beside it 171-291 ms, the tree's CPU the
+    same (``RESULTS.md``, issue 28): a thread that woke for an fsync took its turn of
+    the loop's 1 ms in 21, and the loop waited for the next period. The one-core
+    budgets keep the whole tree in one group (pessimistic)."""
 
     WATCH_EVERY = 0.01
 
@@ -75,6 +82,8 @@ class ProcessGroups:
         self.period_us, self.quota_us = self.groups[0].period_us, self.groups[0].quota_us
         self._placed: set[int] = set()
         self._synthesis_group: CpuGroup | None = None
+        self._helpers_group: CpuGroup | None = None
+        self._helpers: set[int] = set()  # the daemon's threads in that group
         self._stop = threading.Event()
         self._watcher: threading.Thread | None = None
 
@@ -100,11 +109,22 @@ class ProcessGroups:
             threads = [t for t in synthesis_threads(root) if t not in self._placed]
             if threads:  # one group for them (espeak-ng's own thread takes the name too)
                 self._placed.update(threads)
-                if self._synthesis_group is None:
-                    self._synthesis_group = self._own_group(threads[0], "tasks")
-                for thread in threads:  # cgroup v1 moves one thread by its tasks file
-                    with contextlib.suppress(OSError):
-                        (self._synthesis_group.path / "tasks").write_text(str(thread))
+                self._helpers.difference_update(threads)  # named after it was seen
+                self._synthesis_group = self._into(self._synthesis_group, threads)
+            known = self._placed | self._helpers  # the loop's thread is ``root``, placed
+            helpers = [t for t in daemon_threads(root) if t not in known]
+            if helpers:
+                self._helpers.update(helpers)
+                self._helpers_group = self._into(self._helpers_group, helpers)
+
+    def _into(self, group: CpuGroup | None, threads: list[int]) -> CpuGroup:
+        """``threads`` moved into ``group`` (made for the first when None)."""
+        if group is None:
+            group = self._own_group(threads[0], "tasks")
+        for thread in threads:  # cgroup v1 moves one thread by its tasks file
+            with contextlib.suppress(OSError):
+                (group.path / "tasks").write_text(str(thread))
+        return group
 
     def _own_group(self, ident: int, file: str) -> CpuGroup:
         group = CpuGroup(f"{self.name}-{len(self.groups)}", self.fraction)

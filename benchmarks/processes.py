@@ -154,6 +154,13 @@ def thread_name(pid: int, task: int | str) -> bytes:
     return Path(f"/proc/{pid}/task/{task}/comm").read_bytes().strip()
 
 
+def daemon_threads(pid: int) -> list[int]:
+    """The thread ids of process ``pid`` (its main thread's is ``pid``); [] when gone."""
+    with contextlib.suppress(OSError):
+        return [int(task) for task in os.listdir(f"/proc/{pid}/task")]
+    return []
+
+
 def synthesis_threads(pid: int) -> list[int]:
     """The thread ids of the daemon's pyttsx3 synthesis thread and of the threads it
     started (libespeak-ng's, which inherit its name)."""

@@ -25,7 +25,7 @@ import pytest
 from benchmarks.cpugroups import CpuGroup, ProcessGroups, can_use_cgroups
 from benchmarks.daemonrun import BudgetDaemon
 from benchmarks.nbody import nbody, nbody_seconds_per_step
-from benchmarks.processes import descendants, thread_states
+from benchmarks.processes import descendants, thread_name, thread_states
 
 
 def test_the_calibration_program_is_the_n_body_of_the_benchmarks_game() -> None:
@@ -79,6 +79,48 @@ def test_each_process_of_the_tree_gets_a_group_of_its_own_with_the_same_quota() 
             parent.wait()
         groups.close()
     assert not any(g.path.exists() for g in groups.groups)
+
+
+@pytest.mark.skipif(can_use_cgroups() is not None, reason="no writable cgroup cpu controller")
+def test_the_daemon_s_helper_threads_share_a_group_beside_its_loop_s_and_synthesis_its_own() -> (
+    None
+):
+    # On a Pi the disk writer's fsyncs run on another core while the loop runs; the
+    # synthesis thread names itself, perhaps after the watcher first saw it.
+    from daemon.speech.synthesis import OS_THREAD_NAME
+
+    code = f"""
+import threading, time
+from daemon.speech.synthesis import name_os_thread
+def helper(): time.sleep(5)
+def synthesis(): time.sleep(0.3); name_os_thread({OS_THREAD_NAME!r}); time.sleep(5)
+for target in (helper, helper, synthesis):
+    threading.Thread(target=target, daemon=True).start()
+time.sleep(5)
+"""
+    groups = ProcessGroups("test-threads", 0.2)
+    daemon = None
+    try:
+        daemon = subprocess.Popen([sys.executable, "-c", code], preexec_fn=groups.join)
+        groups.watch(daemon.pid)
+
+        def tasks(group: CpuGroup) -> set[int]:
+            return {int(t) for t in (group.path / "tasks").read_text().split()}
+
+        deadline = time.monotonic() + 10
+        while len(groups.groups) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)  # the synthesis thread named, and moved
+        loop, helpers, synthesis = (tasks(g) for g in groups.groups[:3])
+        assert loop == {daemon.pid}
+        assert len(helpers) == 2 and daemon.pid not in helpers
+        assert len(synthesis) == 1
+        assert thread_name(daemon.pid, next(iter(synthesis))) == OS_THREAD_NAME
+    finally:
+        if daemon is not None:
+            daemon.kill()
+            daemon.wait()
+        groups.close()
 
 
 def test_a_daemon_that_never_read_its_board_is_reported_with_its_log_threads_and_feed(
