@@ -20,7 +20,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 mkdir -p benchmarks/results
-names="${*:-core fanout latency footprint cli_startup ready_cost hall bus_order bus_pace pibudget idle_wakes pihall pihall-storm pihall-scrapers pihall-zero2w sdcard pihall-zero2w-slowcard growth memory_parts phrases_back_to_back accuracy faults}"
+names="${*:-core fanout latency footprint mqtt_clients cli_startup ready_cost hall bus_order bus_pace pibudget idle_wakes pihall pihall-storm pihall-scrapers pihall-zero2w sdcard pihall-zero2w-slowcard growth memory_parts phrases_back_to_back accuracy faults}"
 for name in $names; do
     case "$name" in
         pihall-zero2w) command="benchmarks.pihall --hall zero2w" ;;
