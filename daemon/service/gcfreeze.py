@@ -69,7 +69,7 @@ def freeze_startup() -> None:
     No collection first: it walked the ~29,000 objects of a hall's start to find 0-5
     unreachable ones, 6-7 ms of CPU on a desktop core in one turn of the loop, and so
     a stall of 50 ms at a Pi 4's budget and 140 ms at a Zero 2 W's, at the moment a
-    restarted daemon's boards are read again (issue 28: a round's first moves). The
+    daemon restarted in mid-round reads its boards again (issue 28). The
     few objects it would have freed stay, frozen (``gc.freeze`` itself only splices
     the collector's lists)."""
     global _frozen_after_start
