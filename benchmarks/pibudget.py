@@ -160,7 +160,9 @@ PI4_NBODY_SECONDS = 158.26
 PI4_NBODY_STEPS = 5_000_000
 #: A Pi 4 core is worth about this many Pi Zero 2 W cores (2.8-3.5, see above).
 ZERO2W_PER_PI4 = 3.0
-#: A budget's name with this ending gives each process of the tree its own group.
+#: A budget's name with this ending gives each process of the tree its own group (and
+#: the daemon's synthesis thread one, its other threads one beside its loop's:
+#: ``cpugroups.ProcessGroups``).
 CORES = "-cores"
 #: How the daemon's MQTT reaches the broker in a run (``--mqtt``).
 MQTT_MODES = ("plain", "tls")
@@ -775,7 +777,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--budgets",
         default="full,pi4,zero2w,zero2w" + CORES,
         help="full,pi4,zero2w,zero2w-cores (a name ending -cores: one group per process, "
-        "the Pi's cores; the others: one group for the whole tree)",
+        "the Pi's cores, and the daemon's helper threads one beside its loop's; the "
+        "others: one group for the whole tree)",
     )
     add_calibration_options(parser)
     parser.add_argument("--quick", action="store_true", help="tiny sizes: checks the plumbing")
