@@ -68,9 +68,9 @@ class ProcessGroups:
     did not do so here when they shared the loop's quota. In three pairs of Zero 2 W
     hall runs, interleaved, the loop's own group gave the worst board's press -> move
     p99 305-887 ms, and its helpers' group beside it 171-291 ms, the tree's CPU the
-    same (``RESULTS.md``, issue 28): a thread that woke for an fsync took its turn of
-    the loop's 1 ms in 21, and the loop waited for the next period. The one-core
-    budgets keep the whole tree in one group (pessimistic)."""
+    same (``RESULTS.md``, issue 28); the loop's slow turns had been whole periods of
+    its quota spent waiting, not its own CPU. The one-core budgets keep the whole tree
+    in one group (pessimistic)."""
 
     WATCH_EVERY = 0.01
 
