@@ -52,7 +52,7 @@ def _each_own_context(client: mqtt.Client, settings: MqttSettings) -> None:
 
 def _hall(settings: BroadcastSettings) -> list[float]:
     """Each board's publisher made, its CPU in ms, with a fresh context cache."""
-    mqtt_module._CONTEXTS.clear()
+    mqtt_module._context_of.cache_clear()
     hub = Hub(settings)
     costs = []
     for board in settings.boards:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import logging
 import re
@@ -132,11 +133,6 @@ def _set_tls(client: mqtt.Client, settings: MqttSettings) -> None:
     client.tls_insecure_set(False)
 
 
-#: The TLS contexts made so far, by their files (each path with its modification
-#: time: a certificate renewed on disk is read again by the next client made).
-_CONTEXTS: dict[tuple[tuple[str, int], ...], ssl.SSLContext] = {}
-
-
 def tls_context(ca_file: str, cert_file: str, key_file: str) -> ssl.SSLContext:
     """The client TLS context of these files (the system's CAs without ``ca_file``),
     as paho's ``tls_set`` makes it (``PROTOCOL_TLS_CLIENT``: the broker's certificate
@@ -144,20 +140,24 @@ def tls_context(ca_file: str, cert_file: str, key_file: str) -> ssl.SSLContext:
     reads the CA store, 17 ms of CPU with the system's CAs on a desktop core, and a
     hall's daemon makes one client per board in one turn of its loop (26 at a Pi 4's
     budget were seconds without the boards read, issue 28). A context is safe to
-    share between connections; each keeps its own session."""
-    key = tuple((path, Path(path).stat().st_mtime_ns if path else 0)
-                for path in (ca_file, cert_file, key_file))  # fmt: skip
-    context = _CONTEXTS.get(key)
-    if context is None:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED, names checked
-        if cert_file:
-            context.load_cert_chain(cert_file, key_file or None)
-        if ca_file:
-            context.load_verify_locations(ca_file)
-        else:
-            context.load_default_certs()
-        _CONTEXTS.clear()  # only the newest: a renewed file's old context is let go
-        _CONTEXTS[key] = context
+    share between connections; each keeps its own session. Each file's modification
+    time is part of the key: a certificate renewed on disk is read again by the next
+    client made."""
+    files = (ca_file, cert_file, key_file)
+    return _context_of(files, tuple(Path(p).stat().st_mtime_ns if p else 0 for p in files))
+
+
+@functools.lru_cache(maxsize=1)  # only the newest: a renewed file's old context is let go
+def _context_of(files: tuple[str, str, str], mtimes: tuple[int, ...]) -> ssl.SSLContext:
+    """The context of ``files``; ``mtimes`` only keys the cache (``tls_context``)."""
+    ca_file, cert_file, key_file = files
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED, names checked
+    if cert_file:
+        context.load_cert_chain(cert_file, key_file or None)
+    if ca_file:
+        context.load_verify_locations(ca_file)
+    else:
+        context.load_default_certs()
     return context
 
 
