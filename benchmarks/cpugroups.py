@@ -106,13 +106,15 @@ class ProcessGroups:
                 if pid not in self._placed:
                     self._placed.add(pid)
                     self._own_group(pid, "cgroup.procs")
-            threads = [t for t in synthesis_threads(root) if t not in self._placed]
+            # the loop's thread is ``root``, placed; a helper is looked at again each
+            # pass (the synthesis thread may name itself after it was first seen)
+            tasks = [t for t in daemon_threads(root) if t not in self._placed]
+            threads = synthesis_threads(root, tasks)
             if threads:  # one group for them (espeak-ng's own thread takes the name too)
                 self._placed.update(threads)
                 self._helpers.difference_update(threads)  # named after it was seen
                 self._synthesis_group = self._into(self._synthesis_group, threads)
-            known = self._placed | self._helpers  # the loop's thread is ``root``, placed
-            helpers = [t for t in daemon_threads(root) if t not in known]
+            helpers = [t for t in tasks if t not in threads and t not in self._helpers]
             if helpers:
                 self._helpers.update(helpers)
                 self._helpers_group = self._into(self._helpers_group, helpers)

@@ -161,17 +161,17 @@ def daemon_threads(pid: int) -> list[int]:
     return []
 
 
-def synthesis_threads(pid: int) -> list[int]:
+def synthesis_threads(pid: int, tasks: list[int] | None = None) -> list[int]:
     """The thread ids of the daemon's pyttsx3 synthesis thread and of the threads it
-    started (libespeak-ng's, which inherit its name)."""
+    started (libespeak-ng's, which inherit its name), among ``tasks`` (default: all
+    of ``pid``'s, ``daemon_threads``)."""
     from daemon.speech.synthesis import OS_THREAD_NAME
 
     found = []
-    with contextlib.suppress(OSError):
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with contextlib.suppress(OSError):
-                if thread_name(pid, task) == OS_THREAD_NAME:
-                    found.append(int(task))
+    for task in daemon_threads(pid) if tasks is None else tasks:
+        with contextlib.suppress(OSError):
+            if thread_name(pid, task) == OS_THREAD_NAME:
+                found.append(task)
     return found
 
 
