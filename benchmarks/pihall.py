@@ -135,10 +135,8 @@ class HallFigures:
     boards: int = 0
     wrong: dict[str, str] = field(default_factory=dict)
     lags: dict[str, list[float]] = field(default_factory=dict)  # press -> move, by board
-    slowest: list[tuple[float, str, int]] = field(default_factory=list)
-    #: the bus boards' press -> move at the round's first plies, and at the others
-    round_start: list[float] = field(default_factory=list)
-    after_start: list[float] = field(default_factory=list)
+    #: every bus board's press -> move, with its board and ply
+    bus_presses: list[tuple[float, str, int]] = field(default_factory=list)
     speech: dict[str, list[float]] = field(default_factory=dict)  # by blind player's board
     speech_free: dict[str, list[float]] = field(default_factory=dict)
     unspoken: dict[str, int] = field(default_factory=dict)
@@ -163,6 +161,17 @@ class HallFigures:
 
     def all_lags(self) -> list[float]:
         return [lag for lags in self.lags.values() for lag in lags]
+
+    def slowest(self, count: int = 5) -> list[tuple[float, str, int]]:
+        """The bus boards' slowest presses: (press -> move, board, ply)."""
+        return sorted(self.bus_presses, reverse=True)[:count]
+
+    def bus_lags(self, round_start: bool) -> list[float]:
+        """The bus boards' press -> move at the round's first plies
+        (``ROUND_START_PLIES``), or at the others."""
+        return [
+            lag for lag, _, ply in self.bus_presses if (ply <= ROUND_START_PLIES) == round_start
+        ]
 
     def worst_board(self) -> tuple[str, float]:
         """The board whose press -> move p99 is the largest, and that p99."""
@@ -475,9 +484,7 @@ def _measure_lags(
         first += len(names)
     from benchmarks.hall import WORST
 
-    figures.slowest = sorted(WORST, reverse=True)[:5]
-    figures.round_start = [lag for lag, _, ply in WORST if ply <= ROUND_START_PLIES]
-    figures.after_start = [lag for lag, _, ply in WORST if ply > ROUND_START_PLIES]
+    figures.bus_presses = list(WORST)
     WORST.clear()
 
 
@@ -561,7 +568,7 @@ def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
     row(
         f"bus boards' press -> move p99, plies 1-{ROUND_START_PLIES} (the round's start: "
         "every board's at once) / the rest (ms)",
-        [f"{ms(p99(f.round_start))} / {ms(p99(f.after_start))}" for f in all_figures],
+        [f"{ms(p99(f.bus_lags(True)))} / {ms(p99(f.bus_lags(False)))}" for f in all_figures],
         "(reported)",
         None,
     )
@@ -637,7 +644,7 @@ def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
             print(f"{f.budget.name}: py-spy: {line}")
         print(
             f"{f.budget.name}: slowest bus moves: "
-            + ", ".join(f"board {b} ply {p} {t * 1e3:.0f} ms" for t, b, p in f.slowest)
+            + ", ".join(f"board {b} ply {p} {t * 1e3:.0f} ms" for t, b, p in f.slowest())
         )
         for board, phrases in sorted(f.slow_phrases.items()):
             print(
