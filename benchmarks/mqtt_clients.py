@@ -20,11 +20,13 @@ a bus reply's wait is the longest turn, not the total.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+from unittest import mock
 
 import paho.mqtt.client as mqtt
 
@@ -64,13 +66,9 @@ def _hall(settings: BroadcastSettings) -> list[float]:
 
 def _measure(settings: BroadcastSettings, runs: int, old: bool) -> tuple[float, float, float]:
     """Median over runs: the first client, each later one, the hall's total (ms)."""
-    original: Callable[..., None] = mqtt_module._set_tls
-    if old:
-        mqtt_module._set_tls = _each_own_context
-    try:
+    way = mock.patch.object(mqtt_module, "_set_tls", _each_own_context)
+    with way if old else contextlib.nullcontext():
         halls = [_hall(settings) for _ in range(runs)]
-    finally:
-        mqtt_module._set_tls = original
     first = statistics.median(h[0] for h in halls)
     later = statistics.median(statistics.median(h[1:]) for h in halls if len(h) > 1)
     total = statistics.median(sum(h) for h in halls)
