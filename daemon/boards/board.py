@@ -49,9 +49,10 @@ from daemon.boards.pageview import PageView
 from daemon.boards.pipeline import BoardPipeline, Scheduler
 from daemon.clock.display import ClockDisplay
 from daemon.config import BoardEntry, BoardSettings, Settings
-from daemon.game.events import DomainEvent, Irregularity
+from daemon.game.events import DomainEvent, Irregularity, from_dict
 from daemon.game.record import GameRecord
 from daemon.speech.phoneline import PhoneLine
+from daemon.speech.restart import unheard_moves
 from daemon.storage.journal import Journal, find_unfinished
 from drivers.sensors import ConnectionChange, SensorEvent
 
@@ -141,6 +142,8 @@ class Board:
         self.connected: bool | None = None
         self.detail = "not yet read"
         self.known: list[dict[str, Any]] = []  # a resumed game's events, for speech and page
+        #: the resumed game's journal as it was found (``resume``), its game's board's
+        self.resumed_events: list[dict[str, Any]] = []
         self._hub = hub
         #: what the board said while the page was starting; None once it is up or is
         #: not to be
@@ -221,6 +224,7 @@ class Board:
                 point.ply,
             )
             self.pipeline.resume(point)
+            self.resumed_events = point.game_events
 
     def keep_known(self) -> None:
         """The game's events so far (a resumed game's), for the page's history once
@@ -375,6 +379,10 @@ class Board:
             record=self.game.record,  # the game's one record, as far as it is folded
             speech_first=self.speech_first,
         )
+        own = None if self.game is self else self.id  # a bound board's lines name it
+        self.speech.unheard = [
+            from_dict(move) for move in unheard_moves(self.game.resumed_events, own)
+        ]
         self.speech.start(announcer)
         return announcer
 
@@ -442,6 +450,9 @@ class PlayerSpeech:
         self._pair = pair
         self.announcer: Any = None
         self._backlog: list[DomainEvent] | None = [] if starting else None
+        #: the moves a restart may have cut from the player's ear
+        #: (``daemon.speech.restart``): said again right after "game resumed"
+        self.unheard: list[DomainEvent] = []
 
     def receive(self, event: DomainEvent) -> None:
         pair = self._pair()
@@ -453,7 +464,7 @@ class PlayerSpeech:
         ):
             return
         if self.announcer is not None:
-            self.announcer.receive(event)
+            self._give(self.announcer, event)
         elif self._backlog is not None:
             self._backlog.append(event)  # the speech is starting
 
@@ -464,5 +475,12 @@ class PlayerSpeech:
         if announcer is None:
             return
         for event in backlog:
-            announcer.receive(event)
+            self._give(announcer, event)
         self.announcer = announcer
+
+    def _give(self, announcer: Any, event: DomainEvent) -> None:
+        announcer.receive(event)
+        if event.type == "game_resumed" and self.unheard:
+            unheard, self.unheard = self.unheard, []
+            for move in unheard:
+                announcer.receive(move)
