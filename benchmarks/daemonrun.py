@@ -198,13 +198,16 @@ class BudgetDaemon:
         config: Path | None = None,
         speech: bool = True,
         env: dict[str, str] | None = None,
+        continues: BudgetDaemon | None = None,
     ) -> None:
+        """``continues``: a daemon killed before this one, as systemd restarts it: the
+        same page port, and this one's feed lines added to its ``events``."""
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         notify_path = work / f"notify-{time.monotonic_ns()}.sock"
         self.notify.bind(str(notify_path))
         self.player_log = work / "player.log"
         self.player_log.touch()
-        self.http_port = free_port()
+        self.http_port = continues.http_port if continues is not None else free_port()
         from benchmarks.latency import stream_player_setting  # the daemon's app: only here
 
         settings = {
@@ -248,6 +251,8 @@ class BudgetDaemon:
         #: (wall time, monotonic time, event) of every feed line
         self.events: list[tuple[float, float, dict[str, Any]]] = []
         self.changed = threading.Condition()
+        if continues is not None:
+            self.events, self.changed = continues.events, continues.changed
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -356,6 +361,22 @@ class BudgetDaemon:
         from benchmarks.latency import read_player_log
 
         return read_player_log(self.player_log)
+
+    def kill(self) -> None:
+        """As a crash (or the OOM killer) would: SIGKILL, no goodbye; then what systemd
+        does when a unit's main process dies: the processes left in its group (the
+        speech's player) are killed too."""
+        from benchmarks.processes import descendants
+
+        left = descendants(self.pid)
+        with contextlib.suppress(ProcessLookupError):
+            self.process.send_signal(signal.SIGKILL)
+        self.process.wait(30)
+        for pid in left[1:]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if isinstance(self.group, ProcessGroups):
+            self.group.unwatch()
 
     def stop(self) -> None:
         with contextlib.suppress(ProcessLookupError):

@@ -158,6 +158,7 @@ class HallFigures:
     #: each chain's commands over the games, and its bytes on the line (both ways)
     line: list[tuple[int, int]] = field(default_factory=list)
     load: tuple[float, float] = (float("nan"), float("nan"))
+    restart: Restart | None = None  # the daemon killed and started again (``--restart-at``)
 
     def all_lags(self) -> list[float]:
         return [lag for lags in self.lags.values() for lag in lags]
@@ -271,6 +272,7 @@ class Options:
     storm_every: float = 0.0  # seconds between the viewers' reconnection storms (0: none)
     scrapers: int = 0  # clients polling /state.json and /game.pgn in turn (``viewers.scrape``)
     scrape_every: float = 1.0  # seconds between two reads of one scraper
+    restart_at: float = 0.0  # seconds into the games the daemon is killed and restarted (0: never)
 
 
 def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
@@ -364,10 +366,25 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
             player.emulator.play(player.plan.events)
         boards: list[BoardEmulator] = [*chains, *(p.emulator for p in players)]
         storms = _Storms(crowd, options.storm_every)
+
+        def start_again(killed: BudgetDaemon) -> BudgetDaemon:
+            return BudgetDaemon(group, work, config=config, env=options.slow_card,
+                                continues=killed)  # fmt: skip
+
+        restart = Restart(options.restart_at) if options.restart_at else None
+        restarter = _Restarter(daemon, restart, len(expected), start_again)
         for played in boards:
             while not played.wait_played(5):
                 loads.append(os.getloadavg()[0])
         figures.storms = storms.stop()
+        first, daemon = daemon, restarter.finish()
+        if daemon is not first:
+            stack.callback(daemon.stop)
+            figures.restart = restart
+        elif restart is not None:
+            figures.notes.append(f"no restart: the games ended before {restart.at:.0f} s")
+        if restarter.problem:
+            figures.notes.append(f"restart: {restarter.problem}")
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             moves = bus_moves(daemon)
@@ -384,8 +401,13 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
         if profile is not None:
             profile.stop()
             figures.profile = summary(profile.out)
-        figures.cpu = (tree_cpu_ns(daemon.pid) - cpu_before) / 1e9 / figures.elapsed
-        user, system = user_system_seconds(daemon.pid)
+        cpu_now, (user, system) = tree_cpu_ns(daemon.pid), user_system_seconds(daemon.pid)
+        if figures.restart is not None:  # the killed daemon's share, and the new one's whole
+            figures.cpu_parts = {}  # sampled in the killed daemon's tree only
+            cpu_now += figures.restart.cpu_ns_at_kill
+            user += figures.restart.user_system_at_kill[0]
+            system += figures.restart.user_system_at_kill[1]
+        figures.cpu = (cpu_now - cpu_before) / 1e9 / figures.elapsed
         figures.user_system = (user - user_before, system - system_before)
         time.sleep(3.0)  # the last phrases
         figures.pss, figures.pss_parts = tree_pss(daemon.pid)
@@ -415,6 +437,8 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
             figures.alive.append(_scrapers_check(crowd.scraped(), options))
         for player in players:
             heard = len(figures.speech.get(player.board, []))
+            if figures.restart is not None:  # moves said together after it: by the journal
+                heard = len(heard_plies(work / "games", player.board))
             figures.alive.append(
                 alive.speech_check(
                     heard, len(player.expected), f"blind player at board {player.board}"
@@ -445,6 +469,98 @@ def _scrapers_check(scraped: Scraped | None, options: Options) -> Check:
                  f"{percentile(seconds, 0.99) * 1e3:.0f} ms (p99)")  # fmt: skip
 
 
+#: Seconds systemd waits before it starts a daemon that died again (the unit's
+#: ``RestartSec=``).
+RESTART_SEC = 2.0
+
+
+@dataclass
+class Restart:
+    """The daemon killed in mid-round and started again as systemd would
+    (``--restart-at``): when, how long until READY and until every board's game was
+    resumed, and the presses that waited for it."""
+
+    at: float  # seconds into the games
+    killed: tuple[float, float] = (float("nan"), float("nan"))  # (wall, monotonic)
+    ready: float = float("nan")  # kill -> the new daemon's READY, s
+    resumed: float = float("nan")  # kill -> every board's ``game_resumed``, s
+    resumed_at: tuple[float, float] = (float("nan"), float("nan"))  # (wall, monotonic)
+    boards_resumed: int = 0
+    #: the killed daemon's tree's CPU (ns) and its process's user and kernel seconds,
+    #: read just before the kill (the run's CPU adds the new daemon's whole)
+    cpu_ns_at_kill: int = 0
+    user_system_at_kill: tuple[float, float] = (0.0, 0.0)
+    #: presses made from the kill until every board was resumed (press -> move, board,
+    #: ply): they waited for the restart, and are left out of the lags' targets
+    waited: list[tuple[float, str, int]] = field(default_factory=list)
+
+    def waited_for_it(self, pressed: float, decided: float, monotonic: bool = True) -> bool:
+        """A move whose press came before every board was resumed and whose ``move``
+        event came after the kill: one the restart held up."""
+        killed, resumed = (self.killed[1], self.resumed_at[1]) if monotonic else (
+            self.killed[0], self.resumed_at[0])  # fmt: skip
+        return decided > killed and pressed < resumed
+
+
+class _Restarter:
+    """Kills the daemon ``restart.at`` seconds into the games, waits ``RESTART_SEC``,
+    starts it again (``start_again``: the same configuration, storage and page port)
+    and times its return."""
+
+    def __init__(self, daemon: BudgetDaemon, restart: Restart | None, boards: int,
+                 start_again: Any) -> None:  # fmt: skip
+        self.daemon = daemon
+        self.restart = restart
+        self.boards = boards
+        self.start_again = start_again
+        self.problem = ""
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        if restart is not None:
+            self._thread.start()
+
+    def _run(self) -> None:
+        restart = self.restart
+        assert restart is not None
+        if self._done.wait(restart.at):
+            return
+        old = self.daemon
+        restart.cpu_ns_at_kill = tree_cpu_ns(old.pid)
+        restart.user_system_at_kill = user_system_seconds(old.pid)
+        restart.killed = (time.time(), time.monotonic())
+        old.kill()
+        time.sleep(RESTART_SEC)
+        new = self.daemon = self.start_again(old)
+        try:
+            new.wait_ready(180)
+        except TimeoutError:
+            self.problem = "the restarted daemon was not READY within 180 s"
+            return
+        restart.ready = time.monotonic() - restart.killed[1]
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            with new.changed:
+                back = {
+                    str(e.get("board"))
+                    for _, mono, e in new.events
+                    if mono > restart.killed[1] and e.get("type") == "game_resumed"
+                }
+            restart.boards_resumed = len(back)
+            if len(back) >= self.boards:
+                restart.resumed_at = (time.time(), time.monotonic())
+                restart.resumed = restart.resumed_at[1] - restart.killed[1]
+                return
+            time.sleep(0.05)
+        self.problem = f"only {restart.boards_resumed} of {self.boards} boards resumed in 180 s"
+
+    def finish(self) -> BudgetDaemon:
+        """The daemon running now (the restarted one, if it was)."""
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        return self.daemon
+
+
 class _Storms:
     """The viewers' reconnection storms, every ``every`` seconds while the games run."""
 
@@ -470,6 +586,19 @@ class _Storms:
         return self.count
 
 
+def heard_plies(storage: Path, board: str) -> set[int]:
+    """The plies the board's journal has as heard on its earphone (``type: speech``,
+    ``outcome: heard``): a restart's moves said together in one phrase count each."""
+    plies: set[int] = set()
+    for path in storage.glob(f"board-{board}/*.jsonl"):
+        for line in path.read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                if event.get("type") == "speech" and event.get("outcome") == "heard":
+                    plies.update(p for p in event.get("plies") or [] if isinstance(p, int))
+    return plies
+
+
 def _measure_lags(
     figures: HallFigures, chains: list[TimedChain], moves: dict[str, list[tuple[int, str, float]]]
 ) -> None:
@@ -486,6 +615,20 @@ def _measure_lags(
 
     figures.bus_presses = list(WORST)
     WORST.clear()
+    restart = figures.restart
+    if restart is None:
+        return
+    decided = {(board, ply): at for board, made in moves.items() for ply, _, at in reversed(made)}
+    kept = []
+    for lag, board, ply in figures.bus_presses:
+        at = decided[(board, ply)]  # the ply's first move event (``_lags``'s)
+        if restart.waited_for_it(at - lag, at):
+            restart.waited.append((lag, board, ply))
+        else:
+            kept.append((lag, board, ply))
+    figures.bus_presses = kept
+    for board in figures.lags:
+        figures.lags[board] = [lag for lag, b, _ in kept if b == board]
 
 
 def _measure_speech(figures: HallFigures, daemon: BudgetDaemon, players: list[Player]) -> None:
@@ -505,6 +648,11 @@ def _measure_speech(figures: HallFigures, daemon: BudgetDaemon, players: list[Pl
         }
         starts, ends = read_player_log(player.log)
         rows, wrong, unspoken = timed_moves(player.expected, seen, presses, starts, ends)
+        restart = figures.restart
+        if restart is not None:  # the moves the restart held up: apart, as the bus boards'
+            held = [r for r in rows if restart.waited_for_it(r.pressed, r.event_at, False)]
+            restart.waited += [(r.to_event, player.board, r.ply) for r in held]
+            rows = [r for r in rows if r not in held]
         figures.lags[player.board] = [row.to_event for row in rows]
         figures.speech[player.board] = [row.to_speech for row in rows]
         figures.speech_free[player.board] = [row.to_speech for row in rows if not row.still]
@@ -640,6 +788,8 @@ def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
         if f.storms:
             print(f"{f.budget.name}: the viewers' reconnection storms in the games: {f.storms}")
         print(f"{f.budget.name}: bus lines: " + _line_use(f))
+        if f.restart is not None:
+            print(f"{f.budget.name}: " + _restart_line(f.restart))
         for line in f.profile:
             print(f"{f.budget.name}: py-spy: {line}")
         print(
@@ -664,6 +814,21 @@ def report(shape: Shape, all_figures: list[HallFigures]) -> bool:
     met = meets(judged, lambda f: f.exact == f.boards and f.worst_board()[1] < shape.lag_target)
     met &= meets(judged, lambda f: all(p99(v) < SPEECH_TARGET for v in f.speech.values()))
     return met
+
+
+def _restart_line(restart: Restart) -> str:
+    """What the restart cost: its times, and the presses that waited for it."""
+    waited = sorted(restart.waited, reverse=True)
+    lags = [lag for lag, _, _ in waited]
+    return (
+        f"restart (SIGKILL {restart.at:.0f} s into the games, started again "
+        f"{RESTART_SEC:.0f} s later as systemd would): READY {restart.ready:.2f} s and every "
+        f"board's game resumed ({restart.boards_resumed}) {restart.resumed:.2f} s after the "
+        f"kill; {len(waited)} presses waited for it (press -> move p50 "
+        f"{ms(percentile(lags, 0.5) if lags else float('nan'))} ms, longest "
+        + (", ".join(f"board {b} ply {p} {t * 1e3:.0f} ms" for t, b, p in waited[:3]) or "-")
+        + "), left out of the lags above"
+    )
 
 
 def _alive_cell(f: HallFigures) -> str:
@@ -728,6 +893,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--scrape-every", type=float, default=1.0, help="seconds between a scraper's reads (1)"
+    )
+    parser.add_argument(
+        "--restart-at",
+        type=float,
+        default=0.0,
+        help="kill the daemon (SIGKILL) this many seconds into the games and start it "
+        f"again {RESTART_SEC:.0f} s later, as systemd would: its return timed, every move "
+        "still exact, every output alive",
     )
     parser.add_argument(
         "--slow-card",
@@ -809,7 +982,7 @@ def _measure(args: argparse.Namespace, shape: Shape) -> int:
             )
             options = Options(args.plies, args.page, slow_card, args.profile,
                               args.profile_seconds, args.storm_every, args.scrapers,
-                              args.scrape_every)  # fmt: skip
+                              args.scrape_every, args.restart_at)  # fmt: skip
             all_figures.append(run_hall(shape, budget, options))
             done = all_figures[-1]
             print(

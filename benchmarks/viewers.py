@@ -58,6 +58,9 @@ from benchmarks.common import ROOT
 BROWSER_CONNECTIONS = 6
 #: The page's script fetching each board's picture from the daemon per move.
 FETCHES_BOARDS = "/board.svg?board="
+#: Seconds before a viewer opens a feed that ended again: the daemon's ``retry:``
+#: (``daemon.broadcast.web``), which the page's EventSource waits.
+FEED_RETRY = 1.0
 IMAGE_SOURCE = re.compile(rb'<img\b[^>]*?\bsrc="(/[^"]+)"')
 
 
@@ -77,7 +80,8 @@ class Seen:
     fetches: int = 0  # requests after the page: its images, then the script's
     fetch_bytes: int = 0
     fetch_errors: int = 0
-    reconnects: int = 0  # storms it went through (``crowd``'s SIGUSR1)
+    reconnects: int = 0  # feeds it opened again (storms, the daemon's restarts)
+    restarts: int = 0  # of which the feed had ended, or would not open (a restart)
     error: str = ""
 
 
@@ -179,27 +183,34 @@ async def view(
             fetches_boards = FETCHES_BOARDS.encode() in body
             drawn = drawn_keys(body, page)
             last_id = ""
-            while True:  # again after each storm: the feed reopened, as EventSource does
+            while True:  # again after each storm, or the feed's end: as EventSource does
                 headers = {"Last-Event-ID": last_id} if last_id else {}
-                async with session.get(url + "/events?state=1", headers=headers) as stream:
-                    if stream.status != 200:
-                        seen.error = f"/events answered {stream.status}"
-                        return
-                    opened.set()
-                    reading = asyncio.create_task(
-                        _follow(stream, seen, fetches_boards, drawn, browser)
-                    )
-                    storm = asyncio.create_task(storms.wait())
-                    try:
-                        done, _ = await asyncio.wait(
-                            {reading, storm}, return_when=asyncio.FIRST_COMPLETED
-                        )
-                    finally:
-                        storm.cancel()
-                        reading.cancel()
-                    last_id = await reading or last_id
-                    if storm not in done:
-                        return  # the feed ended by itself
+                storm: asyncio.Task[Any] | None = None
+                done: set[asyncio.Task[Any]] = set()
+                try:
+                    async with session.get(url + "/events?state=1", headers=headers) as stream:
+                        if stream.status not in (200, 503):  # 503: a daemon still starting
+                            seen.error = f"/events answered {stream.status}"
+                            return
+                        if stream.status == 200:
+                            opened.set()
+                            reading = asyncio.create_task(
+                                _follow(stream, seen, fetches_boards, drawn, browser)
+                            )
+                            storm = asyncio.create_task(storms.wait())
+                            try:
+                                done, _ = await asyncio.wait(
+                                    {reading, storm}, return_when=asyncio.FIRST_COMPLETED
+                                )
+                            finally:
+                                storm.cancel()
+                                reading.cancel()
+                            last_id = await reading or last_id
+                except (aiohttp.ClientError, OSError):  # the daemon down (restarted)
+                    pass
+                if storm is None or storm not in done:  # it ended, or never opened: a retry
+                    seen.restarts += 1
+                    await asyncio.sleep(FEED_RETRY)
                 seen.reconnects += 1
     except (aiohttp.ClientError, OSError) as error:
         seen.error = str(error) or type(error).__name__
@@ -422,7 +433,7 @@ def describe(records: list[dict[str, Any]]) -> str:
         f"({total('fetch_bytes') / count / 1e3:.0f} kB, {total('fetch_errors'):.0f} failed "
         f"in all); {total('messages') / count:.0f} feed messages a viewer "
         f"({total('message_bytes') / count / 1e6:.2f} MB)"
-        + (f"; {total('reconnects') / count:.1f} reconnections a viewer (storms)"
+        + (f"; {total('reconnects') / count:.1f} reconnections a viewer (storms, restarts)"
            if total("reconnects") else "")
     )  # fmt: skip
 

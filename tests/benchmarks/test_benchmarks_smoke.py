@@ -182,6 +182,26 @@ def test_pihall_runs_a_hall_with_every_output_and_checks_each_alive(shared):
     assert re.search(r"\| bus boards' press -> move p99, plies 1-2 .*\| \d+ / \d+ \|", out), out
 
 
+@pytest.mark.skipif(
+    shutil.which("mosquitto") is None or shutil.which("espeak-ng") is None,
+    reason="needs mosquitto and espeak-ng",
+)
+def test_pihall_kills_the_daemon_in_mid_round_and_every_output_comes_back(shared):
+    # a crash 4 s into the games, systemd's restart 2 s later: the games still exact,
+    # the relay, the viewer (its feed opened again) and the earphone all whole
+    out = run_benchmark("pihall", "--hall", "zero2w", "--budgets", "full", "--restart-at", "4",
+                        timeout=300)  # fmt: skip
+    assert "| boards whose every move is exact | 3/3 |" in out, out
+    found = re.search(r"full: restart \(SIGKILL 4 s into the games, .*\): READY ([\d.]+) s and "
+                      r"every board's game resumed \(3\) ([\d.]+) s after the kill; (\d+) presses "
+                      r"waited for it", out)  # fmt: skip
+    assert found, out
+    assert 2.0 <= float(found[1]) <= float(found[2])
+    for output in ("MQTT relay holds every move", "page served 1 viewers",
+                   "speech heard for every move (blind player at board s1)"):  # fmt: skip
+        assert f"full: {output}: alive" in out, output
+
+
 def test_bus_order_prints_each_poll_orders_press_waits_and_the_line_budget(shared):
     out = run_benchmark("bus_order")
     waits = r"\d+ / \d+ / \d+ / \d+ \| [\d ]+"  # p50/p99/p99.9/max, each set's worst board
