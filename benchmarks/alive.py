@@ -247,8 +247,21 @@ class Features:
             relayed = self.relayed()
         if self.problem:
             return Check("MQTT relay holds every move", False, self.problem)
-        return Check("MQTT relay holds every move", _holds(relayed, games),
-                     _tally(relayed, games))  # fmt: skip
+        whole = _holds(relayed, games)
+        seen = _tally(relayed, games) + ("" if whole else self._why_not(relayed, games))
+        return Check("MQTT relay holds every move", whole, seen)
+
+    def _why_not(self, relayed: dict[str, list[str]], games: dict[str, list[str]]) -> str:
+        """What the relay says (``/relay.json``) of each board it does not hold whole:
+        its sequence, messages held or rejected and why, a restart held."""
+        url = f"http://127.0.0.1:{self.relay_port}/relay.json"
+        try:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                boards = json.loads(response.read()).get("boards") or {}
+        except (OSError, ValueError):
+            return "; /relay.json did not answer"
+        short = [b for b, moves in games.items() if relayed.get(b) != moves]
+        return "".join(f"; relay on board {b}: {json.dumps(boards.get(b))}" for b in short)
 
     def page_check(self, games: dict[str, list[str]], wait: float = 15.0) -> Check:
         """The viewer was served the page and streamed each board's game, waiting up to
