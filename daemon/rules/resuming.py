@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import chess
+
 from daemon.game.events import DomainEvent, GameResumed, MovesRecovered, Notice
+from daemon.rules.base import COLOUR_NAMES
 from daemon.rules.newgame import NewGame
 from daemon.rules.placement import (
     explains,
@@ -226,17 +229,37 @@ class Resuming(NewGame):
         if resume_flipped is not None:
             self._end_resume(t, resume_flipped, out)
         self._game.touch_floor = t  # touches made while away are unknown (4.3)
-        for move in result.moves:
+        moves = list(result.moves)
+        under_way = len(moves) > 1 and self._mover_still_on_clock(board, len(moves))
+        if under_way:
+            moves.pop()  # decided by the usual rules: its press, the piece where it lands
+        for move in moves:
             self._commit(t, move, out, settled=False, touch_check=False)
-        line = describe_line(board, result.moves)
-        out.append(MovesRecovered(t, [m.uci() for m in result.moves], line, result.how))
+        line = describe_line(board, moves)
+        out.append(MovesRecovered(t, [m.uci() for m in moves], line, result.how))
         # The next move's first touches may precede this decision (a bus board's
         # changes are stamped when asked for, and may come just after it): not judged
         # by touches (4.3), or the king lifted just before was missed and the castling
         # called rook first.
         assert self._game.node is not None
         self._game.touches_unknown = [self._game.node]
+        if under_way:
+            self._on_board_change(t, out)  # the last move under way, by the usual rules
         return True
+
+    def _mover_still_on_clock(self, board: chess.Board, plies: int) -> bool:
+        """The line's last move (of ``plies`` from ``board``) is not proven made: its
+        mover's clock still runs, or no clock has been seen yet (no press after it
+        known). The board's log holds every square a piece touched, so a queen slid
+        d8-e7-f6 is a "Qe7" in it while the hand is still on its way to f6: taken as
+        made, the game stood on displaced pieces when the queen landed (a daemon
+        restarted in mid-move, ``benchmarks.pihall --restart-at``)."""
+        if not self.settings.use_clock:
+            return False
+        mover = board.turn if plies % 2 else not board.turn
+        # No report since the start (a restart): the first one tells, as for a single
+        # move made while the daemon was down (``resume_clock_open``).
+        return self._clock is None or self._clock[2] in (None, COLOUR_NAMES[mover])
 
     def _recover_under_way(
         self, t: float, key: bytes, history: tuple[str, ...], out: list[DomainEvent], flipped: bool

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from benchmarks.daemonrun import RunningDaemon, pgn_moves, press_indices
 from benchmarks.daemonrun import daemon_env as run_env
-from drivers.sensors import BoardDump, ClockReport
+from drivers.sensors import BoardDump, ClockReport, SquareChange
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.handling import Timing, human_sensor_log
 from tests.daemon.test_resume import shipped_game
@@ -123,3 +123,45 @@ def test_a_new_game_set_up_while_the_clock_still_runs(tmp_path: Path) -> None:
     assert len(journals) == 2
     assert pgn_moves(journals[0]) == [m.uci() for m in moves_1]
     assert pgn_moves(journals[1]) == [m.uci() for m in moves_2]
+
+
+def test_a_restart_with_a_piece_set_down_on_its_way_loses_no_move(tmp_path: Path) -> None:
+    """Killed right after move 12; while it is down White castles and presses and
+    Black slides his queen d8-e7-f6 (``benchmarks.pihall --restart-at`` found it: a
+    hall's daemon killed in mid-round). Back with the queen set down on e7, the
+    board's log held a whole "Qe7", taken as made until the queen landed on f6:
+    displaced pieces from then on. Now Qe7 waits for Black's clock to prove it made,
+    the queen lands on f6, and every move is decided at its press: the PGN is whole."""
+    game = shipped_game(1)
+    moves = list(game.mainline_moves())[:18]
+    log = human_sensor_log(game.board(), moves, seed=21, with_clock=True, timing=BRISK)
+    presses = press_indices(log)
+    assert [m.uci() for m in moves[12:14]] == ["e1g1", "d8f6"]
+    on_its_way = next(
+        i
+        for i in range(presses[11], presses[13])
+        if isinstance(log[i], SquareChange) and (log[i].square, log[i].piece) == ("e7", "q")
+    )
+    cut = on_its_way + 1  # the queen set down on e7, on its way to f6
+    storage = tmp_path / "games"
+    with BoardEmulator(tmp_path) as emulator:
+        emulator.play(log[:1])
+        emulator.wait_played(10)
+        daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
+        try:
+            daemon.wait_for(lambda e: e["type"] == "game_start")
+            play_press_by_press(emulator, daemon, log[: presses[11]], 1, 1)
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == 12)
+            daemon.kill()
+            emulator.play(log[presses[11] : cut], speed=SPEED)  # the players play on
+            assert emulator.wait_played(60)
+            daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
+            daemon.wait_for(lambda e: e["type"] == "game_resumed")
+            time.sleep(0.3)
+            play_press_by_press(emulator, daemon, log, cut, 14)
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(moves))
+            assert not [e for e in daemon.seen if e["type"] in ("irregularity", "notice")]
+        finally:
+            assert daemon.stop() == 0
+    [journal] = sorted(storage.glob("*.jsonl"))
+    assert pgn_moves(journal) == [m.uci() for m in moves]

@@ -90,8 +90,10 @@ def test_three_moves_made_during_an_outage_come_back_from_the_boards_log(seed: i
     out = run(with_outage(log, 2, 5, eeprom=True))
     assert played(out) == [m.uci() for m in moves]
     [recovered] = of_type(out, "moves_recovered")
-    assert (recovered.moves, recovered.how) == (["b8c6", "f1b5", "a7a6"], "eeprom")
-    assert recovered.san == "2...Nc6 3. Bb5 a6"
+    # a6, the line's last, with Black's clock last seen running: decided at the
+    # first report after the outage (White's clock runs: Black pressed)
+    assert (recovered.moves, recovered.how) == (["b8c6", "f1b5"], "eeprom")
+    assert recovered.san == "2...Nc6 3. Bb5"
     assert kinds(out) == []
 
 

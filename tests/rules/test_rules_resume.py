@@ -302,5 +302,32 @@ def test_moves_the_board_s_log_gives_after_a_restart_are_recovered_not_one_move_
     _, out = after_restart(journal, events, RulesSettings())
     assert kinds(out) == []
     [recovered] = of_type(out, "moves_recovered")
-    assert (recovered.moves, recovered.how) == (made, "eeprom")
+    # Be7, the line's last, waits for the clock to prove it made (its press): the
+    # first report after the restart does (White's clock runs)
+    assert (recovered.moves, recovered.how) == (made[:-1], "eeprom")
     assert played(out) == [*made, "e2e3", "e8g8"]
+
+
+def test_a_piece_slid_through_a_square_on_its_way_is_not_taken_as_its_move():
+    """Killed with 6. Ng3 Bg4 in the journal; while the daemon is down White castles
+    and presses, and Black slides his queen d8-e7-f6: the board's log holds the queen
+    set down on e7, a whole "Qe7". The daemon comes back with the queen on e7 and
+    Black's clock running: Qe7 is not proven made. Taken as made, the game stood on
+    displaced pieces when the queen landed on f6 (``benchmarks.pihall --restart-at``):
+    O-O is recovered, and Black's move is decided at his press, where it landed."""
+    journal = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "f7f5", "b1c3", "f5e4", "c3e4",
+               "d7d5", "e4g3", "c8g4"]  # fmt: skip
+    shown = position([*journal, "e1g1", "d8e7"]).board_fen()
+    events: list[SensorEvent] = [
+        BoardDump(1.0, shown, _history(journal, ["e1g1", "d8e7"])),
+        ClockReport(1.01, 5566, 5539, "black"),
+        SquareChange(1.3, "e7", None),
+        SquareChange(1.6, "f6", "q"),
+        ClockReport(2.0, 5566, 5538, "white"),
+    ]
+    _, out = after_restart(journal, events, RulesSettings())
+    assert kinds(out) == []
+    [recovered] = of_type(out, "moves_recovered")
+    assert (recovered.moves, recovered.how) == (["e1g1"], "eeprom")
+    assert played(out) == ["e1g1", "d8f6"]
+    assert [e.type for e in out if e.type in ("move", "moves_recovered")][-1] == "move"
