@@ -438,7 +438,9 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
         for player in players:
             heard = len(figures.speech.get(player.board, []))
             if figures.restart is not None:  # moves said together after it: by the journal
-                heard = len(heard_plies(work / "games", player.board))
+                plies = range(1, len(player.expected) + 1)
+                heard = len(heard_plies(work / "games", player.board).intersection(plies))
+                figures.unspoken[player.board] = len(player.expected) - heard
             figures.alive.append(
                 alive.speech_check(
                     heard, len(player.expected), f"blind player at board {player.board}"

@@ -243,11 +243,31 @@ async def _follow(
             with contextlib.suppress(ValueError):
                 message = json.loads(raw[5:])
                 for board, uci in moves_in(message):
-                    seen.moves.setdefault(board, []).append(uci)
-                    seen.moves_at.setdefault(board, []).append(time.monotonic())
+                    _keep_move(seen, board, uci, _ply(message))
                 if fetches_boards:
                     _swap_boards(message, drawn, browser)
     return last_id
+
+
+def _ply(message: dict[str, Any]) -> int | None:
+    """The ply of a move message (an envelope's event, or a bare event)."""
+    event = message.get("event") if isinstance(message.get("event"), dict) else message
+    ply = event.get("ply")
+    return ply if isinstance(ply, int) and ply > 0 else None
+
+
+def _keep_move(seen: Seen, board: str, uci: str, ply: int | None) -> None:
+    """A move as the page shows it, by its ply: one the viewer has already (a restarted
+    daemon sends the game's moves again) is not a second move; one that differs
+    replaces it and what followed (a correction)."""
+    have = seen.moves.setdefault(board, [])
+    times = seen.moves_at.setdefault(board, [])
+    if ply is not None and ply <= len(have):
+        if have[ply - 1] == uci:
+            return
+        del have[ply - 1 :], times[ply - 1 :]
+    have.append(uci)
+    times.append(time.monotonic())
 
 
 def _catch_up(seen: Seen, snapshot: dict[str, Any]) -> None:
