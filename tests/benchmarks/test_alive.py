@@ -67,8 +67,47 @@ def test_a_hall_is_alive_only_with_every_board_whole(tmp_path: Path) -> None:
     features.relayed = lambda: {"1": GAME, "2": GAME[:1]}  # board 2 short of a move
     features.viewer = Viewer("http://127.0.0.1:9", page_ok=True, moves=dict(games))
     mqtt, page = features.checks(games, heard=None, wait=0)  # no speech in this run
-    assert not mqtt.alive and mqtt.seen == "1 of 2 boards whole, 4 of 5 moves"
+    assert not mqtt.alive and mqtt.seen.startswith("1 of 2 boards whole, 4 of 5 moves; ")
+    assert mqtt.seen.endswith("/relay.json did not answer")  # no relay in this test
     assert page.alive
+
+
+def test_a_board_the_relay_does_not_hold_whole_is_told_with_the_relay_s_reason(
+    tmp_path: Path,
+) -> None:
+    """What the relay says of the board it holds short (``/relay.json``): which of its
+    rules held the board's messages back."""
+    import http.server
+    import json
+    import threading
+
+    status = {"boards": {"2": {"held": 0, "rejected": {"a new game ... held": 1}},
+                         "1": {"held": 0}}}  # fmt: skip
+
+    class Relay(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps(status).encode()
+            self.send_response(200 if self.path == "/relay.json" else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Relay)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        features = Features(tmp_path)
+        features.relay_port = server.server_address[1]
+        features.relayed = lambda: {"1": GAME, "2": GAME[:1]}
+        check = features.mqtt_check({"1": GAME, "2": GAME[:2]}, wait=0)
+    finally:
+        server.shutdown()
+    assert not check.alive
+    assert check.seen.endswith(
+        '; relay on board 2: {"held": 0, "rejected": {"a new game ... held": 1}}'
+    ), check.seen
 
 
 def test_the_viewer_reads_moves_from_envelopes_and_bare_events() -> None:
