@@ -202,6 +202,12 @@ def test_pihall_kills_the_daemon_in_mid_round_and_every_output_comes_back(shared
         assert f"full: {output}: alive" in out, output
 
 
+def test_restart_moments_kills_the_daemon_while_the_players_play_on_and_says_if_whole():
+    out = run_benchmark("restart_moments", timeout=300)
+    assert "back after 1.00 s: whole" in out, out
+    assert "whole: 1 of 1 moments" in out, out
+
+
 def test_bus_order_prints_each_poll_orders_press_waits_and_the_line_budget(shared):
     out = run_benchmark("bus_order")
     waits = r"\d+ / \d+ / \d+ / \d+ \| [\d ]+"  # p50/p99/p99.9/max, each set's worst board
