@@ -45,6 +45,24 @@ def play_press_by_press(
         start = cut
 
 
+def killed_after(
+    emulator: BoardEmulator, storage: Path, log: list, presses: list[int], ply: int
+) -> RunningDaemon:
+    """A daemon on ``emulator`` that decided the first ``ply`` moves of ``log``, each at
+    its press, and was then killed (SIGKILL): returned, to be stopped."""
+    emulator.play(log[:1])
+    emulator.wait_played(10)
+    daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
+    try:
+        daemon.wait_for(lambda e: e["type"] == "game_start")
+        play_press_by_press(emulator, daemon, log[: presses[ply - 1]], 1, 1)
+        daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == ply)
+        time.sleep(0.3)
+    finally:
+        daemon.kill()
+    return daemon
+
+
 def test_a_restart_after_a_move_and_its_press_made_while_down(tmp_path: Path) -> None:
     """Killed between moves 9 and 10; while it is down Black moves and presses, so
     the clock seen running first after the restart is White's. The journal kept the
@@ -55,15 +73,8 @@ def test_a_restart_after_a_move_and_its_press_made_while_down(tmp_path: Path) ->
     presses = press_indices(log)
     storage = tmp_path / "games"
     with BoardEmulator(tmp_path, white_on_left=False) as emulator:
-        emulator.play(log[:1])
-        emulator.wait_played(10)
-        daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
+        daemon = killed_after(emulator, storage, log, presses, 9)
         try:
-            daemon.wait_for(lambda e: e["type"] == "game_start")
-            play_press_by_press(emulator, daemon, log[: presses[8]], 1, 1)
-            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == 9)
-            time.sleep(0.3)
-            daemon.kill()
             emulator.play(log[presses[8] : presses[9]], speed=SPEED)  # move 10 and its press
             assert emulator.wait_played(60)
             daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
@@ -145,14 +156,8 @@ def test_a_restart_with_a_piece_set_down_on_its_way_loses_no_move(tmp_path: Path
     cut = on_its_way + 1  # the queen set down on e7, on its way to f6
     storage = tmp_path / "games"
     with BoardEmulator(tmp_path) as emulator:
-        emulator.play(log[:1])
-        emulator.wait_played(10)
-        daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
+        daemon = killed_after(emulator, storage, log, presses, 12)
         try:
-            daemon.wait_for(lambda e: e["type"] == "game_start")
-            play_press_by_press(emulator, daemon, log[: presses[11]], 1, 1)
-            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == 12)
-            daemon.kill()
             emulator.play(log[presses[11] : cut], speed=SPEED)  # the players play on
             assert emulator.wait_played(60)
             daemon = RunningDaemon(emulator.port_path, storage, daemon_env())

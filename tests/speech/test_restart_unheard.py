@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from daemon.app import Daemon
 from daemon.config import load_text
 from daemon.speech.restart import MOST_SAID_AGAIN, unheard_moves
 from drivers.simulators.emulator import BoardEmulator
+from tests.daemon.test_one_daemon import _until
 
 
 def move(ply: int, uci: str = "e2e4") -> dict[str, Any]:
@@ -101,15 +101,6 @@ HALL = (
     'boards:\n  - {{id: "5", port: "{port}", speak: true}}\n'
     "speech:\n  engine: text\n"
 )
-
-
-async def _until(condition: Any, timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.05)
-    return bool(condition())
 
 
 @pytest.mark.parametrize("killed_before_heard", [True, False])
