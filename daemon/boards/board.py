@@ -142,7 +142,8 @@ class Board:
         self.connected: bool | None = None
         self.detail = "not yet read"
         self.known: list[dict[str, Any]] = []  # a resumed game's events, for speech and page
-        #: the resumed game's journal as it was found (``resume``), its game's board's
+        #: the journal's events of the game resumed at the start (``resume``), as found
+        #: before the restart added any; a bound board reads its game's board's
         self.resumed_events: list[dict[str, Any]] = []
         self._hub = hub
         #: what the board said while the page was starting; None once it is up or is
@@ -380,9 +381,10 @@ class Board:
             speech_first=self.speech_first,
         )
         own = None if self.game is self else self.id  # a bound board's lines name it
-        self.speech.unheard = [
-            from_dict(move) for move in unheard_moves(self.game.resumed_events, own)
-        ]
+        unheard = unheard_moves(self.game.resumed_events, own)
+        # lenient: a damaged line is still handed on, and the announcer logs what it
+        # cannot say (a restart never fails on it)
+        self.speech.unheard = [from_dict(line, lenient=True) for line in unheard]
         self.speech.start(announcer)
         return announcer
 
