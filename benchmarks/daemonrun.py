@@ -29,16 +29,20 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import chess
 import chess.pgn
 
 from benchmarks.common import ROOT
 from benchmarks.cpugroups import CpuGroup, ProcessGroups, enter
-from benchmarks.processes import free_port, thread_states
+from benchmarks.processes import descendants, free_port, thread_states
 from daemon.files import resources
 from drivers.sensors import ClockReport, SensorEvent
+from drivers.simulators.handling import Timing
+
+if TYPE_CHECKING:
+    from drivers.simulators.emulator import BoardEmulator
 
 Predicate = Callable[[dict[str, Any]], bool]
 
@@ -155,6 +159,56 @@ def press_indices(log: list[SensorEvent]) -> list[int]:
                 marks.append(index + 1)
             running = event.running
     return marks
+
+
+#: Brisk human hands (a move in 0.5-1.5 s of thought, a press 0.2-0.5 s after it),
+#: played ``PRESS_BY_PRESS_SPEED`` times faster: the restart trials' games.
+BRISK = Timing(think=(0.5, 1.5), before_press=(0.2, 0.5))
+PRESS_BY_PRESS_SPEED = 20.0
+
+
+def play_press_by_press(
+    emulator: BoardEmulator,
+    daemon: RunningDaemon,
+    log: list[SensorEvent],
+    start: int,
+    first_ply: int,
+    speed: float = PRESS_BY_PRESS_SPEED,
+) -> None:
+    """Play ``log`` from ``start``, one move at a time: each move must be decided at
+    its own press, before the next move is played (not a press late)."""
+    cuts = [i for i in press_indices(log) if i > start] + [len(log)]
+    ply = first_ply
+    for cut in cuts:
+        emulator.play(log[start:cut], speed=speed)
+        assert emulator.wait_played(60)
+        if cut != len(log):
+            daemon.wait_for(lambda e, p=ply: e["type"] == "move" and e["ply"] == p, timeout=10)
+            ply += 1
+        start = cut
+
+
+def killed_after(
+    emulator: BoardEmulator,
+    storage: Path,
+    log: list[SensorEvent],
+    ply: int,
+    speed: float = PRESS_BY_PRESS_SPEED,
+) -> RunningDaemon:
+    """A daemon on ``emulator`` that decided the first ``ply`` moves of ``log`` (played
+    ``speed`` times faster, the settle time shrunk alike), each at its press, and was
+    then killed (SIGKILL): returned, to be stopped."""
+    emulator.play(log[:1])
+    emulator.wait_played(10)
+    daemon = RunningDaemon(emulator.port_path, storage, daemon_env(0.6 / speed))
+    try:
+        daemon.wait_for(lambda e: e["type"] == "game_start")
+        play_press_by_press(emulator, daemon, log[: press_indices(log)[ply - 1]], 1, 1, speed)
+        daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == ply)
+        time.sleep(0.3)
+    finally:
+        daemon.kill()
+    return daemon
 
 
 def clock_tick(played: list[SensorEvent], seconds: float) -> ClockReport | None:
@@ -366,8 +420,6 @@ class BudgetDaemon:
         """As a crash (or the OOM killer) would: SIGKILL, no goodbye; then what systemd
         does when a unit's main process dies: the processes left in its group (the
         speech's player) are killed too."""
-        from benchmarks.processes import descendants
-
         left = descendants(self.pid)
         with contextlib.suppress(ProcessLookupError):
             self.process.send_signal(signal.SIGKILL)

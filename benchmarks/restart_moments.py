@@ -25,18 +25,17 @@ from pathlib import Path
 
 from benchmarks.common import footer, header
 from benchmarks.daemonrun import (
+    BRISK,
     FeedTimeout,
     RunningDaemon,
     daemon_env,
+    killed_after,
     pgn_moves,
     press_indices,
     shipped_games,
 )
 from drivers.simulators.emulator import BoardEmulator
-from drivers.simulators.handling import Timing, human_sensor_log
-
-SPEED = 20.0  # the moves before the kill, each decided at its press
-BRISK = Timing(think=(0.5, 1.5), before_press=(0.2, 0.5))
+from drivers.simulators.handling import human_sensor_log
 
 
 def one_moment(work: Path, game: int, after: int, plies: int, moment: float) -> str:
@@ -44,21 +43,12 @@ def one_moment(work: Path, game: int, after: int, plies: int, moment: float) -> 
     chosen = shipped_games()[game - 1]
     moves = list(chosen.mainline_moves())[:plies]
     log = human_sensor_log(chosen.board(), moves, seed=21, with_clock=True, timing=BRISK)
-    presses = press_indices(log)
     storage = work / "games"
     seen: list[dict] = []
     with BoardEmulator(work) as emulator:
-        emulator.play(log[:1])
-        emulator.wait_played(10)
-        daemon = RunningDaemon(emulator.port_path, storage, daemon_env(0.6 / SPEED))
+        daemon = killed_after(emulator, storage, log, after)
         try:
-            daemon.wait_for(lambda e: e["type"] == "game_start")
-            for ply, cut in enumerate(presses[:after], 1):
-                emulator.play(log[presses[ply - 2] if ply > 1 else 1 : cut], speed=SPEED)
-                emulator.wait_played(60)
-                daemon.wait_for(lambda e, p=ply: e["type"] == "move" and e["ply"] == p)
-            daemon.kill()
-            emulator.play(log[presses[after - 1] :], speed=1.0)  # the players play on
+            emulator.play(log[press_indices(log)[after - 1] :], speed=1.0)  # play on
             time.sleep(moment)
             daemon = RunningDaemon(emulator.port_path, storage, daemon_env(0.6))
             emulator.wait_played(300)

@@ -14,53 +14,26 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from benchmarks.daemonrun import RunningDaemon, pgn_moves, press_indices
+from benchmarks.daemonrun import (
+    BRISK,
+    PRESS_BY_PRESS_SPEED,
+    RunningDaemon,
+    killed_after,
+    pgn_moves,
+    play_press_by_press,
+    press_indices,
+)
 from benchmarks.daemonrun import daemon_env as run_env
 from drivers.sensors import BoardDump, ClockReport, SquareChange
 from drivers.simulators.emulator import BoardEmulator
-from drivers.simulators.handling import Timing, human_sensor_log
+from drivers.simulators.handling import human_sensor_log
 from tests.daemon.test_resume import shipped_game
 
-SPEED = 20.0
-BRISK = Timing(think=(0.5, 1.5), before_press=(0.2, 0.5))
+SPEED = PRESS_BY_PRESS_SPEED
 
 
 def daemon_env() -> dict[str, str]:
     return run_env(0.6 / SPEED)
-
-
-def play_press_by_press(
-    emulator: BoardEmulator, daemon: RunningDaemon, log: list, start: int, first_ply: int
-) -> None:
-    """Play ``log`` from ``start``, one move at a time: each move must be decided at
-    its own press, before the next move is played (not a press late)."""
-    cuts = [i for i in press_indices(log) if i > start] + [len(log)]
-    ply = first_ply
-    for cut in cuts:
-        emulator.play(log[start:cut], speed=SPEED)
-        assert emulator.wait_played(60)
-        if cut != len(log):
-            daemon.wait_for(lambda e, p=ply: e["type"] == "move" and e["ply"] == p, timeout=10)
-            ply += 1
-        start = cut
-
-
-def killed_after(
-    emulator: BoardEmulator, storage: Path, log: list, presses: list[int], ply: int
-) -> RunningDaemon:
-    """A daemon on ``emulator`` that decided the first ``ply`` moves of ``log``, each at
-    its press, and was then killed (SIGKILL): returned, to be stopped."""
-    emulator.play(log[:1])
-    emulator.wait_played(10)
-    daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
-    try:
-        daemon.wait_for(lambda e: e["type"] == "game_start")
-        play_press_by_press(emulator, daemon, log[: presses[ply - 1]], 1, 1)
-        daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == ply)
-        time.sleep(0.3)
-    finally:
-        daemon.kill()
-    return daemon
 
 
 def test_a_restart_after_a_move_and_its_press_made_while_down(tmp_path: Path) -> None:
@@ -73,7 +46,7 @@ def test_a_restart_after_a_move_and_its_press_made_while_down(tmp_path: Path) ->
     presses = press_indices(log)
     storage = tmp_path / "games"
     with BoardEmulator(tmp_path, white_on_left=False) as emulator:
-        daemon = killed_after(emulator, storage, log, presses, 9)
+        daemon = killed_after(emulator, storage, log, 9)
         try:
             emulator.play(log[presses[8] : presses[9]], speed=SPEED)  # move 10 and its press
             assert emulator.wait_played(60)
@@ -156,7 +129,7 @@ def test_a_restart_with_a_piece_set_down_on_its_way_loses_no_move(tmp_path: Path
     cut = on_its_way + 1  # the queen set down on e7, on its way to f6
     storage = tmp_path / "games"
     with BoardEmulator(tmp_path) as emulator:
-        daemon = killed_after(emulator, storage, log, presses, 12)
+        daemon = killed_after(emulator, storage, log, 12)
         try:
             emulator.play(log[presses[11] : cut], speed=SPEED)  # the players play on
             assert emulator.wait_played(60)
