@@ -591,13 +591,13 @@ class _Storms:
 def heard_plies(storage: Path, board: str) -> set[int]:
     """The plies the board's journal has as heard on its earphone (``type: speech``,
     ``outcome: heard``): a restart's moves said together in one phrase count each."""
+    from daemon.storage.journal import journals, read_events
+
     plies: set[int] = set()
-    for path in storage.glob(f"board-{board}/*.jsonl"):
-        for line in path.read_text().splitlines():
-            with contextlib.suppress(ValueError):
-                event = json.loads(line)
-                if event.get("type") == "speech" and event.get("outcome") == "heard":
-                    plies.update(p for p in event.get("plies") or [] if isinstance(p, int))
+    for path in journals(storage / f"board-{board}"):
+        for event in read_events(path):
+            if event.get("type") == "speech" and event.get("outcome") == "heard":
+                plies.update(p for p in event.get("plies") or [] if isinstance(p, int))
     return plies
 
 
