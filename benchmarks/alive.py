@@ -210,13 +210,7 @@ class Features:
 
     def relayed(self) -> dict[str, list[str]]:
         """Each board's moves on the relay's ``/state.json``."""
-        url = f"http://127.0.0.1:{self.relay_port}/state.json"
-        try:
-            with urllib.request.urlopen(url, timeout=10) as response:
-                state = json.loads(response.read())
-        except (OSError, ValueError):
-            return {}
-        boards = state.get("boards") or {}
+        boards = self._relay_boards("state.json") or {}
         return {
             str(board): [str(m.get("uci")) for m in (game or {}).get("moves") or []]
             for board, game in boards.items()
@@ -251,14 +245,21 @@ class Features:
         seen = _tally(relayed, games) + ("" if whole else self._why_not(relayed, games))
         return Check("MQTT relay holds every move", whole, seen)
 
+    def _relay_boards(self, page: str) -> dict[str, Any] | None:
+        """The ``boards`` of one of the relay's JSON pages; None if it did not answer."""
+        url = f"http://127.0.0.1:{self.relay_port}/{page}"
+        try:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                found = json.loads(response.read())
+        except (OSError, ValueError):
+            return None
+        return (found.get("boards") or {}) if isinstance(found, dict) else {}
+
     def _why_not(self, relayed: dict[str, list[str]], games: dict[str, list[str]]) -> str:
         """What the relay says (``/relay.json``) of each board it does not hold whole:
         its sequence, messages held or rejected and why, a restart held."""
-        url = f"http://127.0.0.1:{self.relay_port}/relay.json"
-        try:
-            with urllib.request.urlopen(url, timeout=10) as response:
-                boards = json.loads(response.read()).get("boards") or {}
-        except (OSError, ValueError):
+        boards = self._relay_boards("relay.json")
+        if boards is None:
             return "; /relay.json did not answer"
         short = [b for b, moves in games.items() if relayed.get(b) != moves]
         return "".join(f"; relay on board {b}: {json.dumps(boards.get(b))}" for b in short)
