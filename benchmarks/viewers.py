@@ -81,7 +81,6 @@ class Seen:
     fetch_bytes: int = 0
     fetch_errors: int = 0
     reconnects: int = 0  # feeds it opened again (storms, the daemon's restarts)
-    restarts: int = 0  # of which the feed had ended, or would not open (a restart)
     error: str = ""
 
 
@@ -209,7 +208,6 @@ async def view(
                 except (aiohttp.ClientError, OSError):  # the daemon down (restarted)
                     pass
                 if storm is None or storm not in done:  # it ended, or never opened: a retry
-                    seen.restarts += 1
                     await asyncio.sleep(FEED_RETRY)
                 seen.reconnects += 1
     except (aiohttp.ClientError, OSError) as error:
