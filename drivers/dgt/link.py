@@ -31,6 +31,7 @@ from typing import Any
 import serial
 
 from drivers.dgt import protocol
+from drivers.dgt.backlog import StartupBacklog
 from drivers.dgt.clockmap import ClockInterpreter, SimpleClockInterpreter
 from drivers.dgt.portreader import PortReader
 from drivers.dgt.protocol import (
@@ -157,6 +158,8 @@ class BoardLink:
         #: the board's pictures when last known, before this link (``expect_placements``)
         self._known_before: tuple[tuple[int, ...], ...] = ()
         self._known_recent: tuple[tuple[int, int], ...] = ()  # their last field updates
+        #: what the board said during the start-up, from its dump on (``backlog``)
+        self._backlog: StartupBacklog | None = None
         self._wake = asyncio.Event()
         self._timer: asyncio.TimerHandle | None = None  # the session's (``_arm``)
         self._due_at = 0.0  # when it fires
@@ -307,6 +310,7 @@ class BoardLink:
                 if not waiter.done():
                     waiter.cancel()
         self._waiters.clear()
+        self._backlog = None
         if self._clock_waiter is not None and not self._clock_waiter.done():
             self._clock_waiter.set_exception(ClockCommandError("the board was lost"))
 
@@ -328,12 +332,17 @@ class BoardLink:
         self._shadow.forget()
         self._recent_updates.clear()
         dump_waiter = self._expect(BoardDumpMessage)
+        self._backlog = backlog = StartupBacklog()  # the players do not wait for it
         self._write(protocol.request_board())
         dump = await self._await(dump_waiter, "board dump")
         assert isinstance(dump, BoardDumpMessage)  # the waiter is for that kind
         history: list[str] | None = None
         if candidates and dump.codes not in candidates:
-            history = await self._read_history(candidates, dump.codes, recent)
+            logged = await self._read_log()
+            dump = BoardDumpMessage(backlog.logged_picture(dump.codes))
+            if logged is not None:
+                history = self._history(logged, candidates, dump.codes, recent)
+        self._backlog = None
         self._known_before, self._known_recent = (), ()  # this start-up has them now
         self._connected = True
         self.connections += 1
@@ -345,6 +354,8 @@ class BoardLink:
         if history and isinstance(events[0], BoardDump):
             events[0] = replace(events[0], history=tuple(history))
         self._emit(events)
+        for message in backlog.after_picture():  # as if read just now, in order
+            self._handle(message)
         # The clock's times now, not at its next change: the clock interpreter learns
         # which side is White from them before anybody presses (a resumed game).
         self._write(protocol.request_clock())
@@ -354,17 +365,11 @@ class BoardLink:
         if "rfcomm" in (self.port_path or ""):  # battery status: Bluetooth boards only
             self._write(protocol.request_battery())
 
-    async def _read_history(
-        self,
-        candidates: tuple[tuple[int, ...], ...],
-        after: tuple[int, ...],
-        recent: tuple[tuple[int, int], ...],
-    ) -> list[str] | None:
-        """The board changed while the link (or the daemon) was away: ask its EEPROM
-        log what it passed through meanwhile (``protocol.ee_history``) from the first
-        of ``candidates`` (its last known pictures) that the log leads on from, so the
-        moves made can be recovered. A board without the log, or one that does not
-        answer in time, gives None: the rules core then searches for the moves itself."""
+    async def _read_log(self) -> list[protocol.EeEvent] | None:
+        """The board changed while the link (or the daemon) was away: its EEPROM log,
+        read so the moves made meanwhile can be recovered (``_history``). A board
+        without the log, or one that does not answer in time, gives None: the rules
+        core then searches for the moves itself."""
         waiter = self._expect(EeMoves)
         self._write(protocol.check_command(protocol.request_ee_moves(), ee_moves=True))
         assert self._lost is not None
@@ -390,7 +395,18 @@ class BoardLink:
         message = waiter.result()
         assert isinstance(message, EeMoves)  # the waiter is for that kind
         self.eeprom_reads += 1
-        events = message.events()
+        return message.events()
+
+    @staticmethod
+    def _history(
+        events: list[protocol.EeEvent],
+        candidates: tuple[tuple[int, ...], ...],
+        after: tuple[int, ...],
+        recent: tuple[tuple[int, int], ...],
+    ) -> list[str] | None:
+        """What the log says the board passed through (``protocol.ee_history``), from
+        the first of ``candidates`` (its last known pictures) it leads on from to
+        ``after``, the picture it ends on."""
         for before in candidates:
             history = protocol.ee_history(events, before, after, recent)
             if history is not None:
@@ -523,6 +539,8 @@ class BoardLink:
         for waiter in self._waiters.pop(type(message), []):
             if not waiter.done():
                 waiter.set_result(message)
+        if self._backlog is not None and self._backlog.keep(message):
+            return  # handled once the start-up has reported the board's picture
         match message:
             case FieldUpdate():
                 if self._connected:

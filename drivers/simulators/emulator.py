@@ -219,6 +219,9 @@ class BoardEmulator:
         self.silent = False
         #: pull the cable the next time the link asks for the EEPROM log (once)
         self.unplug_when_log_asked = False
+        #: a hand that goes on playing while the link starts up: the changes made
+        #: just after the board answered a command (by its code), once each
+        self.changes_after_answer: dict[int, list[tuple[str, str | None]]] = {}
         self.drop_clock_acks = 0  # how many of the next clock acks to lose
         #: the DGT 3000 in "mode 23", the only mode that takes a SetNRun; out of it
         #: (a clock set by hand to a time control of its own) SetNRun gets the
@@ -478,6 +481,11 @@ class BoardEmulator:
     # -- answering commands ---------------------------------------------------
 
     def _answer(self, command: ReceivedCommand) -> None:
+        self._answer_command(command)
+        for square, piece in self.changes_after_answer.pop(command.code, ()):
+            self.set_square(square, piece)
+
+    def _answer_command(self, command: ReceivedCommand) -> None:
         code = command.code
         if code == Command.SEND_EE_MOVES and self.unplug_when_log_asked:
             self.unplug_when_log_asked = False  # the cable out in the middle of start-up

@@ -384,3 +384,45 @@ async def test_a_board_lost_while_its_log_is_read_is_asked_again_at_the_next_att
         await r.close()
     finally:
         emulator.stop()
+
+
+async def test_a_piece_set_down_while_the_link_starts_up_is_reported_after_its_picture(rig):
+    """The players do not wait for the link: a change the board reports just after
+    its start-up dump comes after the dump, not never."""
+    emulator = BoardEmulator().start()
+    try:
+        emulator.changes_after_answer[protocol.Command.SEND_BRD] = [("e2", None), ("e4", "P")]
+        r = Rig(emulator)
+        await until(lambda: len(r.of(SquareChange)) == 2)
+        dump, *changes = r.board_changes()
+        assert dump == BoardDump(dump.t, START_PLACEMENT)
+        assert [(c.square, c.piece) for c in changes] == [("e2", None), ("e4", "P")]
+        assert r.link.placement == emulator.placement
+        await r.close()
+    finally:
+        emulator.stop()
+
+
+async def test_moves_made_while_a_restarted_daemon_reads_the_log_are_all_reported():
+    """A daemon restarted in mid-game: the board shows a move more than the journal,
+    so its log is read; meanwhile the opponent replies (before the log is sent) and
+    the next move begins (after it). The reply is in the picture and in the log's
+    history; the next move's changes come after the picture. Thrown away, the pawn
+    on c4 was never seen, and the game stood on displaced pieces (issue 28)."""
+    emulator = BoardEmulator().start()
+    try:
+        for square, piece in (("e2", None), ("e4", "P")):
+            emulator.set_square(square, piece)
+        emulator.changes_after_answer[protocol.Command.SEND_BRD] = [("e7", None), ("e5", "p")]
+        emulator.changes_after_answer[protocol.Command.SEND_EE_MOVES] = [("d2", None), ("d4", "P")]
+        r = Rig(emulator)
+        r.link.expect_placements([START_PLACEMENT])
+        await until(lambda: len(r.of(SquareChange)) == 2)
+        dump, *changes = r.board_changes()
+        assert dump.placement == "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR"
+        assert dump.history is not None and dump.history[-1] == dump.placement, dump.history
+        assert [(c.square, c.piece) for c in changes] == [("d2", None), ("d4", "P")]
+        assert r.link.placement == emulator.placement
+        await r.close()
+    finally:
+        emulator.stop()
