@@ -24,6 +24,7 @@ from benchmarks.daemonrun import (
     press_indices,
 )
 from benchmarks.daemonrun import daemon_env as run_env
+from drivers.dgt import protocol
 from drivers.sensors import BoardDump, ClockReport, SquareChange
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.handling import human_sensor_log
@@ -137,6 +138,45 @@ def test_a_restart_with_a_piece_set_down_on_its_way_loses_no_move(tmp_path: Path
             daemon.wait_for(lambda e: e["type"] == "game_resumed")
             time.sleep(0.3)
             play_press_by_press(emulator, daemon, log, cut, 14)
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(moves))
+            assert not [e for e in daemon.seen if e["type"] in ("irregularity", "notice")]
+        finally:
+            assert daemon.stop() == 0
+    [journal] = sorted(storage.glob("*.jsonl"))
+    assert pgn_moves(journal) == [m.uci() for m in moves]
+
+
+def test_a_move_made_while_the_restarted_daemon_reads_the_log_is_not_lost(
+    tmp_path: Path,
+) -> None:
+    """Killed right after move 12; while it is down White castles and Black replies,
+    both pressed, and White lifts his c-pawn. Back, the daemon finds the board moved
+    on and reads its log; the pawn is set down on c4 meanwhile
+    (``benchmarks.restart_moments`` at 5 s). Its field update came while the link
+    was starting up and was thrown away: O-O was decided at c4's press, and the game
+    stood on displaced pieces. Now every move is decided and the PGN is whole."""
+    game = shipped_game(1)
+    moves = list(game.mainline_moves())[:18]
+    log = human_sensor_log(game.board(), moves, seed=21, with_clock=True, timing=BRISK)
+    presses = press_indices(log)
+    assert [m.uci() for m in moves[12:15]] == ["e1g1", "d8f6", "c2c4"]
+    pawn_down = next(
+        i
+        for i in range(presses[12], presses[14])
+        if isinstance(log[i], SquareChange) and (log[i].square, log[i].piece) == ("c4", "P")
+    )
+    storage = tmp_path / "games"
+    with BoardEmulator(tmp_path) as emulator:
+        daemon = killed_after(emulator, storage, log, 12)
+        try:
+            emulator.play(log[presses[11] : pawn_down], speed=SPEED)  # played on
+            assert emulator.wait_played(60)
+            emulator.changes_after_answer[protocol.Command.SEND_EE_MOVES] = [("c4", "P")]
+            daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
+            daemon.wait_for(lambda e: e["type"] == "game_resumed")
+            assert not emulator.changes_after_answer, "the log was never read"
+            time.sleep(0.3)
+            play_press_by_press(emulator, daemon, log, pawn_down + 1, 15)
             daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(moves))
             assert not [e for e in daemon.seen if e["type"] in ("irregularity", "notice")]
         finally:
