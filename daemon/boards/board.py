@@ -352,11 +352,16 @@ class Board:
         return self.pipeline is not None and self.pipeline.arbiter_deciding
 
     def _show(self, data: dict[str, Any]) -> None:
+        # Until this board is handed to the page, what it decides waits for its game's
+        # history there, even when the page is up: the boards are handed over one by
+        # one and read in between, and a resumed board's move shown before its game
+        # went to viewers ahead of it (a hall's viewers short after a restart).
+        if self._page_backlog is not None:
+            self._page_backlog.append(data)
+            return
         hub = self._hub()
         if hub is not None:  # the HTTP and MQTT edge: the feed's dicts
             hub.publish(self.id, data)
-        elif self._page_backlog is not None:
-            self._page_backlog.append(data)  # the page is starting
 
     # -- after READY: speech and page ----------------------------------------------------------
 

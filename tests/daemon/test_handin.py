@@ -50,7 +50,7 @@ class Hall:
     """A daemon of several boards on simulated time, with the page's hub fed as the
     running daemon feeds it."""
 
-    def __init__(self, text: str, storage: Path, t: float = 0.0) -> None:
+    def __init__(self, text: str, storage: Path, t: float = 0.0, *, to_page: bool = True) -> None:
         self.settings = load_text(text, "hall.yaml", environ={})
         self.scheduler = SimulatedScheduler(t)
         self.daemon = Daemon(
@@ -67,10 +67,11 @@ class Hall:
         for board in self.daemon.boards.values():  # as Daemon.start does
             board.resume()
             board.keep_known()
-        self.daemon.hub = self.hub
-        for board in self.daemon.boards.values():
-            board.hand_to_page(self.hub)
         self.t = t
+        if to_page:
+            self.daemon.hub = self.hub
+            for board in self.daemon.boards.values():
+                board.hand_to_page(self.hub)
 
     def at(self, board: str, event_of_t) -> None:
         self.t += 1.0
@@ -352,4 +353,32 @@ def test_a_day_of_games_keeps_the_finished_ones_not_one_entry_a_game(tmp_path: P
     folder = tmp_path / "hand-in" / "Hall-Club-Championship"
     assert (folder / "round-3-board-01-Carlsen-Nepomniachtchi.pgn").is_file()
     assert [g.headers["Result"] for g in _games(folder / "round-3.pgn")] == ["1-0"]
+    hall.close()
+
+
+def test_a_move_decided_before_its_board_is_handed_to_the_page_reaches_it_in_order(
+    tmp_path: Path,
+) -> None:
+    """After READY the page comes up and the boards are handed to it one by one, the
+    boards read in between. A resumed board's move decided after the page was up but
+    before its own turn went to the page before the board's game, and the page's
+    record lost it: a viewer was short of moves after a hall's daemon restarted
+    (``benchmarks.pihall --restart-at``, issue 28)."""
+    hall = Hall(HALL, tmp_path)
+    hall.play("2", LINES["2"][:1])
+    hall.close()
+    hall = Hall(HALL, tmp_path, t=1000.0, to_page=False)
+    hall.daemon.hub = hall.hub  # the page is up; board 1 is handed to it first
+    hall.daemon.boards["1"].hand_to_page(hall.hub)
+    position = chess.Board()
+    for uci in LINES["2"]:
+        position.push_uci(uci)
+        placement = position.board_fen()
+        hall.at("2", lambda t, p=placement: BoardDump(t, p))
+    hall.daemon.boards["2"].hand_to_page(hall.hub)
+    record = hall.hub.boards["2"].record
+    assert [m.uci for m in record.moves] == LINES["2"]
+    shown = [e[2] for e in hall.hub.history if e[1] == "2"]
+    kinds = [e["type"] for e in shown if e["type"] in ("game_start", "game_resumed", "move")]
+    assert kinds == ["game_start", "move", "game_resumed", "move"]
     hall.close()
