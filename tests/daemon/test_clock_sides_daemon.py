@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -110,6 +111,49 @@ def test_a_new_game_set_up_while_the_clock_still_runs(tmp_path: Path) -> None:
     assert pgn_moves(journals[1]) == [m.uci() for m in moves_2]
 
 
+def _set_down(log: list, start: int, end: int, square: str, piece: str) -> int:
+    """Where in ``log[start:end]`` the piece is set down on the square."""
+    return next(
+        i
+        for i in range(start, end)
+        if isinstance(log[i], SquareChange) and (log[i].square, log[i].piece) == (square, piece)
+    )
+
+
+def _restarted_at(
+    tmp_path: Path,
+    log: list,
+    moves: list,
+    cut: int,
+    set_up: Callable[[BoardEmulator], None] = lambda emulator: None,
+    resume_from: int | None = None,
+) -> None:
+    """Killed right after move 12, the players play on up to ``cut`` while it is down;
+    started again (the board ``set_up`` for it first), it must decide every later move
+    (played from ``resume_from``, else ``cut``) at its press with no irregularity or
+    notice, and the PGN must be whole."""
+    presses = press_indices(log)
+    storage = tmp_path / "games"
+    with BoardEmulator(tmp_path) as emulator:
+        daemon = killed_after(emulator, storage, log, 12)
+        try:
+            emulator.play(log[presses[11] : cut], speed=SPEED)  # the players play on
+            assert emulator.wait_played(60)
+            set_up(emulator)
+            daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
+            daemon.wait_for(lambda e: e["type"] == "game_resumed")
+            time.sleep(0.3)
+            start = cut if resume_from is None else resume_from
+            first_ply = 1 + sum(1 for i in presses if i <= start)
+            play_press_by_press(emulator, daemon, log, start, first_ply)
+            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(moves))
+            assert not [e for e in daemon.seen if e["type"] in ("irregularity", "notice")]
+        finally:
+            assert daemon.stop() == 0
+    [journal] = sorted(storage.glob("*.jsonl"))
+    assert pgn_moves(journal) == [m.uci() for m in moves]
+
+
 def test_a_restart_with_a_piece_set_down_on_its_way_loses_no_move(tmp_path: Path) -> None:
     """Killed right after move 12; while it is down White castles and presses and
     Black slides his queen d8-e7-f6 (``benchmarks.pihall --restart-at`` found it: a
@@ -122,28 +166,8 @@ def test_a_restart_with_a_piece_set_down_on_its_way_loses_no_move(tmp_path: Path
     log = human_sensor_log(game.board(), moves, seed=21, with_clock=True, timing=BRISK)
     presses = press_indices(log)
     assert [m.uci() for m in moves[12:14]] == ["e1g1", "d8f6"]
-    on_its_way = next(
-        i
-        for i in range(presses[11], presses[13])
-        if isinstance(log[i], SquareChange) and (log[i].square, log[i].piece) == ("e7", "q")
-    )
-    cut = on_its_way + 1  # the queen set down on e7, on its way to f6
-    storage = tmp_path / "games"
-    with BoardEmulator(tmp_path) as emulator:
-        daemon = killed_after(emulator, storage, log, 12)
-        try:
-            emulator.play(log[presses[11] : cut], speed=SPEED)  # the players play on
-            assert emulator.wait_played(60)
-            daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
-            daemon.wait_for(lambda e: e["type"] == "game_resumed")
-            time.sleep(0.3)
-            play_press_by_press(emulator, daemon, log, cut, 14)
-            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(moves))
-            assert not [e for e in daemon.seen if e["type"] in ("irregularity", "notice")]
-        finally:
-            assert daemon.stop() == 0
-    [journal] = sorted(storage.glob("*.jsonl"))
-    assert pgn_moves(journal) == [m.uci() for m in moves]
+    on_its_way = _set_down(log, presses[11], presses[13], "e7", "q")
+    _restarted_at(tmp_path, log, moves, on_its_way + 1)  # the queen on e7, on its way
 
 
 def test_a_move_made_while_the_restarted_daemon_reads_the_log_is_not_lost(
@@ -160,26 +184,13 @@ def test_a_move_made_while_the_restarted_daemon_reads_the_log_is_not_lost(
     log = human_sensor_log(game.board(), moves, seed=21, with_clock=True, timing=BRISK)
     presses = press_indices(log)
     assert [m.uci() for m in moves[12:15]] == ["e1g1", "d8f6", "c2c4"]
-    pawn_down = next(
-        i
-        for i in range(presses[12], presses[14])
-        if isinstance(log[i], SquareChange) and (log[i].square, log[i].piece) == ("c4", "P")
-    )
-    storage = tmp_path / "games"
-    with BoardEmulator(tmp_path) as emulator:
-        daemon = killed_after(emulator, storage, log, 12)
-        try:
-            emulator.play(log[presses[11] : pawn_down], speed=SPEED)  # played on
-            assert emulator.wait_played(60)
-            emulator.changes_after_answer[protocol.Command.SEND_EE_MOVES] = [("c4", "P")]
-            daemon = RunningDaemon(emulator.port_path, storage, daemon_env())
-            daemon.wait_for(lambda e: e["type"] == "game_resumed")
-            assert not emulator.changes_after_answer, "the log was never read"
-            time.sleep(0.3)
-            play_press_by_press(emulator, daemon, log, pawn_down + 1, 15)
-            daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(moves))
-            assert not [e for e in daemon.seen if e["type"] in ("irregularity", "notice")]
-        finally:
-            assert daemon.stop() == 0
-    [journal] = sorted(storage.glob("*.jsonl"))
-    assert pgn_moves(journal) == [m.uci() for m in moves]
+    pawn_down = _set_down(log, presses[12], presses[14], "c4", "P")
+
+    boards: list[BoardEmulator] = []
+
+    def during_the_log_read(emulator: BoardEmulator) -> None:
+        emulator.changes_after_answer[protocol.Command.SEND_EE_MOVES] = [("c4", "P")]
+        boards.append(emulator)
+
+    _restarted_at(tmp_path, log, moves, pawn_down, during_the_log_read, pawn_down + 1)
+    assert not boards[0].changes_after_answer, "the board's log was never read"
