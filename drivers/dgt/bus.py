@@ -297,6 +297,10 @@ class _Board(Record):
     held: list[FieldUpdate | EeClockTime] = field(default_factory=list)
     clock_now: bool = False  # a press and no reading to tell it with: the clock first
     reading: ClockTimes | None = None  # the clock as it last stood (read, or pressed since)
+    #: the side to move (left, right) the last clock told showed, read or pressed
+    told_to_move: tuple[bool, bool] | None = None
+    #: a reading showing a press its changes have not brought yet: told after them
+    clock_after_changes: ClockTimes | None = None
     asked_at: float = 0.0  # when its changes were last asked for: they happened before
     read_at: float | None = None  # when the changes last read were asked for
     since: float | None = None  # the read before those: they happened after it
@@ -539,6 +543,10 @@ class BusPoller:
         for address in present:  # a lever was pressed: who is to move, before anything
             if self.boards[address].clock_now:
                 return BusCommand.SEND_CLK, address
+        for address in present:  # a clock read ahead of its press: the changes first
+            board = self.boards[address]
+            if board.clock_after_changes is not None and not board.catching_up:
+                return self._poll(board, now)
         for address in present:  # what a board that came back needs first
             board = self.boards[address]
             if board.needs_backlog:  # what it kept, then its dump: in that order
@@ -773,7 +781,7 @@ class BusPoller:
                 return [BusProblem(address, now, "unreadable change list")]
             if not changes:
                 board.read_at = None if late else board.asked_at  # none made before it
-                return []
+                return self._clock_after_changes(board, now)
             board.last_change = now
             # the previous read did not have them (a late reply: which read is unsure)
             board.since = None if late else board.read_at
@@ -782,7 +790,7 @@ class BusPoller:
             pressed_last = isinstance(changes[-1], EeClockTime)
             board.move_under_way = None if pressed_last else board.asked_at
             board.held.extend(changes)
-            return self._release(board, now)
+            return [*self._release(board, now), *self._clock_after_changes(board, now)]
         if reply.reply_id == BusReplyId.BRD_DUMP:
             dump = decode_dump(reply.data)
             if dump is None:
@@ -803,7 +811,11 @@ class BusPoller:
                 board.reading = reading
             # The held changes (and the press that waited for this reading) were made
             # before it was asked for: they go first, the clock as it stands now last.
-            return [*self._release(board, now, clock_read=asked), BoardClock(address, now, reading)]
+            events = self._release(board, now, clock_read=asked)
+            if isinstance(reading, ClockTimes) and self._ahead_of_changes(board, reading):
+                board.clock_after_changes = reading
+                return events
+            return [*events, self._told(board, BoardClock(address, now, reading))]
         if reply.reply_id == BusReplyId.FROM_START:
             if not board.needs_log:
                 return []  # a late copy of a log already given up on
@@ -856,10 +868,37 @@ class BusPoller:
                 updates = []
             board.reading = pressed
             board.next_clock = min(board.next_clock, now)
-            events.append(BoardClock(board.address, board.asked_at, pressed))
+            events.append(self._told(board, BoardClock(board.address, board.asked_at, pressed)))
         if updates:
             events.append(BoardChanges(board.address, board.asked_at, tuple(updates), board.since))
         return events
+
+    @staticmethod
+    def _ahead_of_changes(board: _Board, reading: ClockTimes) -> bool:
+        """The clock shows the other side to move than the last press told, and its
+        changes have not brought that press yet: the opponent moved and pressed between
+        the board's last change list and this reading. Told now, the rules core heard a
+        press with no move on the board (a false "clock without move", 6.7, on a hall's
+        board after a restart, when the first reading of a board's clock is asked for at
+        once after its first press); the press is in the board's next change list."""
+        if reading.no_clock or board.told_to_move is None:
+            return False
+        return (reading.left_to_move, reading.right_to_move) != board.told_to_move
+
+    def _clock_after_changes(self, board: _Board, now: float) -> list[BusEvent]:
+        """The reading held for the board's changes, told after them (as late as
+        they were read); none when a press in them waits for a fresh one."""
+        reading, board.clock_after_changes = board.clock_after_changes, None
+        if reading is None or board.clock_now:
+            return []
+        return [self._told(board, BoardClock(board.address, now, reading))]
+
+    @staticmethod
+    def _told(board: _Board, event: BoardClock) -> BoardClock:
+        """``event`` is told: its side to move is what the next reading is held to."""
+        if isinstance(event.clock, ClockTimes) and not event.clock.no_clock:
+            board.told_to_move = (event.clock.left_to_move, event.clock.right_to_move)
+        return event
 
     def _repeat(
         self, out: _Outstanding, now: float, why: str, *, missed: bool = False

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -569,6 +570,53 @@ def test_presses_in_the_first_change_list_after_a_restart_are_all_heard():
     heard = [e.running if isinstance(e, ClockReading) else e.square for e in sensed]
     assert heard[:6] == ["e2", "e4", "right", "e7", "e5", "left"], "each piece, each press"
     assert set(heard[6:]) == {"left"}, "then the clock as read, never an older side"
+    times = [e.t for e in sensed]
+    assert times == sorted(times), "in order"
+
+
+class ReplyBeforeTheClockIsRead(ChainWithClock):
+    """The chain where the opponent moves and presses just as the clock is asked for:
+    the reading shows his press, his change list comes at the next poll."""
+
+    def __init__(self, addresses):
+        super().__init__(addresses)
+        self.reply = None  # (address, from, to, piece), played at the next SEND_CLK
+
+    def answer(self, frame: bytes) -> bytes:
+        if self.reply is not None and len(frame) == 4 and frame[0] == BusCommand.SEND_CLK:
+            self.play(*self.reply)
+            self.reply = None
+        return super().answer(frame)
+
+
+@pytest.mark.parametrize("restarted", [True, False], ids=["first reading", "after a press"])
+def test_a_clock_read_ahead_of_the_opponent_s_move_waits_for_his_changes(restarted):
+    """White moves and presses; the clock is asked for (at once when the daemon has
+    just been restarted and never read this clock, else soon after the press), and
+    Black replies and presses just before it answers. Told as read, the rules core
+    heard Black's press with no move of his on the board: a false "clock without
+    move" (6.7) on a hall's board after its daemon restarted. The reading waits for
+    Black's change list: each piece and press is heard in the order it was made."""
+    timings = BusTimings(discovery_interval=0)
+    poller, chain = BusPoller([1], timings, discover=False), ReplyBeforeTheClockIsRead([1])
+    shadow, interpreter = BoardShadow(), SimpleClockInterpreter()
+    events, t = [], 0.0
+    while not any(isinstance(e, BoardContents) for e in events):  # found, dumped
+        more, t = run(poller, chain, t, 0.01)
+        events += more
+    if not restarted:
+        more, t = run(poller, chain, t, 3.0)  # its clock read since
+        events += more
+    sensor_events(events, shadow, interpreter)
+    chain.reply = (1, "e7", "e5", "p")
+    chain.play(1, "e2", "e4", "P")
+    events, t = run(poller, chain, t, 1.0)
+    sensed = sensor_events(events, shadow, interpreter)
+    heard = [e.running if isinstance(e, ClockReading) else e.square for e in sensed]
+    while heard and heard[0] == "left":  # the clock as it stood before White's press
+        heard.pop(0)
+    assert heard[:6] == ["e2", "e4", "right", "e7", "e5", "left"], heard
+    assert set(heard[6:]) <= {"left"}, heard
     times = [e.t for e in sensed]
     assert times == sorted(times), "in order"
 
