@@ -815,6 +815,7 @@ class BusPoller:
             if isinstance(reading, ClockTimes) and self._ahead_of_changes(board, reading):
                 board.clock_after_changes = reading
                 return events
+            board.clock_after_changes = None  # an older one held: this one says more
             return [*events, self._told(board, BoardClock(address, now, reading))]
         if reply.reply_id == BusReplyId.FROM_START:
             if not board.needs_log:
