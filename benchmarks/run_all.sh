@@ -9,7 +9,9 @@
 # boards, one blind player, MQTT), pihall-zero2w-slowcard the same with a slow SD card
 # (both need root too), pihall-storm the Pi 4 hall with every viewer's feed reopened at
 # once every 15 s (a Wi-Fi blip), pihall-scrapers the Pi 4 hall read by 20 scrapers a
-# second beside its viewers (/state.json and /game.pgn in turn); sdcard is one board and a 12-board chain with a slow SD card;
+# second beside its viewers (/state.json and /game.pgn in turn); pihall-zero2w-restart the
+# Zero 2 W's hall killed 25 s into its games and started again as systemd would, and
+# restart_moments one game's daemon restarted at 25 moments of a move; sdcard is one board and a 12-board chain with a slow SD card;
 # growth is a tournament day; memory_parts says where the daemon's memory goes, part by
 # part; phrases_back_to_back counts pyttsx3's phrases without samples; ready_cost counts
 # the daemon's start to READY in instructions (valgrind), python-chess's and asyncio's
@@ -20,11 +22,12 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 mkdir -p benchmarks/results
-names="${*:-core fanout latency footprint mqtt_clients cli_startup ready_cost hall bus_order bus_pace pibudget idle_wakes pihall pihall-storm pihall-scrapers pihall-zero2w sdcard pihall-zero2w-slowcard growth memory_parts phrases_back_to_back accuracy faults}"
+names="${*:-core fanout latency footprint mqtt_clients cli_startup ready_cost hall bus_order bus_pace pibudget idle_wakes pihall pihall-storm pihall-scrapers pihall-zero2w pihall-zero2w-restart restart_moments sdcard pihall-zero2w-slowcard growth memory_parts phrases_back_to_back accuracy faults}"
 for name in $names; do
     case "$name" in
         pihall-zero2w) command="benchmarks.pihall --hall zero2w" ;;
         pihall-zero2w-slowcard) command="benchmarks.pihall --hall zero2w --slow-card" ;;
+        pihall-zero2w-restart) command="benchmarks.pihall --hall zero2w --budgets full,zero2w-cores,zero2w --restart-at 25" ;;
         pihall-storm) command="benchmarks.pihall --hall pi4 --storm-every 15" ;;
         pihall-scrapers) command="benchmarks.pihall --hall pi4 --scrapers 20" ;;
         *) command="benchmarks.$name" ;;
