@@ -547,6 +547,18 @@ def test_two_moves_in_one_change_list_are_both_decided_by_their_presses():
     assert times == sorted(times) and times[0] < t - 0.4, "stamped when asked for, in order"
 
 
+def found_and_dumped(chain: ChainWithClock) -> tuple[BusPoller, list, float]:
+    """A poller on board 1 of ``chain``, run until the board is found and dumped (as
+    after a restart): the poller, its events so far, and the time."""
+    poller = BusPoller([1], BusTimings(discovery_interval=0), discover=False)
+    events: list = []
+    t = 0.0
+    while not any(isinstance(e, BoardContents) for e in events):
+        more, t = run(poller, chain, t, 0.01)
+        events += more
+    return poller, events, t
+
+
 def test_presses_in_the_first_change_list_after_a_restart_are_all_heard():
     """A restarted daemon finds a board whose game went on meanwhile: its first change
     list holds White's move, his press, Black's reply and her press, before the
@@ -554,13 +566,9 @@ def test_presses_in_the_first_change_list_after_a_restart_are_all_heard():
     the clock read then already showed White to move again: the rules core missed a
     press and decided every later move one press late, the last two plies never
     (issue 29). Each press is heard, in order, and the clock as read comes last."""
-    timings = BusTimings(discovery_interval=0)
-    poller, chain = BusPoller([1], timings, discover=False), ChainWithClock([1])
+    chain = ChainWithClock([1])
+    poller, events, t = found_and_dumped(chain)
     shadow, interpreter = BoardShadow(), SimpleClockInterpreter()
-    events, t = [], 0.0
-    while not any(isinstance(e, BoardContents) for e in events):  # found, dumped
-        more, t = run(poller, chain, t, 0.01)
-        events += more
     assert ("SEND_CLK", 1) not in chain.sent, "the clock not read yet"
     sensor_events(events, shadow, interpreter)
     chain.play(1, "e2", "e4", "P")  # both moves before the first poll of the round
@@ -597,13 +605,9 @@ def test_a_clock_read_ahead_of_the_opponent_s_move_waits_for_his_changes(restart
     heard Black's press with no move of his on the board: a false "clock without
     move" (6.7) on a hall's board after its daemon restarted. The reading waits for
     Black's change list: each piece and press is heard in the order it was made."""
-    timings = BusTimings(discovery_interval=0)
-    poller, chain = BusPoller([1], timings, discover=False), ReplyBeforeTheClockIsRead([1])
+    chain = ReplyBeforeTheClockIsRead([1])
+    poller, events, t = found_and_dumped(chain)
     shadow, interpreter = BoardShadow(), SimpleClockInterpreter()
-    events, t = [], 0.0
-    while not any(isinstance(e, BoardContents) for e in events):  # found, dumped
-        more, t = run(poller, chain, t, 0.01)
-        events += more
     if not restarted:
         more, t = run(poller, chain, t, 3.0)  # its clock read since
         events += more
