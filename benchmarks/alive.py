@@ -59,13 +59,18 @@ def _listening(port: int, timeout: float) -> bool:
     return False
 
 
+def event_in(message: dict[str, Any]) -> dict[str, Any]:
+    """The event a feed message of the page carries: an envelope's, or the message."""
+    inner = message.get("event")
+    return inner if isinstance(inner, dict) else message
+
+
 def moves_in(message: Any) -> list[tuple[str, str]]:
     """The (board, move) a feed message of the page carries (an envelope naming its
     board, or a bare event: board 1)."""
     if not isinstance(message, dict):
         return []
-    inner = message.get("event")
-    event: dict[str, Any] = inner if isinstance(inner, dict) else message
+    event = event_in(message)
     if event.get("type") == "move" and isinstance(event.get("uci"), str):
         return [(str(message.get("board") or "1"), event["uci"])]
     return []

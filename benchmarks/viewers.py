@@ -51,7 +51,7 @@ from urllib.parse import quote
 
 import aiohttp
 
-from benchmarks.alive import moves_in
+from benchmarks.alive import event_in, moves_in
 from benchmarks.common import ROOT
 
 #: What a browser opens to one host at once (Chromium, Firefox: 6).
@@ -249,8 +249,7 @@ async def _follow(
 
 def _ply(message: dict[str, Any]) -> int | None:
     """The ply of a move message (an envelope's event, or a bare event)."""
-    event = message.get("event") if isinstance(message.get("event"), dict) else message
-    ply = event.get("ply")
+    ply = event_in(message).get("ply")
     return ply if isinstance(ply, int) and ply > 0 else None
 
 
