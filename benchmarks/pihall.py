@@ -80,6 +80,7 @@ from benchmarks.processes import descendants, task_run_ns, tree_pss, user_system
 from benchmarks.pyspy import Profile, py_spy, summary
 from benchmarks.treesampler import TreeSampler
 from benchmarks.viewers import Crowd, Scraped, describe, page_lags
+from daemon.storage.journal import journals, read_events
 from drivers.simulators.emulator import BoardEmulator
 from drivers.simulators.gamelogs import distinct_openings
 from drivers.simulators.handling import human_sensor_log
@@ -438,8 +439,8 @@ def run_hall(shape: Shape, budget: Budget, options: Options) -> HallFigures:
         for player in players:
             heard = len(figures.speech.get(player.board, []))
             if figures.restart is not None:  # moves said together after it: by the journal
-                plies = range(1, len(player.expected) + 1)
-                heard = len(heard_plies(work / "games", player.board).intersection(plies))
+                game_plies = range(1, len(player.expected) + 1)
+                heard = len(heard_plies(work / "games", player.board).intersection(game_plies))
                 figures.unspoken[player.board] = len(player.expected) - heard
             figures.alive.append(
                 alive.speech_check(
@@ -591,8 +592,6 @@ class _Storms:
 def heard_plies(storage: Path, board: str) -> set[int]:
     """The plies the board's journal has as heard on its earphone (``type: speech``,
     ``outcome: heard``): a restart's moves said together in one phrase count each."""
-    from daemon.storage.journal import journals, read_events
-
     plies: set[int] = set()
     for path in journals(storage / f"board-{board}"):
         for event in read_events(path):
