@@ -44,7 +44,6 @@ def one_moment(work: Path, game: int, after: int, plies: int, moment: float) -> 
     moves = list(chosen.mainline_moves())[:plies]
     log = human_sensor_log(chosen.board(), moves, seed=21, with_clock=True, timing=BRISK)
     storage = work / "games"
-    seen: list[dict] = []
     with BoardEmulator(work) as emulator:
         daemon = killed_after(emulator, storage, log, after)
         try:
@@ -56,7 +55,7 @@ def one_moment(work: Path, game: int, after: int, plies: int, moment: float) -> 
                 daemon.wait_for(lambda e: e["type"] == "move" and e["ply"] == len(moves), 20)
         finally:
             daemon.stop()
-            seen = list(daemon.seen)
+            seen: list[dict] = list(daemon.seen)
     [journal] = sorted(storage.glob("*.jsonl"))
     if pgn_moves(journal) == [m.uci() for m in moves]:
         return "whole"
