@@ -16,6 +16,9 @@ import aiohttp
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 WAIT = 15.0
+# What Chromium answers to an evaluation that a navigation cut short: the page is
+# between two documents, as good as still loading.
+NAVIGATING = ("Inspected target navigated or closed", "Execution context was destroyed")
 
 
 class DevTools:
@@ -38,8 +41,13 @@ class DevTools:
 
     async def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression that returns JSON text (None while
-        the page is still loading or the expression fails)."""
-        result = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        the page is still loading, is navigating, or the expression fails)."""
+        try:
+            result = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        except RuntimeError as error:
+            if any(reason in str(error) for reason in NAVIGATING):
+                return None
+            raise
         if "value" not in result.get("result", {}):
             return None
         return json.loads(result["result"]["value"])
