@@ -272,7 +272,9 @@ def _catch_up(seen: Seen, snapshot: dict[str, Any]) -> None:
     viewer's now (the page draws them), as late as the snapshot came."""
     now = time.monotonic()
     for board, state in (snapshot.get("boards") or {}).items():
-        moves = [m.get("uci") for m in state.get("moves") or [] if isinstance(m, dict)]
+        moves = [
+            str(m["uci"]) for m in state.get("moves") or [] if isinstance(m, dict) and m.get("uci")
+        ]
         have = seen.moves.setdefault(board, [])
         if moves[: len(have)] == have:
             for uci in moves[len(have) :]:
