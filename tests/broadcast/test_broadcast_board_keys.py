@@ -58,13 +58,18 @@ def _key_files(directory: Path, boards: tuple[str, ...] = ("1", "2")) -> str:
 
 
 def _pi(port: int, key_file: str, boards: tuple[str, ...] = ("1", "2")) -> Broadcaster:
-    """One daemon reading several boards, each signing with its own key."""
-    return Broadcaster(BroadcastSettings(
+    """One daemon reading several boards, each signing with its own key, each board
+    connected (its state and its status say so from the first message on, as a
+    daemon's do once its boards answer)."""
+    pi = Broadcaster(BroadcastSettings(
         enabled=False, round="3",
         boards=[BoardSettings(id=b, white=f"White {b}", black=f"Black {b}") for b in boards],
         mqtt=MqttSettings(enabled=True, host="127.0.0.1", port=port, tournament=TOURNAMENT,
                           board_key_file=key_file),
     ))  # fmt: skip
+    for board in boards:
+        pi.set_status(board, connected=True)
+    return pi
 
 
 async def _wait(condition, timeout: float = 30.0) -> bool:
