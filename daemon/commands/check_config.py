@@ -40,6 +40,10 @@ def check_config(args: argparse.Namespace) -> int:
 
     for warning in speech_warnings(settings.speech):
         print(f"{args.file}: warning: {warning}")
+    from daemon.service.capacity import warnings_here
+
+    for warning in warnings_here(settings):
+        print(f"{args.file}: warning: {warning}")
     if args.show:
         for name in ("board", "clock", "rules", "speech", "broadcast", "game", "storage"):
             print(f"{name}: {getattr(settings, name)!r}")

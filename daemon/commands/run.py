@@ -75,7 +75,10 @@ def _make_daemon(args: argparse.Namespace, stack: contextlib.ExitStack) -> Any:
     elif args.events:
         events_out = stack.enter_context(open(args.events, "a", encoding="utf-8"))  # noqa: SIM115
     setup_logging(log_stream, verbose=args.verbose)
-    for warning in settings.warnings:  # a deprecated key: still read, said at each start
+    from daemon.service.capacity import warnings_here
+
+    # a deprecated key (still read), more boards than this computer was measured with
+    for warning in settings.warnings + warnings_here(settings):
         logging.getLogger("dgt-bridge").warning("%s: %s", settings.source, warning)
     try:  # one daemon for one board (board:) or many (boards:)
         return Daemon(
