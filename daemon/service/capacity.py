@@ -24,12 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from daemon.config.sections import BoardEntry, Settings, board_entries
+from drivers.records import FrozenRecord
 
 MODEL_FILE = Path("/proc/device-tree/model")
 
 
-@dataclass(frozen=True)
-class Measured:
+@dataclass(eq=False, repr=False)
+class Measured(FrozenRecord):
     """The largest hall measured within its targets on one kind of computer."""
 
     name: str
