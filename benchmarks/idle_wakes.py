@@ -1,6 +1,6 @@
 """How often an idle daemon wakes, and what a wake costs: the idle budget's two factors.
 
-    python -m benchmarks.idle_wakes [--seconds S] [--quick]
+    python -m benchmarks.idle_wakes [--seconds S] [--quick] [--chain N] [--keep-awake]
 
 The daemon as ``benchmarks.pibudget`` measures it idle (``dgt-bridge run`` as the unit
 runs it, the emulated board still, MQTT towards a real Mosquitto, one viewer on the
@@ -10,6 +10,11 @@ CPU is its wakes times their cost: the liveness probe and its answer (one each a
 second, by design), the MQTT keepalive's check, the web app's timers. On a VM a wake
 can cost more in the kernel than in Python, so fewer wakes is the saving that holds
 on any machine.
+
+``--chain N``: the daemon reads an idle chain of N emulated bus boards instead (no
+MQTT, no viewer, no speech; every board found before the window), and the chain's
+commands a second are printed beside the threads: what polling a hall's chain costs
+while nobody moves, the floor under a hall's CPU on a Pi's budget (issue 28).
 """
 
 from __future__ import annotations
@@ -44,18 +49,61 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0, help="the idle window (30)")
     parser.add_argument("--quick", action="store_true", help="a 3 s window")
+    parser.add_argument(
+        "--chain",
+        type=int,
+        default=0,
+        help="an idle chain of this many bus boards instead of one board (no MQTT, viewer, speech)",
+    )
     add_keep_awake(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.seconds = 3.0
-    header("an idle daemon's wakes: one board still, MQTT, one viewer, at full speed")
+    if args.chain:
+        header(f"an idle daemon's wakes: a chain of {args.chain} bus boards still, at full speed")
+    else:
+        header("an idle daemon's wakes: one board still, MQTT, one viewer, at full speed")
     print(describe_idle(args.keep_awake))
     with kept_awake(args.keep_awake):
-        return _measure(args)
+        before, after, names = _watch_chain(args) if args.chain else _watch_board(args)
+    _print_threads(before, after, names, args.seconds)
+    footer()
+    return 0
 
 
-def _measure(args: argparse.Namespace) -> int:
-    """The daemon started, left idle, its threads read over the window (main's work)."""
+Schedstat = dict[int, tuple[int, int]]
+
+
+def _watch_chain(args: argparse.Namespace) -> tuple[Schedstat, Schedstat, dict[int, str]]:
+    """The daemon reading an idle chain, its threads read over the window, and the
+    chain's commands a second printed."""
+    from benchmarks.pibudget import bus_chain
+
+    with tempfile.TemporaryDirectory(prefix="dgt-idle-wakes-") as tmp:
+        chain, config = bus_chain(Path(tmp), args.chain)
+        try:
+            daemon = BudgetDaemon(None, Path(tmp), config=config, speech=False)
+            try:
+                daemon.wait_ready(120)
+                found = daemon.boards_read(args.chain, 60)
+                time.sleep(3.0)  # every board's first dump and clock read
+                commands = len(chain.bus_received)
+                before = task_schedstat(daemon.pid)
+                time.sleep(args.seconds)
+                after = task_schedstat(daemon.pid)
+                commands = len(chain.bus_received) - commands
+                names = thread_names(daemon.pid, after)
+            finally:
+                daemon.stop()
+        finally:
+            chain.stop()
+    print(f"the chain: {found} of {args.chain} boards read, "
+          f"{commands / args.seconds:.1f} commands/s over the window")  # fmt: skip
+    return before, after, names
+
+
+def _watch_board(args: argparse.Namespace) -> tuple[Schedstat, Schedstat, dict[int, str]]:
+    """The daemon started on one board, left idle, its threads read over the window."""
     emulator = StampingEmulator().start()
     work = Path(tempfile.mkdtemp(prefix="dgt-idle-wakes-"))
     features = Features(work).start()
@@ -78,16 +126,20 @@ def _measure(args: argparse.Namespace) -> int:
     finally:
         features.stop()
         emulator.stop()
+    return before, after, names
+
+
+def _print_threads(
+    before: Schedstat, after: Schedstat, names: dict[int, str], seconds: float
+) -> None:
     print("| thread | CPU, % of one of our cores | runs a second | CPU a run (µs) |")
     print("|---|---|---|---|")
     for tid, (run_ns, runs) in sorted(after.items()):
         run_before, runs_before = before.get(tid, (0, 0))
         ran, woke = run_ns - run_before, runs - runs_before
         if woke:
-            print(f"| {names.get(tid, '?')} ({tid}) | {ran / args.seconds / 1e7:.3f} | "
-                  f"{woke / args.seconds:.2f} | {ran / woke / 1e3:.0f} |")  # fmt: skip
-    footer()
-    return 0
+            print(f"| {names.get(tid, '?')} ({tid}) | {ran / seconds / 1e7:.3f} | "
+                  f"{woke / seconds:.2f} | {ran / woke / 1e3:.0f} |")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -319,6 +319,14 @@ def test_idle_wakes_prints_how_often_the_idle_daemon_wakes_and_what_a_wake_costs
     assert woke.get("python", 0) >= 1, "the liveness probe alone wakes it every second"
 
 
+def test_idle_wakes_on_an_idle_chain_prints_its_commands_and_the_loop_s_wakes(shared):
+    out = run_benchmark("idle_wakes", "--chain", "2", timeout=200)
+    found = re.search(r"^the chain: (\d+) of 2 boards read, ([\d.]+) commands/s", out, re.MULTILINE)
+    assert found and found.group(1) == "2" and float(found.group(2)) > 1, out
+    rows = re.findall(r"^\| (\S+) \(\d+\) \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$", out, re.MULTILINE)
+    assert any(float(runs) > 1 for _name, _cpu, runs, _cost in rows), "the loop polls the chain"
+
+
 def test_kept_awake_spins_one_idle_class_task_on_each_cpu_and_stops_them():
     """``--keep-awake``: every CPU gets a spinner that only runs when nothing else
     wants the CPU (SCHED_IDLE), so the benchmarks' own processes are not slowed; none
