@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from daemon.config.sections import BoardEntry, Settings, board_entries
+from daemon.config.sections import BoardEntry, Settings
 from drivers.records import FrozenRecord
 
 MODEL_FILE = Path("/proc/device-tree/model")
@@ -87,8 +87,12 @@ def capacity_warnings(boards: Sequence[BoardEntry], model: str | None) -> list[s
 
 
 def warnings_here(settings: Settings) -> list[str]:
-    """``capacity_warnings`` for the boards ``settings`` configures, on this computer."""
-    return capacity_warnings(board_entries(settings), this_computer())
+    """``capacity_warnings`` for the hall ``settings`` configures (``boards:``), on this
+    computer. A single board (``board:``) is never past a measure: its start reads no
+    device tree."""
+    if len(settings.boards) <= 1:
+        return []
+    return capacity_warnings(settings.boards, this_computer())
 
 
 def _count(n: int, what: str) -> str:
