@@ -22,6 +22,7 @@ arbiter. This module never picks one of several.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -115,28 +116,38 @@ def logged_lines(
     """The lines of legal moves whose positions the board's log shows in order,
     from ``board`` to ``target`` (the last move may be one made after the log was
     read); the shortest ones (a piece put down by chance on a square that makes a
-    legal position can add a longer line)."""
+    legal position can add a longer line).
+
+    Placements are compared as bitboards (``_placement_key``), each of the log's
+    parsed once: a restarted hall runs this for every board that moved on, at each
+    of its changes until it resumes, and a FEN string made for every legal move of
+    every position walked was 5-6 ms a call (``benchmarks/recovery_cost.py``)."""
     found: list[tuple[chess.Move, ...]] = []
     start = board.copy(stack=False)
+    goal = _key_of(target)
+    logged = [_key_of(placement) for placement in history]
 
     def walk(position: chess.Board, at: int, line: list[chess.Move]) -> None:
         if len(found) > MAX_CANDIDATES or len(line) > MAX_HISTORY_PLIES:
             return
-        if position.board_fen() == target:
+        here = _placement_key(position)
+        if here == goal:
             found.append(tuple(line))
-        children: dict[str, chess.Move] = {}
+        children: dict[_Key, chess.Move] = {}
         for move in position.legal_moves:
             position.push(move)
-            children.setdefault(position.board_fen(), move)
+            children.setdefault(_placement_key(position), move)
             position.pop()
-        final = children.get(target)
-        if final is not None and position.board_fen() != target:
+        final = children.get(goal) if goal is not None else None
+        if final is not None and here != goal:
             found.append((*line, final))  # one more move, made after the log was read
-        seen: set[str] = set()
-        for index in range(at, len(history)):
-            placement = history[index]
+        seen: set[_Key] = set()
+        for index in range(at, len(logged)):
+            placement = logged[index]
+            if placement is None or placement in seen:
+                continue
             step = children.get(placement)
-            if step is None or placement in seen:
+            if step is None:
                 continue
             seen.add(placement)
             position.push(step)
@@ -150,6 +161,36 @@ def logged_lines(
         return []
     shortest = min(len(line) for line in found)
     return list(dict.fromkeys(line for line in found if len(line) == shortest))
+
+
+#: A placement as bitboards: White's squares and each kind of piece's (which side a
+#: piece is on follows from White's).
+_Key = tuple[int, int, int, int, int, int, int]
+
+
+def _placement_key(board: chess.BaseBoard) -> _Key:
+    """The placement of ``board``, cheap to make and compare (a FEN string walks
+    all 64 squares)."""
+    return (
+        board.occupied_co[chess.WHITE],
+        board.pawns,
+        board.knights,
+        board.bishops,
+        board.rooks,
+        board.queens,
+        board.kings,
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _key_of(placement: str) -> _Key | None:
+    """A FEN placement's key; None for one no position has (no legal move leads
+    to it, as no board's FEN would equal it). Kept: while a board resumes, each of
+    its changes walks the same log again."""
+    try:
+        return _placement_key(chess.BaseBoard(placement))
+    except ValueError:
+        return None
 
 
 def _follows(board: chess.Board, line: Sequence[chess.Move], history: Sequence[str]) -> bool:

@@ -293,6 +293,15 @@ def test_phrase_cost_prints_the_cpu_a_move_of_a_speaking_boards_announcers(share
     assert re.search(r"median run: \d+ µs of CPU a move, no phone page open", out)
 
 
+def test_recovery_cost_prints_the_cpu_a_call_of_a_resumed_boards_log_walk(shared):
+    out = run_benchmark("recovery_cost")
+    short = re.search(r"\| 2-6 moves after ply 6-16 \| 10 \| (\d+) \| [\d.]+ \| [\d.]+ \|", out)
+    whole = re.search(r"\| a whole game, 30-60 plies \| 10 \| (\d+) \| [\d.]+ \| [\d.]+ \|", out)
+    assert short and whole, out
+    # most short outages have one line, and the walk finds the one played
+    assert int(short.group(1)) >= 5, out
+
+
 def test_state_cost_prints_the_cpu_a_move_of_the_pages_record(shared):
     out = run_benchmark("state_cost")
     assert re.search(r"run 1: \d+ µs of CPU a move \(10 moves\)", out)
