@@ -231,6 +231,14 @@ class BusTimings(Record):
     of a 12-board hall's moves at blitz pace by up to 1.6 s (press -> move p99 1.36 s
     against 500 ms, issue 19); every 5 minutes it is under 0.5% of them, and a board
     plugged in is still found within 5 minutes (a lost board has its own pings)."""
+    first_discovery_after: float = 30.0
+    """How long after start-up the first broadcast ping waits when every board the
+    poller was told about answered (at once when one did not, or none was named: an
+    address mistyped in the configuration shows as a board found, the sooner the
+    better). A daemon restarted in mid-round reads its boards' presses first: the
+    line's ``ping_window`` of quiet at start-up held every board's return by 1.1 s
+    after a SIGKILL (``pihall --restart-at``). A board not named is only reported
+    (the daemon reads none but those of its ``boards:``), so it can wait."""
     quiet_dump_after: float = 3.0
     """A board whose changes stopped this long ago is dumped once, to check its shadow.
     Longer than a single board's 1 s: a dump is 74 bytes of the line all boards share,
@@ -367,6 +375,7 @@ class BusPoller:
         self._outstanding: _Outstanding | None = None
         self._pinging_until: float | None = None
         self._next_discovery = 0.0 if discover else float("inf")
+        self._discovery_placed = not discover  # the first one's time, once the boards answered
         self._ignored: set[int] = set()  # told to ignore the next broadcast ping
         self._started = False
         #: change lists to ask for again (REPEAT_CHANGES), in order: address -> repeats so far
@@ -558,6 +567,10 @@ class BusPoller:
                 return BusCommand.SEND_FROM_START, address
             if board.needs_version:
                 return BusCommand.SEND_VERSION, address
+        if not self._discovery_placed:  # every board pinged and caught up: who answered?
+            self._discovery_placed = True
+            if self.boards and len(present) == len(self.boards):
+                self._next_discovery = now + self.timings.first_discovery_after
         if self.discover and now >= self._next_discovery:
             for address in present:  # the known boards keep quiet this time
                 if address not in self._ignored:
