@@ -565,8 +565,6 @@ class BusPoller:
                 return BusCommand.SEND_BRD, address
             if board.needs_log:
                 return BusCommand.SEND_FROM_START, address
-            if board.needs_version:
-                return BusCommand.SEND_VERSION, address
         if not self._discovery_placed:  # every board pinged and caught up: who answered?
             self._discovery_placed = True
             if self.boards and len(present) == len(self.boards):
@@ -622,6 +620,11 @@ class BusPoller:
         elif self._quiet_due(chosen, defer) <= now:
             chosen.last_change = None
             chosen.then_after_changes = BusCommand.SEND_BRD
+        elif chosen.needs_version:
+            # Only told (``BoardVersion``): after a poll, not ahead of every board's first
+            # (at start-up, 12 of them held a restarted hall's return by 1.2 s at a Pi
+            # Zero's budget).
+            chosen.then_after_changes = BusCommand.SEND_VERSION
         return self._poll(chosen, now)
 
     def _poll(self, board: _Board, now: float) -> tuple[BusCommand, int]:

@@ -21,6 +21,7 @@ from drivers.dgt.bus import (
     BoardContents,
     BoardFound,
     BoardLost,
+    BoardVersion,
     BusPoller,
     BusTimings,
 )
@@ -244,6 +245,20 @@ def test_a_named_board_silent_at_start_up_sends_the_broadcast_ping_at_once():
     assert broadcast_pings(chain) == 1
 
 
+def test_each_boards_version_is_asked_after_the_chain_is_caught_up_not_before():
+    # A restarted hall's boards are read first; the version is only told.
+    poller, chain = (
+        BusPoller([1, 2, 3], BusTimings(discovery_interval=0), discover=False),
+        Chain([1, 2, 3]),
+    )
+    events, _ = run(poller, chain, 0.0, 1.0)
+    versions = [e.address for e in events if isinstance(e, BoardVersion)]
+    assert sorted(versions) == [1, 2, 3]
+    first_version = chain.sent.index(("SEND_VERSION", versions[0]))
+    dumps = [i for i, sent in enumerate(chain.sent) if sent[0] == "SEND_BRD"]
+    assert len(dumps) == 3 and max(dumps) < first_version
+
+
 def test_devices_lists_the_boards_of_a_chain_ready_for_the_configuration(tmp_path, capsys):
     from daemon.cli import main
     from daemon.config import load_text
@@ -402,9 +417,9 @@ def test_a_late_change_list_cut_short_while_another_board_owes_a_repeat_loses_ne
     _, t = run(poller, chain, 0.0, 1.0)
     chain.move(1, 52, 0)
     chain.move(1, 36, 1)
-    chain.move(2, 12, 0)
-    chain.move(2, 28, 7)
     late, t = held_back_changes(poller, chain, t, 0.01)  # board 1 answers too late
+    chain.move(2, 12, 0)  # whichever board was polled first: board 2's list is still owed
+    chain.move(2, 28, 7)
     t += timings.reply_timeout + 0.01
     poller.expire(t)
     chain.corrupt = 1  # board 2's list comes with a bad checksum
@@ -661,7 +676,9 @@ def press_delays(timings: BusTimings, boards: int = 12) -> tuple[list[float], di
     addresses = list(range(1, boards + 1))
     plan: list[tuple[float, int, str]] = []
     for i, address in enumerate(addresses):
-        start = 2.1 + 0.37 * i  # a phase of the round where a press waits its turn
+        # a phase of the round where a press waits its turn (it moves with the start-up's
+        # commands: 2.1 before each board's version was asked after its first poll)
+        start = 2.22 + 0.37 * i
         plan += [(start, address, "up"), (start + 0.1, address, "down")]
         plan.append((start + 0.5, address, "press"))
     delays, chain, _ = played_on_a_chain(timings, addresses, plan)
