@@ -200,7 +200,7 @@ def test_a_board_unplugged_from_the_chain_is_lost_alone_then_found_and_dumped():
 
 
 def test_a_broadcast_ping_finds_a_board_added_to_the_chain():
-    timings = BusTimings(discovery_interval=2.0, ping_window=0.2, first_discovery_after=1.0)
+    timings = BusTimings(discovery_interval=2.0, ping_window=0.2)
     poller, chain = BusPoller([1], timings), Chain([1, 7])
     events, t = run(poller, chain, 0.0, 0.5)
     # the scripted chain answers a broadcast ping with nothing; board 7 answers late
@@ -226,11 +226,11 @@ def broadcast_pings(chain: Chain) -> int:
     return chain.sent.count(("PING", buscodec.BROADCAST))
 
 
-def test_a_chain_whose_named_boards_all_answer_is_polled_before_the_first_broadcast_ping():
+def test_a_chain_whose_named_boards_all_answer_waits_the_interval_for_its_first_broadcast_ping():
     # A daemon restarted in mid-round: its presses first, the line's quiet later.
-    timings = BusTimings(ping_window=0.2)
+    timings = BusTimings(ping_window=0.2, discovery_interval=5.0)
     poller, chain = BusPoller([1, 2], timings), Chain([1, 2])
-    events, t = run(poller, chain, 0.0, timings.first_discovery_after - 0.5)
+    events, t = run(poller, chain, 0.0, timings.discovery_interval - 0.5)
     assert {e.address for e in events if isinstance(e, BoardContents)} == {1, 2}
     assert chain.sent.count(("SEND_CHANGES", 1)) > 20 and chain.sent.count(("SEND_CHANGES", 2)) > 20
     assert broadcast_pings(chain) == 0

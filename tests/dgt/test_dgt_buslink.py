@@ -26,7 +26,7 @@ async def _until(condition, timeout: float = 20.0) -> bool:
 async def test_a_board_plugged_onto_the_chain_later_is_found_by_the_broadcast_ping(
     tmp_path: Path,
 ) -> None:
-    timings = BusTimings(reply_timeout=0.4, discovery_interval=1.0, first_discovery_after=1.0)
+    timings = BusTimings(reply_timeout=0.4, discovery_interval=1.0)
     found: list[int] = []
     with BusChainEmulator(tmp_path, serials=["01025"]) as chain:
         link = BusLink(chain.port_path, timings=timings, on_new_board=found.append)
