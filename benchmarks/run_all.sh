@@ -11,7 +11,7 @@
 # once every 15 s (a Wi-Fi blip), pihall-scrapers the Pi 4 hall read by 20 scrapers a
 # second beside its viewers (/state.json and /game.pgn in turn); pihall-zero2w-restart the
 # Zero 2 W's hall killed 25 s into its games and started again as systemd would, and
-# restart_moments one game's daemon restarted at 25 moments of a move; sdcard is one board and a 12-board chain with a slow SD card;
+# restart_moments one game's daemon restarted at 25 moments of a move; recovery_cost the log walk that finds the moves made while a board was out of reach; sdcard is one board and a 12-board chain with a slow SD card;
 # growth is a tournament day; memory_parts says where the daemon's memory goes, part by
 # part; phrases_back_to_back counts pyttsx3's phrases without samples; ready_cost counts
 # the daemon's start to READY in instructions (valgrind), python-chess's and asyncio's
@@ -22,7 +22,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 mkdir -p benchmarks/results
-names="${*:-core fanout latency footprint mqtt_clients cli_startup ready_cost hall bus_order bus_pace pibudget idle_wakes pihall pihall-storm pihall-scrapers pihall-zero2w pihall-zero2w-restart restart_moments sdcard pihall-zero2w-slowcard growth memory_parts phrases_back_to_back accuracy faults}"
+names="${*:-core fanout latency footprint mqtt_clients cli_startup ready_cost hall bus_order bus_pace pibudget idle_wakes pihall pihall-storm pihall-scrapers pihall-zero2w pihall-zero2w-restart restart_moments recovery_cost sdcard pihall-zero2w-slowcard growth memory_parts phrases_back_to_back accuracy faults}"
 for name in $names; do
     case "$name" in
         pihall-zero2w) command="benchmarks.pihall --hall zero2w" ;;
