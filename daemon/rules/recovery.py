@@ -22,7 +22,6 @@ arbiter. This module never picks one of several.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -119,9 +118,9 @@ def logged_lines(
     legal position can add a longer line).
 
     Placements are compared as bitboards (``_placement_key``), each of the log's
-    parsed once: a restarted hall runs this for every board that moved on, at each
-    of its changes until it resumes, and a FEN string made for every legal move of
-    every position walked was 5-6 ms a call (``benchmarks/recovery_cost.py``)."""
+    parsed once a call: a restarted hall runs this for every board that moved on, at
+    each of its changes until it resumes, and a FEN string made for every legal move
+    of every position walked was 5-6 ms a call (``benchmarks/recovery_cost.py``)."""
     found: list[tuple[chess.Move, ...]] = []
     start = board.copy(stack=False)
     goal = _key_of(target)
@@ -182,11 +181,9 @@ def _placement_key(board: chess.BaseBoard) -> _Key:
     )
 
 
-@functools.lru_cache(maxsize=1024)
 def _key_of(placement: str) -> _Key | None:
     """A FEN placement's key; None for one no position has (no legal move leads
-    to it, as no board's FEN would equal it). Kept: while a board resumes, each of
-    its changes walks the same log again."""
+    to it, as no board's FEN would equal it)."""
     try:
         return _placement_key(chess.BaseBoard(placement))
     except ValueError:
