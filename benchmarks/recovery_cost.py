@@ -26,28 +26,14 @@ import time
 from collections.abc import Sequence
 
 import chess
-import chess.pgn
 
 from benchmarks.common import GAMES_PGN, footer, header
 from daemon.rules import recovery
+from drivers.simulators.gamelogs import distinct_openings
 
 #: (the position when last known, what the board shows now, its log meanwhile, the
 #: line played)
 Case = tuple[chess.Board, str, tuple[str, ...], tuple[chess.Move, ...]]
-
-
-def read_games(count: int, shortest: int) -> list[list[chess.Move]]:
-    """The first ``count`` games of at least ``shortest`` plies."""
-    games: list[list[chess.Move]] = []
-    with GAMES_PGN.open(encoding="utf-8", errors="replace") as pgn:
-        while len(games) < count:
-            game = chess.pgn.read_game(pgn)
-            if game is None:
-                break
-            moves = list(game.mainline_moves())
-            if len(moves) >= shortest:
-                games.append(moves)
-    return games
 
 
 def outage(moves: Sequence[chess.Move], start: int, plies: int) -> Case:
@@ -68,10 +54,11 @@ def outage(moves: Sequence[chess.Move], start: int, plies: int) -> Case:
 
 
 def cases(games: list[list[chess.Move]], seed: int = 1) -> tuple[list[Case], list[Case]]:
-    """Short outages (2-6 moves after ply 6-16) and whole games from the start."""
+    """Short outages (2-6 moves after ply 6-16) and whole games from the start (games
+    of 60 plies)."""
     rng = random.Random(seed)
     short = [outage(g, rng.randint(6, 16), rng.randint(2, 6)) for g in games]
-    whole = [outage(g, 0, min(len(g), rng.randint(30, 60))) for g in games]
+    whole = [outage(g, 0, rng.randint(30, 60)) for g in games]
     return short, whole
 
 
@@ -95,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quick:
         args.games, args.runs = 10, 1
     header("the moves made while a board was out of reach, found in its log: CPU a call")
-    short, whole = cases(read_games(args.games, 60))
+    short, whole = cases(distinct_openings(GAMES_PGN, args.games, 60))
     print("| the board's log | calls | exact | CPU a call, median of runs (ms) | runs (ms) |")
     print("|---|---|---|---|---|")
     for name, kind in (("2-6 moves after ply 6-16", short), ("a whole game, 30-60 plies", whole)):
