@@ -7,7 +7,9 @@ clock's own terms (which side is whose is the daemon's decision,
 ``daemon.clock.sides``; the board's orientation plays no part either):
 
 - **Implausible times.** A time that goes up is ignored unless the clock is
-  being set (stopped, or a set-and-run was sent) or it is the increment of that
+  being set (stopped, or a set-and-run was sent; or both sides set up to a new
+  game's time on a clock that stood, even if it was started before the next
+  reading: ``is_new_setup``) or it is the increment of that
   side's press: what the time control gives, or, with no time control
   configured, the increment learnt from the clock itself (the first press of a
   game shows it; every later press is held to it). A running time that drops
@@ -64,15 +66,23 @@ def other(side: Side) -> Side:
 
 
 def is_new_setup(previous: RawReading | ClockReading, now: RawReading | ClockReading) -> bool:
-    """Both times set up to equal, higher values on a stopped clock: a new game's
-    clock (the daemon forgets a learnt mapping of the sides then, too)."""
-    return (
-        previous.running is None
-        and now.running is None
-        and now.left > previous.left + TOLERANCE
-        and now.right > previous.right + TOLERANCE
-        and abs(now.left - now.right) <= TOLERANCE
-    )
+    """Both times set up to equal, higher values on a clock that stood: a new game's
+    clock (the daemon forgets a learnt mapping of the sides then, too).
+
+    Read stopped, as a clock set by hand is read while it is set; or already running,
+    when it was set and started between two readings (a lever pressed at once after
+    setting, or a reading missed while the line was busy). The running side may then
+    be a few seconds down. Without this a clock started at once kept its old times
+    until each side's new one was seen twice, and the first move was published with
+    the old game's time (the relay then refused the rise)."""
+    if previous.running is not None:
+        return False
+    if now.left <= previous.left + TOLERANCE or now.right <= previous.right + TOLERANCE:
+        return False
+    if now.running is None:
+        return abs(now.left - now.right) <= TOLERANCE
+    running, waiting = (now.left, now.right) if now.running == "left" else (now.right, now.left)
+    return -(TOLERANCE + DROP_TOLERANCE) <= running - waiting <= TOLERANCE
 
 
 @dataclass(eq=False, repr=False, slots=True)
@@ -147,6 +157,10 @@ class ClockTracker:
         previous = self._last
         if previous is None:
             accepted = reading
+        elif is_new_setup(previous, reading):
+            self.new_game()
+            self._pending = {"left": None, "right": None}
+            accepted = reading
         else:
             self._count_press(t, previous, reading)
             accepted = RawReading(
@@ -157,8 +171,6 @@ class ClockTracker:
                 right_flag=reading.right_flag,
                 per_move_indicator=reading.per_move_indicator,
             )
-            if is_new_setup(previous, accepted):
-                self.new_game()
         if accepted.running is not None:
             self._setting = False
             self._last_runner = accepted.running

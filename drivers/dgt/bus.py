@@ -842,9 +842,12 @@ class BusPoller:
         clock then shows the same side to move as before the first press, so both
         presses were lost and the moves never decided (a 12-board chain under load lost
         the last two plies of a game that way). The clock is read soon after, for the
-        other side's time. Only before the first reading of a board (the other side's
-        time unknown: a board found after a restart, whose first list may hold two
-        presses) is the clock asked at once, the press and the changes after it held;
+        other side's time. Only when that time is not known is the clock asked at once,
+        the press and the changes after it held: before the first reading of a board (a
+        board found after a restart, whose first list may hold two presses), and when
+        the last reading showed the clock stopped (the press started it, and it may have
+        been set since: a clock set and started between two readings was told with the
+        old game's time on the side that did not press);
         the press is then told with that reading (``clock_read``), never dropped: a
         restarted daemon that lost it heard White's press as none, and decided every
         later move one press late (issue 29). A board with no clock to read drops it.
@@ -859,11 +862,12 @@ class BusPoller:
             if not isinstance(change, EeClockTime):
                 updates.append(change)
                 continue
+            if not clock_read and (board.reading is None or not board.reading.running):
+                board.held.insert(0, change)  # told once the clock is read
+                board.clock_now = True
+                continue
             pressed = _pressed(board.reading, change)
             if pressed is None:
-                if not clock_read:
-                    board.held.insert(0, change)  # told once the clock is read
-                    board.clock_now = True
                 continue  # read, and no clock there to tell it with
             if updates:
                 events.append(

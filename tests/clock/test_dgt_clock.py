@@ -302,6 +302,36 @@ def test_times_set_on_a_stopped_clock_are_taken_at_once():
     assert clock.report(1.0, times_frame(900, 900, None)).left == 900
 
 
+@pytest.mark.parametrize("time_control", [None, "90+30"])
+@pytest.mark.parametrize(("left", "right", "runs"), [(5400, 5400, "left"), (5397, 5400, "left"),
+                                                      (5400, 5399, "right")])  # fmt: skip
+def test_a_clock_set_and_started_between_two_readings_shows_the_new_game_at_once(
+    time_control, left, right, runs
+):
+    """The last game's times read on a stopped clock, then the new game's already
+    running (set and started between two readings: Black pressed at once). Both
+    times are the new game's at once: held for a second reading, White's first move
+    went out with the old game's 300 s, and the relay refused the rise that followed."""
+    tc = parse_time_control(time_control) if time_control else None
+    clock = Clock(time_control=tc)
+    clock.feed(0.0, times_frame(300, 300, None))
+    report = clock.report(1.0, times_frame(left, right, runs))
+    assert (report.left, report.right, report.running) == (left, right, runs)
+    # A new game's clock: its first press is the first, and the increment learnt anew.
+    assert clock.interpreter.tracker.presses("left") == 0
+
+
+@pytest.mark.parametrize(("left", "right"), [(300, 5400), (5400, 900), (5400, 5390)])
+def test_a_stopped_clock_that_starts_with_a_side_jumping_up_is_not_believed_at_once(left, right):
+    """Only both sides set to one game's time make a new game's clock: one side
+    jumping up as the clock starts, or two unequal times, is held until seen again
+    (a glitch never reaches the rules core)."""
+    clock = Clock()
+    clock.feed(0.0, times_frame(300, 300, None))
+    assert clock.report(1.0, times_frame(left, right, "left")).right != right
+    assert clock.interpreter.tracker.rejected >= 1
+
+
 def test_a_set_and_run_ack_lets_the_times_go_up():
     clock = Clock()
     clock.feed(0.0, times_frame(100, 200, "left"))

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from daemon.clock.sides import SideMapper
 from daemon.game.events import Move
 from daemon.rules.core import RulesCore
+from drivers.clock.dgt3000 import DgtClockInterpreter
 from drivers.dgt import buscodec
 from drivers.dgt.bus import (
     BoardChanges,
@@ -37,7 +38,7 @@ from drivers.dgt.protocol import (
     square_index,
 )
 from drivers.dgt.shadow import BoardShadow
-from drivers.sensors import ClockReading
+from drivers.sensors import ClockReading, ClockReport
 
 START = codes_from_placement("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR")
 
@@ -482,14 +483,23 @@ class ChainWithClock(Chain):
         super().__init__(addresses)
         self.white_to_move = True
         self.times = {"white": 180, "black": 180}
+        self.running = True
 
     def press(self, address):
         presser = "white" if self.white_to_move else "black"
         self.times[presser] -= 2
         seconds = self.times[presser]
-        press = EeClockTime(presser == "white", 0, seconds // 60, seconds % 60)
-        self.changes[address].append(press)
+        hms = (seconds // 3600, seconds // 60 % 60, seconds % 60)
+        self.changes[address].append(EeClockTime(presser == "white", *hms))
         self.white_to_move = not self.white_to_move
+
+    def set_and_start(self, address, seconds):
+        """The arbiter sets both sides to ``seconds`` and Black starts White's clock
+        at once: the start is a press, in the change list as any other."""
+        self.times = {"white": seconds, "black": seconds}
+        self.running, self.white_to_move = True, True
+        hms = (seconds // 3600, seconds // 60 % 60, seconds % 60)
+        self.changes[address].append(EeClockTime(False, *hms))  # Black's side, the right
 
     def play(self, address, frm, to, piece):
         self.move(address, square_index(frm), 0)
@@ -504,7 +514,7 @@ class ChainWithClock(Chain):
             data = bwtime_times_data(
                 white,  # White on the left
                 black,
-                running=True,
+                running=self.running,
                 lever_right_high=not self.white_to_move,
                 left_to_move=self.white_to_move,
                 right_to_move=not self.white_to_move,
@@ -514,7 +524,7 @@ class ChainWithClock(Chain):
 
 
 def side_time(seconds: int) -> ClockSideTime:
-    return ClockSideTime(0, seconds // 60, seconds % 60, False, False, False)
+    return ClockSideTime(seconds // 3600, seconds // 60 % 60, seconds % 60, False, False, False)
 
 
 def sensor_events(events, shadow, interpreter):
@@ -560,6 +570,39 @@ def test_two_moves_in_one_change_list_are_both_decided_by_their_presses():
     assert [m.uci for m in decided if isinstance(m, Move)] == ["e2e4", "e7e5"]
     times = [e.t for e in sensed]
     assert times == sorted(times) and times[0] < t - 0.4, "stamped when asked for, in order"
+
+
+def test_a_clock_set_and_started_between_two_readings_is_told_with_the_new_times():
+    """The last game's clock read stopped (300/300), then set to 90 minutes and
+    started at once by Black's press, before the next reading. The press in the
+    change list was told with White's time as last read, 300 s: White's first move
+    went out with it, and the relay refused the rise to 5,400 s after it. A press on
+    a clock last read stopped waits for the clock to be read; no time of the last
+    game reaches the rules core after the start, and White's move carries his."""
+    chain = ChainWithClock([1])
+    chain.running, chain.times = False, {"white": 300, "black": 300}
+    poller = BusPoller([1], BusTimings(discovery_interval=0), discover=False)
+    shadow, interpreter = BoardShadow(), DgtClockInterpreter()
+    sides, core = SideMapper("left_white"), RulesCore()
+
+    def decided(events):
+        """(the times the core read, what it decided)"""
+        times, decisions = [], []
+        for event in sensor_events(events, shadow, interpreter):
+            reports = sides.reports_for(event) if isinstance(event, ClockReading) else [event]
+            times += [(r.white, r.black) for r in reports if isinstance(r, ClockReport)]
+            decisions += [decision for report in reports for decision in core.judge(report)]
+        return times, decisions
+
+    times, _ = decided(run(poller, chain, 0.0, 1.5)[0])
+    assert times[-1] == (300, 300)
+    chain.set_and_start(1, 5400)
+    chain.play(1, "e2", "e4", "P")
+    times, decisions = decided(run(poller, chain, 1.5, 0.5)[0])
+    moves = [e for e in decisions if isinstance(e, Move)]
+    assert [m.uci for m in moves] == ["e2e4"]
+    assert moves[0].clock == {"white": 5398, "black": 5400}
+    assert times and all(min(both) > 5000 for both in times), times
 
 
 def found_and_dumped(chain: ChainWithClock) -> tuple[BusPoller, list, float]:
