@@ -230,7 +230,9 @@ class BusTimings(Record):
     every known board, ~1.3 s in which no press is read): every 30 s that held up 4%
     of a 12-board hall's moves at blitz pace by up to 1.6 s (press -> move p99 1.36 s
     against 500 ms, issue 19); every 5 minutes it is under 0.5% of them, and a board
-    plugged in is still found within 5 minutes (a lost board has its own pings)."""
+    plugged in is still found within 5 minutes (a lost board has its own pings). The
+    first comes at start-up only when a board the poller was told about did not
+    answer (``BusPoller._after_interval``)."""
     quiet_dump_after: float = 3.0
     """A board whose changes stopped this long ago is dumped once, to check its shadow.
     Longer than a single board's 1 s: a dump is 74 bytes of the line all boards share,
@@ -367,6 +369,7 @@ class BusPoller:
         self._outstanding: _Outstanding | None = None
         self._pinging_until: float | None = None
         self._next_discovery = 0.0 if discover else float("inf")
+        self._discovery_placed = not discover  # the first one's time, once the boards answered
         self._ignored: set[int] = set()  # told to ignore the next broadcast ping
         self._started = False
         #: change lists to ask for again (REPEAT_CHANGES), in order: address -> repeats so far
@@ -516,15 +519,26 @@ class BusPoller:
         command, address = choice
         if command == BusCommand.PING and address == BROADCAST:
             self._pinging_until = now + self.timings.ping_window
-            self._next_discovery = self._pinging_until + self.timings.discovery_interval
-            if self.timings.discovery_interval <= 0:
-                self._next_discovery = float("inf")
+            self._next_discovery = self._after_interval(self._pinging_until)
         else:
             window = self.timings.reply_timeout
             if command == BusCommand.SEND_FROM_START:
                 window = max(window, self.timings.log_timeout)
             self._outstanding = _Outstanding(command, address, now, now + window)
         return self._count(encode_command(command, address), command.name)
+
+    def _after_interval(self, now: float) -> float:
+        """When the next broadcast ping is due, one ``discovery_interval`` from ``now``.
+
+        The first one comes as soon as the boards found at start-up are caught up when
+        a board the poller was told about did not answer (its address mistyped in the
+        configuration, say: the board found tells), else this long after: a daemon
+        restarted in mid-round reads its boards' presses first. Its ``ping_window`` of
+        quiet at start-up held every board's return by 1.1 s after a SIGKILL (``pihall
+        --restart-at``), and put off to later it held that moment's presses instead; a
+        board not named is only reported (the daemon reads none but its ``boards:``)."""
+        interval = self.timings.discovery_interval
+        return now + interval if interval > 0 else float("inf")
 
     def _count(self, frame: bytes, name: str) -> bytes:
         self.stats.bytes_out += len(frame)
@@ -556,6 +570,10 @@ class BusPoller:
                 return BusCommand.SEND_BRD, address
             if board.needs_log:
                 return BusCommand.SEND_FROM_START, address
+        if not self._discovery_placed:  # every board pinged and caught up: who answered?
+            self._discovery_placed = True
+            if self.boards and len(present) == len(self.boards):
+                self._next_discovery = self._after_interval(now)
         if self.discover and now >= self._next_discovery:
             for address in present:  # the known boards keep quiet this time
                 if address not in self._ignored:

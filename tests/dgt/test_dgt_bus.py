@@ -223,6 +223,29 @@ def test_a_broadcast_ping_finds_a_board_added_to_the_chain():
     assert any(isinstance(e, BoardContents) and e.address == 7 for e in events)
 
 
+def broadcast_pings(chain: Chain) -> int:
+    return chain.sent.count(("PING", buscodec.BROADCAST))
+
+
+def test_a_chain_whose_named_boards_all_answer_waits_the_interval_for_its_first_broadcast_ping():
+    # A daemon restarted in mid-round: its presses first, the line's quiet later.
+    timings = BusTimings(ping_window=0.2, discovery_interval=5.0)
+    poller, chain = BusPoller([1, 2], timings), Chain([1, 2])
+    events, t = run(poller, chain, 0.0, timings.discovery_interval - 0.5)
+    assert {e.address for e in events if isinstance(e, BoardContents)} == {1, 2}
+    assert chain.sent.count(("SEND_CHANGES", 1)) > 20 and chain.sent.count(("SEND_CHANGES", 2)) > 20
+    assert broadcast_pings(chain) == 0
+    run(poller, chain, t, 1.0)
+    assert broadcast_pings(chain) == 1  # a board added is still found
+
+
+def test_a_named_board_silent_at_start_up_sends_the_broadcast_ping_at_once():
+    # Its address may be mistyped in the configuration: the board found tells.
+    poller, chain = BusPoller([1, 2], BusTimings(ping_window=0.2)), Chain([1])
+    run(poller, chain, 0.0, 0.5)
+    assert broadcast_pings(chain) == 1
+
+
 def test_each_boards_version_is_asked_after_the_chain_is_caught_up_not_before():
     # A restarted hall's boards are read first; the version is only told.
     poller, chain = (
