@@ -23,8 +23,8 @@ from daemon.rules.placement import (
     placement_from_key,
     turned,
 )
+from daemon.rules.recovery import Recovery, logged_lines, recover
 from daemon.rules.recovery import describe as describe_line
-from daemon.rules.recovery import logged_lines, recover
 from daemon.rules.state import Phase, Trigger
 from daemon.rules.tree import Node
 
@@ -96,8 +96,10 @@ class Resuming(NewGame):
                 return
         history = self._reach.outage or ()
         for flipped, key in views:
-            if self._logged_line_leads_here(key, history, flipped):
-                self._recover(t, key, history, out, resume_flipped=flipped)
+            line = self._logged_line_here(key, history, flipped)
+            if line is not None:
+                found = Recovery(line, "eeprom", (line,))
+                self._recover(t, key, history, out, resume_flipped=flipped, found=found)
                 return
         for flipped, key in views:
             replied = None  # the move made, when the board shows the opponent replying
@@ -141,7 +143,9 @@ class Resuming(NewGame):
             event = self._irregularity(t, "displaced_pieces", None, key, detail="resume")
             self._report(out, event, reported=key)
 
-    def _logged_line_leads_here(self, key: bytes, history: tuple[str, ...], flipped: bool) -> bool:
+    def _logged_line_here(
+        self, key: bytes, history: tuple[str, ...], flipped: bool
+    ) -> tuple[chess.Move, ...] | None:
         """The board's log after a restart gives a line of two moves or more to what
         it shows: those moves were made, whatever else the picture might be taken
         for. A picture after 4. cxd5 exd5 5. Bg5 Be7 is also Black's Be7 "under way"
@@ -149,14 +153,15 @@ class Resuming(NewGame):
         so, 4. Bg5 was decided at the next press and the game stood on displaced
         pieces, the three other moves lost (a 4-board chain after SIGKILL, issue 28's
         fault trials). One move is left to the usual rules (its press, the settle
-        time), as without a log."""
+        time), as without a log. The line found (None: no such line) is the one
+        ``_recover`` commits: the walk is not made twice."""
         if not history:
-            return False
+            return None
         node = self._game.node
         assert node is not None
         # The log's lines only, no search: this runs at every change while resuming.
         lines = logged_lines(node.board, placement_from_key(key), _oriented(history, flipped))
-        return len(lines) == 1 and len(lines[0]) > 1
+        return lines[0] if len(lines) == 1 and len(lines[0]) > 1 else None
 
     def _end_resume(self, t: float, flipped: bool, out: list[DomainEvent]) -> None:
         node = self._game.node
@@ -194,17 +199,19 @@ class Resuming(NewGame):
         out: list[DomainEvent],
         resume_flipped: bool | None = None,
         final: bool = True,
+        found: Recovery | None = None,
     ) -> bool:
         """Moves made while the board was out of reach (an outage, a restart): the one
         line of legal moves to what the board shows (``daemon.rules.recovery``), or,
         when several lines fit, a MovesRecovered saying so and a notice for the
         arbiter; never a guess. ``resume_flipped``: after a restart, the board's
-        orientation this view assumes."""
+        orientation this view assumes. ``found``: the line already found in the
+        board's log (``_logged_line_here``)."""
         node = self._game.node
         assert node is not None
         flipped = self._view.flipped if resume_flipped is None else resume_flipped
         history = _oriented(history, flipped)
-        result = recover(node.board, placement_from_key(key), history=history)
+        result = found or recover(node.board, placement_from_key(key), history=history)
         board = node.board
         # A picture that caught a hand mid-move explains nothing yet (no line, or
         # the search ran out): the outage stays open for the settled picture.
