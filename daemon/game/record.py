@@ -25,7 +25,10 @@ Rules of the fold:
   it a line kept in ``earlier`` (the PGN's first comment): no PGN reader replays a
   game whose pieces changed without a move.
 - ``clock`` is the latest clock; each move keeps the clock at its completion
-  (the move's own ``clock``, or failing that the latest clock seen).
+  (the move's own ``clock``, or failing that the latest clock seen). A move
+  decided before its press (on the settle time, the clock counted as stopped; a
+  mate) takes the clock of that press, when the next clock report hands the run
+  to the opponent.
 - ``game_end`` sets the result; a later ``game_start`` clears it.
 - ``moves_recovered`` ``ambiguous``: its ``candidates`` are offered to the arbiter
   (``recovery_lines``) until a move, a takeback, a new game or the position restored.
@@ -179,6 +182,11 @@ def _as_float(value: Any) -> float | None:
     return float(value)
 
 
+def _opponent(colour: str) -> str | None:
+    """The other player of ``colour`` (``white`` / ``black``); None for anything else."""
+    return {"white": "black", "black": "white"}.get(colour)
+
+
 def _clock_pair(value: Any) -> dict[str, float] | None:
     """``{"white": s, "black": s}`` from a dict carrying them, else None."""
     if not isinstance(value, dict):
@@ -220,6 +228,8 @@ class GameRecord:
         self.recovery_lines: list[str] = []
         #: the clocks of moves a correction replaced, by ply (a replayed move keeps its own)
         self._superseded: dict[int, dict[str, float] | None] = {}
+        #: the ply of the last move when it was decided before its press (``_clock``)
+        self._press_owed: int | None = None
         #: the names the feed's ``players`` events gave, in force (for a display that
         #: names the games with headers of its own: ``named_by``)
         self.named: dict[str, Any] = {}
@@ -350,6 +360,9 @@ class GameRecord:
         )
         self.moves = [m for m in self.moves if m.ply < ply]
         self.moves.append(move)
+        running = self.clock.get("running") if self.clock else None
+        before_press = not event.get("correction") and not event.get("entered")
+        self._press_owed = ply if before_press and running != _opponent(move.by) else None
         self.irregularity = None
         self.draw_claimable = None
         self._position_fen = None
@@ -398,6 +411,26 @@ class GameRecord:
             raise ValueError("clock event without both times")
         running = event.get("running")
         self.clock = {**pair, "running": running if running in ("white", "black") else None, "t": t}
+        self._take_owed_press(pair, running)
+
+    def _take_owed_press(self, pair: dict[str, float], running: Any) -> None:
+        """The mover's press after his move was decided without it: the move's clock
+        becomes the clock at that press, the increment added.
+
+        With the clock counted as stopped (its sides not yet learnt at a game's first
+        move, a clock unplugged) a move is decided on the settle time, and its press
+        comes after it; a mate is decided before its press too. The move's own clock
+        was the one before the press, so White's first ``[%clk]`` lacked the increment
+        whenever he pressed later than the settle time (seen in the hall demo: 1:30:00
+        for a clock that showed 1:30:27 after his press)."""
+        owed = self._press_owed
+        if owed is None or not self.moves or self.moves[-1].ply != owed:
+            return
+        last = self.moves[-1]
+        if running != _opponent(last.by):
+            return
+        self._press_owed = None
+        self.moves = [*self.moves[:-1], dataclasses.replace(last, clock=dict(pair))]
 
     def _game_end(self, event: dict[str, Any], t: float) -> None:
         self.result = str(event["result"])

@@ -194,3 +194,71 @@ def test_a_snapshot_s_board_has_the_moves_it_holds_after_the_record_went_on(
         assert snapshot.state()["fen"] == board.fen(), f"ply {ply}"
         assert snapshot.board().move_stack == board.move_stack, f"ply {ply}"
         assert snapshot._replayed is None, "the snapshot replayed nothing of its own"
+
+
+def _clock(t: float, white: float, black: float, running: str | None) -> dict[str, Any]:
+    return events.ClockUpdate(t=t, white=white, black=black, running=running).to_dict()
+
+
+def _move(board: chess.Board, ply: int, uci: str, t: float, white: float, black: float):
+    by = "white" if board.turn == chess.WHITE else "black"
+    san = board.san(chess.Move.from_uci(uci))
+    board.push_uci(uci)
+    return events.Move(t=t, ply=ply, uci=uci, san=san, fen=board.fen(), by=by, speech=san,
+                       clock={"white": white, "black": black}).to_dict()  # fmt: skip
+
+
+def test_a_move_decided_before_its_press_keeps_the_clock_of_that_press() -> None:
+    """The feed of a hall demo's board: White's first move decided on the settle time
+    (the clock's sides not yet learnt, so it counted as stopped), his press read
+    16 ms later. The move's ``[%clk]`` is his time after that press (1:30:27, the
+    increment added), not the 1:30:00 the move was decided with; the move decided
+    by Black's own press keeps its clock while her opponent's time runs on."""
+    board = chess.Board()
+    feed = [
+        events.GameStart(t=1.3, fen=chess.STARTING_FEN).to_dict(),
+        _clock(1.7, 5400.0, 5400.0, None),
+        _move(board, 1, "e2e4", 4.289, 5400.0, 5400.0),
+        _clock(4.305, 5400.0, 5400.0, "white"),  # the clock as it stood, under the sides
+        _clock(4.305, 5427.0, 5400.0, "black"),  # White's press
+        _clock(7.99, 5427.0, 5426.0, "white"),  # Black's press, then her move
+        _move(board, 2, "c7c5", 7.99, 5427.0, 5426.0),
+        _clock(9.0, 5426.0, 5426.0, "white"),
+    ]
+    record = GameRecord()
+    before_the_press = None
+    for event in feed:
+        record.apply(event)
+        if event is feed[3]:
+            before_the_press = record.snapshot()
+        movetext = record.pgn().split("\n\n", 1)[1].rstrip("\n")
+        assert movetext == _whole_game_pgn(record), f"after {event}"
+    assert record.clock_at(1) == {"white": 5427.0, "black": 5400.0}
+    assert record.clock_at(2) == {"white": 5427.0, "black": 5426.0}
+    assert "1. e4 { [%clk 1:30:27] } 1... c5 { [%clk 1:30:26] }" in record.pgn()
+    assert before_the_press is not None and "[%clk 1:30:00]" in before_the_press.pgn()
+
+
+def test_only_the_press_that_completes_the_last_move_changes_its_clock() -> None:
+    """A move decided before its press and then taken back owes no clock; a move
+    decided by its own press keeps its clock, even when the opponent's clock is
+    then pressed without a move."""
+    board = chess.Board()
+    record = GameRecord()
+    for event in (
+        events.GameStart(t=0.0, fen=board.fen()).to_dict(),
+        _clock(0.5, 300.0, 300.0, None),
+        _move(board, 1, "e2e4", 1.0, 300.0, 300.0),  # decided on the settle time
+        events.Takeback(t=2.0, ply=1, fen=chess.STARTING_FEN).to_dict(),
+        _clock(3.0, 290.0, 300.0, "black"),
+    ):
+        record.apply(event)
+    assert record.moves == []
+    board = chess.Board()
+    for event in (
+        _move(board, 1, "d2d4", 3.0, 290.0, 300.0),  # after the press above
+        _clock(5.0, 290.0, 298.0, "black"),
+        _clock(6.0, 290.0, 297.0, "white"),  # Black pressed with no move
+    ):
+        record.apply(event)
+    assert record.clock_at(1) == {"white": 290.0, "black": 300.0}
