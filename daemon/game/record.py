@@ -361,8 +361,8 @@ class GameRecord:
         self.moves = [m for m in self.moves if m.ply < ply]
         self.moves.append(move)
         running = self.clock.get("running") if self.clock else None
-        before_press = not event.get("correction") and not event.get("entered")
-        self._press_owed = ply if before_press and running != _opponent(move.by) else None
+        played = not event.get("correction") and not event.get("entered")  # at the board
+        self._press_owed = ply if played and running != _opponent(move.by) else None
         self.irregularity = None
         self.draw_claimable = None
         self._position_fen = None
