@@ -30,11 +30,11 @@ from drivers.dgt.buscodec import BusCommand, BusReply, BusReplyId
 from drivers.dgt.clockmap import SimpleClockInterpreter
 from drivers.dgt.protocol import (
     CODE_BY_PIECE,
-    ClockSideTime,
     ClockTimes,
     EeClockTime,
     bwtime_times_data,
     codes_from_placement,
+    side_time,
     square_index,
 )
 from drivers.dgt.shadow import BoardShadow
@@ -511,9 +511,7 @@ class ChainWithClock(Chain):
     def press(self, address):
         presser = "white" if self.white_to_move else "black"
         self.times[presser] -= 2
-        seconds = self.times[presser]
-        hms = (seconds // 3600, seconds // 60 % 60, seconds % 60)
-        self.changes[address].append(EeClockTime(presser == "white", *hms))
+        self.changes[address].append(ee_press(presser == "white", self.times[presser]))
         self.white_to_move = not self.white_to_move
 
     def set_and_start(self, address, seconds):
@@ -521,8 +519,7 @@ class ChainWithClock(Chain):
         at once: the start is a press, in the change list as any other."""
         self.times = {"white": seconds, "black": seconds}
         self.running, self.white_to_move = True, True
-        hms = (seconds // 3600, seconds // 60 % 60, seconds % 60)
-        self.changes[address].append(EeClockTime(False, *hms))  # Black's side, the right
+        self.changes[address].append(ee_press(False, seconds))  # Black's side, the right
 
     def play(self, address, frm, to, piece):
         self.move(address, square_index(frm), 0)
@@ -546,8 +543,10 @@ class ChainWithClock(Chain):
         return super().answer(frame)
 
 
-def side_time(seconds: int) -> ClockSideTime:
-    return ClockSideTime(seconds // 3600, seconds // 60 % 60, seconds % 60, False, False, False)
+def ee_press(left: bool, seconds: int) -> EeClockTime:
+    """The change list's entry of a press: the presser's side and its time then."""
+    shown = side_time(seconds)
+    return EeClockTime(left, shown.hours, shown.minutes, shown.seconds)
 
 
 def sensor_events(events, shadow, interpreter):
